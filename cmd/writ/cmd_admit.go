@@ -1,0 +1,143 @@
+package main
+
+import (
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/transfer"
+	"github.com/writ-ledger/writ/verify"
+)
+
+func admitCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "admit",
+		Usage:     "admit or refuse a dispatch on this runner, and record the decision",
+		ArgsUsage: "DISPATCH",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "ledger", Usage: "this runner's ledger `DIR`"},
+			&cli.StringFlag{Name: "machine", Usage: "this runner's machine `NAME`"},
+			&cli.StringFlag{Name: "mode", Value: "off", Usage: "signature enforcement: off, warn or enforce"},
+			&cli.StringFlag{Name: "agent-binary", Usage: "`PATH` of the agent binary this dispatch would run"},
+			&cli.BoolFlag{Name: "rules", Usage: "list every rule id and exit"},
+			vkeyFlag, passphraseFileFlag, workFactorFlag, jsonFlag,
+		},
+		Action: admit,
+	}
+}
+
+func printRules(c *cli.Context) error {
+	if wantJSON(c) {
+		for _, r := range verify.Rules {
+			if err := emit(c, map[string]any{"rule": r.ID, "class": r.Class, "governed": r.Class.Governed(), "summary": r.Summary, "next_act": r.NextAct}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tCLASS\tCHECKS THAT")
+	for _, r := range verify.Rules {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Class, r.Summary)
+	}
+	return tw.Flush()
+}
+
+func admit(c *cli.Context) error {
+	if c.Bool("rules") {
+		return printRules(c)
+	}
+	if c.NArg() != 1 {
+		return usageErr("admit takes one argument: the dispatch file, or - for stdin")
+	}
+	dir, machine := c.String("ledger"), c.String("machine")
+	if dir == "" || machine == "" {
+		return usageErr("--ledger and --machine are required")
+	}
+	if !schemas.ValidMachine(machine) {
+		return usageErr("--machine %q: letters, digits, '.', '_', '-', starting with a letter or digit", machine)
+	}
+	mode, err := verify.ParseMode(c.String("mode"))
+	if err != nil {
+		return usageErr("--%v", err)
+	}
+	raw, over, err := readInput(c, c.Args().First(), schemas.MaxRecordSize)
+	if err != nil {
+		return err
+	}
+	pass, err := passphrase(c, "the runner key", false)
+	if err != nil {
+		return err
+	}
+	cfg := verify.Config{Machine: machine, Mode: mode, Platform: transfer.Platform(), Now: time.Now}
+	d := verify.Dispatch{Raw: raw, AgentBinary: c.String("agent-binary")}
+
+	auth, err := ledger.OpenAuthority(dir, nil)
+	if err != nil {
+		return inputErr(err)
+	}
+	defer auth.Close()
+	vkey := c.String("vkey")
+	if vkey == "" {
+		vkey = auth.VerifierKey()
+	}
+	var v *verify.Verdict
+	if state, err := verify.LoadAuthority(auth, vkey); err != nil {
+		v = verify.RefuseUnverified(cfg, d, err)
+	} else {
+		v = verify.Admit(state.State, cfg, d)
+	}
+	if over && c.Args().First() != "-" {
+		// Record the digest of the whole oversized file, not of its prefix.
+		if full, _, err := transfer.DigestFile(c.Args().First()); err == nil {
+			v.InstructionDigest = full
+		}
+	}
+	dec, err := ledger.OpenDecisions(dir, auth.Origin(), ledger.KeyParams{Passphrase: pass, WorkFactor: c.Int("work-factor"), Rand: rand.Reader})
+	if err != nil {
+		return inputErr(fmt.Errorf("decision log: %w", err))
+	}
+	defer dec.Close()
+	index, err := verify.Record(dec, v)
+	if err != nil {
+		return fmt.Errorf("recording the decision (the dispatch must not run): %w", err)
+	}
+	signer := v.Signer
+	if signer == "" {
+		signer = "none"
+	}
+	res := map[string]any{
+		"verdict": v.Verdict, "rule": v.Rule, "class": v.Class, "reason": v.Reason, "next_act": v.NextAct,
+		"mode": v.Mode, "instruction_id": v.InstructionID, "instruction_digest": v.InstructionDigest,
+		"signer": v.Signer, "machine": v.Machine, "stream": v.Stream, "decision_index": index,
+		"passed": v.Passed, "failed": v.Failed, "compared": v.Compared,
+	}
+	err = emit(c, res,
+		"verdict: "+v.Verdict,
+		fmt.Sprintf("rule: %s (%s)", v.Rule, v.Class),
+		"reason: "+oneLine(v.Reason),
+		"next act: "+v.NextAct,
+		fmt.Sprintf("mode: %s  instruction: %s  signer: %s  decision: %d", v.Mode, orNone(v.InstructionID), signer, index))
+	if err != nil {
+		return err
+	}
+	switch {
+	case v.Rule == verify.RuleInternal:
+		return &exitError{code: exitInternal, err: fmt.Errorf("internal error during admission"), silent: true}
+	case !v.Admitted():
+		return &exitError{code: exitNo, err: fmt.Errorf("refused"), silent: true}
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"crypto/rand"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/sign"
+)
+
+func keyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "key",
+		Usage: "generate keys and print key ids",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "generate",
+				Usage:     "write PREFIX.key (age-encrypted, 0600) and PREFIX.pub (PEM PKIX); print the key id",
+				ArgsUsage: " ",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "out", Required: true, Usage: "write `PREFIX`.key and PREFIX.pub"},
+					passphraseFileFlag, workFactorFlag, jsonFlag,
+				},
+				Action: keyGenerate,
+			},
+			{
+				Name:      "id",
+				Usage:     "print the key id of a public key (lowercase hex SHA-256 of its PKIX DER)",
+				ArgsUsage: "PUB",
+				Flags:     []cli.Flag{jsonFlag},
+				Action:    keyID,
+			},
+		},
+	}
+}
+
+func keyGenerate(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return usageErr("key generate takes no arguments; use --out PREFIX")
+	}
+	prefix := c.String("out")
+	pass, err := passphrase(c, prefix+".key", true)
+	if err != nil {
+		return err
+	}
+	k, err := sign.GenerateKeyFiles(prefix, pass, c.Int("work-factor"), rand.Reader)
+	if err != nil {
+		return inputErr(err)
+	}
+	return emit(c, map[string]string{"key_id": k.Public().ID(), "private_key": prefix + ".key", "public_key": prefix + ".pub"},
+		k.Public().ID())
+}
+
+func keyID(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usageErr("key id takes one argument: a public key file (PEM PKIX), or - for stdin")
+	}
+	data, err := readWhole(c, c.Args().First(), sign.MaxPublicKeyFile)
+	if err != nil {
+		return err
+	}
+	k, err := sign.ParsePublicKeyPEM(data)
+	if err != nil {
+		return inputErr(fmt.Errorf("%s: %w", c.Args().First(), err))
+	}
+	return emit(c, map[string]string{"key_id": k.ID()}, k.ID())
+}
+
+// loadSigningKeys unlocks each private key file with one passphrase.
+func loadSigningKeys(c *cli.Context, paths []string) ([]*sign.PrivateKey, error) {
+	if len(paths) == 0 {
+		return nil, usageErr("--key is required")
+	}
+	pass, err := passphrase(c, "the signing key", false)
+	if err != nil {
+		return nil, err
+	}
+	var keys []*sign.PrivateKey
+	for _, p := range paths {
+		k, err := sign.LoadPrivateKey(p, pass)
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/verify"
+)
+
+var dirFlag = &cli.StringFlag{Name: "dir", Required: true, Usage: "ledger `DIR`ectory"}
+
+var vkeyFlag = &cli.StringFlag{Name: "vkey", Usage: "trust only this checkpoint verifier `KEY` (<origin>+<hash>+<base64>) instead of the one stored in the ledger"}
+
+func ledgerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "ledger",
+		Usage: "create, append to, checkpoint and verify a ledger",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "init",
+				Usage: "create a ledger whose first entry is the root record; print its checkpoint verifier key",
+				Flags: []cli.Flag{dirFlag,
+					&cli.StringFlag{Name: "root", Required: true, Usage: "the signed root record `FILE`"},
+					&cli.StringFlag{Name: "origin", Usage: "log origin (default writ/ledger/<random>)"},
+					passphraseFileFlag, workFactorFlag, jsonFlag},
+				Action: ledgerInit,
+			},
+			{
+				Name:   "vkey",
+				Usage:  "print the checkpoint verifier key",
+				Flags:  []cli.Flag{dirFlag, jsonFlag},
+				Action: ledgerVKey,
+			},
+			{
+				Name:      "append",
+				Usage:     "verify each record's signatures and authority, then append them all (or none)",
+				ArgsUsage: "FILE...",
+				Flags:     []cli.Flag{dirFlag, passphraseFileFlag, jsonFlag},
+				Action:    ledgerAppend,
+			},
+			{
+				Name:  "checkpoint",
+				Usage: "print the latest signed checkpoint (C2SP tlog-checkpoint)",
+				Flags: []cli.Flag{dirFlag,
+					&cli.StringFlag{Name: "log", Value: "authority", Usage: "authority or decisions"}},
+				Action: ledgerCheckpoint,
+			},
+			{
+				Name:   "verify",
+				Usage:  "recompute every leaf and tree hash and compare with the signed checkpoint",
+				Flags:  []cli.Flag{dirFlag, vkeyFlag, jsonFlag},
+				Action: ledgerVerify,
+			},
+		},
+	}
+}
+
+func ledgerInit(c *cli.Context) error {
+	rootBytes, err := readWhole(c, c.String("root"), schemas.MaxRecordSize)
+	if err != nil {
+		return err
+	}
+	st := delegation.NewState()
+	if _, err := st.Apply(rootBytes); err != nil {
+		return noErr(fmt.Errorf("root record %s: %w", c.String("root"), err))
+	}
+	origin := c.String("origin")
+	if origin == "" {
+		b := make([]byte, 8)
+		rand.Read(b)
+		origin = "writ/ledger/" + hex.EncodeToString(b)
+	}
+	pass, err := passphrase(c, "the new checkpoint key", true)
+	if err != nil {
+		return err
+	}
+	log, err := ledger.Init(c.String("dir"), origin, ledger.KeyParams{Passphrase: pass, WorkFactor: c.Int("work-factor"), Rand: rand.Reader})
+	if err != nil {
+		return inputErr(err)
+	}
+	defer log.Close()
+	if _, err := log.Append([][]byte{rootBytes}); err != nil {
+		return err
+	}
+	return emit(c, map[string]any{"vkey": log.VerifierKey(), "origin": origin, "root_digest": schemas.SHA256Digest(rootBytes), "index": 0},
+		log.VerifierKey())
+}
+
+func ledgerVKey(c *cli.Context) error {
+	log, err := ledger.OpenAuthority(c.String("dir"), nil)
+	if err != nil {
+		return inputErr(err)
+	}
+	defer log.Close()
+	return emit(c, map[string]any{"vkey": log.VerifierKey(), "origin": log.Origin()}, log.VerifierKey())
+}
+
+func ledgerAppend(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return usageErr("ledger append takes one or more record files")
+	}
+	var entries [][]byte
+	for _, p := range c.Args().Slice() {
+		data, err := readWhole(c, p, schemas.MaxRecordSize)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, data)
+	}
+	pass, err := passphrase(c, "the ledger's checkpoint key", false)
+	if err != nil {
+		return err
+	}
+	log, err := ledger.OpenAuthority(c.String("dir"), pass)
+	if err != nil {
+		return inputErr(err)
+	}
+	defer log.Close()
+	auth, err := verify.LoadAuthority(log, log.VerifierKey())
+	if err != nil {
+		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
+	}
+	applied, err := auth.Append(entries, time.Now())
+	if err != nil {
+		var re *delegation.RecordError
+		if errors.As(err, &re) {
+			return noErr(fmt.Errorf("nothing appended: %s: %w", c.Args().Get(int(re.Index-auth.State.Size())), err))
+		}
+		return noErr(fmt.Errorf("nothing appended: %w", err))
+	}
+	for _, a := range applied {
+		if err := emit(c, map[string]any{"index": a.Index, "digest": a.Digest, "kind": a.Kind},
+			fmt.Sprintf("%d %s %s", a.Index, a.Kind, a.Digest)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ledgerCheckpoint(c *cli.Context) error {
+	dir := c.String("dir")
+	var log *ledger.Log
+	var err error
+	switch c.String("log") {
+	case "authority":
+		log, err = ledger.OpenAuthority(dir, nil)
+	case "decisions":
+		log, err = ledger.OpenDecisionsReadOnly(dir)
+	default:
+		return usageErr("--log %q: authority or decisions", c.String("log"))
+	}
+	if err != nil {
+		return inputErr(err)
+	}
+	defer log.Close()
+	cp, err := log.Checkpoint()
+	if err != nil {
+		return err
+	}
+	_, err = c.App.Writer.Write(cp)
+	return err
+}
+
+type logResult struct {
+	Log      string `json:"log"`
+	Origin   string `json:"origin"`
+	Size     int64  `json:"size"`
+	RootHash string `json:"root_hash"`
+}
+
+func ledgerVerify(c *cli.Context) error {
+	dir := c.String("dir")
+	var results []logResult
+	check := func(name string, log *ledger.Log, vkey string) error {
+		defer log.Close()
+		if vkey == "" {
+			vkey = log.VerifierKey()
+		}
+		cp, err := log.Verify(vkey, nil)
+		if err != nil {
+			index := int64(-1)
+			var ie *ledger.IntegrityError
+			if errors.As(err, &ie) {
+				index = ie.Index
+			}
+			if wantJSON(c) {
+				emit(c, map[string]any{"ok": false, "log": name, "index": index, "error": err.Error()})
+			}
+			return noErr(fmt.Errorf("%s log: %w", name, err))
+		}
+		results = append(results, logResult{name, cp.Origin, cp.Size, hex.EncodeToString(cp.Hash[:])})
+		return nil
+	}
+	log, err := ledger.OpenAuthority(dir, nil)
+	if err != nil {
+		return inputErr(err)
+	}
+	if err := check("authority", log, c.String("vkey")); err != nil {
+		return err
+	}
+	if ledger.HasDecisions(dir) {
+		dec, err := ledger.OpenDecisionsReadOnly(dir)
+		if err != nil {
+			return inputErr(err)
+		}
+		if err := check("decisions", dec, ""); err != nil {
+			return err
+		}
+	}
+	var lines []string
+	for _, r := range results {
+		lines = append(lines, fmt.Sprintf("ok: %s log %s: %d entries, root %s", r.Log, r.Origin, r.Size, r.RootHash))
+	}
+	return emit(c, map[string]any{"ok": true, "logs": results}, lines...)
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/transfer"
+)
+
+var outFlag = &cli.StringFlag{Name: "out", Usage: "write the record to `FILE` (- for stdout)"}
+
+func keysFlag(usage string) cli.Flag {
+	return &cli.StringSliceFlag{Name: "key", Usage: usage}
+}
+
+// finish encodes rec, signs it with keys (none: bare CBOR), writes it to
+// --out and prints its digest. extra adds fields to the JSON result.
+func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, extra map[string]any) error {
+	payload, err := schemas.Encode(rec)
+	if err != nil {
+		return inputErr(err)
+	}
+	out := payload
+	if len(keys) > 0 {
+		if out, err = sign.Sign(rec.Kind(), payload, keys...); err != nil {
+			return inputErr(err)
+		}
+	}
+	path := c.String("out")
+	if err := writeOutput(c, path, out); err != nil {
+		return err
+	}
+	if path == "-" {
+		return nil // stdout carries the record itself
+	}
+	digest := schemas.SHA256Digest(out)
+	res := map[string]any{"kind": rec.Kind(), "digest": digest, "out": path, "signed": len(keys) > 0}
+	for k, v := range extra {
+		res[k] = v
+	}
+	return emit(c, res, digest)
+}
+
+func rootCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "root",
+		Usage: "sign root records",
+		Subcommands: []*cli.Command{{
+			Name:  "sign",
+			Usage: "sign a root record: the trusted keys (--pub) and threshold, signed by at least threshold of them (--key)",
+			Flags: []cli.Flag{
+				keysFlag("private key `FILE` of a root key that signs (repeat)"),
+				&cli.StringSliceFlag{Name: "pub", Usage: "public key `FILE` of a root key (repeat)"},
+				&cli.IntFlag{Name: "threshold", Value: 1, Usage: "signatures required for root acts"},
+				&cli.StringFlag{Name: "expires", Required: true, Usage: "RFC 3339 time or duration from now"},
+				outFlag, passphraseFileFlag, jsonFlag,
+			},
+			Action: rootSign,
+		}},
+	}
+}
+
+func rootSign(c *cli.Context) error {
+	now := time.Now()
+	expires, err := parseTime("expires", c.String("expires"), now)
+	if err != nil {
+		return err
+	}
+	var pubs []sign.PublicKey
+	for _, p := range c.StringSlice("pub") {
+		k, err := sign.LoadPublicKey(p)
+		if err != nil {
+			return inputErr(err)
+		}
+		pubs = append(pubs, k)
+	}
+	if len(pubs) == 0 {
+		return usageErr("--pub is required: the root's public keys")
+	}
+	keys, err := loadSigningKeys(c, c.StringSlice("key"))
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if !slices.ContainsFunc(pubs, k.Public().Equal) {
+			return usageErr("--key %s is not one of the root keys given with --pub", k.Public().ID())
+		}
+	}
+	th := c.Int("threshold")
+	if th < 1 || th > len(pubs) {
+		return usageErr("--threshold %d: must be between 1 and the number of root keys (%d)", th, len(pubs))
+	}
+	if len(keys) < th {
+		return usageErr("%d signing keys given, the threshold is %d", len(keys), th)
+	}
+	raw := make([][]byte, 0, len(pubs))
+	for _, k := range pubs {
+		if slices.ContainsFunc(raw, func(r []byte) bool { return bytes.Equal(r, k.Raw()) }) {
+			return usageErr("--pub lists key %s twice", k.ID())
+		}
+		raw = append(raw, k.Raw())
+	}
+	slices.SortFunc(raw, bytes.Compare)
+	rec := &schemas.Root{V: schemas.SchemaVersion, Version: 1, Keys: raw, Threshold: uint64(th), IssuedAt: now.Unix(), Expires: expires.Unix()}
+	return finish(c, rec, keys, nil)
+}
+
+func delegateCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "delegate",
+		Usage: "sign a delegation: key --to may do --action on matching streams, machines and artifacts in a window",
+		Flags: []cli.Flag{
+			keysFlag("private key `FILE` of a root key that signs (repeat up to the threshold)"),
+			&cli.StringFlag{Name: "to", Required: true, Usage: "the delegate's public key `FILE`"},
+			&cli.StringSliceFlag{Name: "action", Required: true, Usage: "actions, comma-separated: instruct, pin, delegate, revoke, quarantine, issuer"},
+			&cli.StringSliceFlag{Name: "stream", Usage: "stream `PATTERN` ('*' matches within one path segment; repeat)"},
+			&cli.StringSliceFlag{Name: "machine", Usage: "machine `PATTERN` (repeat)"},
+			&cli.StringSliceFlag{Name: "artifact", Usage: "artifact `PATTERN` for pin (repeat)"},
+			&cli.StringFlag{Name: "not-before", Value: "0s", Usage: "RFC 3339 time or duration from now"},
+			&cli.StringFlag{Name: "not-after", Required: true, Usage: "RFC 3339 time or duration from now (exclusive)"},
+			&cli.IntFlag{Name: "depth", Value: 0, Usage: "remaining re-delegation depth"},
+			outFlag, passphraseFileFlag, jsonFlag,
+		},
+		Action: delegate,
+	}
+}
+
+// sortedSet splits comma-separated values, sorts them and drops repeats.
+func sortedSet(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func delegate(c *cli.Context) error {
+	now := time.Now()
+	nb, err := parseTime("not-before", c.String("not-before"), now)
+	if err != nil {
+		return err
+	}
+	na, err := parseTime("not-after", c.String("not-after"), now)
+	if err != nil {
+		return err
+	}
+	to, err := sign.LoadPublicKey(c.String("to"))
+	if err != nil {
+		return inputErr(err)
+	}
+	if c.Int("depth") < 0 {
+		return usageErr("--depth must not be negative")
+	}
+	keys, err := loadSigningKeys(c, c.StringSlice("key"))
+	if err != nil {
+		return err
+	}
+	rec := &schemas.Delegation{
+		V: schemas.SchemaVersion, Key: to.Raw(), Actions: sortedSet(c.StringSlice("action")),
+		Streams: sortedSet(c.StringSlice("stream")), Machines: sortedSet(c.StringSlice("machine")),
+		Artifacts: sortedSet(c.StringSlice("artifact")), NotBefore: nb.Unix(), NotAfter: na.Unix(),
+		Depth: uint64(c.Int("depth")), IssuedAt: now.Unix(),
+	}
+	return finish(c, rec, keys, map[string]any{"delegate": to.ID()})
+}
+
+func pinCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "pin",
+		Usage:     "sign a pin: the digest, size, version and build metadata of BINARY for an artifact",
+		ArgsUsage: "BINARY",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "key", Required: true, Usage: "private key `FILE` delegated the pin action"},
+			&cli.StringFlag{Name: "artifact", Required: true, Usage: "artifact `NAME` (letters, digits, . _ - +)"},
+			&cli.StringFlag{Name: "version", Required: true, Usage: "semantic version of this release"},
+			&cli.StringFlag{Name: "platform", Usage: "GOOS/GOARCH (default: the binary's, else this machine's)"},
+			&cli.StringFlag{Name: "expires", Value: "2160h", Usage: "RFC 3339 time or duration from now"},
+			&cli.BoolFlag{Name: "allow-dirty", Usage: "pin a binary built from a modified tree (vcs.modified=true)"},
+			&cli.BoolFlag{Name: "allow-unknown-build", Usage: "pin a binary that records no source revision"},
+			outFlag, passphraseFileFlag, jsonFlag,
+		},
+		Action: pin,
+	}
+}
+
+func pin(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usageErr("pin takes one argument: the binary to pin")
+	}
+	now := time.Now()
+	exp, err := parseTime("expires", c.String("expires"), now)
+	if err != nil {
+		return err
+	}
+	rec, err := transfer.NewPin(c.Args().First(), transfer.PinOptions{
+		Artifact: c.String("artifact"), Version: c.String("version"), Platform: c.String("platform"),
+		IssuedAt: now, Expires: exp, AllowDirty: c.Bool("allow-dirty"), AllowUnknown: c.Bool("allow-unknown-build"),
+	})
+	if err != nil {
+		return inputErr(err)
+	}
+	keys, err := loadSigningKeys(c, []string{c.String("key")})
+	if err != nil {
+		return err
+	}
+	extra := map[string]any{"artifact": rec.Artifact, "version": rec.Version, "platform": rec.Platform, "binary_digest": rec.Digest, "size": rec.Size, "build": rec.Build}
+	return finish(c, rec, keys, extra)
+}
+
+func instructCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "instruct",
+		Usage: "write an instruction for one machine: signed (--key) or, as a control plane that does not sign yet, --unsigned",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "key", Usage: "private key `FILE` delegated instruct for this stream and machine"},
+			&cli.BoolFlag{Name: "unsigned", Usage: "write bare deterministic CBOR with no signature"},
+			&cli.StringFlag{Name: "stream", Required: true},
+			&cli.StringFlag{Name: "machine", Required: true},
+			&cli.StringFlag{Name: "agent", Required: true, Usage: "artifact `NAME` of the agent to run"},
+			&cli.StringFlag{Name: "agent-digest", Usage: "the agent `DIGEST` the dispatcher expects (checked against the pin)"},
+			&cli.StringFlag{Name: "brief", Usage: "read the brief from `FILE` (- for stdin)"},
+			&cli.StringFlag{Name: "transport", Value: "ssh", Usage: "ssh or local"},
+			&cli.StringFlag{Name: "not-before", Value: "0s", Usage: "RFC 3339 time or duration from now"},
+			&cli.StringFlag{Name: "expires", Value: "1h", Usage: "RFC 3339 time or duration from now"},
+			outFlag, passphraseFileFlag, jsonFlag,
+		},
+		Action: instruct,
+	}
+}
+
+func instruct(c *cli.Context) error {
+	unsigned := c.Bool("unsigned")
+	if unsigned == (c.String("key") != "") {
+		return usageErr("give exactly one of --key (signed) and --unsigned")
+	}
+	now := time.Now()
+	nb, err := parseTime("not-before", c.String("not-before"), now)
+	if err != nil {
+		return err
+	}
+	exp, err := parseTime("expires", c.String("expires"), now)
+	if err != nil {
+		return err
+	}
+	var brief []byte
+	if p := c.String("brief"); p != "" {
+		if brief, err = readWhole(c, p, schemas.MaxRecordSize); err != nil {
+			return err
+		}
+	}
+	id := make([]byte, 16)
+	if _, err := rand.Read(id); err != nil {
+		return err
+	}
+	rec := &schemas.Instruction{
+		V: schemas.SchemaVersion, ID: hex.EncodeToString(id), Stream: c.String("stream"), Machine: c.String("machine"),
+		Agent: schemas.ArtifactRef{Name: c.String("agent"), Digest: c.String("agent-digest")},
+		Brief: string(brief), Transport: c.String("transport"), IssuedAt: now.Unix(), NotBefore: nb.Unix(), Expires: exp.Unix(),
+	}
+	if err := rec.Validate(); err != nil {
+		return inputErr(err)
+	}
+	var keys []*sign.PrivateKey
+	if !unsigned {
+		if keys, err = loadSigningKeys(c, []string{c.String("key")}); err != nil {
+			return err
+		}
+	}
+	if err := finish(c, rec, keys, map[string]any{"instruction_id": rec.ID}); err != nil {
+		return fmt.Errorf("instruction %s: %w", rec.ID, err)
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/transfer"
+)
+
+// Exit codes (CLI.md, "Conventions").
+const (
+	exitOK       = 0
+	exitNo       = 1
+	exitUsage    = 2
+	exitInternal = 3
+)
+
+// exitError carries an exit code, the message for stderr, and hints.
+type exitError struct {
+	code   int
+	err    error
+	hints  []string
+	silent bool // the result was already printed; print nothing more
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// inputErr marks err as bad input (exit 2), with optional hints.
+func inputErr(err error, hints ...string) error {
+	return &exitError{code: exitUsage, err: err, hints: hints}
+}
+
+// noErr marks err as a verdict of no (exit 1), with optional hints.
+func noErr(err error, hints ...string) error {
+	return &exitError{code: exitNo, err: err, hints: hints}
+}
+
+// classify picks the exit code for an error that no command marked: bad
+// input for malformed records, keys, files and passphrases; a verdict of no
+// for refusals and failed verification; internal for anything else.
+func classify(err error) int {
+	for _, target := range []error{
+		delegation.ErrRefused, delegation.ErrUnauthorized, ledger.ErrTampered,
+		ledger.ErrCheckpointSignature, transfer.ErrDigestMismatch, sign.ErrBadSignature,
+	} {
+		if errors.Is(err, target) {
+			return exitNo
+		}
+	}
+	for _, target := range []error{
+		schemas.ErrMalformed, schemas.ErrInvalid, sign.ErrMalformedEnvelope, sign.ErrInvalidKey,
+		sign.ErrKeyFilePermissions, sign.ErrWrongPassphrase, sign.ErrExists, fs.ErrNotExist,
+		fs.ErrPermission, ledger.ErrNotALog, ledger.ErrMalformedCheckpoint, transfer.ErrDirtyBuild,
+		transfer.ErrUnknownBuild, ledger.ErrWrongKey,
+	} {
+		if errors.Is(err, target) {
+			return exitUsage
+		}
+	}
+	return exitInternal
+}
+
+// report prints err as CLI.md asks (`writ: error: ...`, `writ: hint: ...`)
+// and returns the exit code.
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	code := classify(err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		if ee.silent {
+			return code
+		}
+	}
+	msg := err.Error()
+	if code == exitInternal {
+		msg = "internal error: " + msg
+	}
+	fmt.Fprintf(stderr, "writ: error: %s\n", oneLine(msg))
+	if ee != nil {
+		for _, h := range ee.hints {
+			fmt.Fprintf(stderr, "writ: hint: %s\n", h)
+		}
+	}
+	return code
+}
+
+// oneLine keeps a diagnostic on one line, without a final period.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.TrimSuffix(s, ".")
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// maxInput bounds any file writ reads whole (records, briefs, passphrase
+// files), in bytes; records are limited to 65,535 bytes anyway.
+const maxInput = 1 << 20
+
+// readInput reads a whole input file, or stdin for "-". It returns bad
+// input (exit 2) for an unreadable or oversized file. The boolean reports
+// whether the input was larger than limit, in which case the returned
+// bytes are its first limit+1 bytes.
+func readInput(c *cli.Context, path string, limit int64) ([]byte, bool, error) {
+	var r io.Reader
+	if path == "-" {
+		r = c.App.Reader
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, false, inputErr(err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, false, inputErr(fmt.Errorf("reading %s: %w", path, err))
+	}
+	return data, int64(len(data)) > limit, nil
+}
+
+// readWhole is readInput that treats an oversized input as bad input.
+func readWhole(c *cli.Context, path string, limit int64) ([]byte, error) {
+	data, over, err := readInput(c, path, limit)
+	if err == nil && over {
+		err = inputErr(fmt.Errorf("%s: larger than %d bytes", path, limit))
+	}
+	return data, err
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// writeOutput writes binary output to a file, or to stdout for "-" unless
+// stdout is a terminal.
+func writeOutput(c *cli.Context, path string, data []byte) error {
+	if path == "" {
+		return usageErr("--out is required (a file, or - for stdout)")
+	}
+	if path == "-" {
+		if isTerminal(c.App.Writer) {
+			return usageErr("refusing to write binary output to a terminal; use --out FILE or redirect stdout")
+		}
+		_, err := c.App.Writer.Write(data)
+		return err
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return inputErr(err)
+	}
+	return nil
+}
+
+// emit prints one result: v as one JSON object with --json, else the human
+// lines.
+func emit(c *cli.Context, v any, human ...string) error {
+	if wantJSON(c) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		_, err := c.App.Writer.Write(buf.Bytes())
+		return err
+	}
+	for _, line := range human {
+		if _, err := fmt.Fprintln(c.App.Writer, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseTime reads an RFC 3339 time or a Go duration from now (which may
+// be negative, "-1h").
+func parseTime(flag, s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(d), nil
+	}
+	return time.Time{}, usageErr("--%s %q: want an RFC 3339 time (2026-11-29T10:00:00Z) or a duration from now (720h)", flag, s)
+}
+
+var passphraseFileFlag = &cli.StringFlag{Name: "passphrase-file", Usage: "read the key passphrase from `FILE` (else $WRIT_PASSPHRASE, else a terminal prompt)"}
+
+var workFactorFlag = &cli.IntFlag{Name: "work-factor", Value: 18, Usage: "scrypt work factor (log2 N) for new key files: 18 for real keys; 10 to 17 only for throwaway keys"}
+
+// passphrase returns the key passphrase: $WRIT_PASSPHRASE, else the
+// --passphrase-file's first line, else a prompt on the terminal (asked
+// twice when confirm). Without any of these it is bad usage.
+func passphrase(c *cli.Context, what string, confirm bool) ([]byte, error) {
+	if v := os.Getenv("WRIT_PASSPHRASE"); v != "" {
+		return []byte(v), nil
+	}
+	if path := c.String("passphrase-file"); path != "" {
+		data, err := readWhole(c, path, 4096)
+		if err != nil {
+			return nil, err
+		}
+		line, _, _ := strings.Cut(string(data), "\n")
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" {
+			return nil, inputErr(fmt.Errorf("%s: the passphrase file's first line is empty", path))
+		}
+		return []byte(line), nil
+	}
+	in, ok := c.App.Reader.(*os.File)
+	if !ok || !term.IsTerminal(int(in.Fd())) {
+		return nil, usageErr("no passphrase for %s: set WRIT_PASSPHRASE, pass --passphrase-file FILE, or run on a terminal", what)
+	}
+	ask := func(prompt string) ([]byte, error) {
+		fmt.Fprintf(c.App.ErrWriter, "%s: ", prompt)
+		p, err := term.ReadPassword(int(in.Fd()))
+		fmt.Fprintln(c.App.ErrWriter)
+		return p, err
+	}
+	p, err := ask("passphrase for " + what)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	if len(p) == 0 {
+		return nil, usageErr("empty passphrase")
+	}
+	if confirm {
+		again, err := ask("again")
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		if !bytes.Equal(p, again) {
+			return nil, usageErr("the passphrases do not match")
+		}
+	}
+	return p, nil
+}
+
+// wantJSON reports whether --json was given before or after the command
+// name (CLI.md: it is accepted in either place).
+func wantJSON(c *cli.Context) bool {
+	for _, x := range c.Lineage() {
+		if x.Bool("json") {
+			return true
+		}
+	}
+	return false
+}

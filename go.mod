@@ -1,0 +1,43 @@
+module github.com/writ-ledger/writ
+
+go 1.26.0
+
+require (
+	filippo.io/age v1.3.2
+	filippo.io/edwards25519 v1.2.0
+	github.com/dgraph-io/badger/v4 v4.9.6
+	github.com/fxamacker/cbor/v2 v2.10.0
+	github.com/sigstore/sigstore v1.10.11
+	github.com/urfave/cli/v2 v2.27.7
+	github.com/veraison/go-cose v1.3.0
+	golang.org/x/mod v0.43.0
+	golang.org/x/term v0.48.0
+)
+
+require (
+	filippo.io/hpke v0.4.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
+	github.com/dgraph-io/ristretto/v2 v2.2.0 // indirect
+	github.com/dustin/go-humanize v1.0.1 // indirect
+	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/google/flatbuffers v25.2.10+incompatible // indirect
+	github.com/google/go-containerregistry v0.21.9 // indirect
+	github.com/klauspost/compress v1.19.1 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+	github.com/secure-systems-lab/go-securesystemslib v0.11.1 // indirect
+	github.com/sigstore/protobuf-specs v0.5.2 // indirect
+	github.com/x448/float16 v0.8.4 // indirect
+	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
+	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel v1.41.0 // indirect
+	go.opentelemetry.io/otel/metric v1.41.0 // indirect
+	go.opentelemetry.io/otel/trace v1.41.0 // indirect
+	golang.org/x/crypto v0.55.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20260727163830-6c54dddc4772 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)

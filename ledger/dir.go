@@ -1,0 +1,99 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/writ-ledger/writ/sign"
+)
+
+// Names inside a ledger directory (see the package doc).
+const (
+	AuthorityDir  = "authority"
+	DecisionsDir  = "decisions"
+	CheckpointKey = "checkpoint" // + ".key", ".pub"
+	RunnerKey     = "runner"     // + ".key", ".pub"
+)
+
+// KeyParams says how to unlock or create a key file: the passphrase, and
+// the scrypt work factor used if a new key is written.
+type KeyParams struct {
+	Passphrase []byte
+	WorkFactor int
+	Rand       io.Reader
+}
+
+// Init creates a ledger directory: dir must not exist or be empty. It
+// writes the checkpoint key (DIR/checkpoint.key, encrypted with kp) and an
+// empty authority log with the given origin, and returns that log open
+// for appending. The caller appends the root record.
+func Init(dir, origin string, kp KeyParams) (*Log, error) {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("%s: directory is not empty", dir)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if !ValidOrigin(origin) {
+		return nil, fmt.Errorf("origin %q: 1 to 128 printable ASCII characters, no space or '+'", origin)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	key, err := sign.GenerateKeyFiles(filepath.Join(dir, CheckpointKey), kp.Passphrase, kp.WorkFactor, kp.Rand)
+	if err != nil {
+		return nil, err
+	}
+	return Create(filepath.Join(dir, AuthorityDir), origin, key)
+}
+
+// OpenAuthority opens the authority log of the ledger at dir. With a nil
+// passphrase it is opened for reading and verifying only; otherwise the
+// checkpoint key is unlocked with it, so that Append works.
+func OpenAuthority(dir string, passphrase []byte) (*Log, error) {
+	var key *sign.PrivateKey
+	if passphrase != nil {
+		var err error
+		key, err = sign.LoadPrivateKey(filepath.Join(dir, CheckpointKey+".key"), passphrase)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint key: %w", err)
+		}
+	}
+	return Open(filepath.Join(dir, AuthorityDir), key)
+}
+
+// HasDecisions reports whether the ledger at dir has a decision log.
+func HasDecisions(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, DecisionsDir))
+	return err == nil
+}
+
+// OpenDecisions opens the decision log of the ledger at dir for
+// appending, unlocking the runner key with kp.Passphrase. On first use it
+// creates the runner key (DIR/runner.key, with kp.WorkFactor) and the log,
+// whose origin is authorityOrigin + "/decisions/" + the first 16 hex
+// digits of the runner's key id.
+func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
+	keyPath := filepath.Join(dir, RunnerKey+".key")
+	logDir := filepath.Join(dir, DecisionsDir)
+	if _, err := os.Stat(keyPath); errors.Is(err, os.ErrNotExist) {
+		key, err := sign.GenerateKeyFiles(filepath.Join(dir, RunnerKey), kp.Passphrase, kp.WorkFactor, kp.Rand)
+		if err != nil {
+			return nil, fmt.Errorf("creating runner key: %w", err)
+		}
+		return Create(logDir, authorityOrigin+"/decisions/"+key.Public().ID()[:16], key)
+	}
+	key, err := sign.LoadPrivateKey(keyPath, kp.Passphrase)
+	if err != nil {
+		return nil, fmt.Errorf("runner key: %w", err)
+	}
+	return Open(logDir, key)
+}
+
+// OpenDecisionsReadOnly opens the decision log of the ledger at dir for
+// reading and verifying.
+func OpenDecisionsReadOnly(dir string) (*Log, error) {
+	return Open(filepath.Join(dir, DecisionsDir), nil)
+}

@@ -1,0 +1,50 @@
+// Package ledger owns writ's append-only logs: the Badger store, the
+// RFC 6962 / RFC 9162 Merkle tree over its entries, signed checkpoints,
+// and the verification that recomputes the tree from the stored entries.
+//
+// # Logs
+//
+// A [Log] is one Badger v4 directory holding a sequence of entries, each
+// at most [MaxEntrySize] bytes, numbered from 0. An entry's bytes are the
+// Merkle leaf: its leaf hash is SHA-256(0x00 || entry) (RFC 6962 §2.1).
+// The interior hashes are stored as they are computed
+// (golang.org/x/mod/sumdb/tlog's stored-hash layout), so the root of any
+// prefix is read without rescanning the log. No method updates or deletes
+// an entry: the only write is [Log.Append], which adds entries, their tree
+// hashes, the new size and a newly signed checkpoint in one durable Badger
+// transaction (SyncWrites on): either all of it is on disk when Append
+// returns, or none of it is.
+//
+// A ledger directory holds two logs, kept apart so that a runner's
+// decisions never mix with authority:
+//
+//	DIR/authority/       the authority log: root, delegations, pins, instructions
+//	DIR/checkpoint.key   the authority log's checkpoint key (age-encrypted, 0600)
+//	DIR/checkpoint.pub   its public key (PEM PKIX)
+//	DIR/decisions/       the runner's decision log
+//	DIR/runner.key       the runner's key, which signs the decision log's checkpoints
+//	DIR/runner.pub
+//
+// # Checkpoints
+//
+// A checkpoint is a C2SP tlog-checkpoint (c2sp.org/tlog-checkpoint): a
+// signed note (c2sp.org/signed-note, golang.org/x/mod/sumdb/note) whose
+// text is
+//
+//	<origin>\n
+//	<tree size, decimal>\n
+//	<root hash, standard base64>\n
+//
+// followed by a blank line and one Ed25519 signature line per signer. The
+// note key name is the log's origin. Where writ is stricter than C2SP:
+// [ParseCheckpoint] refuses extension lines, a size with leading zeros, and
+// any body that does not re-serialize to the same bytes.
+//
+// # Verification
+//
+// [Log.Verify] reads every entry in order, recomputes every leaf hash and
+// every interior hash, compares each with the stored hash, and compares
+// the recomputed root with the latest signed checkpoint. A changed,
+// missing or reordered entry is reported as an [*IntegrityError] with its
+// index. Memory stays constant in the log size (one hash per tree level).
+package ledger

@@ -1,0 +1,335 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/writ-ledger/writ/sign"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// MaxEntrySize is the largest entry, in bytes: C2SP tlog-tiles entry
+// bundles carry a 16-bit length.
+const MaxEntrySize = 65535
+
+// Errors returned by Log.
+var (
+	// ErrEntrySize: an entry is empty or larger than MaxEntrySize.
+	ErrEntrySize = errors.New("entry size out of range")
+	// ErrNoSigner: Append was called on a log opened without its
+	// checkpoint key.
+	ErrNoSigner = errors.New("log opened without its checkpoint key")
+	// ErrNotFound: no entry at that index.
+	ErrNotFound = errors.New("no such entry")
+	// ErrNotALog: the directory is not a writ log, or is one in a state
+	// this build cannot read.
+	ErrNotALog = errors.New("not a writ log")
+	// ErrWrongKey: the checkpoint key given does not match the log's
+	// verifier key.
+	ErrWrongKey = errors.New("checkpoint key does not match the log")
+)
+
+// Badger key layout. Indexes are big-endian so that key order is index
+// order.
+var (
+	keySize       = []byte("m/size")
+	keyOrigin     = []byte("m/origin")
+	keyVKey       = []byte("m/vkey")
+	keyCheckpoint = []byte("m/checkpoint")
+)
+
+const (
+	prefixEntry = 'e'
+	prefixHash  = 'h'
+)
+
+func indexKey(prefix byte, i int64) []byte {
+	k := make([]byte, 9)
+	k[0] = prefix
+	binary.BigEndian.PutUint64(k[1:], uint64(i))
+	return k
+}
+
+// Log is one append-only Merkle log in one Badger directory. Its methods
+// are safe for concurrent use within a process; Badger's directory lock
+// keeps other processes out while it is open.
+type Log struct {
+	db     *badger.DB
+	mu     sync.Mutex // serializes Append
+	size   int64
+	origin string
+	vkey   string
+	signer note.Signer // nil: read and verify only
+}
+
+func openBadger(dir string) (*badger.DB, error) {
+	opts := badger.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(nil).
+		WithNumVersionsToKeep(1).
+		WithMemTableSize(16 << 20).
+		WithBlockCacheSize(16 << 20).
+		WithValueLogFileSize(64 << 20)
+	db, err := badger.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("opening log %s: %w", dir, err)
+	}
+	return db, nil
+}
+
+// Create makes a new, empty log in dir (which must not exist), with the
+// given origin, whose checkpoints key signs. It writes a signed checkpoint
+// of size 0.
+func Create(dir, origin string, key *sign.PrivateKey) (*Log, error) {
+	if !ValidOrigin(origin) {
+		return nil, fmt.Errorf("origin %q: 1 to 128 printable ASCII characters, no space or '+'", origin)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		return nil, fmt.Errorf("%s: already exists", dir)
+	}
+	s, vkey, err := newNoteSigner(origin, key)
+	if err != nil {
+		return nil, err
+	}
+	db, err := openBadger(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{db: db, origin: origin, vkey: vkey, signer: s}
+	err = db.Update(func(txn *badger.Txn) error {
+		cp, err := l.signCheckpoint(Checkpoint{Origin: origin, Size: 0, Hash: emptyRoot})
+		if err != nil {
+			return err
+		}
+		for k, v := range map[string][]byte{
+			string(keyOrigin): []byte(origin), string(keyVKey): []byte(vkey),
+			string(keySize): make([]byte, 8), string(keyCheckpoint): cp,
+		} {
+			if err := txn.Set([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// emptyRoot is the RFC 6962 hash of the empty tree: SHA-256 of "".
+var emptyRoot, _ = tlog.TreeHash(0, nil)
+
+// Open opens an existing log. With key nil the log can be read and
+// verified but not appended to; otherwise key must be the log's checkpoint
+// key (ErrWrongKey). A directory without a writ log fails with ErrNotALog.
+func Open(dir string, key *sign.PrivateKey) (*Log, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrNotALog, dir, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %s is not a directory", ErrNotALog, dir)
+	}
+	db, err := openBadger(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{db: db}
+	err = db.View(func(txn *badger.Txn) error {
+		get := func(k []byte) ([]byte, error) {
+			it, err := txn.Get(k)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: reading %s: %v", ErrNotALog, dir, k, err)
+			}
+			return it.ValueCopy(nil)
+		}
+		origin, err := get(keyOrigin)
+		if err != nil {
+			return err
+		}
+		vkey, err := get(keyVKey)
+		if err != nil {
+			return err
+		}
+		size, err := get(keySize)
+		if err != nil {
+			return err
+		}
+		if len(size) != 8 || int64(binary.BigEndian.Uint64(size)) < 0 {
+			return fmt.Errorf("%w: %s: stored size is malformed", ErrNotALog, dir)
+		}
+		l.origin, l.vkey, l.size = string(origin), string(vkey), int64(binary.BigEndian.Uint64(size))
+		return nil
+	})
+	if err == nil && key != nil {
+		var s note.Signer
+		var vkey string
+		s, vkey, err = newNoteSigner(l.origin, key)
+		if err == nil && vkey != l.vkey {
+			err = fmt.Errorf("%w: key %s, log %s", ErrWrongKey, key.Public().ID(), dir)
+		}
+		l.signer = s
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Close closes the Badger store. The Log must not be used afterwards.
+func (l *Log) Close() error { return l.db.Close() }
+
+// Origin returns the log's origin (its checkpoints' first line).
+func (l *Log) Origin() string { return l.origin }
+
+// VerifierKey returns the signed-note verifier key of the log's
+// checkpoints, as stored in the log.
+func (l *Log) VerifierKey() string { return l.vkey }
+
+// Size returns the number of entries.
+func (l *Log) Size() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.size
+}
+
+// Entry returns a copy of entry i (0-based), or an error wrapping
+// ErrNotFound.
+func (l *Log) Entry(i int64) ([]byte, error) {
+	var out []byte
+	err := l.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(indexKey(prefixEntry, i))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("%w: index %d, log size %d", ErrNotFound, i, l.Size())
+		}
+		if err != nil {
+			return err
+		}
+		out, err = it.ValueCopy(nil)
+		return err
+	})
+	return out, err
+}
+
+// Checkpoint returns the latest signed checkpoint, exactly as stored.
+func (l *Log) Checkpoint() ([]byte, error) {
+	var out []byte
+	err := l.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(keyCheckpoint)
+		if err != nil {
+			return fmt.Errorf("reading checkpoint: %w", err)
+		}
+		out, err = it.ValueCopy(nil)
+		return err
+	})
+	return out, err
+}
+
+func (l *Log) signCheckpoint(c Checkpoint) ([]byte, error) {
+	if l.signer == nil {
+		return nil, ErrNoSigner
+	}
+	return note.Sign(&note.Note{Text: c.Body()}, l.signer)
+}
+
+// txnHashReader reads stored tree hashes inside a Badger transaction,
+// which also sees the transaction's own pending writes.
+func txnHashReader(txn *badger.Txn) tlog.HashReader {
+	return tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(idx))
+		for i, x := range idx {
+			it, err := txn.Get(indexKey(prefixHash, x))
+			if err != nil {
+				return nil, fmt.Errorf("reading tree hash %d: %w", x, err)
+			}
+			if err := it.Value(func(v []byte) error {
+				if len(v) != tlog.HashSize {
+					return fmt.Errorf("tree hash %d is %d bytes", x, len(v))
+				}
+				copy(out[i][:], v)
+				return nil
+			}); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	})
+}
+
+// Append adds entries at the end of the log, with their tree hashes, the
+// new size and a new signed checkpoint, in one durable transaction. It
+// returns the index of the first entry. It fails without storing anything
+// for an empty or oversized entry (ErrEntrySize), a log opened without its
+// key (ErrNoSigner), or a batch too large for one Badger transaction.
+func (l *Log) Append(entries [][]byte) (int64, error) {
+	if l.signer == nil {
+		return 0, ErrNoSigner
+	}
+	for i, e := range entries {
+		if len(e) == 0 || len(e) > MaxEntrySize {
+			return 0, fmt.Errorf("%w: entry %d of the batch is %d bytes, allowed 1 to %d", ErrEntrySize, i, len(e), MaxEntrySize)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first := l.size
+	txn := l.db.NewTransaction(true)
+	defer txn.Discard()
+	r := txnHashReader(txn)
+	for i, e := range entries {
+		n := first + int64(i)
+		hashes, err := tlog.StoredHashes(n, e, r)
+		if err != nil {
+			return 0, err
+		}
+		base := tlog.StoredHashIndex(0, n)
+		for j, h := range hashes {
+			if err := txn.Set(indexKey(prefixHash, base+int64(j)), h[:]); err != nil {
+				return 0, err
+			}
+		}
+		if err := txn.Set(indexKey(prefixEntry, n), e); err != nil {
+			return 0, err
+		}
+	}
+	size := first + int64(len(entries))
+	root, err := tlog.TreeHash(size, r)
+	if err != nil {
+		return 0, err
+	}
+	cp, err := l.signCheckpoint(Checkpoint{Origin: l.origin, Size: size, Hash: root})
+	if err != nil {
+		return 0, err
+	}
+	sz := make([]byte, 8)
+	binary.BigEndian.PutUint64(sz, uint64(size))
+	if err := txn.Set(keySize, sz); err != nil {
+		return 0, err
+	}
+	if err := txn.Set(keyCheckpoint, cp); err != nil {
+		return 0, err
+	}
+	if err := txn.Commit(); err != nil {
+		return 0, fmt.Errorf("committing %d entries: %w", len(entries), err)
+	}
+	l.size = size
+	return first, nil
+}
+
+// TreeHash returns the RFC 6962 root hash of the first n entries, read from
+// the stored tree hashes.
+func (l *Log) TreeHash(n int64) (tlog.Hash, error) {
+	var h tlog.Hash
+	err := l.db.View(func(txn *badger.Txn) error {
+		var err error
+		h, err = tlog.TreeHash(n, txnHashReader(txn))
+		return err
+	})
+	return h, err
+}

@@ -1,0 +1,167 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// ErrTampered is wrapped by every *IntegrityError: the stored log is not
+// the log its signed checkpoint commits to.
+var ErrTampered = errors.New("ledger integrity check failed")
+
+// IntegrityError is the evidence of one integrity failure found by
+// Log.Verify: which entry (or tree node), what was expected and what was
+// found. Index is -1 when the failure is not tied to one entry.
+type IntegrityError struct {
+	Index    int64  // entry index, or -1
+	What     string // what failed, e.g. "leaf hash"
+	Expected string // the value the check required
+	Found    string // the value recomputed or read
+	Detail   string // a sentence for the operator
+}
+
+func (e *IntegrityError) Error() string {
+	s := e.What
+	if e.Index >= 0 {
+		s = fmt.Sprintf("entry %d: %s", e.Index, e.What)
+	}
+	if e.Expected != "" || e.Found != "" {
+		s += fmt.Sprintf(": expected %s, found %s", e.Expected, e.Found)
+	}
+	if e.Detail != "" {
+		s += " (" + e.Detail + ")"
+	}
+	return s
+}
+
+// Unwrap returns ErrTampered.
+func (e *IntegrityError) Unwrap() error { return ErrTampered }
+
+// EntryFunc is called by Verify with each entry, in order, after its leaf
+// hash has been checked. The slice is valid only during the call. A
+// non-nil error stops verification and is returned.
+type EntryFunc func(index int64, entry []byte) error
+
+// Verify checks the whole log against its latest signed checkpoint, which
+// must verify under vkey (ErrCheckpointSignature otherwise): the
+// checkpoint's origin and size match the log's; every entry from 0 to
+// size-1 is present and nothing lies beyond; every leaf hash recomputed
+// from the entry's bytes and every interior hash recomputed from those
+// equal the stored tree hashes; and the recomputed root equals the
+// checkpoint's root hash. Each entry is passed to fn (if not nil) as it is
+// read. The first failure is returned as an *IntegrityError (wrapping
+// ErrTampered) naming the index. Memory does not grow with the log.
+func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
+	signed, err := l.Checkpoint()
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	cp, err := OpenCheckpoint(signed, vkey)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	size := l.Size()
+	if cp.Origin != l.origin {
+		return cp, &IntegrityError{Index: -1, What: "checkpoint origin", Expected: l.origin, Found: cp.Origin}
+	}
+	if cp.Size != size {
+		return cp, &IntegrityError{Index: -1, What: "checkpoint size", Expected: fmt.Sprint(size), Found: fmt.Sprint(cp.Size),
+			Detail: "the signed checkpoint and the stored size disagree"}
+	}
+	// stack holds the roots of the complete subtrees covering the entries
+	// read so far, largest (leftmost) first, with their levels.
+	type node struct {
+		level int
+		hash  tlog.Hash
+	}
+	var stack []node
+	next := int64(0)
+	err = l.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = []byte{prefixEntry}
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		stored := txnHashReader(txn)
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			k := item.Key()
+			if len(k) != 9 {
+				return &IntegrityError{Index: -1, What: "entry key", Found: fmt.Sprintf("%x", k), Detail: "a key that is not an entry index"}
+			}
+			i := int64(binary.BigEndian.Uint64(k[1:]))
+			if i != next {
+				if i >= size {
+					return &IntegrityError{Index: i, What: "entry beyond the checkpoint", Detail: fmt.Sprintf("the log holds %d entries", size)}
+				}
+				return &IntegrityError{Index: next, What: "entry missing", Detail: fmt.Sprintf("the next stored entry is %d", i)}
+			}
+			if i >= size {
+				return &IntegrityError{Index: i, What: "entry beyond the checkpoint", Detail: fmt.Sprintf("the log holds %d entries", size)}
+			}
+			err := item.Value(func(v []byte) error {
+				// Recompute the hashes this entry adds, in storage order.
+				leaf := tlog.RecordHash(v)
+				produced := []tlog.Hash{leaf}
+				stack = append(stack, node{0, leaf})
+				for n := i; n&1 == 1; n >>= 1 {
+					top := len(stack) - 1
+					parent := node{stack[top].level + 1, tlog.NodeHash(stack[top-1].hash, stack[top].hash)}
+					stack = append(stack[:top-1], parent)
+					produced = append(produced, parent.hash)
+				}
+				base := tlog.StoredHashIndex(0, i)
+				idx := make([]int64, len(produced))
+				for j := range idx {
+					idx[j] = base + int64(j)
+				}
+				have, err := stored.ReadHashes(idx)
+				if err != nil {
+					return &IntegrityError{Index: i, What: "tree hash missing", Detail: err.Error()}
+				}
+				for j := range produced {
+					if have[j] == produced[j] {
+						continue
+					}
+					if j == 0 {
+						return &IntegrityError{Index: i, What: "leaf hash", Expected: have[j].String(), Found: produced[j].String(),
+							Detail: "the entry's bytes differ from the bytes that were appended"}
+					}
+					return &IntegrityError{Index: i, What: fmt.Sprintf("tree hash at level %d", j), Expected: have[j].String(), Found: produced[j].String(),
+						Detail: "the stored tree hash differs from the hash recomputed from the entries"}
+				}
+				if fn != nil {
+					return fn(i, v)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			next++
+		}
+		return nil
+	})
+	if err != nil {
+		return cp, err
+	}
+	if next != size {
+		return cp, &IntegrityError{Index: next, What: "entry missing", Detail: fmt.Sprintf("the checkpoint covers %d entries, %d are stored", size, next)}
+	}
+	root := emptyRoot
+	if len(stack) > 0 {
+		root = stack[len(stack)-1].hash
+		for j := len(stack) - 2; j >= 0; j-- {
+			root = tlog.NodeHash(stack[j].hash, root)
+		}
+	}
+	if !bytes.Equal(root[:], cp.Hash[:]) {
+		return cp, &IntegrityError{Index: -1, What: "root hash", Expected: cp.Hash.String(), Found: root.String(),
+			Detail: fmt.Sprintf("the root recomputed from %d entries is not the signed checkpoint's", size)}
+	}
+	return cp, nil
+}

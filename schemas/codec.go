@@ -1,0 +1,185 @@
+package schemas
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/fxamacker/cbor/v2"
+)
+
+// Limits applied by [Unmarshal] before and while decoding. Each one is far
+// above what an honest record needs and low enough that a hostile input
+// cannot make the decoder allocate or recurse without bound.
+const (
+	// MaxRecordSize is the largest encoded record, in bytes. Ledger entries
+	// are served as C2SP tlog-tiles whose entry bundles carry a 16-bit
+	// length, so no record or envelope may exceed 65,535 bytes.
+	MaxRecordSize = 65535
+
+	// MaxNestingDepth is the deepest nesting of arrays and maps accepted.
+	// The deepest honest record (instruction → provision list → item) is 3
+	// levels; an envelope wrapping it adds 2 more.
+	MaxNestingDepth = 8
+
+	// MaxArrayElements is the longest array accepted. The longest honest
+	// array is a root's key list or a delegation's pattern list, both far
+	// shorter; the bound stops a declared length of 2^63 from being trusted.
+	MaxArrayElements = 1024
+
+	// MaxMapPairs is the largest map accepted. The largest record has 13
+	// fields.
+	MaxMapPairs = 64
+)
+
+// Errors returned by the codec. Callers branch on them with errors.Is.
+var (
+	// ErrMalformed is wrapped by every error for bytes that are not a
+	// well-formed, canonical record of the expected kind and version.
+	ErrMalformed = errors.New("malformed record")
+
+	// ErrNonCanonical is wrapped (with ErrMalformed) when the input decodes
+	// but is not the Core Deterministic Encoding of what it decodes to.
+	ErrNonCanonical = errors.New("not the deterministic encoding")
+
+	// ErrTooLarge is wrapped (with ErrMalformed) when the input exceeds
+	// MaxRecordSize.
+	ErrTooLarge = errors.New("record too large")
+
+	// ErrUnknownVersion is wrapped (with ErrMalformed) when a record's "v"
+	// is not a schema version this build knows.
+	ErrUnknownVersion = errors.New("unknown schema version")
+)
+
+var (
+	encMode cbor.EncMode
+	decMode cbor.DecMode
+	// peekMode decodes only the schema version; it ignores other fields so
+	// that an unknown version is reported as such, not as unknown fields.
+	peekMode cbor.DecMode
+	// genericMode and genericEnc check structures that are not records
+	// (COSE envelopes): tags are allowed there and kept for re-encoding.
+	genericMode cbor.DecMode
+	genericEnc  cbor.EncMode
+)
+
+func init() {
+	var err error
+	encMode, err = cbor.EncOptions{
+		Sort:          cbor.SortCoreDeterministic,
+		ShortestFloat: cbor.ShortestFloat16,
+		IndefLength:   cbor.IndefLengthForbidden,
+		NilContainers: cbor.NilContainerAsNull,
+		TagsMd:        cbor.TagsForbidden,
+		Time:          cbor.TimeUnix,
+	}.EncMode()
+	if err != nil {
+		panic(err)
+	}
+	strict := cbor.DecOptions{
+		DupMapKey:         cbor.DupMapKeyEnforcedAPF,
+		IndefLength:       cbor.IndefLengthForbidden,
+		TagsMd:            cbor.TagsForbidden,
+		MaxNestedLevels:   MaxNestingDepth,
+		MaxArrayElements:  MaxArrayElements,
+		MaxMapPairs:       MaxMapPairs,
+		UTF8:              cbor.UTF8RejectInvalid,
+		FieldNameMatching: cbor.FieldNameMatchingCaseSensitive,
+		ExtraReturnErrors: cbor.ExtraDecErrorUnknownField,
+	}
+	decMode, err = strict.DecMode()
+	if err != nil {
+		panic(err)
+	}
+	strict.ExtraReturnErrors = cbor.ExtraDecErrorNone
+	peekMode, err = strict.DecMode()
+	if err != nil {
+		panic(err)
+	}
+	strict.TagsMd = cbor.TagsAllowed
+	genericMode, err = strict.DecMode()
+	if err != nil {
+		panic(err)
+	}
+	genericEnc, err = cbor.EncOptions{
+		Sort:        cbor.SortCoreDeterministic,
+		IndefLength: cbor.IndefLengthForbidden,
+	}.EncMode()
+	if err != nil {
+		panic(err)
+	}
+}
+
+// Marshal encodes v with Core Deterministic Encoding (RFC 8949 §4.2.1).
+// It returns an error wrapping ErrTooLarge if the encoding exceeds
+// MaxRecordSize bytes, and any error from the CBOR encoder unchanged.
+func Marshal(v any) ([]byte, error) {
+	b, err := encMode.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxRecordSize {
+		return nil, fmt.Errorf("%w: %w: %d bytes, limit %d", ErrMalformed, ErrTooLarge, len(b), MaxRecordSize)
+	}
+	return b, nil
+}
+
+// Unmarshal decodes data into v (a pointer to a record struct) under every
+// rule in the package doc: size, duplicate keys, indefinite lengths, tags,
+// UTF-8, unknown fields, limits, and canonical re-encoding. On any failure
+// it returns an error wrapping ErrMalformed and leaves no partial result
+// the caller should use. It does not apply field rules; see [Decode].
+func Unmarshal(data []byte, v any) error {
+	if len(data) > MaxRecordSize {
+		return fmt.Errorf("%w: %w: %d bytes, limit %d", ErrMalformed, ErrTooLarge, len(data), MaxRecordSize)
+	}
+	if err := decMode.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	again, err := encMode.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("%w: re-encoding: %v", ErrMalformed, err)
+	}
+	if !bytes.Equal(again, data) {
+		return fmt.Errorf("%w: %w", ErrMalformed, ErrNonCanonical)
+	}
+	return nil
+}
+
+// CheckCanonical reports whether data is exactly one well-formed CBOR item
+// in Core Deterministic Encoding that obeys the decoding limits above. It
+// is used for structures that are not records, such as COSE envelopes and
+// their protected headers. The error wraps ErrMalformed (and
+// ErrNonCanonical when the item is well-formed but not canonical).
+func CheckCanonical(data []byte) error {
+	if len(data) > MaxRecordSize {
+		return fmt.Errorf("%w: %w: %d bytes, limit %d", ErrMalformed, ErrTooLarge, len(data), MaxRecordSize)
+	}
+	var generic any
+	if err := genericMode.Unmarshal(data, &generic); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	again, err := genericEnc.Marshal(generic)
+	if err != nil {
+		return fmt.Errorf("%w: re-encoding: %v", ErrMalformed, err)
+	}
+	if !bytes.Equal(again, data) {
+		return fmt.Errorf("%w: %w", ErrMalformed, ErrNonCanonical)
+	}
+	return nil
+}
+
+// peekVersion returns the "v" field of a record map, decoding nothing else
+// into memory beyond what the strict limits allow.
+func peekVersion(data []byte) (uint64, error) {
+	var p struct {
+		V *uint64 `cbor:"v"`
+	}
+	if err := peekMode.Unmarshal(data, &p); err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if p.V == nil {
+		return 0, fmt.Errorf("%w: field \"v\" (schema version) is missing", ErrMalformed)
+	}
+	return *p.V, nil
+}

@@ -1,0 +1,140 @@
+package schemas
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// SchemaVersion is the only record schema version this build reads and
+// writes. It is the value of every record's "v" field.
+const SchemaVersion = 1
+
+// Kind names a record kind. The kind of a signed record travels in the
+// COSE protected header as a content type (see [Kind.ContentType]), so it
+// is covered by the signature: a record signed as one kind never verifies
+// as another.
+type Kind string
+
+// The record kinds of DESIGN.md that this build knows.
+const (
+	KindRoot        Kind = "root"
+	KindDelegation  Kind = "delegation"
+	KindPin         Kind = "pin"
+	KindInstruction Kind = "instruction"
+	KindDecision    Kind = "decision"
+)
+
+// Kinds lists every known kind, in a stable order.
+var Kinds = []Kind{KindRoot, KindDelegation, KindPin, KindInstruction, KindDecision}
+
+const contentTypePrefix, contentTypeSuffix = "application/vnd.writ.", "+cbor"
+
+// ContentType returns the media type that marks a payload of this kind in
+// a COSE protected header (RFC 9052 §3.1, label 3), for example
+// "application/vnd.writ.pin+cbor".
+func (k Kind) ContentType() string { return contentTypePrefix + string(k) + contentTypeSuffix }
+
+// KindFromContentType returns the kind whose ContentType is exactly ct. The
+// boolean is false for any other string, including other letter case.
+func KindFromContentType(ct string) (Kind, bool) {
+	if !strings.HasPrefix(ct, contentTypePrefix) || !strings.HasSuffix(ct, contentTypeSuffix) {
+		return "", false
+	}
+	k := Kind(strings.TrimSuffix(strings.TrimPrefix(ct, contentTypePrefix), contentTypeSuffix))
+	for _, known := range Kinds {
+		if k == known {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// Record is implemented by every record type.
+type Record interface {
+	// Kind returns the record's kind.
+	Kind() Kind
+	// Validate checks every field rule of the record's kind and returns a
+	// *FieldError (wrapping ErrInvalid) for the first rule broken.
+	Validate() error
+}
+
+// ErrInvalid is wrapped by every *FieldError: the record is well-formed
+// CBOR but breaks a field rule of its kind.
+var ErrInvalid = errors.New("invalid record")
+
+// FieldError names the record kind, the field (a dotted path such as
+// "agent.digest") and the rule a record broke.
+type FieldError struct {
+	Kind  Kind
+	Field string
+	Rule  string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s.%s: %s", e.Kind, e.Field, e.Rule)
+}
+
+// Unwrap returns ErrInvalid, so errors.Is(err, ErrInvalid) holds.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+func fieldErr(k Kind, field, format string, args ...any) error {
+	return &FieldError{Kind: k, Field: field, Rule: fmt.Sprintf(format, args...)}
+}
+
+// New returns a pointer to a zero record of kind k, or nil for an unknown
+// kind.
+func New(k Kind) Record {
+	switch k {
+	case KindRoot:
+		return new(Root)
+	case KindDelegation:
+		return new(Delegation)
+	case KindPin:
+		return new(Pin)
+	case KindInstruction:
+		return new(Instruction)
+	case KindDecision:
+		return new(Decision)
+	}
+	return nil
+}
+
+// Decode strictly decodes data as a record of kind k (see [Unmarshal]) and
+// applies its field rules. It returns an error wrapping ErrMalformed for
+// bytes that are not a canonical record of that kind and schema version
+// (ErrUnknownVersion for another "v"), or a *FieldError wrapping
+// ErrInvalid for a broken field rule. On error the record is nil.
+func Decode(k Kind, data []byte) (Record, error) {
+	r := New(k)
+	if r == nil {
+		return nil, fmt.Errorf("%w: unknown record kind %q", ErrMalformed, k)
+	}
+	if len(data) > MaxRecordSize {
+		return nil, fmt.Errorf("%w: %w: %d bytes, limit %d", ErrMalformed, ErrTooLarge, len(data), MaxRecordSize)
+	}
+	v, err := peekVersion(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s record: %w", k, err)
+	}
+	if v != SchemaVersion {
+		return nil, fmt.Errorf("%s record: %w: %w: v=%d, this build reads v=%d", k, ErrMalformed, ErrUnknownVersion, v, SchemaVersion)
+	}
+	if err := Unmarshal(data, r); err != nil {
+		return nil, fmt.Errorf("%s record: %w", k, err)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Encode applies r's field rules and returns its deterministic encoding.
+// It returns the *FieldError from Validate, or an error wrapping
+// ErrTooLarge when the encoding exceeds MaxRecordSize.
+func Encode(r Record) ([]byte, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return Marshal(r)
+}

@@ -1,0 +1,127 @@
+package schemas
+
+// Field names are the CBOR map keys and match writ.cddl exactly; a test
+// checks that the two agree. Times are Unix seconds (UTC). Public keys are
+// raw 32-byte Ed25519 keys (RFC 8032 §5.1.5). Digests are "sha256:" and 64
+// lowercase hex digits.
+
+// Root is the trust anchor: the keys whose threshold signs every other
+// authority act, and how long that trust lasts. The first entry of every
+// ledger is a root, signed by at least Threshold of its own Keys.
+type Root struct {
+	V         uint64   `cbor:"v"`
+	Version   uint64   `cbor:"version"`   // 1 for the first root
+	Keys      [][]byte `cbor:"keys"`      // raw Ed25519 keys, 32 bytes each, sorted bytewise, distinct
+	Threshold uint64   `cbor:"threshold"` // 1 ≤ threshold ≤ len(keys)
+	IssuedAt  int64    `cbor:"issued_at"`
+	Expires   int64    `cbor:"expires"` // trust ends at this instant: expired when now >= expires
+}
+
+// Delegation grants Key the Actions on the matching streams, machines and
+// artifacts during [NotBefore, NotAfter). Its issuer is whoever signed it:
+// the root threshold in this version.
+type Delegation struct {
+	V         uint64   `cbor:"v"`
+	Key       []byte   `cbor:"key"`                 // delegate's raw Ed25519 key, 32 bytes
+	Actions   []string `cbor:"actions"`             // sorted, distinct, from Actions
+	Streams   []string `cbor:"streams,omitempty"`   // patterns; required with "instruct"
+	Machines  []string `cbor:"machines,omitempty"`  // patterns; required with "instruct"
+	Artifacts []string `cbor:"artifacts,omitempty"` // patterns; required with "pin"
+	NotBefore int64    `cbor:"not_before"`
+	NotAfter  int64    `cbor:"not_after"` // exclusive
+	Depth     uint64   `cbor:"depth"`     // remaining re-delegation depth
+	IssuedAt  int64    `cbor:"issued_at"`
+}
+
+// Pin fixes the exact agent (or engine) binary a runner may execute for an
+// artifact on a platform: its digest and size, the version the release
+// engineer assigned, and the Go build metadata read from the file.
+type Pin struct {
+	V        uint64 `cbor:"v"`
+	Artifact string `cbor:"artifact"` // letters, digits, '.', '_', '-', '+'
+	Platform string `cbor:"platform"` // GOOS/GOARCH, e.g. "linux/amd64"
+	Digest   string `cbor:"digest"`
+	Size     uint64 `cbor:"size"`    // bytes
+	Version  string `cbor:"version"` // semantic version with a leading "v"
+	Build    *Build `cbor:"build,omitempty"`
+	IssuedAt int64  `cbor:"issued_at"`
+	Expires  int64  `cbor:"expires"`
+}
+
+// Build is the Go build metadata of a pinned binary (runtime/debug.BuildInfo
+// as read by debug/buildinfo). It is absent from a pin when the file
+// carries none (not a Go binary). Empty strings mean "not recorded".
+type Build struct {
+	GoVersion     string `cbor:"go_version"`
+	Path          string `cbor:"path"` // main package import path
+	Module        string `cbor:"module,omitempty"`
+	ModuleVersion string `cbor:"module_version,omitempty"`
+	VCS           string `cbor:"vcs,omitempty"`
+	Revision      string `cbor:"vcs_revision,omitempty"`
+	Time          string `cbor:"vcs_time,omitempty"` // RFC 3339, as Go records it
+	Modified      bool   `cbor:"vcs_modified,omitempty"`
+}
+
+// Instruction is one dispatch to one runner machine.
+type Instruction struct {
+	V         uint64      `cbor:"v"`
+	ID        string      `cbor:"id"` // 32 lowercase hex digits (128 random bits)
+	Stream    string      `cbor:"stream"`
+	Machine   string      `cbor:"machine"`
+	Agent     ArtifactRef `cbor:"agent"`
+	Brief     string      `cbor:"brief,omitempty"` // UTF-8 text for the agent
+	Transport string      `cbor:"transport"`       // "ssh" or "local"
+	IssuedAt  int64       `cbor:"issued_at"`
+	NotBefore int64       `cbor:"not_before"`
+	Expires   int64       `cbor:"expires"` // exclusive
+}
+
+// ArtifactRef names a pinned artifact. Digest, when present, is the digest
+// the dispatcher expects; admission still hashes the file itself and
+// compares with the pin, never trusting this value alone.
+type ArtifactRef struct {
+	Name   string `cbor:"name"`
+	Digest string `cbor:"digest,omitempty"`
+}
+
+// Decision is a runner's admission verdict for one dispatch, appended to
+// its decision log. It never holds the brief, a secret, or a URL path or
+// query.
+type Decision struct {
+	V                 uint64        `cbor:"v"`
+	Time              int64         `cbor:"time"`
+	Machine           string        `cbor:"machine"`
+	Mode              string        `cbor:"mode"`    // off, warn or enforce
+	Verdict           string        `cbor:"verdict"` // admitted, admitted-unsigned, would-refuse, refused
+	Rule              string        `cbor:"rule"`    // rule id; "ok" when nothing failed
+	InstructionID     string        `cbor:"instruction_id,omitempty"`
+	InstructionDigest string        `cbor:"instruction_digest"` // digest of the dispatch bytes received
+	Signer            string        `cbor:"signer,omitempty"`   // key id (64 hex) of a verified signer
+	Stream            string        `cbor:"stream,omitempty"`
+	Compared          []DigestCheck `cbor:"compared,omitempty"`
+	Passed            []string      `cbor:"passed,omitempty"` // checks that ran and passed
+	Failed            []string      `cbor:"failed,omitempty"` // rule ids that failed, in check order
+}
+
+// DigestCheck records one comparison of a locally computed digest with the
+// expected one.
+type DigestCheck struct {
+	Subject  string `cbor:"subject"`  // what was hashed, e.g. "agent"
+	Expected string `cbor:"expected"` // from the pin
+	Actual   string `cbor:"actual"`   // computed by the runner
+}
+
+// Kind implements Record.
+func (*Root) Kind() Kind { return KindRoot }
+
+// Kind implements Record.
+func (*Delegation) Kind() Kind { return KindDelegation }
+
+// Kind implements Record.
+func (*Pin) Kind() Kind { return KindPin }
+
+// Kind implements Record.
+func (*Instruction) Kind() Kind { return KindInstruction }
+
+// Kind implements Record.
+func (*Decision) Kind() Kind { return KindDecision }

@@ -1,0 +1,243 @@
+package schemas
+
+import (
+	"bytes"
+	"path"
+	"regexp"
+	"slices"
+	"unicode/utf8"
+
+	"golang.org/x/mod/semver"
+)
+
+// Actions a delegation may grant (DESIGN.md, "Records").
+var Actions = []string{"delegate", "instruct", "issuer", "pin", "quarantine", "revoke"}
+
+// Enforcement modes and verdicts, as stored in decisions.
+var (
+	Modes    = []string{"off", "warn", "enforce"}
+	Verdicts = []string{"admitted", "admitted-unsigned", "would-refuse", "refused"}
+)
+
+// Identifier and value syntax. Names start with a letter or digit so that
+// they can never be read as a flag, a path or a pattern.
+var (
+	machineRe  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$`)
+	streamRe   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
+	artifactRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$`)
+	// A pattern is an identifier in which '*' may also appear; it matches
+	// with path.Match, so '*' matches any run of characters except '/'.
+	machinePatRe  = regexp.MustCompile(`^[A-Za-z0-9*][A-Za-z0-9.*_-]{0,252}$`)
+	streamPatRe   = regexp.MustCompile(`^[A-Za-z0-9*][A-Za-z0-9.*_/-]{0,127}$`)
+	artifactPatRe = regexp.MustCompile(`^[A-Za-z0-9*][A-Za-z0-9.*_+-]{0,127}$`)
+	digestRe      = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	keyIDRe       = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	instrIDRe     = regexp.MustCompile(`^[0-9a-f]{32}$`)
+	platformRe    = regexp.MustCompile(`^[a-z0-9]{1,32}/[a-z0-9]{1,32}$`)
+	ruleRe        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,63}$`)
+)
+
+// ValidMachine, ValidStream and ValidArtifact report whether s is a
+// well-formed machine name, stream name or artifact name.
+func ValidMachine(s string) bool  { return machineRe.MatchString(s) }
+func ValidStream(s string) bool   { return streamRe.MatchString(s) }
+func ValidArtifact(s string) bool { return artifactRe.MatchString(s) }
+
+// ValidDigest reports whether s is "sha256:" followed by 64 lowercase hex
+// digits.
+func ValidDigest(s string) bool { return digestRe.MatchString(s) }
+
+// ValidKeyID reports whether s is a key id: 64 lowercase hex digits.
+func ValidKeyID(s string) bool { return keyIDRe.MatchString(s) }
+
+// Match reports whether name matches pattern under writ's pattern syntax:
+// '*' matches any run of characters except '/', every other character
+// matches itself. Patterns are validated when a record is read, so a
+// malformed pattern never reaches Match; if one does, it matches nothing.
+func Match(pattern, name string) bool {
+	ok, err := path.Match(pattern, name)
+	return err == nil && ok
+}
+
+func checkPatterns(k Kind, field string, pats []string, re *regexp.Regexp, required bool) error {
+	if required && len(pats) == 0 {
+		return fieldErr(k, field, "at least one pattern is required")
+	}
+	for i, p := range pats {
+		if !re.MatchString(p) {
+			return fieldErr(k, field, "pattern %d %q: only letters, digits, the name's punctuation and '*' are allowed", i, p)
+		}
+		if i > 0 && pats[i-1] >= p {
+			return fieldErr(k, field, "patterns must be sorted and distinct")
+		}
+	}
+	return nil
+}
+
+func checkCommon(k Kind, v uint64, issuedAt int64) error {
+	if v != SchemaVersion {
+		return fieldErr(k, "v", "must be %d", SchemaVersion)
+	}
+	if issuedAt <= 0 {
+		return fieldErr(k, "issued_at", "must be a positive Unix time")
+	}
+	return nil
+}
+
+// Validate implements Record.
+func (r *Root) Validate() error {
+	k := KindRoot
+	if err := checkCommon(k, r.V, r.IssuedAt); err != nil {
+		return err
+	}
+	if r.Version < 1 {
+		return fieldErr(k, "version", "must be at least 1")
+	}
+	if len(r.Keys) == 0 || len(r.Keys) > 64 {
+		return fieldErr(k, "keys", "must list 1 to 64 keys, has %d", len(r.Keys))
+	}
+	for i, key := range r.Keys {
+		if len(key) != 32 {
+			return fieldErr(k, "keys", "key %d is %d bytes, Ed25519 keys are 32", i, len(key))
+		}
+		if i > 0 && bytes.Compare(r.Keys[i-1], key) >= 0 {
+			return fieldErr(k, "keys", "keys must be sorted bytewise and distinct (key %d)", i)
+		}
+	}
+	if r.Threshold < 1 || r.Threshold > uint64(len(r.Keys)) {
+		return fieldErr(k, "threshold", "must be between 1 and the number of keys (%d), is %d", len(r.Keys), r.Threshold)
+	}
+	if r.Expires <= r.IssuedAt {
+		return fieldErr(k, "expires", "must be after issued_at")
+	}
+	return nil
+}
+
+// Validate implements Record.
+func (r *Delegation) Validate() error {
+	k := KindDelegation
+	if err := checkCommon(k, r.V, r.IssuedAt); err != nil {
+		return err
+	}
+	if len(r.Key) != 32 {
+		return fieldErr(k, "key", "is %d bytes, Ed25519 keys are 32", len(r.Key))
+	}
+	if len(r.Actions) == 0 {
+		return fieldErr(k, "actions", "at least one action is required")
+	}
+	for i, a := range r.Actions {
+		if !slices.Contains(Actions, a) {
+			return fieldErr(k, "actions", "unknown action %q (known: %v)", a, Actions)
+		}
+		if i > 0 && r.Actions[i-1] >= a {
+			return fieldErr(k, "actions", "actions must be sorted and distinct")
+		}
+	}
+	scoped := slices.Contains(r.Actions, "instruct") || slices.Contains(r.Actions, "quarantine")
+	if err := checkPatterns(k, "streams", r.Streams, streamPatRe, slices.Contains(r.Actions, "instruct")); err != nil {
+		return err
+	}
+	if err := checkPatterns(k, "machines", r.Machines, machinePatRe, scoped); err != nil {
+		return err
+	}
+	if err := checkPatterns(k, "artifacts", r.Artifacts, artifactPatRe, slices.Contains(r.Actions, "pin")); err != nil {
+		return err
+	}
+	if r.NotBefore <= 0 {
+		return fieldErr(k, "not_before", "must be a positive Unix time")
+	}
+	if r.NotAfter <= r.NotBefore {
+		return fieldErr(k, "not_after", "must be after not_before")
+	}
+	return nil
+}
+
+// Validate implements Record.
+func (r *Pin) Validate() error {
+	k := KindPin
+	if err := checkCommon(k, r.V, r.IssuedAt); err != nil {
+		return err
+	}
+	switch {
+	case !artifactRe.MatchString(r.Artifact):
+		return fieldErr(k, "artifact", "%q: letters, digits, '.', '_', '-', '+', starting with a letter or digit, at most 128", r.Artifact)
+	case !platformRe.MatchString(r.Platform):
+		return fieldErr(k, "platform", "%q: must be GOOS/GOARCH, e.g. linux/amd64", r.Platform)
+	case !digestRe.MatchString(r.Digest):
+		return fieldErr(k, "digest", "must be sha256: and 64 lowercase hex digits")
+	case !semver.IsValid(r.Version):
+		return fieldErr(k, "version", "%q is not a semantic version with a leading v (e.g. v1.4.2)", r.Version)
+	case r.Expires <= r.IssuedAt:
+		return fieldErr(k, "expires", "must be after issued_at")
+	}
+	if r.Build != nil && r.Build.GoVersion == "" {
+		return fieldErr(k, "build.go_version", "is required when build is present")
+	}
+	return nil
+}
+
+// Validate implements Record.
+func (r *Instruction) Validate() error {
+	k := KindInstruction
+	if err := checkCommon(k, r.V, r.IssuedAt); err != nil {
+		return err
+	}
+	switch {
+	case !instrIDRe.MatchString(r.ID):
+		return fieldErr(k, "id", "must be 32 lowercase hex digits")
+	case !streamRe.MatchString(r.Stream):
+		return fieldErr(k, "stream", "%q is not a stream name", r.Stream)
+	case !machineRe.MatchString(r.Machine):
+		return fieldErr(k, "machine", "%q is not a machine name", r.Machine)
+	case !artifactRe.MatchString(r.Agent.Name):
+		return fieldErr(k, "agent.name", "%q is not an artifact name", r.Agent.Name)
+	case r.Agent.Digest != "" && !digestRe.MatchString(r.Agent.Digest):
+		return fieldErr(k, "agent.digest", "must be sha256: and 64 lowercase hex digits")
+	case !utf8.ValidString(r.Brief):
+		return fieldErr(k, "brief", "must be valid UTF-8")
+	case r.Transport != "ssh" && r.Transport != "local":
+		return fieldErr(k, "transport", "must be \"ssh\" or \"local\", is %q", r.Transport)
+	case r.NotBefore <= 0:
+		return fieldErr(k, "not_before", "must be a positive Unix time")
+	case r.Expires <= r.NotBefore:
+		return fieldErr(k, "expires", "must be after not_before")
+	}
+	return nil
+}
+
+// Validate implements Record.
+func (r *Decision) Validate() error {
+	k := KindDecision
+	if err := checkCommon(k, r.V, r.Time); err != nil {
+		return err
+	}
+	switch {
+	case !machineRe.MatchString(r.Machine):
+		return fieldErr(k, "machine", "%q is not a machine name", r.Machine)
+	case !slices.Contains(Modes, r.Mode):
+		return fieldErr(k, "mode", "must be one of %v", Modes)
+	case !slices.Contains(Verdicts, r.Verdict):
+		return fieldErr(k, "verdict", "must be one of %v", Verdicts)
+	case !ruleRe.MatchString(r.Rule):
+		return fieldErr(k, "rule", "%q is not a rule id", r.Rule)
+	case r.InstructionID != "" && !instrIDRe.MatchString(r.InstructionID):
+		return fieldErr(k, "instruction_id", "must be 32 lowercase hex digits")
+	case !digestRe.MatchString(r.InstructionDigest):
+		return fieldErr(k, "instruction_digest", "must be sha256: and 64 lowercase hex digits")
+	case r.Signer != "" && !keyIDRe.MatchString(r.Signer):
+		return fieldErr(k, "signer", "must be a key id (64 lowercase hex digits)")
+	case r.Stream != "" && !streamRe.MatchString(r.Stream):
+		return fieldErr(k, "stream", "%q is not a stream name", r.Stream)
+	}
+	for _, c := range r.Compared {
+		if !digestRe.MatchString(c.Expected) || !digestRe.MatchString(c.Actual) {
+			return fieldErr(k, "compared", "digests must be sha256: and 64 lowercase hex digits")
+		}
+	}
+	for _, id := range append(slices.Clone(r.Passed), r.Failed...) {
+		if !ruleRe.MatchString(id) {
+			return fieldErr(k, "passed", "%q is not a check or rule id", id)
+		}
+	}
+	return nil
+}

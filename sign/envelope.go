@@ -1,0 +1,251 @@
+package sign
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/veraison/go-cose"
+	"github.com/writ-ledger/writ/schemas"
+)
+
+// Algorithms accepted in a protected header for an Ed25519 key: EdDSA
+// (RFC 9053 §2.2) and the fully specified Ed25519 (RFC 9864). writ writes
+// AlgEdDSA.
+const (
+	AlgEdDSA   = cose.AlgorithmEdDSA // -8
+	AlgEd25519 = cose.Algorithm(-19)
+)
+
+// MaxSignatures is the most signatures a COSE_Sign may carry; it is the
+// largest root key set schemas accepts.
+const MaxSignatures = 64
+
+// Errors returned by envelope parsing and verification.
+var (
+	// ErrMalformedEnvelope wraps every structural problem: not a tagged
+	// COSE_Sign1 or COSE_Sign, non-canonical CBOR, an unexpected header
+	// label, an unknown content type, a bad kid, a repeated signer.
+	ErrMalformedEnvelope = errors.New("malformed envelope")
+	// ErrAlgorithm: the header's alg is not one writ accepts for Ed25519.
+	ErrAlgorithm = errors.New("unsupported algorithm")
+	// ErrBadSignature: a signature by a known key does not verify.
+	ErrBadSignature = errors.New("signature does not verify")
+)
+
+// Envelope is a parsed, not yet verified, signed record. Its fields are
+// read from the bytes received; nothing in it is trustworthy until Verify
+// succeeds.
+type Envelope struct {
+	Kind       schemas.Kind // from the protected content type
+	Payload    []byte       // the record, as received
+	Signatures []SignatureInfo
+	Raw        []byte // the whole envelope, as received
+
+	sign1 *cose.Sign1Message
+	multi *cose.SignMessage
+}
+
+// SignatureInfo describes one signature of an envelope.
+type SignatureInfo struct {
+	KeyID string         // 64 lowercase hex, from the protected kid
+	Alg   cose.Algorithm // AlgEdDSA or AlgEd25519
+}
+
+// Digest returns "sha256:<hex>" of the envelope's bytes as received: the
+// record digest writ prints and stores.
+func (e *Envelope) Digest() string { return schemas.SHA256Digest(e.Raw) }
+
+// Sign wraps payload, a record of kind k, in a tagged COSE_Sign1 when one
+// key signs, or a tagged COSE_Sign with one signature per key (sorted by
+// key id) when several do. It refuses no keys, the same key twice, and a
+// payload over schemas.MaxRecordSize once wrapped.
+func Sign(k schemas.Kind, payload []byte, keys ...*PrivateKey) ([]byte, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("signing: no keys")
+	}
+	keys = slices.Clone(keys)
+	slices.SortFunc(keys, func(a, b *PrivateKey) int { return bytes.Compare(a.public.IDBytes(), b.public.IDBytes()) })
+	for i := 1; i < len(keys); i++ {
+		if keys[i].public.Equal(keys[i-1].public) {
+			return nil, fmt.Errorf("signing: key %s given twice", keys[i].public.ID())
+		}
+	}
+	var out []byte
+	var err error
+	if len(keys) == 1 {
+		msg := cose.NewSign1Message()
+		msg.Headers.Protected = cose.ProtectedHeader{
+			cose.HeaderLabelAlgorithm:   AlgEdDSA,
+			cose.HeaderLabelContentType: k.ContentType(),
+			cose.HeaderLabelKeyID:       keys[0].public.IDBytes(),
+		}
+		msg.Payload = payload
+		if err = msg.Sign(rand.Reader, nil, coseSigner{keys[0]}); err != nil {
+			return nil, err
+		}
+		out, err = msg.MarshalCBOR()
+	} else {
+		msg := cose.NewSignMessage()
+		msg.Headers.Protected = cose.ProtectedHeader{cose.HeaderLabelContentType: k.ContentType()}
+		msg.Payload = payload
+		signers := make([]cose.Signer, len(keys))
+		for i, key := range keys {
+			s := cose.NewSignature()
+			s.Headers.Protected = cose.ProtectedHeader{
+				cose.HeaderLabelAlgorithm: AlgEdDSA,
+				cose.HeaderLabelKeyID:     key.public.IDBytes(),
+			}
+			msg.Signatures = append(msg.Signatures, s)
+			signers[i] = coseSigner{key}
+		}
+		if err = msg.Sign(rand.Reader, nil, signers...); err != nil {
+			return nil, err
+		}
+		out, err = msg.MarshalCBOR()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > schemas.MaxRecordSize {
+		return nil, fmt.Errorf("%w: envelope is %d bytes, limit %d", schemas.ErrTooLarge, len(out), schemas.MaxRecordSize)
+	}
+	return out, nil
+}
+
+// coseSigner adapts a PrivateKey to go-cose's Signer.
+type coseSigner struct{ k *PrivateKey }
+
+func (s coseSigner) Algorithm() cose.Algorithm { return AlgEdDSA }
+func (s coseSigner) Sign(_ io.Reader, content []byte) ([]byte, error) {
+	return s.k.SignMessage(content)
+}
+
+// Protected header shapes, decoded strictly: any other label is refused.
+type sign1Header struct {
+	Alg int64  `cbor:"1,keyasint"`
+	CT  string `cbor:"3,keyasint"`
+	KID []byte `cbor:"4,keyasint"`
+}
+type bodyHeader struct {
+	CT string `cbor:"3,keyasint"`
+}
+type sigHeader struct {
+	Alg int64  `cbor:"1,keyasint"`
+	KID []byte `cbor:"4,keyasint"`
+}
+
+// IsEnvelope reports whether data starts like a tagged COSE_Sign1 (tag 18)
+// or COSE_Sign (tag 98). It does not validate anything else.
+func IsEnvelope(data []byte) bool {
+	return len(data) > 0 && data[0] == 0xd2 || len(data) > 1 && data[0] == 0xd8 && data[1] == 0x62
+}
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformedEnvelope, fmt.Sprintf(format, args...))
+}
+
+// decodeHeader strictly decodes one protected header (the bstr's content)
+// into v, refusing unknown labels and non-canonical encodings.
+func decodeHeader(raw []byte, v any) error {
+	var inner []byte
+	if err := schemas.Unmarshal(raw, &inner); err != nil {
+		return err
+	}
+	return schemas.Unmarshal(inner, v)
+}
+
+func checkAlgKid(alg int64, kid []byte) (SignatureInfo, error) {
+	a := cose.Algorithm(alg)
+	if a != AlgEdDSA && a != AlgEd25519 {
+		return SignatureInfo{}, fmt.Errorf("%w: %w: alg %d (writ accepts -8 EdDSA and -19 Ed25519)", ErrMalformedEnvelope, ErrAlgorithm, alg)
+	}
+	if len(kid) != 32 {
+		return SignatureInfo{}, malformed("kid is %d bytes, want the 32-byte SHA-256 key id", len(kid))
+	}
+	return SignatureInfo{KeyID: hex.EncodeToString(kid), Alg: a}, nil
+}
+
+var emptyMap = []byte{0xa0}
+
+// ParseEnvelope checks the structure of a tagged COSE_Sign1 or COSE_Sign
+// as described in the package doc, without verifying any signature. It
+// returns an error wrapping ErrMalformedEnvelope (and ErrAlgorithm for a
+// refused alg) and a nil Envelope on any problem.
+func ParseEnvelope(data []byte) (*Envelope, error) {
+	if err := schemas.CheckCanonical(data); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformedEnvelope, err)
+	}
+	e := &Envelope{Raw: data}
+	var ct string
+	switch {
+	case len(data) > 0 && data[0] == 0xd2:
+		m := new(cose.Sign1Message)
+		if err := m.UnmarshalCBOR(data); err != nil {
+			return nil, malformed("COSE_Sign1: %v", err)
+		}
+		var h sign1Header
+		if err := decodeHeader(m.Headers.RawProtected, &h); err != nil {
+			return nil, malformed("protected header: %v", err)
+		}
+		si, err := checkAlgKid(h.Alg, h.KID)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(m.Headers.RawUnprotected, emptyMap) {
+			return nil, malformed("unprotected header must be empty")
+		}
+		ct, e.Payload, e.sign1 = h.CT, m.Payload, m
+		e.Signatures = []SignatureInfo{si}
+	case len(data) > 1 && data[0] == 0xd8 && data[1] == 0x62:
+		m := new(cose.SignMessage)
+		if err := m.UnmarshalCBOR(data); err != nil {
+			return nil, malformed("COSE_Sign: %v", err)
+		}
+		var h bodyHeader
+		if err := decodeHeader(m.Headers.RawProtected, &h); err != nil {
+			return nil, malformed("protected header: %v", err)
+		}
+		if !bytes.Equal(m.Headers.RawUnprotected, emptyMap) {
+			return nil, malformed("unprotected header must be empty")
+		}
+		if len(m.Signatures) > MaxSignatures {
+			return nil, malformed("%d signatures, limit %d", len(m.Signatures), MaxSignatures)
+		}
+		for i, s := range m.Signatures {
+			var sh sigHeader
+			if err := decodeHeader(s.Headers.RawProtected, &sh); err != nil {
+				return nil, malformed("signature %d protected header: %v", i, err)
+			}
+			if !bytes.Equal(s.Headers.RawUnprotected, emptyMap) {
+				return nil, malformed("signature %d: unprotected header must be empty", i)
+			}
+			si, err := checkAlgKid(sh.Alg, sh.KID)
+			if err != nil {
+				return nil, fmt.Errorf("signature %d: %w", i, err)
+			}
+			for _, prev := range e.Signatures {
+				if prev.KeyID == si.KeyID {
+					return nil, malformed("key %s signs twice", si.KeyID)
+				}
+			}
+			e.Signatures = append(e.Signatures, si)
+		}
+		ct, e.Payload, e.multi = h.CT, m.Payload, m
+	default:
+		return nil, malformed("not a tagged COSE_Sign1 (tag 18) or COSE_Sign (tag 98)")
+	}
+	k, ok := schemas.KindFromContentType(ct)
+	if !ok {
+		return nil, malformed("content type %q is not a writ record kind", ct)
+	}
+	if e.Payload == nil {
+		return nil, malformed("detached payloads are not accepted")
+	}
+	e.Kind = k
+	return e, nil
+}

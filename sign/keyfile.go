@@ -1,0 +1,228 @@
+package sign
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"filippo.io/age"
+	"filippo.io/age/armor"
+	"github.com/sigstore/sigstore/pkg/signature"
+)
+
+// scrypt work factors (log2 of the scrypt N parameter) for key files.
+const (
+	// DefaultWorkFactor is age's default: about 1.4 s to unlock a key on a
+	// 2-core machine here, which is the cost of guessing one passphrase.
+	DefaultWorkFactor = 18
+	// MinWorkFactor is the lowest accepted when writing a key (about 3 ms).
+	// It exists for throwaway keys (tests, `writ quickstart`) and must not
+	// be used for keys that guard real authority.
+	MinWorkFactor = 10
+	// MaxWorkFactor is the highest accepted when reading a key, bounding
+	// the time and memory a hostile key file can make writ spend (age's
+	// own default bound).
+	MaxWorkFactor = 22
+	// MaxPrivateKeyFile is the largest private key file read, in bytes.
+	MaxPrivateKeyFile = 16 << 10
+)
+
+// Errors for private key files.
+var (
+	// ErrKeyFilePermissions: the private key file is readable or writable
+	// by group or others (mode & 077 != 0).
+	ErrKeyFilePermissions = errors.New("private key file permissions too open")
+	// ErrWrongPassphrase: the passphrase does not decrypt the key file.
+	ErrWrongPassphrase = errors.New("wrong passphrase")
+	// ErrExists: a key file to be written already exists; nothing was
+	// overwritten.
+	ErrExists = errors.New("key file already exists")
+)
+
+// PrivateKey signs with an Ed25519 key through a sigstore
+// signature.Signer. It is safe for concurrent use if the signer is.
+type PrivateKey struct {
+	signer signature.Signer
+	public PublicKey
+}
+
+// NewPrivateKey wraps any sigstore signer whose public key is Ed25519 (a
+// file key, a KMS or an HSM). It returns an error wrapping ErrInvalidKey
+// for any other key type.
+func NewPrivateKey(s signature.Signer) (*PrivateKey, error) {
+	pub, err := s.PublicKey()
+	if err != nil {
+		return nil, fmt.Errorf("reading signer's public key: %w", err)
+	}
+	ed, ok := pub.(ed25519.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("%w: signer's key is %T, writ accepts Ed25519 only", ErrInvalidKey, pub)
+	}
+	pk, err := NewPublicKey(ed)
+	if err != nil {
+		return nil, err
+	}
+	return &PrivateKey{signer: s, public: pk}, nil
+}
+
+// Public returns the key's public half.
+func (k *PrivateKey) Public() PublicKey { return k.public }
+
+// SignMessage returns the 64-byte Ed25519 signature (RFC 8032 §5.1.6) of
+// msg.
+func (k *PrivateKey) SignMessage(msg []byte) ([]byte, error) {
+	return k.signer.SignMessage(bytes.NewReader(msg))
+}
+
+// GenerateKeyFiles creates a new Ed25519 key from rand and writes
+// prefix+".key" (armored age file, scrypt with workFactor, mode 0600) and
+// prefix+".pub" (PEM PKIX, mode 0644). It refuses, with ErrExists and
+// without writing, if either file exists; workFactor must be within
+// [MinWorkFactor, MaxWorkFactor]; the passphrase must not be empty. The
+// raw key never touches disk unencrypted. It returns the loaded key.
+func GenerateKeyFiles(prefix string, passphrase []byte, workFactor int, rand io.Reader) (*PrivateKey, error) {
+	if len(passphrase) == 0 {
+		return nil, errors.New("empty passphrase")
+	}
+	if workFactor < MinWorkFactor || workFactor > MaxWorkFactor {
+		return nil, fmt.Errorf("work factor %d: must be between %d and %d", workFactor, MinWorkFactor, MaxWorkFactor)
+	}
+	keyPath, pubPath := prefix+".key", prefix+".pub"
+	for _, p := range []string{keyPath, pubPath} {
+		if _, err := os.Lstat(p); err == nil {
+			return nil, fmt.Errorf("%s: %w", p, ErrExists)
+		}
+	}
+	_, priv, err := ed25519.GenerateKey(rand)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		return nil, err
+	}
+	plain := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	var sealed bytes.Buffer
+	rcpt, err := age.NewScryptRecipient(string(passphrase))
+	if err != nil {
+		return nil, err
+	}
+	rcpt.SetWorkFactor(workFactor)
+	aw := armor.NewWriter(&sealed)
+	w, err := age.Encrypt(aw, rcpt)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(plain); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	if err := aw.Close(); err != nil {
+		return nil, err
+	}
+	clear(plain)
+	clear(der)
+	s, err := signature.LoadED25519Signer(priv)
+	if err != nil {
+		return nil, err
+	}
+	key, err := NewPrivateKey(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeExclusive(keyPath, sealed.Bytes(), 0o600); err != nil {
+		return nil, err
+	}
+	if err := writeExclusive(pubPath, key.public.PEM(), 0o644); err != nil {
+		os.Remove(keyPath)
+		return nil, err
+	}
+	return key, nil
+}
+
+// LoadPrivateKey decrypts an age-encrypted key file written by
+// GenerateKeyFiles. It refuses a file with mode & 077 != 0
+// (ErrKeyFilePermissions) before reading it, a wrong passphrase
+// (ErrWrongPassphrase), a work factor above MaxWorkFactor, and a plaintext
+// that is not one PKCS #8 Ed25519 key (ErrInvalidKey).
+func LoadPrivateKey(path string, passphrase []byte) (*PrivateKey, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("%s: %w: mode %04o, want 0600 (chmod 600 %s)", path, ErrKeyFilePermissions, perm, path)
+	}
+	sealed, err := readBounded(path, MaxPrivateKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	id, err := age.NewScryptIdentity(string(passphrase))
+	if err != nil {
+		return nil, err
+	}
+	id.SetMaxWorkFactor(MaxWorkFactor)
+	r, err := age.Decrypt(armor.NewReader(bytes.NewReader(sealed)), id)
+	if err != nil {
+		var noMatch *age.NoIdentityMatchError
+		if errors.As(err, &noMatch) {
+			return nil, fmt.Errorf("%s: %w", path, ErrWrongPassphrase)
+		}
+		return nil, fmt.Errorf("%s: decrypting key file: %w", path, err)
+	}
+	plain, err := io.ReadAll(io.LimitReader(r, MaxPrivateKeyFile))
+	if err != nil {
+		return nil, fmt.Errorf("%s: decrypting key file: %w", path, err)
+	}
+	defer clear(plain)
+	block, rest := pem.Decode(plain)
+	if block == nil || block.Type != "PRIVATE KEY" || len(bytes.TrimSpace(rest)) != 0 {
+		return nil, fmt.Errorf("%s: %w: plaintext is not one PEM PRIVATE KEY block", path, ErrInvalidKey)
+	}
+	parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrInvalidKey, err)
+	}
+	priv, ok := parsed.(ed25519.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w: key is %T, writ accepts Ed25519 only", path, ErrInvalidKey, parsed)
+	}
+	s, err := signature.LoadED25519Signer(priv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrInvalidKey, err)
+	}
+	return NewPrivateKey(s)
+}
+
+// writeExclusive creates path with perm, failing if it exists, and syncs
+// it to disk before returning.
+func writeExclusive(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s: %w", path, ErrExists)
+		}
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	return f.Close()
+}

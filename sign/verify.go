@@ -1,0 +1,95 @@
+package sign
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/veraison/go-cose"
+)
+
+// KeyLookup returns the trusted public key with the given key id (64
+// lowercase hex), or false if the caller trusts no such key.
+type KeyLookup func(keyID string) (PublicKey, bool)
+
+// Verified is the outcome of Envelope.Verify: the distinct keys whose
+// signatures verified, and the key ids the lookup did not know.
+type Verified struct {
+	Keys    []PublicKey // distinct keys, in signature order
+	Unknown []string    // key ids of signatures that were not checked
+}
+
+// Has reports whether k is among the verified keys.
+func (v Verified) Has(k PublicKey) bool {
+	for _, x := range v.Keys {
+		if x.Equal(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// Verify checks every signature whose key id the lookup knows, over the
+// protected header and payload bytes as received (RFC 9052 §4.4), with
+// Ed25519: the algorithm comes from the trusted key, and the header's alg
+// must be one that names Ed25519. Signatures by unknown key ids are listed
+// in Unknown and count for nothing. If any signature by a known key fails,
+// Verify returns an error wrapping ErrBadSignature naming the key id: a
+// forged signature is never silently ignored. A lookup that returns a key
+// whose id differs from the kid asked for is a programming error and
+// fails as ErrBadSignature.
+func (e *Envelope) Verify(lookup KeyLookup) (Verified, error) {
+	var out Verified
+	for i, si := range e.Signatures {
+		key, ok := lookup(si.KeyID)
+		if !ok {
+			out.Unknown = append(out.Unknown, si.KeyID)
+			continue
+		}
+		if key.ID() != si.KeyID {
+			return Verified{}, fmt.Errorf("%w: key lookup for %s returned key %s", ErrBadSignature, si.KeyID, key.ID())
+		}
+		v, err := newCoseVerifier(key, si.Alg)
+		if err != nil {
+			return Verified{}, err
+		}
+		if e.sign1 != nil {
+			err = e.sign1.Verify(nil, v)
+		} else {
+			err = e.multi.Signatures[i].Verify(v, e.multi.Headers.RawProtected, e.multi.Payload, nil)
+		}
+		if err != nil {
+			return Verified{}, fmt.Errorf("%w: %s record signed by key %s", ErrBadSignature, e.Kind, si.KeyID)
+		}
+		if out.Has(key) {
+			return Verified{}, fmt.Errorf("%w: key %s signs twice", ErrMalformedEnvelope, key.ID())
+		}
+		out.Keys = append(out.Keys, key)
+	}
+	return out, nil
+}
+
+// coseVerifier adapts a trusted Ed25519 key to go-cose's Verifier. Its
+// Algorithm is the header's alg only after checkAlgKid has accepted that
+// alg as a name for Ed25519; the verification itself is always Ed25519
+// through sigstore's verifier.
+type coseVerifier struct {
+	alg cose.Algorithm
+	v   signature.Verifier
+}
+
+func newCoseVerifier(k PublicKey, alg cose.Algorithm) (coseVerifier, error) {
+	if alg != AlgEdDSA && alg != AlgEd25519 {
+		return coseVerifier{}, fmt.Errorf("%w: alg %d", ErrAlgorithm, alg)
+	}
+	v, err := signature.LoadED25519Verifier(k.Ed25519())
+	if err != nil {
+		return coseVerifier{}, fmt.Errorf("%w: %v", ErrInvalidKey, err)
+	}
+	return coseVerifier{alg: alg, v: v}, nil
+}
+
+func (c coseVerifier) Algorithm() cose.Algorithm { return c.alg }
+func (c coseVerifier) Verify(content, sig []byte) error {
+	return c.v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(content))
+}

@@ -1,0 +1,122 @@
+package transfer
+
+import (
+	"debug/buildinfo"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/writ-ledger/writ/schemas"
+	"golang.org/x/mod/semver"
+)
+
+// Errors from NewPin.
+var (
+	// ErrDirtyBuild: the binary was built from a modified tree
+	// (vcs.modified=true).
+	ErrDirtyBuild = errors.New("dirty build")
+	// ErrUnknownBuild: the binary records no source revision.
+	ErrUnknownBuild = errors.New("unknown build")
+)
+
+// ReadBuild reads the Go build metadata of the binary at path. It returns
+// nil build (and no error) for a file that is not a Go binary or carries no
+// build information, and the binary's GOOS/GOARCH ("" if not recorded).
+func ReadBuild(path string) (*schemas.Build, string, error) {
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		// debug/buildinfo reports "not a Go executable" and format errors
+		// alike; an unreadable file is caught when it is hashed.
+		return nil, "", nil
+	}
+	b := &schemas.Build{GoVersion: info.GoVersion, Path: info.Path, Module: info.Main.Path, ModuleVersion: info.Main.Version}
+	var goos, goarch string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs":
+			b.VCS = s.Value
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.time":
+			b.Time = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		case "GOOS":
+			goos = s.Value
+		case "GOARCH":
+			goarch = s.Value
+		}
+	}
+	platform := ""
+	if goos != "" && goarch != "" {
+		platform = goos + "/" + goarch
+	}
+	return b, platform, nil
+}
+
+// PinOptions are the release engineer's choices for NewPin.
+type PinOptions struct {
+	Artifact     string
+	Version      string // semantic version; a leading "v" is added if missing
+	Platform     string // GOOS/GOARCH; "" means the binary's, else this machine's
+	IssuedAt     time.Time
+	Expires      time.Time
+	AllowDirty   bool // pin a vcs.modified=true build
+	AllowUnknown bool // pin a build without vcs.revision
+}
+
+// Platform returns this machine's GOOS/GOARCH, the platform a runner
+// looks up pins for.
+func Platform() string { return runtime.GOOS + "/" + runtime.GOARCH }
+
+// NewPin reads the binary at path (digest, size, build metadata) and
+// returns the pin record for it. It refuses a dirty build (ErrDirtyBuild)
+// unless AllowDirty, a build without a source revision (ErrUnknownBuild)
+// unless AllowUnknown, a platform that contradicts the binary's own, and
+// any field the pin schema rejects (a *schemas.FieldError).
+func NewPin(path string, o PinOptions) (*schemas.Pin, error) {
+	build, binPlatform, err := ReadBuild(path)
+	if err != nil {
+		return nil, err
+	}
+	platform := o.Platform
+	switch {
+	case platform == "" && binPlatform != "":
+		platform = binPlatform
+	case platform == "":
+		platform = Platform()
+	case binPlatform != "" && platform != binPlatform:
+		return nil, fmt.Errorf("--platform %s: %s was built for %s", platform, path, binPlatform)
+	}
+	if build != nil && build.Modified && !o.AllowDirty {
+		return nil, fmt.Errorf("%w: %s was built from a modified tree (vcs.modified=true, revision %s); rebuild from a clean checkout, or pass --allow-dirty to pin it anyway", ErrDirtyBuild, path, build.Revision)
+	}
+	if (build == nil || build.Revision == "") && !o.AllowUnknown {
+		why := "it records no vcs.revision (built with -buildvcs=false, by go run, or outside a repository)"
+		if build == nil {
+			why = "it carries no Go build information (not a Go binary, or stripped of it)"
+		}
+		return nil, fmt.Errorf("%w: %s: %s; pass --allow-unknown-build to pin it anyway", ErrUnknownBuild, path, why)
+	}
+	digest, size, err := DigestFile(path)
+	if err != nil {
+		return nil, err
+	}
+	version := o.Version
+	if !strings.HasPrefix(version, "v") {
+		version = "v" + version
+	}
+	if !semver.IsValid(version) {
+		return nil, fmt.Errorf("--version %q: not a semantic version (e.g. 1.4.2)", o.Version)
+	}
+	p := &schemas.Pin{
+		V: schemas.SchemaVersion, Artifact: o.Artifact, Platform: platform, Digest: digest, Size: uint64(size),
+		Version: version, Build: build, IssuedAt: o.IssuedAt.Unix(), Expires: o.Expires.Unix(),
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}

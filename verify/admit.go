@@ -1,0 +1,312 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/transfer"
+)
+
+// Mode is the signature enforcement setting.
+type Mode string
+
+// Enforcement modes (see the package doc).
+const (
+	ModeOff     Mode = "off"
+	ModeWarn    Mode = "warn"
+	ModeEnforce Mode = "enforce"
+)
+
+// ParseMode returns the mode named s, or an error naming the valid modes.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeOff, ModeWarn, ModeEnforce:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("mode %q: must be off, warn or enforce", s)
+}
+
+// Verdicts.
+const (
+	Admitted         = "admitted"
+	AdmittedUnsigned = "admitted-unsigned"
+	WouldRefuse      = "would-refuse"
+	Refused          = "refused"
+)
+
+// Config is the runner's side of an admission.
+type Config struct {
+	Machine  string           // this runner's machine name
+	Mode     Mode             // enforcement mode
+	Platform string           // GOOS/GOARCH pins are looked up for
+	Now      func() time.Time // the clock; time.Now in the product
+}
+
+// Dispatch is what the control plane sent, and where the runner keeps the
+// binary it would execute.
+type Dispatch struct {
+	Raw         []byte // the dispatch bytes exactly as received
+	AgentBinary string // path of the agent binary on this runner
+}
+
+// Finding is one failed check: its rule and a reason naming the field and
+// the values.
+type Finding struct {
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+}
+
+// Verdict is the outcome of Admit.
+type Verdict struct {
+	Verdict           string                `json:"verdict"`
+	Rule              string                `json:"rule"`
+	Class             Class                 `json:"class"`
+	Reason            string                `json:"reason"`
+	NextAct           string                `json:"next_act"`
+	Mode              Mode                  `json:"mode"`
+	InstructionID     string                `json:"instruction_id"`
+	InstructionDigest string                `json:"instruction_digest"`
+	Signer            string                `json:"signer"`
+	Machine           string                `json:"machine"`
+	Stream            string                `json:"stream"`
+	Compared          []schemas.DigestCheck `json:"compared"`
+	Passed            []string              `json:"passed"`
+	Failed            []Finding             `json:"failed"`
+	Time              time.Time             `json:"time"`
+}
+
+// Admitted reports whether the verdict lets the dispatch run (admitted,
+// admitted-unsigned or would-refuse).
+func (v *Verdict) Admitted() bool { return v.Verdict != Refused }
+
+type admission struct {
+	st  *delegation.State
+	cfg Config
+	now time.Time
+	v   *Verdict
+}
+
+func (a *admission) fail(rule, format string, args ...any) {
+	a.v.Failed = append(a.v.Failed, Finding{Rule: rule, Reason: fmt.Sprintf(format, args...)})
+}
+
+func (a *admission) pass(check string) { a.v.Passed = append(a.v.Passed, check) }
+
+// Admit decides whether this runner may execute dispatch d, against the
+// authority state st (built from a verified ledger). It never panics and
+// never returns nil: an internal failure becomes a refusal under
+// RuleInternal. It does not record the decision; see Decision.
+func Admit(st *delegation.State, cfg Config, d Dispatch) (v *Verdict) {
+	now := cfg.Now()
+	a := &admission{st: st, cfg: cfg, now: now, v: &Verdict{
+		Mode: cfg.Mode, Machine: cfg.Machine, InstructionDigest: schemas.SHA256Digest(d.Raw), Time: now.UTC(),
+	}}
+	defer func() {
+		if p := recover(); p != nil {
+			a.v.Failed = append(a.v.Failed, Finding{RuleInternal, fmt.Sprintf("internal error: %v\n%s", p, debug.Stack())})
+			v = a.decide()
+		}
+	}()
+	a.check(d)
+	return a.decide()
+}
+
+// RefuseUnverified returns the verdict for a dispatch that arrived while
+// the runner's ledger failed verification (err): refused under
+// RuleLedgerUnverified in every mode, since no authority can be read from
+// a ledger that does not verify.
+func RefuseUnverified(cfg Config, d Dispatch, err error) *Verdict {
+	now := cfg.Now()
+	a := &admission{cfg: cfg, now: now, v: &Verdict{
+		Mode: cfg.Mode, Machine: cfg.Machine, InstructionDigest: schemas.SHA256Digest(d.Raw), Time: now.UTC(),
+	}}
+	a.fail(RuleLedgerUnverified, "%v", err)
+	return a.decide()
+}
+
+func (a *admission) check(d Dispatch) {
+	instr, signer := a.checkEnvelope(d.Raw)
+	if instr == nil {
+		return
+	}
+	a.v.InstructionID, a.v.Stream = instr.ID, instr.Stream
+	if instr.Machine != a.cfg.Machine {
+		a.fail(RuleWrongMachine, "instruction.machine is %q, this runner is %q", instr.Machine, a.cfg.Machine)
+	} else {
+		a.pass("machine")
+	}
+	if !signer.IsZero() {
+		a.checkAuthority(instr, signer)
+	}
+	switch {
+	case a.now.Unix() < instr.NotBefore:
+		a.fail(RuleNotYetValid, "instruction.not_before is %s, now is %s", unixUTC(instr.NotBefore), a.now.UTC().Format(time.RFC3339))
+	case a.now.Unix() >= instr.Expires:
+		a.fail(RuleExpired, "instruction.expires is %s, now is %s", unixUTC(instr.Expires), a.now.UTC().Format(time.RFC3339))
+	default:
+		a.pass("instruction-window")
+	}
+	a.checkAgent(instr, d.AgentBinary)
+}
+
+// checkEnvelope parses the dispatch, verifies its signature if it has
+// one, and returns the instruction and its verified signer (zero key when
+// unsigned or unverified). A nil instruction means nothing further can be
+// checked.
+func (a *admission) checkEnvelope(raw []byte) (*schemas.Instruction, sign.PublicKey) {
+	var none sign.PublicKey
+	if !sign.IsEnvelope(raw) {
+		rec, err := schemas.Decode(schemas.KindInstruction, raw)
+		if err != nil {
+			a.fail(RuleMalformedDispatch, "not a signed envelope, and not an unsigned instruction: %v", err)
+			return nil, none
+		}
+		a.fail(RuleUnsigned, "the instruction carries no signature")
+		return rec.(*schemas.Instruction), none
+	}
+	env, err := sign.ParseEnvelope(raw)
+	if err != nil {
+		a.fail(RuleMalformedDispatch, "%v", err)
+		return nil, none
+	}
+	a.pass("envelope")
+	wrongKind := env.Kind != schemas.KindInstruction
+	if wrongKind {
+		// The signature vouches for a record of another kind; it counts
+		// for nothing here, so an instruction inside stands as unsigned.
+		a.fail(RuleWrongKind, "the envelope was signed as a %s record, not an instruction", env.Kind)
+	}
+	rec, err := schemas.Decode(schemas.KindInstruction, env.Payload)
+	if err != nil {
+		a.fail(RuleMalformedDispatch, "payload: %v", err)
+		return nil, none
+	}
+	instr := rec.(*schemas.Instruction)
+	if wrongKind {
+		return instr, none
+	}
+	verified, err := env.Verify(a.st.Key)
+	switch {
+	case err != nil:
+		a.fail(RuleBadSignature, "%v", err)
+		return instr, none
+	case len(verified.Keys) != 1:
+		if len(verified.Keys) == 0 {
+			a.fail(RuleUnknownKey, "signed by key %v, which this runner's ledger does not trust", verified.Unknown)
+		} else {
+			a.fail(RuleMalformedDispatch, "an instruction has exactly one signer, this one has %d", len(verified.Keys))
+		}
+		return instr, none
+	}
+	a.pass("signature")
+	a.v.Signer = verified.Keys[0].ID()
+	return instr, verified.Keys[0]
+}
+
+// checkAuthority asks the delegation state whether signer may instruct
+// for this stream and machine, both now and when the instruction was
+// issued.
+func (a *admission) checkAuthority(instr *schemas.Instruction, signer sign.PublicKey) {
+	for _, at := range []time.Time{a.now, time.Unix(instr.IssuedAt, 0)} {
+		_, err := a.st.Authorize(delegation.Request{Key: signer, Action: "instruct", Stream: instr.Stream, Machine: instr.Machine, At: at})
+		var d *delegation.Denial
+		if errors.As(err, &d) {
+			a.fail(d.Rule, "%s", d.Reason)
+			return
+		} else if err != nil {
+			panic(err) // Authorize returns only Denials
+		}
+	}
+	a.pass("authority")
+}
+
+func (a *admission) checkAgent(instr *schemas.Instruction, path string) {
+	pin := a.st.LatestPin(instr.Agent.Name, a.cfg.Platform)
+	if pin == nil {
+		a.fail(RuleAgentNotPinned, "no pin for artifact %q on %s in this ledger", instr.Agent.Name, a.cfg.Platform)
+		return
+	}
+	if a.now.Unix() >= pin.Record.Expires {
+		a.fail(RulePinExpired, "pin at ledger index %d for %s %s expired at %s", pin.Index, pin.Record.Artifact, pin.Record.Version, unixUTC(pin.Record.Expires))
+	}
+	if instr.Agent.Digest != "" && instr.Agent.Digest != pin.Record.Digest {
+		a.fail(RuleAgentPinMismatch, "instruction.agent.digest is %s, the latest pin (ledger index %d) is %s", instr.Agent.Digest, pin.Index, pin.Record.Digest)
+	}
+	if path == "" {
+		a.fail(RuleAgentBinaryMissing, "no agent binary path was given to compare with the pin")
+		return
+	}
+	actual, err := transfer.Compare(path, pin.Record.Digest)
+	var mm *transfer.MismatchError
+	switch {
+	case errors.As(err, &mm):
+		a.v.Compared = append(a.v.Compared, schemas.DigestCheck{Subject: "agent", Expected: mm.Expected, Actual: mm.Actual})
+		a.fail(RuleAgentDigestMismatch, "agent binary %s hashes to %s here; the pin at ledger index %d for %s %s says %s", path, mm.Actual, pin.Index, pin.Record.Artifact, pin.Record.Version, mm.Expected)
+	case err != nil:
+		a.fail(RuleAgentBinaryMissing, "agent binary: %v", err)
+	default:
+		a.v.Compared = append(a.v.Compared, schemas.DigestCheck{Subject: "agent", Expected: pin.Record.Digest, Actual: actual})
+		a.pass("agent-digest")
+	}
+}
+
+// decide turns the findings into the verdict: an integrity or internal
+// finding refuses in every mode; otherwise the first governed finding is
+// refused under enforce, would-refuse under warn, and admitted under off
+// (admitted-unsigned when no verified authority stands behind the
+// dispatch).
+func (a *admission) decide() *Verdict {
+	v := a.v
+	var hard, soft *Finding
+	unsignedish := false
+	for i := range v.Failed {
+		f := &v.Failed[i]
+		r, _ := LookupRule(f.Rule)
+		if !r.Class.Governed() {
+			if hard == nil {
+				hard = f
+			}
+			continue
+		}
+		if soft == nil {
+			soft = f
+		}
+		if r.Class == ClassAuthenticity || r.Class == ClassAuthority {
+			unsignedish = true
+		}
+	}
+	chosen := hard
+	switch {
+	case hard != nil:
+		v.Verdict = Refused
+	case soft == nil:
+		v.Verdict, v.Rule = Admitted, RuleOK
+	case v.Mode == ModeEnforce:
+		v.Verdict, chosen = Refused, soft
+	case v.Mode == ModeWarn:
+		v.Verdict, chosen = WouldRefuse, soft
+	case unsignedish:
+		v.Verdict, chosen = AdmittedUnsigned, soft
+	default:
+		v.Verdict, chosen = Admitted, soft
+	}
+	if chosen != nil {
+		v.Rule, v.Reason = chosen.Rule, chosen.Reason
+	} else {
+		v.Reason = "every check passed: " + fmt.Sprint(v.Passed)
+	}
+	r, ok := LookupRule(v.Rule)
+	if !ok {
+		r, _ = LookupRule(RuleInternal)
+		v.Verdict, v.Rule = Refused, RuleInternal
+	}
+	v.Class, v.NextAct = r.Class, r.NextAct
+	return v
+}
+
+func unixUTC(sec int64) string { return time.Unix(sec, 0).UTC().Format(time.RFC3339) }

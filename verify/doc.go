@@ -1,0 +1,56 @@
+// Package verify composes sign, delegation, transfer and ledger into the
+// runner's admission verdict, the decision records that log it, and the
+// auditor's end-to-end check of a ledger.
+//
+// # Verdicts and modes
+//
+// [Admit] runs every check it can on a dispatch and collects the failures
+// (findings) in check order. The verdict follows from the findings and the
+// enforcement mode:
+//
+//   - an integrity or internal finding refuses in every mode: a wrong byte
+//     is never admitted;
+//   - otherwise, a finding of a governed class (authenticity, authority,
+//     freshness, provenance) is refused under enforce, gives would-refuse
+//     under warn, and is admitted under off: as admitted-unsigned when no
+//     verified authority stands behind the dispatch (an authenticity or
+//     authority finding), else as admitted, with the rule recorded;
+//   - no finding: admitted, rule "ok".
+//
+// The verdict's rule is the first integrity finding, else the first
+// governed one. Every decision, in every mode, is recorded with [Record];
+// a decision lists only the checks that ran.
+//
+// # Rules
+//
+// The vocabulary is closed; [Rules] holds it in check order and `writ
+// admit --rules` prints it:
+//
+//	rule                       class         checks that
+//	ok                         pass          every check that ran passed
+//	ledger-unverified          integrity     the runner's ledger verifies against its signed checkpoint
+//	malformed-dispatch         integrity     the dispatch is a canonical envelope of an instruction, or a canonical bare instruction
+//	unsigned                   authenticity  the instruction is signed
+//	wrong-record-kind          authenticity  the envelope was signed as an instruction
+//	bad-signature              authenticity  every signature by a trusted key verifies
+//	unknown-key                authenticity  the signer's key is trusted by the ledger
+//	wrong-machine              integrity     the instruction names this machine
+//	root-expired               authority     the ledger's root has not expired
+//	no-delegation              authority     the signer holds a delegation from the root
+//	out-of-scope               authority     a delegation grants instruct for this stream and machine
+//	outside-window             authority     that delegation is valid now and at the instruction's issued_at
+//	instruction-not-yet-valid  freshness     not_before <= now
+//	instruction-expired        freshness     now < expires
+//	agent-not-pinned           provenance    the ledger pins the agent artifact for this platform
+//	pin-expired                freshness     the latest pin has not expired
+//	agent-pin-mismatch         integrity     the digest the instruction names, if any, is the pin's
+//	agent-binary-unreadable    integrity     the agent binary is present and readable
+//	agent-digest-mismatch      integrity     the agent binary hashes, here, to the pinned digest
+//	internal-error             internal      no internal error occurred (a panic is a refusal)
+//
+// # Audit
+//
+// [Audit] verifies both logs of a ledger directory (entries, tree,
+// checkpoint signatures, and every authority record's signatures and
+// authority replayed in order), then counts decisions by verdict and rule.
+package verify

@@ -1,0 +1,114 @@
+package verify
+
+import "github.com/writ-ledger/writ/delegation"
+
+// Class groups rules by what they protect; the class decides whether the
+// enforcement mode governs the rule.
+type Class string
+
+// Rule classes (see the package doc).
+const (
+	ClassPass         Class = "pass"
+	ClassIntegrity    Class = "integrity"
+	ClassAuthenticity Class = "authenticity"
+	ClassAuthority    Class = "authority"
+	ClassFreshness    Class = "freshness"
+	ClassProvenance   Class = "provenance"
+	ClassInternal     Class = "internal"
+)
+
+// Governed reports whether the enforcement mode governs rules of class c.
+// Integrity and internal rules refuse in every mode.
+func (c Class) Governed() bool {
+	switch c {
+	case ClassAuthenticity, ClassAuthority, ClassFreshness, ClassProvenance:
+		return true
+	}
+	return false
+}
+
+// Rule is one entry of the closed rule vocabulary.
+type Rule struct {
+	ID      string
+	Class   Class
+	Summary string // what the rule checks, one sentence
+	NextAct string // what the operator should do when it fails
+}
+
+// Rule ids. The vocabulary is closed: every verdict names one of these.
+const (
+	RuleOK                  = "ok"
+	RuleLedgerUnverified    = "ledger-unverified"
+	RuleMalformedDispatch   = "malformed-dispatch"
+	RuleWrongMachine        = "wrong-machine"
+	RuleAgentBinaryMissing  = "agent-binary-unreadable"
+	RuleAgentPinMismatch    = "agent-pin-mismatch"
+	RuleAgentDigestMismatch = "agent-digest-mismatch"
+	RuleUnsigned            = "unsigned"
+	RuleBadSignature        = "bad-signature"
+	RuleUnknownKey          = "unknown-key"
+	RuleWrongKind           = "wrong-record-kind"
+	RuleNoDelegation        = delegation.RuleNoDelegation
+	RuleOutOfScope          = delegation.RuleOutOfScope
+	RuleOutsideWindow       = delegation.RuleOutsideWindow
+	RuleRootExpired         = delegation.RuleRootExpired
+	RuleNotYetValid         = "instruction-not-yet-valid"
+	RuleExpired             = "instruction-expired"
+	RulePinExpired          = "pin-expired"
+	RuleAgentNotPinned      = "agent-not-pinned"
+	RuleInternal            = "internal-error"
+)
+
+// Rules is the rule vocabulary, in the order checks run. `writ admit
+// --rules` prints it; the package doc's table is the same list.
+var Rules = []Rule{
+	{RuleOK, ClassPass, "every check that ran passed", "none"},
+	{RuleLedgerUnverified, ClassIntegrity, "the runner's copy of the ledger verifies against its signed checkpoint, entry by entry",
+		"do not trust this ledger copy: run `writ ledger verify` for the evidence and restore it from a verified export"},
+	{RuleMalformedDispatch, ClassIntegrity, "the dispatch is a canonical tagged COSE envelope of an instruction, or a canonical bare instruction record",
+		"regenerate the instruction with `writ instruct`; never edit one by hand"},
+	{RuleUnsigned, ClassAuthenticity, "the instruction is signed",
+		"have the control plane sign instructions (`writ instruct --key`); use --mode warn to see what enforce would refuse"},
+	{RuleWrongKind, ClassAuthenticity, "the envelope was signed as an instruction, not as another record kind",
+		"dispatch an instruction record; a pin or delegation is never an order"},
+	{RuleBadSignature, ClassAuthenticity, "every signature by a key the ledger trusts verifies",
+		"treat the dispatch as forged or corrupted: do not run it, and find out where it was altered"},
+	{RuleUnknownKey, ClassAuthenticity, "the signer's key is trusted by this runner's ledger",
+		"delegate to the signer's key and sync the ledger, or sign with a key that holds a delegation"},
+	{RuleWrongMachine, ClassIntegrity, "the instruction names this machine",
+		"dispatch the instruction to the machine it names, or issue one for this machine"},
+	{RuleRootExpired, ClassAuthority, "the ledger's root has not expired",
+		"have the root key holders sign a new root; an expired root trusts nothing"},
+	{RuleNoDelegation, ClassAuthority, "the signer holds a delegation from the root",
+		"delegate instruct to the signer (`writ delegate`) and append it, or sign with a delegated key"},
+	{RuleOutOfScope, ClassAuthority, "a delegation of the signer grants instruct for this stream and machine",
+		"delegate this stream and machine to the signer, or dispatch within its delegation"},
+	{RuleOutsideWindow, ClassAuthority, "the covering delegation is valid now and was valid when the instruction was issued",
+		"issue a delegation whose window covers now, or wait until it starts"},
+	{RuleNotYetValid, ClassFreshness, "the instruction's window has started (not_before <= now)",
+		"wait until the instruction's not_before, or check this runner's clock"},
+	{RuleExpired, ClassFreshness, "the instruction has not expired (now < expires)",
+		"issue a fresh instruction; expired orders are not replayed"},
+	{RuleAgentNotPinned, ClassProvenance, "the ledger holds a pin for the agent artifact on this platform",
+		"have a release engineer pin the agent (`writ pin`) and append the pin"},
+	{RulePinExpired, ClassFreshness, "the agent's latest pin has not expired",
+		"have a release engineer re-pin the current agent release"},
+	{RuleAgentPinMismatch, ClassIntegrity, "the agent digest the instruction names, if any, is the latest pin's",
+		"re-issue the instruction against the current pin, or pin the binary it names"},
+	{RuleAgentBinaryMissing, ClassIntegrity, "the agent binary is present and readable on this runner",
+		"install the pinned agent binary at the path given to --agent-binary"},
+	{RuleAgentDigestMismatch, ClassIntegrity, "the agent binary on disk hashes to the pinned digest (computed here)",
+		"do not run this binary: reinstall the agent from the pinned release, or pin the binary that should run"},
+	{RuleInternal, ClassInternal, "the verdict was computed without an internal error",
+		"report a bug with the decision log entry; the dispatch was refused"},
+}
+
+// LookupRule returns the rule with id, or false.
+func LookupRule(id string) (Rule, bool) {
+	for _, r := range Rules {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
