@@ -128,10 +128,10 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 						continue
 					}
 					if j == 0 {
-						return &IntegrityError{Index: i, What: "leaf hash", Expected: have[j].String(), Found: produced[j].String(),
+						return &IntegrityError{Index: i, What: "leaf hash", Expected: hexHash(have[j]), Found: hexHash(produced[j]),
 							Detail: "the entry's bytes differ from the bytes that were appended"}
 					}
-					return &IntegrityError{Index: i, What: fmt.Sprintf("tree hash at level %d", j), Expected: have[j].String(), Found: produced[j].String(),
+					return &IntegrityError{Index: i, What: fmt.Sprintf("tree hash at level %d", j), Expected: hexHash(have[j]), Found: hexHash(produced[j]),
 						Detail: "the stored tree hash differs from the hash recomputed from the entries"}
 				}
 				if fn != nil {
@@ -160,8 +160,10 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 		}
 	}
 	if !bytes.Equal(root[:], cp.Hash[:]) {
-		return cp, &IntegrityError{Index: -1, What: "root hash", Expected: cp.Hash.String(), Found: root.String(),
+		return cp, &IntegrityError{Index: -1, What: "root hash", Expected: hexHash(cp.Hash), Found: hexHash(root),
 			Detail: fmt.Sprintf("the root recomputed from %d entries is not the signed checkpoint's", size)}
 	}
 	return cp, nil
 }
+
+func hexHash(h tlog.Hash) string { return fmt.Sprintf("%x", h[:]) }

@@ -52,14 +52,14 @@ type Pin struct {
 // as read by debug/buildinfo). It is absent from a pin when the file
 // carries none (not a Go binary). Empty strings mean "not recorded".
 type Build struct {
-	GoVersion     string `cbor:"go_version"`
-	Path          string `cbor:"path"` // main package import path
-	Module        string `cbor:"module,omitempty"`
-	ModuleVersion string `cbor:"module_version,omitempty"`
-	VCS           string `cbor:"vcs,omitempty"`
-	Revision      string `cbor:"vcs_revision,omitempty"`
-	Time          string `cbor:"vcs_time,omitempty"` // RFC 3339, as Go records it
-	Modified      bool   `cbor:"vcs_modified,omitempty"`
+	GoVersion     string `cbor:"go_version" json:"go_version"`
+	Path          string `cbor:"path" json:"path"` // main package import path
+	Module        string `cbor:"module,omitempty" json:"module,omitempty"`
+	ModuleVersion string `cbor:"module_version,omitempty" json:"module_version,omitempty"`
+	VCS           string `cbor:"vcs,omitempty" json:"vcs,omitempty"`
+	Revision      string `cbor:"vcs_revision,omitempty" json:"vcs_revision,omitempty"`
+	Time          string `cbor:"vcs_time,omitempty" json:"vcs_time,omitempty"` // RFC 3339, as Go records it
+	Modified      bool   `cbor:"vcs_modified,omitempty" json:"vcs_modified,omitempty"`
 }
 
 // Instruction is one dispatch to one runner machine.

@@ -69,7 +69,7 @@ func ledgerInit(c *cli.Context) error {
 	}
 	st := delegation.NewState()
 	if _, err := st.Apply(rootBytes); err != nil {
-		return noErr(fmt.Errorf("root record %s: %w", c.String("root"), err))
+		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), err))
 	}
 	origin := c.String("origin")
 	if origin == "" {
@@ -131,7 +131,7 @@ func ledgerAppend(c *cli.Context) error {
 	if err != nil {
 		var re *delegation.RecordError
 		if errors.As(err, &re) {
-			return noErr(fmt.Errorf("nothing appended: %s: %w", c.Args().Get(int(re.Index-auth.State.Size())), err))
+			return recordErr(fmt.Errorf("nothing appended: %s: %w", c.Args().Get(int(re.Index-auth.State.Size())), err))
 		}
 		return noErr(fmt.Errorf("nothing appended: %w", err))
 	}
@@ -219,4 +219,15 @@ func ledgerVerify(c *cli.Context) error {
 		lines = append(lines, fmt.Sprintf("ok: %s log %s: %d entries, root %s", r.Log, r.Origin, r.Size, r.RootHash))
 	}
 	return emit(c, map[string]any{"ok": true, "logs": results}, lines...)
+}
+
+// recordErr gives a refused record its exit code: 2 when it is malformed
+// (bad input), 1 when it is well-formed but fails a signature or authority
+// check (a verdict of no).
+func recordErr(err error) error {
+	var re *delegation.RecordError
+	if errors.As(err, &re) && re.Rule == delegation.RuleMalformed {
+		return inputErr(err)
+	}
+	return noErr(err)
 }

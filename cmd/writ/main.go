@@ -38,7 +38,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:  "writ",
 		Usage: "signed instructions, pinned binaries, an append-only ledger and a runner that can say no",
 		Description: "writ lets operators sign instructions and delegations, release engineers pin the exact\n" +
@@ -70,6 +70,16 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			auditCommand(),
 			quickstartCommand(),
 		},
+	}
+	onUsage(app.Commands, app.OnUsageError)
+	return app
+}
+
+// onUsage makes every command report flag errors as bad usage (exit 2).
+func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc) {
+	for _, c := range cmds {
+		c.OnUsageError = f
+		onUsage(c.Subcommands, f)
 	}
 }
 

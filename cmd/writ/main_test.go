@@ -1,0 +1,156 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"writ": func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts drives the real CLI through the scripts in testdata/script:
+// streams, exit codes and --json fields are the contract (CLI.md).
+func TestScripts(t *testing.T) {
+	agent := buildAgent(t)
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			return copyFile(agent, filepath.Join(env.WorkDir, "agent"))
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exit":         cmdExit,
+			"tamper-entry": cmdTamperEntry,
+			"flipbyte":     cmdFlipByte,
+		},
+	})
+}
+
+var (
+	agentOnce sync.Once
+	agentPath string
+	agentErr  error
+)
+
+// buildAgent builds testdata/agent from a fresh git repository with a
+// commit, so the binary carries real build metadata: vcs=git, a
+// vcs.revision, vcs.modified=false.
+func buildAgent(t *testing.T) string {
+	agentOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "writ-agent-src-")
+		if err != nil {
+			agentErr = err
+			return
+		}
+		src, err := os.ReadFile("testdata/agent/main.go.txt")
+		if err != nil {
+			agentErr = err
+			return
+		}
+		files := map[string]string{"main.go": string(src), "go.mod": "module example.com/agent\n\ngo 1.26\n"}
+		for name, body := range files {
+			if agentErr = os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); agentErr != nil {
+				return
+			}
+		}
+		steps := [][]string{
+			{"git", "init", "-q"},
+			{"git", "add", "."},
+			{"git", "-c", "user.name=writ test", "-c", "user.email=test@writ.invalid", "commit", "-q", "-m", "agent"},
+			{"go", "build", "-buildvcs=true", "-o", "agent", "."},
+		}
+		for _, s := range steps {
+			cmd := exec.Command(s[0], s[1:]...)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				agentErr = errors.New(s[0] + " " + s[1] + ": " + err.Error() + ": " + string(out))
+				return
+			}
+		}
+		agentPath = filepath.Join(dir, "agent")
+	})
+	if agentErr != nil {
+		t.Fatalf("building the test agent: %v", agentErr)
+	}
+	return agentPath
+}
+
+// cmdExit runs a command and asserts its exact exit status:
+// exit N cmd args...
+func cmdExit(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exit N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("running %s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdTamperEntry changes one byte of a stored entry directly through
+// Badger, as an attacker with disk access would:
+// tamper-entry LOGDIR INDEX
+func cmdTamperEntry(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: tamper-entry LOGDIR INDEX")
+	}
+	i, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	ts.Check(flipStoredEntry(ts.MkAbs(args[0]), i))
+}
+
+func flipStoredEntry(dir string, i int64) error {
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	key := make([]byte, 9)
+	key[0] = 'e'
+	binary.BigEndian.PutUint64(key[1:], uint64(i))
+	return db.Update(func(txn *badger.Txn) error {
+		item, err := txn.Get(key)
+		if err != nil {
+			return err
+		}
+		v, err := item.ValueCopy(nil)
+		if err != nil {
+			return err
+		}
+		v[len(v)/2] ^= 0x01
+		return txn.Set(key, v)
+	})
+}
+
+// cmdFlipByte flips the lowest bit of a file's last byte: flipbyte FILE
+func cmdFlipByte(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: flipbyte FILE")
+	}
+	p := ts.MkAbs(args[0])
+	b, err := os.ReadFile(p)
+	ts.Check(err)
+	b[len(b)-1] ^= 1
+	ts.Check(os.WriteFile(p, b, 0o755))
+}
