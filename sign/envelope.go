@@ -126,17 +126,18 @@ func (s coseSigner) Sign(_ io.Reader, content []byte) ([]byte, error) {
 }
 
 // Protected header shapes, decoded strictly: any other label is refused.
+// Members are optional here so that a missing one is reported by name.
 type sign1Header struct {
-	Alg int64  `cbor:"1,keyasint"`
-	CT  string `cbor:"3,keyasint"`
-	KID []byte `cbor:"4,keyasint"`
+	Alg *int64 `cbor:"1,keyasint,omitempty"`
+	CT  string `cbor:"3,keyasint,omitempty"`
+	KID []byte `cbor:"4,keyasint,omitempty"`
 }
 type bodyHeader struct {
-	CT string `cbor:"3,keyasint"`
+	CT string `cbor:"3,keyasint,omitempty"`
 }
 type sigHeader struct {
-	Alg int64  `cbor:"1,keyasint"`
-	KID []byte `cbor:"4,keyasint"`
+	Alg *int64 `cbor:"1,keyasint,omitempty"`
+	KID []byte `cbor:"4,keyasint,omitempty"`
 }
 
 // IsEnvelope reports whether data starts like a tagged COSE_Sign1 (tag 18)
@@ -159,10 +160,13 @@ func decodeHeader(raw []byte, v any) error {
 	return schemas.Unmarshal(inner, v)
 }
 
-func checkAlgKid(alg int64, kid []byte) (SignatureInfo, error) {
-	a := cose.Algorithm(alg)
+func checkAlgKid(alg *int64, kid []byte) (SignatureInfo, error) {
+	if alg == nil {
+		return SignatureInfo{}, fmt.Errorf("%w: %w: the protected header has no alg (label 1)", ErrMalformedEnvelope, ErrAlgorithm)
+	}
+	a := cose.Algorithm(*alg)
 	if a != AlgEdDSA && a != AlgEd25519 {
-		return SignatureInfo{}, fmt.Errorf("%w: %w: alg %d (writ accepts -8 EdDSA and -19 Ed25519)", ErrMalformedEnvelope, ErrAlgorithm, alg)
+		return SignatureInfo{}, fmt.Errorf("%w: %w: alg %d (writ accepts -8 EdDSA and -19 Ed25519)", ErrMalformedEnvelope, ErrAlgorithm, *alg)
 	}
 	if len(kid) != 32 {
 		return SignatureInfo{}, malformed("kid is %d bytes, want the 32-byte SHA-256 key id", len(kid))

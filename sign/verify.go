@@ -69,27 +69,34 @@ func (e *Envelope) Verify(lookup KeyLookup) (Verified, error) {
 	return out, nil
 }
 
+// Verify checks an Ed25519 signature (RFC 8032 §5.1.7) of msg by k,
+// through sigstore's verifier. It returns an error wrapping
+// ErrBadSignature if the signature does not verify.
+func (k PublicKey) Verify(msg, sig []byte) error {
+	v, err := signature.LoadED25519Verifier(k.Ed25519())
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidKey, err)
+	}
+	if err := v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(msg)); err != nil {
+		return fmt.Errorf("%w: key %s", ErrBadSignature, k.ID())
+	}
+	return nil
+}
+
 // coseVerifier adapts a trusted Ed25519 key to go-cose's Verifier. Its
 // Algorithm is the header's alg only after checkAlgKid has accepted that
-// alg as a name for Ed25519; the verification itself is always Ed25519
-// through sigstore's verifier.
+// alg as a name for Ed25519; the verification itself is always Ed25519.
 type coseVerifier struct {
 	alg cose.Algorithm
-	v   signature.Verifier
+	key PublicKey
 }
 
 func newCoseVerifier(k PublicKey, alg cose.Algorithm) (coseVerifier, error) {
 	if alg != AlgEdDSA && alg != AlgEd25519 {
 		return coseVerifier{}, fmt.Errorf("%w: alg %d", ErrAlgorithm, alg)
 	}
-	v, err := signature.LoadED25519Verifier(k.Ed25519())
-	if err != nil {
-		return coseVerifier{}, fmt.Errorf("%w: %v", ErrInvalidKey, err)
-	}
-	return coseVerifier{alg: alg, v: v}, nil
+	return coseVerifier{alg: alg, key: k}, nil
 }
 
-func (c coseVerifier) Algorithm() cose.Algorithm { return c.alg }
-func (c coseVerifier) Verify(content, sig []byte) error {
-	return c.v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(content))
-}
+func (c coseVerifier) Algorithm() cose.Algorithm        { return c.alg }
+func (c coseVerifier) Verify(content, sig []byte) error { return c.key.Verify(content, sig) }
