@@ -9,6 +9,8 @@ require (
 	github.com/fxamacker/cbor/v2 v2.10.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/sigstore/sigstore v1.10.11
+	github.com/transparency-dev/formats v0.1.1
+	github.com/transparency-dev/merkle v0.0.2
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/veraison/go-cose v1.3.0
 	golang.org/x/mod v0.43.0

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/writ-ledger/writ/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -38,54 +39,20 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-var (
-	agentOnce sync.Once
-	agentPath string
-	agentErr  error
-)
-
-// buildAgent builds testdata/agent from a fresh git repository with a
-// commit, so the binary carries real build metadata: vcs=git, a
-// vcs.revision, vcs.modified=false.
+// buildAgent builds one test agent with real vcs metadata for all
+// scripts.
 func buildAgent(t *testing.T) string {
-	agentOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "writ-agent-src-")
-		if err != nil {
-			agentErr = err
-			return
-		}
-		src, err := os.ReadFile("testdata/agent/main.go.txt")
-		if err != nil {
-			agentErr = err
-			return
-		}
-		files := map[string]string{"main.go": string(src), "go.mod": "module example.com/agent\n\ngo 1.26\n"}
-		for name, body := range files {
-			if agentErr = os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); agentErr != nil {
-				return
-			}
-		}
-		steps := [][]string{
-			{"git", "init", "-q"},
-			{"git", "add", "."},
-			{"git", "-c", "user.name=writ test", "-c", "user.email=test@writ.invalid", "commit", "-q", "-m", "agent"},
-			{"go", "build", "-buildvcs=true", "-o", "agent", "."},
-		}
-		for _, s := range steps {
-			cmd := exec.Command(s[0], s[1:]...)
-			cmd.Dir = dir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				agentErr = errors.New(s[0] + " " + s[1] + ": " + err.Error() + ": " + string(out))
-				return
-			}
-		}
-		agentPath = filepath.Join(dir, "agent")
-	})
-	if agentErr != nil {
-		t.Fatalf("building the test agent: %v", agentErr)
+	agentOnce.Do(func() { agentPath = testkit.BuildAgent(t, testkit.BuildOptions{}) })
+	if agentPath == "" {
+		t.Fatal("the test agent was not built")
 	}
 	return agentPath
 }
+
+var (
+	agentOnce sync.Once
+	agentPath string
+)
 
 // cmdExit runs a command and asserts its exact exit status:
 // exit N cmd args...

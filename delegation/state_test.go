@@ -1,0 +1,132 @@
+package delegation_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
+)
+
+const digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+
+// apply applies entries in order and returns the state and the error of
+// the last one.
+func apply(t *testing.T, entries ...[]byte) (*delegation.State, error) {
+	t.Helper()
+	st := delegation.NewState()
+	for i, e := range entries {
+		if _, err := st.Apply(e); err != nil {
+			if i != len(entries)-1 {
+				t.Fatalf("entry %d: %v", i, err)
+			}
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+func TestApplyRules(t *testing.T) {
+	r1, r2, r3 := testkit.Key(t, 1), testkit.Key(t, 2), testkit.Key(t, 3)
+	op, rel := testkit.Key(t, 10), testkit.Key(t, 11)
+	root1 := testkit.Seal(t, testkit.Root(1, r1), r1)
+	root23 := testkit.Root(2, r1, r2, r3)
+	opDel := testkit.Delegation(op, []string{"instruct"}, "demo", "runner-*")
+	relDel := testkit.Delegation(rel, []string{"pin"}, "", "")
+	pin := testkit.Pin("linux/amd64", digest, 1)
+	decision := &schemas.Decision{V: 1, Time: 1, Machine: "m", Mode: "off", Verdict: "admitted", Rule: "ok", InstructionDigest: digest}
+
+	tests := []struct {
+		name    string
+		entries [][]byte
+		rule    string // "" means accepted
+	}{
+		{"root 1-of-1", [][]byte{root1}, ""},
+		{"root 2-of-3 with two signatures", [][]byte{testkit.Seal(t, root23, r1, r3)}, ""},
+		{"root 2-of-3 with one signature", [][]byte{testkit.Seal(t, root23, r2)}, delegation.RuleThreshold},
+		{"root signed by a key it does not list", [][]byte{testkit.Seal(t, testkit.Root(1, r1), r2)}, delegation.RuleThreshold},
+		{"entry 0 is not a root", [][]byte{testkit.Seal(t, opDel, r1)}, delegation.RuleWrongKind},
+		{"garbage", [][]byte{[]byte("garbage")}, delegation.RuleMalformed},
+		{"delegation by the root", [][]byte{root1, testkit.Seal(t, opDel, r1)}, ""},
+		{"delegation by one key of a 2-of-3 root", [][]byte{testkit.Seal(t, root23, r1, r2), testkit.Seal(t, opDel, r3)}, delegation.RuleThreshold},
+		{"delegation by two keys of a 2-of-3 root", [][]byte{testkit.Seal(t, root23, r1, r2), testkit.Seal(t, opDel, r2, r3)}, ""},
+		{"re-delegation by a delegate", [][]byte{root1, testkit.Seal(t, opDel, r1), testkit.Seal(t, relDel, op)}, delegation.RuleNotSupportedYet},
+		{"delegation by an unknown key", [][]byte{root1, testkit.Seal(t, opDel, op)}, delegation.RuleUnknownKey},
+		{"pin by a delegated key", [][]byte{root1, testkit.Seal(t, relDel, r1), testkit.Seal(t, pin, rel)}, ""},
+		{"pin by the root key itself", [][]byte{root1, testkit.Seal(t, pin, r1)}, delegation.RuleNoDelegation},
+		{"pin by a key delegated instruct only", [][]byte{root1, testkit.Seal(t, opDel, r1), testkit.Seal(t, pin, op)}, delegation.RuleOutOfScope},
+		{"instruction in scope", [][]byte{root1, testkit.Seal(t, opDel, r1), testkit.Seal(t, testkit.Instruction(id), op)}, ""},
+		{"a second root", [][]byte{root1, root1}, delegation.RuleNotSupportedYet},
+		{"a decision in the authority log", [][]byte{root1, testkit.Seal(t, decision, r1)}, delegation.RuleWrongKind},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := apply(t, tc.entries...)
+			if tc.rule == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if st.Size() != int64(len(tc.entries)) {
+					t.Fatalf("size %d", st.Size())
+				}
+				return
+			}
+			var re *delegation.RecordError
+			if !errors.As(err, &re) || re.Rule != tc.rule || !errors.Is(err, delegation.ErrRefused) {
+				t.Fatalf("Apply = %v, want rule %s", err, tc.rule)
+			}
+			if re.Index != int64(len(tc.entries)-1) || st.Size() != re.Index {
+				t.Fatalf("refusal at index %d, state size %d", re.Index, st.Size())
+			}
+		})
+	}
+}
+
+const id = "0123456789abcdef0123456789abcdef"
+
+func TestAuthorize(t *testing.T) {
+	r1, op := testkit.Key(t, 1), testkit.Key(t, 10)
+	root := testkit.Root(1, r1)
+	root.Expires = testkit.Epoch.Add(48 * time.Hour).Unix()
+	d := testkit.Delegation(op, []string{"instruct"}, "team/*", "runner-*")
+	st, err := apply(t, testkit.Seal(t, root, r1), testkit.Seal(t, d, r1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(stream, machine string, at time.Time, k sign.PublicKey) delegation.Request {
+		return delegation.Request{Key: k, Action: "instruct", Stream: stream, Machine: machine, At: at}
+	}
+	tests := []struct {
+		name string
+		req  delegation.Request
+		rule string
+	}{
+		{"in scope", req("team/a", "runner-1", testkit.Epoch, op.Public()), ""},
+		{"'*' does not cross '/'", req("team/a/b", "runner-1", testkit.Epoch, op.Public()), delegation.RuleOutOfScope},
+		{"other machine", req("team/a", "builder-1", testkit.Epoch, op.Public()), delegation.RuleOutOfScope},
+		{"other action", delegation.Request{Key: op.Public(), Action: "pin", Artifact: "agent", At: testkit.Epoch}, delegation.RuleOutOfScope},
+		{"key without delegation", req("team/a", "runner-1", testkit.Epoch, r1.Public()), delegation.RuleNoDelegation},
+		{"at not_after (exclusive)", req("team/a", "runner-1", time.Unix(d.NotAfter, 0), op.Public()), delegation.RuleOutsideWindow},
+		{"one second before not_after", req("team/a", "runner-1", time.Unix(d.NotAfter-1, 0), op.Public()), ""},
+		{"before not_before", req("team/a", "runner-1", time.Unix(d.NotBefore-1, 0), op.Public()), delegation.RuleOutsideWindow},
+		{"at the root's expiry", req("team/a", "runner-1", time.Unix(root.Expires, 0), op.Public()), delegation.RuleRootExpired},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := st.Authorize(tc.req)
+			if tc.rule == "" {
+				if err != nil || g == nil || g.Index != 1 {
+					t.Fatalf("Authorize = %v, %v", g, err)
+				}
+				return
+			}
+			var den *delegation.Denial
+			if !errors.As(err, &den) || den.Rule != tc.rule || g != nil {
+				t.Fatalf("Authorize = %v, %v; want rule %s", g, err, tc.rule)
+			}
+		})
+	}
+}

@@ -1,0 +1,72 @@
+package testkit
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// AgentSource is the program BuildAgent compiles.
+const AgentSource = `// Command agent is the stand-in agent binary writ's tests pin and admit.
+package main
+
+import "fmt"
+
+func main() { fmt.Println("agent: running") }
+`
+
+// BuildOptions choose how BuildAgent builds.
+type BuildOptions struct {
+	Dirty    bool     // edit main.go after the commit (vcs.modified=true)
+	NoVCS    bool     // build with -buildvcs=false (no vcs.revision)
+	LDFlags  string   // extra -ldflags, e.g. "-s -w"
+	ExtraEnv []string // extra environment for go build
+}
+
+// BuildAgent builds AgentSource from a fresh git repository with one
+// commit, so the binary carries real Go build metadata, and returns its
+// path. It needs git and the go command; it fails the test (never skips)
+// without them.
+func BuildAgent(t testing.TB, o BuildOptions) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.go", AgentSource)
+	write("go.mod", "module example.com/agent\n\ngo 1.26\n")
+	vcs := "-buildvcs=true"
+	if o.NoVCS {
+		vcs = "-buildvcs=false"
+	}
+	steps := [][]string{
+		{"git", "init", "-q"},
+		{"git", "add", "."},
+		{"git", "-c", "user.name=writ test", "-c", "user.email=test@writ.invalid", "commit", "-q", "-m", "agent"},
+	}
+	for _, s := range steps {
+		run(t, dir, nil, s...)
+	}
+	if o.Dirty {
+		write("main.go", AgentSource+"\n// an uncommitted edit\n")
+	}
+	args := []string{"go", "build", vcs, "-o", "agent"}
+	if o.LDFlags != "" {
+		args = append(args, "-ldflags="+o.LDFlags)
+	}
+	run(t, dir, o.ExtraEnv, append(args, ".")...)
+	return filepath.Join(dir, "agent")
+}
+
+func run(t testing.TB, dir string, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, out)
+	}
+}

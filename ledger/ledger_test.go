@@ -1,0 +1,250 @@
+package ledger_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/transparency-dev/formats/log"
+	"github.com/transparency-dev/merkle/compact"
+	"github.com/transparency-dev/merkle/rfc6962"
+	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/ledger"
+	"golang.org/x/mod/sumdb/note"
+)
+
+func entries(n int) [][]byte {
+	var out [][]byte
+	for i := range n {
+		out = append(out, []byte(fmt.Sprintf("entry %d %s", i, bytes.Repeat([]byte{'x'}, i%7))))
+	}
+	return out
+}
+
+// newLog creates a log in a temp dir and appends n entries in batches of
+// various sizes; it returns the log (closed) and its directory.
+func newLog(t *testing.T, n int) (string, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "log")
+	l, err := ledger.Create(dir, "example.com/test-log", testkit.Key(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := entries(n)
+	for i := 0; i < n; {
+		j := min(n, i+1+i%5)
+		first, err := l.Append(all[i:j])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first != int64(i) {
+			t.Fatalf("Append returned first index %d, want %d", first, i)
+		}
+		i = j
+	}
+	vkey := l.VerifierKey()
+	l.Close()
+	return dir, vkey
+}
+
+// independentRoot computes the RFC 6962 root with transparency-dev/merkle.
+func independentRoot(t *testing.T, leaves [][]byte) []byte {
+	t.Helper()
+	rf := &compact.RangeFactory{Hash: rfc6962.DefaultHasher.HashChildren}
+	r := rf.NewEmptyRange(0)
+	for _, e := range leaves {
+		if err := r.Append(rfc6962.DefaultHasher.HashLeaf(e), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := r.GetRootHash(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestCheckpointIndependently: writ's checkpoints parse with
+// transparency-dev/formats, verify with sumdb/note, and carry the root
+// transparency-dev/merkle computes from the same entries.
+func TestCheckpointIndependently(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 8, 33} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			dir, vkey := newLog(t, n)
+			l, err := ledger.Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			signed, _ := l.Checkpoint()
+			v, _ := note.NewVerifier(vkey)
+			nt, err := note.Open(signed, note.VerifierList(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cp log.Checkpoint
+			if rest, err := cp.Unmarshal([]byte(nt.Text)); err != nil || len(rest) != 0 {
+				t.Fatalf("formats/log: %v, rest %q", err, rest)
+			}
+			if cp.Origin != "example.com/test-log" || cp.Size != uint64(n) {
+				t.Fatalf("checkpoint %+v", cp)
+			}
+			if want := independentRoot(t, entries(n)); !bytes.Equal(cp.Hash, want) {
+				t.Fatalf("root %x, transparency-dev/merkle says %x", cp.Hash, want)
+			}
+			if _, err := l.Verify(vkey, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// badgerEdit changes a closed log directly in Badger, as an attacker with
+// disk access would.
+func badgerEdit(t *testing.T, dir string, f func(txn *badger.Txn) error) {
+	t.Helper()
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func entryKey(i int64) []byte {
+	k := make([]byte, 9)
+	k[0] = 'e'
+	binary.BigEndian.PutUint64(k[1:], uint64(i))
+	return k
+}
+
+func get(t *testing.T, txn *badger.Txn, k []byte) []byte {
+	it, err := txn.Get(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := it.ValueCopy(nil)
+	return v
+}
+
+// TestVerifyFindsTampering: a changed, missing, reordered or extra entry
+// is reported with its index.
+func TestVerifyFindsTampering(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(t *testing.T) func(*badger.Txn) error
+		index int64
+		what  string
+	}{
+		{"one flipped bit", func(t *testing.T) func(*badger.Txn) error {
+			return func(txn *badger.Txn) error {
+				v := get(t, txn, entryKey(5))
+				v[2] ^= 0x01
+				return txn.Set(entryKey(5), v)
+			}
+		}, 5, "leaf hash"},
+		{"removed entry", func(t *testing.T) func(*badger.Txn) error {
+			return func(txn *badger.Txn) error { return txn.Delete(entryKey(4)) }
+		}, 4, "entry missing"},
+		{"removed last entry", func(t *testing.T) func(*badger.Txn) error {
+			return func(txn *badger.Txn) error { return txn.Delete(entryKey(9)) }
+		}, 9, "entry missing"},
+		{"two entries swapped", func(t *testing.T) func(*badger.Txn) error {
+			return func(txn *badger.Txn) error {
+				a, b := get(t, txn, entryKey(2)), get(t, txn, entryKey(3))
+				txn.Set(entryKey(2), b)
+				return txn.Set(entryKey(3), a)
+			}
+		}, 2, "leaf hash"},
+		{"entry added past the checkpoint", func(t *testing.T) func(*badger.Txn) error {
+			return func(txn *badger.Txn) error { return txn.Set(entryKey(10), []byte("smuggled")) }
+		}, 10, "entry beyond the checkpoint"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, vkey := newLog(t, 10)
+			badgerEdit(t, dir, tc.edit(t))
+			l, err := ledger.Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			_, err = l.Verify(vkey, nil)
+			var ie *ledger.IntegrityError
+			if !errors.As(err, &ie) || !errors.Is(err, ledger.ErrTampered) {
+				t.Fatalf("Verify = %v, want an IntegrityError", err)
+			}
+			if ie.Index != tc.index || ie.What != tc.what {
+				t.Fatalf("IntegrityError at %d %q, want %d %q (%v)", ie.Index, ie.What, tc.index, tc.what, err)
+			}
+		})
+	}
+}
+
+func TestVerifyRefusesOtherKey(t *testing.T) {
+	dir, _ := newLog(t, 3)
+	l, err := ledger.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	other, _ := ledger.VerifierKey("example.com/test-log", testkit.Key(t, 2).Public())
+	if _, err := l.Verify(other, nil); !errors.Is(err, ledger.ErrCheckpointSignature) {
+		t.Fatalf("Verify under another key = %v", err)
+	}
+	if _, err := l.Append([][]byte{[]byte("x")}); !errors.Is(err, ledger.ErrNoSigner) {
+		t.Fatalf("Append without key = %v", err)
+	}
+}
+
+func TestOpenRefusesWrongKey(t *testing.T) {
+	dir, _ := newLog(t, 1)
+	if _, err := ledger.Open(dir, testkit.Key(t, 2)); !errors.Is(err, ledger.ErrWrongKey) {
+		t.Fatalf("Open with another key = %v", err)
+	}
+}
+
+func TestAppendRefusesEntrySizes(t *testing.T) {
+	dir, _ := newLog(t, 1)
+	l, err := ledger.Open(dir, testkit.Key(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, e := range [][]byte{{}, make([]byte, ledger.MaxEntrySize+1)} {
+		if _, err := l.Append([][]byte{[]byte("ok"), e}); !errors.Is(err, ledger.ErrEntrySize) {
+			t.Fatalf("Append of %d bytes = %v", len(e), err)
+		}
+	}
+	if l.Size() != 1 {
+		t.Fatalf("a refused batch changed the size to %d", l.Size())
+	}
+	if _, err := l.Append([][]byte{make([]byte, ledger.MaxEntrySize)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseCheckpointStrict(t *testing.T) {
+	good := "example.com/log\n3\n" + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" + "\n"
+	if _, err := ledger.ParseCheckpoint(good); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{
+		"example.com/log\n03\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
+		"example.com/log\n-3\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
+		"example.com/log\n3\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\nextension\n",
+		"example.com/log\n3\nAAAA\n",
+		"example.com/log\n3\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+		"\n3\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
+	} {
+		if _, err := ledger.ParseCheckpoint(bad); !errors.Is(err, ledger.ErrMalformedCheckpoint) {
+			t.Errorf("ParseCheckpoint(%q) = %v", bad, err)
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package testvectors
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/writ-ledger/writ/sign"
+)
+
+// externalDir finds ../shared/vectors/external beside the repository root
+// (the directory holding go.mod). It fails the test if it is missing.
+func externalDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+	ext := filepath.Join(dir, "..", "shared", "vectors", "external")
+	if _, err := os.Stat(ext); err != nil {
+		t.Fatalf("external vectors: %v (writ's tests expect ../shared beside the repository)", err)
+	}
+	return ext
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func unhex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestRFC8032: every RFC 8032 §7.1 signature verifies under its key
+// through sign.PublicKey, and fails with one bit of the message changed.
+func TestRFC8032(t *testing.T) {
+	var vectors []struct {
+		Name, PublicKey, Message, Signature string
+	}
+	readJSON(t, filepath.Join(externalDir(t), "rfc8032_ed25519_section7.1.json"), &vectors)
+	if len(vectors) == 0 {
+		t.Fatal("no vectors")
+	}
+	for _, v := range vectors {
+		k, err := sign.NewPublicKey(unhex(t, v.PublicKey))
+		if err != nil {
+			t.Fatalf("%s: key: %v", v.Name, err)
+		}
+		msg, sig := unhex(t, v.Message), unhex(t, v.Signature)
+		if err := k.Verify(msg, sig); err != nil {
+			t.Errorf("%s: %v", v.Name, err)
+		}
+		if err := k.Verify(append(msg, 0), sig); !errors.Is(err, sign.ErrBadSignature) {
+			t.Errorf("%s: a changed message verified: %v", v.Name, err)
+		}
+	}
+}
+
+// TestWycheproofEd25519: all Wycheproof Ed25519 vectors give their
+// declared result. A vector is "valid" for writ when the key loads (PEM
+// PKIX, with writ's point checks) and the signature verifies.
+func TestWycheproofEd25519(t *testing.T) {
+	var file struct {
+		NumberOfTests int
+		TestGroups    []struct {
+			PublicKeyPem string
+			Tests        []struct {
+				TcID    int `json:"tcId"`
+				Comment string
+				Msg     string
+				Sig     string
+				Result  string
+			}
+		}
+	}
+	readJSON(t, filepath.Join(externalDir(t), "wycheproof_ed25519_test.json"), &file)
+	n := 0
+	for _, g := range file.TestGroups {
+		k, keyErr := sign.ParsePublicKeyPEM([]byte(g.PublicKeyPem))
+		for _, tc := range g.Tests {
+			n++
+			err := keyErr
+			if err == nil {
+				err = k.Verify(unhex(t, tc.Msg), unhex(t, tc.Sig))
+			}
+			switch tc.Result {
+			case "valid":
+				if err != nil {
+					t.Errorf("tcId %d (%s): want valid, got %v", tc.TcID, tc.Comment, err)
+				}
+			case "invalid":
+				if err == nil {
+					t.Errorf("tcId %d (%s): want invalid, verified", tc.TcID, tc.Comment)
+				}
+			default:
+				t.Errorf("tcId %d: result %q not understood", tc.TcID, tc.Result)
+			}
+		}
+	}
+	if n != file.NumberOfTests || n != 151 {
+		t.Fatalf("ran %d vectors, the file declares %d", n, file.NumberOfTests)
+	}
+}

@@ -1,0 +1,91 @@
+package transfer_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/transfer"
+)
+
+func TestDigestAndCompare(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	data := make([]byte, 3<<20+17) // crosses several hash buffers
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	os.WriteFile(p, data, 0o644)
+	sum := sha256.Sum256(data)
+	want := "sha256:" + hex.EncodeToString(sum[:])
+	d, n, err := transfer.DigestFile(p)
+	if err != nil || d != want || n != int64(len(data)) {
+		t.Fatalf("DigestFile = %s, %d, %v", d, n, err)
+	}
+	if got, err := transfer.Compare(p, want); err != nil || got != want {
+		t.Fatalf("Compare with the right digest = %s, %v", got, err)
+	}
+	data[len(data)/2] ^= 1
+	os.WriteFile(p, data, 0o644)
+	_, err = transfer.Compare(p, want)
+	var mm *transfer.MismatchError
+	if !errors.As(err, &mm) || !errors.Is(err, transfer.ErrDigestMismatch) || mm.Expected != want || mm.Actual == want {
+		t.Fatalf("Compare after one changed bit = %v", err)
+	}
+	if _, _, err := transfer.DigestFile(t.TempDir()); err == nil {
+		t.Fatal("a directory was hashed")
+	}
+}
+
+// TestNewPinOnRealBuilds: pins of real Go binaries built in the test from a
+// git repository record what they saw, and dirty or unknown builds are
+// refused unless allowed.
+func TestNewPinOnRealBuilds(t *testing.T) {
+	now := testkit.Epoch
+	opts := transfer.PinOptions{Artifact: "agent", Version: "1.2.3", IssuedAt: now, Expires: now.Add(time.Hour)}
+	clean := testkit.BuildAgent(t, testkit.BuildOptions{})
+	p, err := transfer.NewPin(clean, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Build == nil || p.Build.VCS != "git" || len(p.Build.Revision) != 40 || p.Build.Modified || p.Version != "v1.2.3" {
+		t.Fatalf("clean pin %+v build %+v", p, p.Build)
+	}
+	if p.Platform != transfer.Platform() {
+		t.Fatalf("platform %s", p.Platform)
+	}
+
+	dirty := testkit.BuildAgent(t, testkit.BuildOptions{Dirty: true})
+	if _, err := transfer.NewPin(dirty, opts); !errors.Is(err, transfer.ErrDirtyBuild) {
+		t.Fatalf("dirty build: %v", err)
+	}
+	o := opts
+	o.AllowDirty = true
+	if p, err := transfer.NewPin(dirty, o); err != nil || !p.Build.Modified {
+		t.Fatalf("dirty build allowed: %+v, %v", p, err)
+	}
+
+	novcs := testkit.BuildAgent(t, testkit.BuildOptions{NoVCS: true})
+	if _, err := transfer.NewPin(novcs, opts); !errors.Is(err, transfer.ErrUnknownBuild) {
+		t.Fatalf("-buildvcs=false: %v", err)
+	}
+
+	notGo := filepath.Join(t.TempDir(), "script.sh")
+	os.WriteFile(notGo, []byte("#!/bin/sh\necho hi\n"), 0o755)
+	if _, err := transfer.NewPin(notGo, opts); !errors.Is(err, transfer.ErrUnknownBuild) {
+		t.Fatalf("non-Go file: %v", err)
+	}
+	o = opts
+	o.AllowUnknown = true
+	if p, err := transfer.NewPin(notGo, o); err != nil || p.Build != nil {
+		t.Fatalf("non-Go file allowed: %+v, %v", p, err)
+	}
+	o.Platform = "plan9/arm"
+	if _, err := transfer.NewPin(clean, o); err == nil {
+		t.Fatal("a platform contradicting the binary was accepted")
+	}
+}

@@ -1,0 +1,219 @@
+package verify_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/transfer"
+	"github.com/writ-ledger/writ/verify"
+)
+
+const (
+	platform = "linux/amd64"
+	id       = "0123456789abcdef0123456789abcdef"
+)
+
+type fixture struct {
+	st                         *delegation.State
+	root, op, late, stranger   *sign.PrivateKey
+	agent, otherFile, pinnedAt string
+}
+
+// newFixture builds a real authority state: a root, an operator who may
+// instruct "demo" on runner-*, an operator whose delegation ended before
+// Epoch, a release engineer, and a pin of a real file's digest.
+func newFixture(t *testing.T, editRoot func(*schemas.Root), editPin func(*schemas.Pin)) *fixture {
+	t.Helper()
+	f := &fixture{root: testkit.Key(t, 1), op: testkit.Key(t, 10), late: testkit.Key(t, 12), stranger: testkit.Key(t, 99)}
+	rel := testkit.Key(t, 11)
+	dir := t.TempDir()
+	f.agent, f.otherFile = filepath.Join(dir, "agent"), filepath.Join(dir, "other")
+	os.WriteFile(f.agent, []byte("the agent binary"), 0o755)
+	os.WriteFile(f.otherFile, []byte("the agent binarY"), 0o755)
+	d, n, err := transfer.DigestFile(f.agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := testkit.Root(1, f.root)
+	if editRoot != nil {
+		editRoot(root)
+	}
+	lateDel := testkit.Delegation(f.late, []string{"instruct"}, "demo", "runner-*")
+	lateDel.NotAfter = testkit.Epoch.Add(-time.Hour).Unix()
+	pin := testkit.Pin(platform, d, uint64(n))
+	if editPin != nil {
+		editPin(pin)
+	}
+	f.st = delegation.NewState()
+	for _, e := range [][]byte{
+		testkit.Seal(t, root, f.root),
+		testkit.Seal(t, testkit.Delegation(f.op, []string{"instruct"}, "demo", "runner-*"), f.root),
+		testkit.Seal(t, lateDel, f.root),
+		testkit.Seal(t, testkit.Delegation(rel, []string{"pin"}, "", ""), f.root),
+		testkit.Seal(t, pin, rel),
+	} {
+		if _, err := f.st.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+func cfg(mode verify.Mode) verify.Config {
+	return verify.Config{Machine: "runner-1", Mode: mode, Platform: platform, Now: func() time.Time { return testkit.Epoch }}
+}
+
+func instr(edit func(*schemas.Instruction)) *schemas.Instruction {
+	i := testkit.Instruction(id)
+	if edit != nil {
+		edit(i)
+	}
+	return i
+}
+
+func bare(t *testing.T, i *schemas.Instruction) []byte {
+	b, err := schemas.Encode(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestAdmitRules: the smallest dispatch that triggers each rule, and the
+// exact verdict in each of the three modes.
+func TestAdmitRules(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	signed := testkit.Seal(t, instr(nil), f.op)
+	badSig := append([]byte(nil), signed...)
+	badSig[len(badSig)-1] ^= 1
+	tests := []struct {
+		name     string
+		st       *delegation.State
+		raw      []byte
+		agent    string
+		rule     string
+		verdicts [3]string // off, warn, enforce
+	}{
+		{"ok", nil, signed, f.agent, verify.RuleOK, [3]string{"admitted", "admitted", "admitted"}},
+		{"malformed", nil, []byte("garbage"), f.agent, verify.RuleMalformedDispatch, refusedAll},
+		{"unsigned", nil, bare(t, instr(nil)), f.agent, verify.RuleUnsigned, unsignedish},
+		{"bad signature", nil, badSig, f.agent, verify.RuleBadSignature, unsignedish},
+		{"unknown key", nil, testkit.Seal(t, instr(nil), f.stranger), f.agent, verify.RuleUnknownKey, unsignedish},
+		{"signed as a pin", nil, signAs(t, schemas.KindPin, instr(nil), f.op), f.agent, verify.RuleWrongKind, unsignedish},
+		{"wrong machine", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Machine = "runner-2" }), f.op), f.agent, verify.RuleWrongMachine, refusedAll},
+		{"no delegation", nil, testkit.Seal(t, instr(nil), f.root), f.agent, verify.RuleNoDelegation, unsignedish},
+		{"out of scope", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Stream = "other" }), f.op), f.agent, verify.RuleOutOfScope, unsignedish},
+		{"outside window", nil, testkit.Seal(t, instr(nil), f.late), f.agent, verify.RuleOutsideWindow, unsignedish},
+		{"root expired", newFixture(t, func(r *schemas.Root) { r.Expires = testkit.Epoch.Unix() }, nil).st, signed, f.agent, verify.RuleRootExpired, unsignedish},
+		{"not yet valid", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.NotBefore = testkit.Epoch.Add(time.Minute).Unix() }), f.op), f.agent, verify.RuleNotYetValid, softAll},
+		{"expired", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Expires = testkit.Epoch.Unix() }), f.op), f.agent, verify.RuleExpired, softAll},
+		{"agent not pinned", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Agent.Name = "other" }), f.op), f.agent, verify.RuleAgentNotPinned, softAll},
+		{"pin expired", newFixture(t, nil, func(p *schemas.Pin) { p.Expires = testkit.Epoch.Unix() }).st, signed, f.agent, verify.RulePinExpired, softAll},
+		{"instruction names another digest", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Agent.Digest = "sha256:" + strings.Repeat("1", 64) }), f.op), f.agent, verify.RuleAgentPinMismatch, refusedAll},
+		{"agent binary missing", nil, signed, filepath.Join(t.TempDir(), "absent"), verify.RuleAgentBinaryMissing, refusedAll},
+		{"agent binary changed", nil, signed, f.otherFile, verify.RuleAgentDigestMismatch, refusedAll},
+		{"unsigned and changed: integrity wins", nil, bare(t, instr(nil)), f.otherFile, verify.RuleAgentDigestMismatch, refusedAll},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := tc.st
+			if st == nil {
+				st = f.st
+			}
+			for i, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
+				v := verify.Admit(st, cfg(mode), verify.Dispatch{Raw: tc.raw, AgentBinary: tc.agent})
+				if v.Rule != tc.rule || v.Verdict != tc.verdicts[i] {
+					t.Fatalf("mode %s: %s / %s (%s), want %s / %s; failed %v", mode, v.Verdict, v.Rule, v.Reason, tc.verdicts[i], tc.rule, v.Failed)
+				}
+				r, _ := verify.LookupRule(v.Rule)
+				if v.Class != r.Class || v.NextAct != r.NextAct || v.Mode != mode {
+					t.Fatalf("class/next act/mode not from the rule table: %+v", v)
+				}
+				d := verify.Decision(v)
+				if err := d.Validate(); err != nil {
+					t.Fatalf("decision record: %v", err)
+				}
+			}
+		})
+	}
+}
+
+var (
+	refusedAll  = [3]string{"refused", "refused", "refused"}
+	unsignedish = [3]string{"admitted-unsigned", "would-refuse", "refused"}
+	softAll     = [3]string{"admitted", "would-refuse", "refused"}
+)
+
+func signAs(t *testing.T, k schemas.Kind, i *schemas.Instruction, key *sign.PrivateKey) []byte {
+	env, err := sign.Sign(k, bare(t, i), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// TestAdmitEvidence: a digest mismatch carries both digests, and the
+// signer is recorded only when verified.
+func TestAdmitEvidence(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	v := verify.Admit(f.st, cfg(verify.ModeOff), verify.Dispatch{Raw: testkit.Seal(t, instr(nil), f.op), AgentBinary: f.otherFile})
+	want, _, _ := transfer.DigestFile(f.otherFile)
+	pinned, _, _ := transfer.DigestFile(f.agent)
+	if len(v.Compared) != 1 || v.Compared[0].Actual != want || v.Compared[0].Expected != pinned {
+		t.Fatalf("compared %+v", v.Compared)
+	}
+	if v.Signer != f.op.Public().ID() {
+		t.Fatalf("signer %q", v.Signer)
+	}
+	v = verify.Admit(f.st, cfg(verify.ModeOff), verify.Dispatch{Raw: testkit.Seal(t, instr(nil), f.stranger), AgentBinary: f.agent})
+	if v.Signer != "" {
+		t.Fatalf("an unverified signer was recorded: %q", v.Signer)
+	}
+	d := verify.Decision(v)
+	if d.InstructionID != id || d.Verdict != "admitted-unsigned" || d.Failed[0] != verify.RuleUnknownKey {
+		t.Fatalf("decision %+v", d)
+	}
+}
+
+// TestAdmitFailsClosed: a panic inside the verdict path is a refusal under
+// the internal rule, never an admission.
+func TestAdmitFailsClosed(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	v := verify.Admit(nil, cfg(verify.ModeOff), verify.Dispatch{Raw: testkit.Seal(t, instr(nil), f.op), AgentBinary: f.agent})
+	if v.Verdict != verify.Refused || v.Rule != verify.RuleInternal {
+		t.Fatalf("verdict %s / %s", v.Verdict, v.Rule)
+	}
+	v = verify.RefuseUnverified(cfg(verify.ModeOff), verify.Dispatch{Raw: []byte("x")}, errors.New("entry 3: leaf hash"))
+	if v.Verdict != verify.Refused || v.Rule != verify.RuleLedgerUnverified {
+		t.Fatalf("verdict %s / %s", v.Verdict, v.Rule)
+	}
+}
+
+// TestRuleTable: every rule id is unique and has a class, a summary and a
+// next act; every rule named in the package doc is in the table.
+func TestRuleTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range verify.Rules {
+		if seen[r.ID] || r.Class == "" || r.Summary == "" || r.NextAct == "" {
+			t.Errorf("rule %+v is duplicated or incomplete", r)
+		}
+		seen[r.ID] = true
+	}
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range seen {
+		if !strings.Contains(string(doc), "//\t"+id+" ") {
+			t.Errorf("rule %s is not in the package doc's table", id)
+		}
+	}
+}
