@@ -119,9 +119,13 @@ func ParsePublicKeyPEM(data []byte) (PublicKey, error) {
 	if err != nil {
 		return PublicKey{}, err
 	}
-	// Canonical PKIX only: the DER must be exactly what we would write.
-	if !bytes.Equal(k.PEM(), pem.EncodeToMemory(block)) {
-		return PublicKey{}, fmt.Errorf("%w: non-canonical PKIX encoding", ErrInvalidKey)
+	// Canonical only: the text (up to surrounding whitespace and CRLF line
+	// ends) must be exactly the PEM writ writes, so that one key has one
+	// file form; base64 with stray padding bits, or DER with extra
+	// encodings, is refused.
+	text := bytes.TrimSpace(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")))
+	if !bytes.Equal(text, bytes.TrimSpace(k.PEM())) {
+		return PublicKey{}, fmt.Errorf("%w: non-canonical PEM or PKIX encoding", ErrInvalidKey)
 	}
 	return k, nil
 }
