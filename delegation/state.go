@@ -17,6 +17,7 @@ const (
 	RuleThreshold       = "threshold-not-met" // fewer distinct root keys than the threshold
 	RuleWrongKind       = "wrong-record-kind" // a kind that may not stand at this position
 	RuleNotSupportedYet = "not-supported"     // a valid act this version cannot apply yet
+	RuleDuplicate       = "duplicate-record"  // the same record bytes are already in the log
 )
 
 // ErrRefused is wrapped by every *RecordError.
@@ -31,7 +32,11 @@ type RecordError struct {
 }
 
 func (e *RecordError) Error() string {
-	return fmt.Sprintf("record at index %d refused: %s: %v", e.Index, e.Rule, e.Err)
+	var d *Denial
+	if errors.As(e.Err, &d) {
+		return fmt.Sprintf("refused as entry %d: %s: %s", e.Index, d.Rule, d.Reason)
+	}
+	return fmt.Sprintf("refused as entry %d: %s: %v", e.Index, e.Rule, e.Err)
 }
 
 // Unwrap returns ErrRefused and the underlying error, so errors.Is works
@@ -72,10 +77,13 @@ type State struct {
 	grants []*Grant
 	pins   []*PinEntry
 	keys   map[string]sign.PublicKey // every key the state trusts, by key id
+	seen   map[string]int64          // record digest → index, to refuse duplicates
 }
 
 // NewState returns the empty state, before entry 0.
-func NewState() *State { return &State{keys: map[string]sign.PublicKey{}} }
+func NewState() *State {
+	return &State{keys: map[string]sign.PublicKey{}, seen: map[string]int64{}}
+}
 
 // Size returns how many entries have been applied.
 func (s *State) Size() int64 { return s.size }
@@ -116,8 +124,15 @@ func (s *State) Apply(entry []byte) (*Applied, error) {
 	if err != nil {
 		return nil, refuse(index, RuleMalformed, err)
 	}
+	if prev, dup := s.seen[env.Digest()]; dup {
+		return nil, refuse(index, RuleDuplicate, fmt.Errorf("this exact %s record is already entry %d", env.Kind, prev))
+	}
 	if index == 0 {
-		return s.applyRoot(env)
+		a, err := s.applyRoot(env)
+		if err == nil {
+			s.seen[a.Digest] = 0
+		}
+		return a, err
 	}
 	verified, err := env.Verify(s.Key)
 	if err != nil {
@@ -148,6 +163,7 @@ func (s *State) Apply(entry []byte) (*Applied, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.seen[a.Digest] = index
 	s.size++
 	return a, nil
 }
@@ -244,7 +260,10 @@ func (s *State) applySigned(a *Applied, req Request, add func()) error {
 // Clone returns a copy of s that can be applied to without changing s.
 // Records themselves are shared; they are never mutated.
 func (s *State) Clone() *State {
-	c := &State{size: s.size, root: s.root, keys: make(map[string]sign.PublicKey, len(s.keys))}
+	c := &State{size: s.size, root: s.root, keys: make(map[string]sign.PublicKey, len(s.keys)), seen: make(map[string]int64, len(s.seen))}
+	for k, v := range s.seen {
+		c.seen[k] = v
+	}
 	c.grants = append([]*Grant(nil), s.grants...)
 	c.pins = append([]*PinEntry(nil), s.pins...)
 	for k, v := range s.keys {

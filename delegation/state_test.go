@@ -59,7 +59,9 @@ func TestApplyRules(t *testing.T) {
 		{"pin by the root key itself", [][]byte{root1, testkit.Seal(t, pin, r1)}, delegation.RuleNoDelegation},
 		{"pin by a key delegated instruct only", [][]byte{root1, testkit.Seal(t, opDel, r1), testkit.Seal(t, pin, op)}, delegation.RuleOutOfScope},
 		{"instruction in scope", [][]byte{root1, testkit.Seal(t, opDel, r1), testkit.Seal(t, testkit.Instruction(id), op)}, ""},
-		{"a second root", [][]byte{root1, root1}, delegation.RuleNotSupportedYet},
+		{"a second root", [][]byte{root1, testkit.Seal(t, testkit.Root(1, r1, r2), r1, r2)}, delegation.RuleNotSupportedYet},
+		{"the same record signed again (Ed25519 is deterministic)", [][]byte{root1, testkit.Seal(t, opDel, r1), testkit.Seal(t, relDel, r1), testkit.Seal(t, opDel, r1)}, delegation.RuleDuplicate},
+		{"the same bytes twice", [][]byte{root1, root1}, delegation.RuleDuplicate},
 		{"a decision in the authority log", [][]byte{root1, testkit.Seal(t, decision, r1)}, delegation.RuleWrongKind},
 	}
 	for _, tc := range tests {

@@ -106,9 +106,9 @@ type Decision struct {
 // DigestCheck records one comparison of a locally computed digest with the
 // expected one.
 type DigestCheck struct {
-	Subject  string `cbor:"subject"`  // what was hashed, e.g. "agent"
-	Expected string `cbor:"expected"` // from the pin
-	Actual   string `cbor:"actual"`   // computed by the runner
+	Subject  string `cbor:"subject" json:"subject"`   // what was hashed, e.g. "agent"
+	Expected string `cbor:"expected" json:"expected"` // from the pin
+	Actual   string `cbor:"actual" json:"actual"`     // computed by the runner
 }
 
 // Kind implements Record.

@@ -165,8 +165,8 @@ func (r *Pin) Validate() error {
 		return fieldErr(k, "platform", "%q: must be GOOS/GOARCH, e.g. linux/amd64", r.Platform)
 	case !digestRe.MatchString(r.Digest):
 		return fieldErr(k, "digest", "must be sha256: and 64 lowercase hex digits")
-	case !semver.IsValid(r.Version):
-		return fieldErr(k, "version", "%q is not a semantic version with a leading v (e.g. v1.4.2)", r.Version)
+	case !semver.IsValid(r.Version) || semver.Canonical(r.Version)+semver.Build(r.Version) != r.Version:
+		return fieldErr(k, "version", "%q is not a full semantic version with a leading v (e.g. v1.4.2)", r.Version)
 	case r.Expires <= r.IssuedAt:
 		return fieldErr(k, "expires", "must be after issued_at")
 	}

@@ -108,8 +108,8 @@ func NewPin(path string, o PinOptions) (*schemas.Pin, error) {
 	if !strings.HasPrefix(version, "v") {
 		version = "v" + version
 	}
-	if !semver.IsValid(version) {
-		return nil, fmt.Errorf("--version %q: not a semantic version (e.g. 1.4.2)", o.Version)
+	if !semver.IsValid(version) || semver.Canonical(version)+semver.Build(version) != version {
+		return nil, fmt.Errorf("--version %q: not a full semantic version MAJOR.MINOR.PATCH (e.g. 1.4.2)", o.Version)
 	}
 	p := &schemas.Pin{
 		V: schemas.SchemaVersion, Artifact: o.Artifact, Platform: platform, Digest: digest, Size: uint64(size),

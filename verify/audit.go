@@ -30,15 +30,18 @@ func summarize(c ledger.Checkpoint) *CheckpointSummary {
 
 // Report is the outcome of Audit.
 type Report struct {
-	OK               bool               `json:"ok"`
-	EntriesVerified  int64              `json:"entries_verified"`
-	AuthorityEntries int64              `json:"authority_entries"`
-	Decisions        int64              `json:"decisions"`
-	ByVerdict        map[string]int64   `json:"by_verdict"`
-	ByRule           map[string]int64   `json:"by_rule"`
-	Authority        *CheckpointSummary `json:"authority_checkpoint,omitempty"`
-	DecisionLog      *CheckpointSummary `json:"decision_checkpoint,omitempty"`
-	Failure          *AuditFailure      `json:"failure,omitempty"`
+	OK               bool  `json:"ok"`
+	EntriesVerified  int64 `json:"entries_verified"`
+	AuthorityEntries int64 `json:"authority_entries"`
+	Decisions        int64 `json:"decisions"`
+	// WouldRefuse counts decisions admitted (in any verdict) although a
+	// rule failed: what enforce would have refused.
+	WouldRefuse int64              `json:"would_refuse_under_enforce"`
+	ByVerdict   map[string]int64   `json:"by_verdict"`
+	ByRule      map[string]int64   `json:"by_rule"`
+	Authority   *CheckpointSummary `json:"authority_checkpoint,omitempty"`
+	DecisionLog *CheckpointSummary `json:"decision_checkpoint,omitempty"`
+	Failure     *AuditFailure      `json:"failure,omitempty"`
 }
 
 // AuditFailure is the evidence of a failed audit: which log, which entry
@@ -100,6 +103,9 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		rep.ByVerdict[d.Verdict]++
 		rep.ByRule[d.Rule]++
 		rep.Decisions++
+		if d.Verdict != "refused" && d.Rule != RuleOK {
+			rep.WouldRefuse++
+		}
 		return nil
 	})
 	if err != nil {

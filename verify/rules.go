@@ -68,7 +68,7 @@ var Rules = []Rule{
 	{RuleMalformedDispatch, ClassIntegrity, "the dispatch is a canonical tagged COSE envelope of an instruction, or a canonical bare instruction record",
 		"regenerate the instruction with `writ instruct`; never edit one by hand"},
 	{RuleUnsigned, ClassAuthenticity, "the instruction is signed",
-		"have the control plane sign instructions (`writ instruct --key`); use --mode warn to see what enforce would refuse"},
+		"have the control plane sign instructions (`writ instruct --key`); before tightening to enforce, run warn and audit what it would refuse"},
 	{RuleWrongKind, ClassAuthenticity, "the envelope was signed as an instruction, not as another record kind",
 		"dispatch an instruction record; a pin or delegation is never an order"},
 	{RuleBadSignature, ClassAuthenticity, "every signature by a key the ledger trusts verifies",

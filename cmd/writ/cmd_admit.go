@@ -22,7 +22,7 @@ func admitCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "ledger", Usage: "this runner's ledger `DIR`"},
 			&cli.StringFlag{Name: "machine", Usage: "this runner's machine `NAME`"},
-			&cli.StringFlag{Name: "mode", Value: "off", Usage: "signature enforcement: off, warn or enforce"},
+			&cli.StringFlag{Name: "mode", Value: "off", Usage: "`MODE` for authenticity, authority, freshness and provenance rules: off (admit and record), warn (admit, record what enforce would refuse), enforce (refuse); integrity rules refuse in every mode"},
 			&cli.StringFlag{Name: "agent-binary", Usage: "`PATH` of the agent binary this dispatch would run"},
 			&cli.BoolFlag{Name: "rules", Usage: "list every rule id and exit"},
 			vkeyFlag, passphraseFileFlag, workFactorFlag, jsonFlag,
@@ -41,9 +41,16 @@ func printRules(c *cli.Context) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "RULE\tCLASS\tCHECKS THAT")
+	fmt.Fprintln(tw, "RULE\tCLASS\tREFUSES\tCHECKS THAT")
 	for _, r := range verify.Rules {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Class, r.Summary)
+		refuses := "always"
+		switch {
+		case r.ID == verify.RuleOK:
+			refuses = "never"
+		case r.Class.Governed():
+			refuses = "enforce"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Class, refuses, r.Summary)
 	}
 	return tw.Flush()
 }
@@ -52,12 +59,14 @@ func admit(c *cli.Context) error {
 	if c.Bool("rules") {
 		return printRules(c)
 	}
-	if c.NArg() != 1 {
-		return usageErr("admit takes one argument: the dispatch file, or - for stdin")
+	if err := wantArgs(c, 1, "one argument: the DISPATCH file, or - for stdin"); err != nil {
+		return err
 	}
 	dir, machine := c.String("ledger"), c.String("machine")
-	if dir == "" || machine == "" {
-		return usageErr("--ledger and --machine are required")
+	for _, f := range []string{"ledger", "machine", "agent-binary"} {
+		if c.String(f) == "" {
+			return usageErr("--%s is required (see writ admit --help)", f)
+		}
 	}
 	if !schemas.ValidMachine(machine) {
 		return usageErr("--machine %q: letters, digits, '.', '_', '-', starting with a letter or digit", machine)
@@ -82,7 +91,10 @@ func admit(c *cli.Context) error {
 		return inputErr(err)
 	}
 	defer auth.Close()
-	vkey := c.String("vkey")
+	vkey, err := vkeyValue(c, "vkey")
+	if err != nil {
+		return err
+	}
 	if vkey == "" {
 		vkey = auth.VerifierKey()
 	}
@@ -125,6 +137,9 @@ func admit(c *cli.Context) error {
 		fmt.Sprintf("mode: %s  instruction: %s  signer: %s  decision: %d", v.Mode, orNone(v.InstructionID), signer, index))
 	if err != nil {
 		return err
+	}
+	if v.Admitted() && v.Rule != verify.RuleOK {
+		fmt.Fprintf(c.App.ErrWriter, "writ: warning: admitted under --mode %s although rule %s failed; --mode enforce would refuse it\n", v.Mode, v.Rule)
 	}
 	switch {
 	case v.Rule == verify.RuleInternal:

@@ -17,7 +17,7 @@ func auditCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "ledger", Required: true, Usage: "ledger `DIR`"},
 			vkeyFlag,
-			&cli.StringFlag{Name: "decisions-vkey", Usage: "trust only this verifier `KEY` for the decision log's checkpoints"},
+			&cli.StringFlag{Name: "decisions-vkey", Usage: "trust only this verifier `KEY` for the decision log's checkpoints (writ ledger vkey --log decisions)"},
 			jsonFlag,
 		},
 		Action: audit,
@@ -25,7 +25,15 @@ func auditCommand() *cli.Command {
 }
 
 func audit(c *cli.Context) error {
-	rep, err := verify.Audit(c.String("ledger"), verify.AuditOptions{AuthorityVKey: c.String("vkey"), DecisionsVKey: c.String("decisions-vkey")})
+	vkey, err := vkeyValue(c, "vkey")
+	if err != nil {
+		return err
+	}
+	dvkey, err := vkeyValue(c, "decisions-vkey")
+	if err != nil {
+		return err
+	}
+	rep, err := verify.Audit(c.String("ledger"), verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey})
 	if err != nil {
 		return inputErr(err)
 	}
@@ -41,6 +49,7 @@ func audit(c *cli.Context) error {
 		if rep.DecisionLog != nil {
 			lines = append(lines, fmt.Sprintf("decision checkpoint: %s size %d root %s", rep.DecisionLog.Origin, rep.DecisionLog.Size, rep.DecisionLog.RootHash))
 		}
+		lines = append(lines, fmt.Sprintf("admitted although a rule failed (enforce would refuse): %d", rep.WouldRefuse))
 		lines = append(lines, "decisions by verdict:")
 		for _, v := range schemas.Verdicts {
 			lines = append(lines, fmt.Sprintf("  %-18s %d", v, rep.ByVerdict[v]))

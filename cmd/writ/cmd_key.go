@@ -35,8 +35,8 @@ func keyCommand() *cli.Command {
 }
 
 func keyGenerate(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return usageErr("key generate takes no arguments; use --out PREFIX")
+	if err := wantArgs(c, 0, "no arguments"); err != nil {
+		return err
 	}
 	prefix := c.String("out")
 	pass, err := passphrase(c, prefix+".key", true)
@@ -52,8 +52,8 @@ func keyGenerate(c *cli.Context) error {
 }
 
 func keyID(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usageErr("key id takes one argument: a public key file (PEM PKIX), or - for stdin")
+	if err := wantArgs(c, 1, "one argument: a public key file (PEM PKIX), or - for stdin"); err != nil {
+		return err
 	}
 	data, err := readWhole(c, c.Args().First(), sign.MaxPublicKeyFile)
 	if err != nil {

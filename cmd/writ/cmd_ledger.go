@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -15,6 +16,30 @@ import (
 )
 
 var dirFlag = &cli.StringFlag{Name: "dir", Required: true, Usage: "ledger `DIR`ectory"}
+
+var logFlag = &cli.StringFlag{Name: "log", Value: "authority", Usage: "which log: authority or decisions"}
+
+// openLog opens the log named by --log for reading.
+func openLog(c *cli.Context) (*ledger.Log, error) {
+	dir := c.String("dir")
+	var log *ledger.Log
+	var err error
+	switch c.String("log") {
+	case "authority":
+		log, err = ledger.OpenAuthority(dir, nil)
+	case "decisions":
+		if !ledger.HasDecisions(dir) {
+			return nil, usageErr("%s has no decision log yet (it is created by the first `writ admit`)", dir)
+		}
+		log, err = ledger.OpenDecisionsReadOnly(dir)
+	default:
+		return nil, usageErr("--log %q: authority or decisions", c.String("log"))
+	}
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	return log, nil
+}
 
 var vkeyFlag = &cli.StringFlag{Name: "vkey", Usage: "trust only this checkpoint verifier `KEY` (<origin>+<hash>+<base64>) instead of the one stored in the ledger"}
 
@@ -34,8 +59,8 @@ func ledgerCommand() *cli.Command {
 			},
 			{
 				Name:   "vkey",
-				Usage:  "print the checkpoint verifier key",
-				Flags:  []cli.Flag{dirFlag, jsonFlag},
+				Usage:  "print a log's checkpoint verifier key (as stored in the ledger)",
+				Flags:  []cli.Flag{dirFlag, logFlag, jsonFlag},
 				Action: ledgerVKey,
 			},
 			{
@@ -46,10 +71,9 @@ func ledgerCommand() *cli.Command {
 				Action:    ledgerAppend,
 			},
 			{
-				Name:  "checkpoint",
-				Usage: "print the latest signed checkpoint (C2SP tlog-checkpoint)",
-				Flags: []cli.Flag{dirFlag,
-					&cli.StringFlag{Name: "log", Value: "authority", Usage: "authority or decisions"}},
+				Name:   "checkpoint",
+				Usage:  "print the latest signed checkpoint (C2SP tlog-checkpoint)",
+				Flags:  []cli.Flag{dirFlag, logFlag, jsonFlag},
 				Action: ledgerCheckpoint,
 			},
 			{
@@ -94,17 +118,17 @@ func ledgerInit(c *cli.Context) error {
 }
 
 func ledgerVKey(c *cli.Context) error {
-	log, err := ledger.OpenAuthority(c.String("dir"), nil)
+	log, err := openLog(c)
 	if err != nil {
-		return inputErr(err)
+		return err
 	}
 	defer log.Close()
 	return emit(c, map[string]any{"vkey": log.VerifierKey(), "origin": log.Origin()}, log.VerifierKey())
 }
 
 func ledgerAppend(c *cli.Context) error {
-	if c.NArg() == 0 {
-		return usageErr("ledger append takes one or more record files")
+	if err := wantArgs(c, -1, "one or more record FILEs"); err != nil {
+		return err
 	}
 	var entries [][]byte
 	for _, p := range c.Args().Slice() {
@@ -145,27 +169,26 @@ func ledgerAppend(c *cli.Context) error {
 }
 
 func ledgerCheckpoint(c *cli.Context) error {
-	dir := c.String("dir")
-	var log *ledger.Log
-	var err error
-	switch c.String("log") {
-	case "authority":
-		log, err = ledger.OpenAuthority(dir, nil)
-	case "decisions":
-		log, err = ledger.OpenDecisionsReadOnly(dir)
-	default:
-		return usageErr("--log %q: authority or decisions", c.String("log"))
-	}
-	if err != nil {
-		return inputErr(err)
-	}
-	defer log.Close()
-	cp, err := log.Checkpoint()
+	log, err := openLog(c)
 	if err != nil {
 		return err
 	}
-	_, err = c.App.Writer.Write(cp)
-	return err
+	defer log.Close()
+	signed, err := log.Checkpoint()
+	if err != nil {
+		return err
+	}
+	if !wantJSON(c) {
+		_, err = c.App.Writer.Write(signed)
+		return err
+	}
+	body, _, _ := strings.Cut(string(signed), "\n\n")
+	cp, err := ledger.ParseCheckpoint(body + "\n")
+	if err != nil {
+		return err
+	}
+	return emit(c, map[string]any{"log": c.String("log"), "origin": cp.Origin, "size": cp.Size,
+		"root_hash": hex.EncodeToString(cp.Hash[:]), "checkpoint": string(signed)})
 }
 
 type logResult struct {
@@ -198,11 +221,15 @@ func ledgerVerify(c *cli.Context) error {
 		results = append(results, logResult{name, cp.Origin, cp.Size, hex.EncodeToString(cp.Hash[:])})
 		return nil
 	}
+	vkey, err := vkeyValue(c, "vkey")
+	if err != nil {
+		return err
+	}
 	log, err := ledger.OpenAuthority(dir, nil)
 	if err != nil {
 		return inputErr(err)
 	}
-	if err := check("authority", log, c.String("vkey")); err != nil {
+	if err := check("authority", log, vkey); err != nil {
 		return err
 	}
 	if ledger.HasDecisions(dir) {
@@ -216,7 +243,7 @@ func ledgerVerify(c *cli.Context) error {
 	}
 	var lines []string
 	for _, r := range results {
-		lines = append(lines, fmt.Sprintf("ok: %s log %s: %d entries, root %s", r.Log, r.Origin, r.Size, r.RootHash))
+		lines = append(lines, fmt.Sprintf("ok: %s log %s: %s, root %s", r.Log, r.Origin, plural(r.Size, "entry", "entries"), r.RootHash))
 	}
 	return emit(c, map[string]any{"ok": true, "logs": results}, lines...)
 }

@@ -23,7 +23,7 @@ func keysFlag(usage string) cli.Flag {
 
 // finish encodes rec, signs it with keys (none: bare CBOR), writes it to
 // --out and prints its digest. extra adds fields to the JSON result.
-func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, extra map[string]any) error {
+func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, extra map[string]any, more ...string) error {
 	payload, err := schemas.Encode(rec)
 	if err != nil {
 		return inputErr(err)
@@ -46,7 +46,7 @@ func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, extra m
 	for k, v := range extra {
 		res[k] = v
 	}
-	return emit(c, res, digest)
+	return emit(c, res, append([]string{digest}, more...)...)
 }
 
 func rootCommand() *cli.Command {
@@ -197,8 +197,8 @@ func pinCommand() *cli.Command {
 }
 
 func pin(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usageErr("pin takes one argument: the binary to pin")
+	if err := wantArgs(c, 1, "one argument: the BINARY to pin"); err != nil {
+		return err
 	}
 	now := time.Now()
 	exp, err := parseTime("expires", c.String("expires"), now)
@@ -217,7 +217,7 @@ func pin(c *cli.Context) error {
 		return err
 	}
 	extra := map[string]any{"artifact": rec.Artifact, "version": rec.Version, "platform": rec.Platform, "binary_digest": rec.Digest, "size": rec.Size, "build": rec.Build}
-	return finish(c, rec, keys, extra)
+	return finish(c, rec, keys, extra, fmt.Sprintf("binary %s %s %s: %s, %d bytes", rec.Artifact, rec.Version, rec.Platform, rec.Digest, rec.Size))
 }
 
 func instructCommand() *cli.Command {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/term"
 )
 
@@ -167,4 +168,60 @@ func wantJSON(c *cli.Context) bool {
 		}
 	}
 	return false
+}
+
+// vkeyValue returns the verifier key given with --NAME ("" if none), or
+// bad usage if it is not a signed-note verifier key.
+func vkeyValue(c *cli.Context, name string) (string, error) {
+	v := c.String(name)
+	if v == "" {
+		return "", nil
+	}
+	if _, err := note.NewVerifier(v); err != nil {
+		return "", usageErr("--%s: not a signed-note verifier key (<origin>+<8 hex>+<base64>): %v", name, err)
+	}
+	return v, nil
+}
+
+// wantArgs checks that the command got exactly n positional arguments
+// (n < 0: at least one), described by what. A flag among them means it
+// was written after a positional argument, which urfave/cli does not
+// parse; the error says so.
+func wantArgs(c *cli.Context, n int, what string) error {
+	if (n >= 0 && c.NArg() == n) || (n < 0 && c.NArg() > 0) {
+		for _, a := range c.Args().Slice() {
+			if strings.HasPrefix(a, "--") {
+				return &exitError{code: exitUsage, err: fmt.Errorf("%q looks like a flag after the arguments", a),
+					hints: []string{"flags go before positional arguments: writ " + cmdPath(c) + " [flags] " + what}}
+			}
+		}
+		return nil
+	}
+	err := &exitError{code: exitUsage, err: fmt.Errorf("%s takes %s", cmdPath(c), what)}
+	for _, a := range c.Args().Slice() {
+		if strings.HasPrefix(a, "-") && a != "-" {
+			err.hints = append(err.hints, "flags go before positional arguments")
+			break
+		}
+	}
+	return err
+}
+
+// plural returns "1 entry" or "n entries" style text.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// cmdPath returns the command's full name, such as "ledger append".
+func cmdPath(c *cli.Context) string {
+	var names []string
+	for _, x := range c.Lineage() {
+		if x.Command != nil && x.Command.Name != "" && x.Command.Name != c.App.Name && (len(names) == 0 || names[0] != x.Command.Name) {
+			names = append([]string{x.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -44,11 +45,11 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Description: "writ lets operators sign instructions and delegations, release engineers pin the exact\n" +
 			"agent binaries a runner may execute, runners admit or refuse each dispatch on their own,\n" +
 			"and auditors prove from the ledger what was admitted and refused.",
-		Reader:          stdin,
-		Writer:          stdout,
-		ErrWriter:       stderr,
-		HideHelpCommand: true,
-		Flags:           []cli.Flag{jsonFlag},
+		Reader:    stdin,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Version:   version(),
+		Flags:     []cli.Flag{jsonFlag},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return usageErr("%v", err)
 		},
@@ -71,16 +72,70 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			quickstartCommand(),
 		},
 	}
-	onUsage(app.Commands, app.OnUsageError)
+	onUsage(app.Commands, app.OnUsageError, "")
 	return app
 }
 
-// onUsage makes every command report flag errors as bad usage (exit 2).
-func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc) {
+// onUsage makes every command report flag errors, including a missing
+// required flag, as bad usage (exit 2): urfave/cli would report a missing
+// required flag as a plain error after printing the whole help.
+func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 	for _, c := range cmds {
+		path := strings.TrimSpace(prefix + " " + c.Name)
 		c.OnUsageError = f
-		onUsage(c.Subcommands, f)
+		var required []string
+		for _, fl := range c.Flags {
+			switch x := fl.(type) {
+			case *cli.StringFlag:
+				if x.Required {
+					x.Required, required = false, append(required, x.Name)
+					x.Usage = withRequired(x.Usage)
+				}
+			case *cli.StringSliceFlag:
+				if x.Required {
+					x.Required, required = false, append(required, x.Name)
+					x.Usage = withRequired(x.Usage)
+				}
+			}
+		}
+		if action := c.Action; action != nil && len(required) > 0 {
+			c.Action = func(ctx *cli.Context) error {
+				for _, name := range required {
+					if !ctx.IsSet(name) {
+						return usageErr("--%s is required (see writ %s --help)", name, path)
+					}
+				}
+				return action(ctx)
+			}
+		}
+		onUsage(c.Subcommands, f, path)
 	}
+}
+
+func withRequired(usage string) string {
+	if strings.HasSuffix(usage, "(required)") {
+		return usage
+	}
+	return strings.TrimSpace(usage + " (required)")
+}
+
+// version reports the module version and vcs revision this binary was
+// built from, as Go recorded them.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			v += " " + s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			v += " (modified)"
+		}
+	}
+	return v
 }
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print one JSON object per result on stdout"}
