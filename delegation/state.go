@@ -145,6 +145,9 @@ func (s *State) Apply(entry []byte) (*Applied, error) {
 	if err != nil {
 		return nil, refuse(index, RuleMalformed, err)
 	}
+	if (env.Kind == schemas.KindPin || env.Kind == schemas.KindInstruction) && len(env.Signatures) != 1 {
+		return nil, refuse(index, RuleMalformed, fmt.Errorf("a %s record carries exactly one signature, this one carries %d", env.Kind, len(env.Signatures)))
+	}
 	a := &Applied{Index: index, Kind: env.Kind, Digest: env.Digest(), Record: rec, Signers: verified.Keys}
 	switch r := rec.(type) {
 	case *schemas.Delegation:

@@ -18,6 +18,15 @@ const (
 	RunnerKey     = "runner"     // + ".key", ".pub"
 )
 
+// decisionsSuffix is appended to the authority origin (with 16 hex
+// digits of the runner's key id) to name the decision log.
+const decisionsSuffix = "/decisions/"
+
+// MaxLedgerOrigin is the longest authority origin Init accepts, in bytes:
+// the decision log's origin adds 27 bytes and must stay within the 128
+// that ValidOrigin allows.
+const MaxLedgerOrigin = 128 - len(decisionsSuffix) - 16
+
 // KeyParams says how to unlock or create a key file: the passphrase, and
 // the scrypt work factor used if a new key is written.
 type KeyParams struct {
@@ -36,8 +45,8 @@ func Init(dir, origin string, kp KeyParams) (*Log, error) {
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	if !ValidOrigin(origin) {
-		return nil, fmt.Errorf("origin %q: 1 to 128 printable ASCII characters, no space or '+'", origin)
+	if !ValidOrigin(origin) || len(origin) > MaxLedgerOrigin {
+		return nil, fmt.Errorf("origin %q: 1 to %d printable ASCII characters, no space or '+'", origin, MaxLedgerOrigin)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -64,26 +73,56 @@ func OpenAuthority(dir string, passphrase []byte) (*Log, error) {
 	return Open(filepath.Join(dir, AuthorityDir), key)
 }
 
-// HasDecisions reports whether the ledger at dir has a decision log.
-func HasDecisions(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, DecisionsDir))
-	return err == nil
+// HasDecisions reports whether the ledger at dir has a decision log. It
+// returns an *IntegrityError (ErrTampered) when the log is absent but the
+// runner key that signs it exists, or when the caller expects one
+// (expected): a deleted decision log is never mistaken for "no decisions".
+func HasDecisions(dir string, expected bool) (bool, error) {
+	if _, err := os.Stat(filepath.Join(dir, DecisionsDir)); err == nil {
+		return true, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, RunnerKey+".key")); err == nil {
+		return false, &IntegrityError{Index: -1, What: "decision log missing", Detail: "the runner key exists, so the decision log was deleted"}
+	}
+	if expected {
+		return false, &IntegrityError{Index: -1, What: "decision log missing", Detail: "a decision log verifier key was given, but the ledger has no decision log"}
+	}
+	return false, nil
 }
 
 // OpenDecisions opens the decision log of the ledger at dir for
 // appending, unlocking the runner key with kp.Passphrase. On first use it
 // creates the runner key (DIR/runner.key, with kp.WorkFactor) and the log,
 // whose origin is authorityOrigin + "/decisions/" + the first 16 hex
-// digits of the runner's key id.
+// digits of the runner's key id; if that fails, the new key files are
+// removed again. A runner key without its decision log means the log was
+// deleted: that is an *IntegrityError (ErrTampered), and nothing is
+// created.
 func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 	keyPath := filepath.Join(dir, RunnerKey+".key")
 	logDir := filepath.Join(dir, DecisionsDir)
-	if _, err := os.Stat(keyPath); errors.Is(err, os.ErrNotExist) {
-		key, err := sign.GenerateKeyFiles(filepath.Join(dir, RunnerKey), kp.Passphrase, kp.WorkFactor, kp.Rand)
+	_, keyErr := os.Stat(keyPath)
+	_, logErr := os.Stat(logDir)
+	switch {
+	case errors.Is(keyErr, os.ErrNotExist) && errors.Is(logErr, os.ErrNotExist):
+		if authorityOrigin == "" {
+			return nil, errors.New("cannot create the decision log without the authority log's origin")
+		}
+		prefix := filepath.Join(dir, RunnerKey)
+		key, err := sign.GenerateKeyFiles(prefix, kp.Passphrase, kp.WorkFactor, kp.Rand)
 		if err != nil {
 			return nil, fmt.Errorf("creating runner key: %w", err)
 		}
-		return Create(logDir, authorityOrigin+"/decisions/"+key.Public().ID()[:16], key)
+		l, err := Create(logDir, authorityOrigin+decisionsSuffix+key.Public().ID()[:16], key)
+		if err != nil {
+			os.Remove(prefix + ".key")
+			os.Remove(prefix + ".pub")
+			os.RemoveAll(logDir)
+			return nil, err
+		}
+		return l, nil
+	case keyErr == nil && errors.Is(logErr, os.ErrNotExist):
+		return nil, &IntegrityError{Index: -1, What: "decision log missing", Detail: "the runner key exists, so the decision log was deleted; nothing was created"}
 	}
 	key, err := sign.LoadPrivateKey(keyPath, kp.Passphrase)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 func entries(n int) [][]byte {
@@ -246,5 +248,64 @@ func TestParseCheckpointStrict(t *testing.T) {
 		if _, err := ledger.ParseCheckpoint(bad); !errors.Is(err, ledger.ErrMalformedCheckpoint) {
 			t.Errorf("ParseCheckpoint(%q) = %v", bad, err)
 		}
+	}
+}
+
+// TestAppendRefusesUnsignedState: a log truncated, or rewritten with its
+// tree hashes recomputed, is never extended and re-signed by its own key.
+func TestAppendRefusesUnsignedState(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(t *testing.T) func(*badger.Txn) error
+		what string
+	}{
+		{"truncated", func(t *testing.T) func(*badger.Txn) error {
+			return func(txn *badger.Txn) error {
+				size := make([]byte, 8)
+				binary.BigEndian.PutUint64(size, 9)
+				txn.Delete(entryKey(9))
+				return txn.Set([]byte("m/size"), size)
+			}
+		}, "stored size"},
+		{"interior hash rewritten", func(t *testing.T) func(*badger.Txn) error {
+			return func(txn *badger.Txn) error {
+				// The node over entries 8 and 9, part of the size-10 root.
+				k := make([]byte, 9)
+				k[0] = 'h'
+				binary.BigEndian.PutUint64(k[1:], uint64(tlog.StoredHashIndex(1, 4)))
+				return txn.Set(k, bytes.Repeat([]byte{7}, 32))
+			}
+		}, "stored root hash"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := newLog(t, 10)
+			badgerEdit(t, dir, tc.edit(t))
+			l, err := ledger.Open(dir, testkit.Key(t, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			_, err = l.Append([][]byte{[]byte("honest")})
+			var ie *ledger.IntegrityError
+			if !errors.As(err, &ie) || ie.What != tc.what {
+				t.Fatalf("Append = %v, want an IntegrityError on %q", err, tc.what)
+			}
+		})
+	}
+}
+
+func TestOpenRefusesNonLogs(t *testing.T) {
+	empty := t.TempDir()
+	if _, err := ledger.Open(empty, nil); !errors.Is(err, ledger.ErrNotALog) {
+		t.Fatalf("Open of an empty directory = %v", err)
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Fatalf("Open wrote %d files into a directory that held no log", len(entries))
+	}
+	dir, _ := newLog(t, 2)
+	badgerEdit(t, dir, func(txn *badger.Txn) error { return txn.Delete([]byte("m/vkey")) })
+	if _, err := ledger.Open(dir, nil); !errors.Is(err, ledger.ErrTampered) {
+		t.Fatalf("Open without m/vkey = %v", err)
 	}
 }

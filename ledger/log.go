@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
@@ -32,6 +34,12 @@ var (
 	// ErrWrongKey: the checkpoint key given does not match the log's
 	// verifier key.
 	ErrWrongKey = errors.New("checkpoint key does not match the log")
+	// ErrLocked: another process has the log open (Badger's directory
+	// lock); retry when it is done.
+	ErrLocked = errors.New("log is in use by another process")
+	// ErrBatchTooLarge: the batch does not fit in one Badger transaction;
+	// nothing was stored. Append fewer entries at a time.
+	ErrBatchTooLarge = errors.New("batch too large for one durable transaction")
 )
 
 // Badger key layout. Indexes are big-endian so that key order is index
@@ -77,6 +85,9 @@ func openBadger(dir string) (*badger.DB, error) {
 		WithValueLogFileSize(64 << 20)
 	db, err := badger.Open(opts)
 	if err != nil {
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
+		}
 		return nil, fmt.Errorf("opening log %s: %w", dir, err)
 	}
 	return db, nil
@@ -128,12 +139,18 @@ var emptyRoot, _ = tlog.TreeHash(0, nil)
 
 // Open opens an existing log. With key nil the log can be read and
 // verified but not appended to; otherwise key must be the log's checkpoint
-// key (ErrWrongKey). A directory without a writ log fails with ErrNotALog.
+// key (ErrWrongKey). A directory without a Badger store fails with
+// ErrNotALog, before anything is written to it; a Badger store whose log
+// metadata (origin, verifier key, size) is missing or malformed fails with
+// an *IntegrityError (ErrTampered). ErrLocked: another process has it open.
 func Open(dir string, key *sign.PrivateKey) (*Log, error) {
 	if fi, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrNotALog, dir, err)
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrNotALog, dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+		return nil, fmt.Errorf("%w: %s holds no Badger store", ErrNotALog, dir)
 	}
 	db, err := openBadger(dir)
 	if err != nil {
@@ -144,7 +161,7 @@ func Open(dir string, key *sign.PrivateKey) (*Log, error) {
 		get := func(k []byte) ([]byte, error) {
 			it, err := txn.Get(k)
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s: reading %s: %v", ErrNotALog, dir, k, err)
+				return nil, &IntegrityError{Index: -1, What: "log metadata " + string(k) + " missing", Detail: dir + ": " + err.Error()}
 			}
 			return it.ValueCopy(nil)
 		}
@@ -161,7 +178,13 @@ func Open(dir string, key *sign.PrivateKey) (*Log, error) {
 			return err
 		}
 		if len(size) != 8 || int64(binary.BigEndian.Uint64(size)) < 0 {
-			return fmt.Errorf("%w: %s: stored size is malformed", ErrNotALog, dir)
+			return &IntegrityError{Index: -1, What: "log metadata m/size malformed", Detail: dir}
+		}
+		if !ValidOrigin(string(origin)) {
+			return &IntegrityError{Index: -1, What: "log metadata m/origin malformed", Detail: dir}
+		}
+		if _, err := note.NewVerifier(string(vkey)); err != nil {
+			return &IntegrityError{Index: -1, What: "log metadata m/vkey malformed", Detail: dir + ": " + err.Error()}
 		}
 		l.origin, l.vkey, l.size = string(origin), string(vkey), int64(binary.BigEndian.Uint64(size))
 		return nil
@@ -223,7 +246,7 @@ func (l *Log) Checkpoint() ([]byte, error) {
 	err := l.db.View(func(txn *badger.Txn) error {
 		it, err := txn.Get(keyCheckpoint)
 		if err != nil {
-			return fmt.Errorf("reading checkpoint: %w", err)
+			return &IntegrityError{Index: -1, What: "signed checkpoint missing", Detail: err.Error()}
 		}
 		out, err = it.ValueCopy(nil)
 		return err
@@ -282,6 +305,9 @@ func (l *Log) Append(entries [][]byte) (int64, error) {
 	txn := l.db.NewTransaction(true)
 	defer txn.Discard()
 	r := txnHashReader(txn)
+	if err := l.checkHead(txn, r); err != nil {
+		return 0, err
+	}
 	for i, e := range entries {
 		n := first + int64(i)
 		hashes, err := tlog.StoredHashes(n, e, r)
@@ -316,10 +342,60 @@ func (l *Log) Append(entries [][]byte) (int64, error) {
 		return 0, err
 	}
 	if err := txn.Commit(); err != nil {
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			return 0, fmt.Errorf("%w: %d entries", ErrBatchTooLarge, len(entries))
+		}
 		return 0, fmt.Errorf("committing %d entries: %w", len(entries), err)
 	}
 	l.size = size
 	return first, nil
+}
+
+// checkHead refuses to extend a log whose stored state is not exactly the
+// one its latest signed checkpoint commits to (size and root hash): the
+// log never signs over entries or hashes it did not sign before, so a
+// truncated, rewritten or rehashed log stays detectable. It costs one
+// signature verification and at most 1 + log2(size) hash reads.
+func (l *Log) checkHead(txn *badger.Txn, r tlog.HashReader) error {
+	it, err := txn.Get(keyCheckpoint)
+	if err != nil {
+		return &IntegrityError{Index: -1, What: "signed checkpoint missing", Detail: "refusing to append"}
+	}
+	signed, err := it.ValueCopy(nil)
+	if err != nil {
+		return err
+	}
+	cp, err := OpenCheckpoint(signed, l.vkey)
+	if err != nil {
+		return fmt.Errorf("refusing to append: %w", err)
+	}
+	it, err = txn.Get(keySize)
+	if err != nil {
+		return &IntegrityError{Index: -1, What: "log metadata m/size missing", Detail: "refusing to append"}
+	}
+	var size int64
+	if err := it.Value(func(v []byte) error {
+		if len(v) != 8 {
+			return &IntegrityError{Index: -1, What: "log metadata m/size malformed", Detail: "refusing to append"}
+		}
+		size = int64(binary.BigEndian.Uint64(v))
+		return nil
+	}); err != nil {
+		return err
+	}
+	if cp.Size != size || size != l.size {
+		return &IntegrityError{Index: -1, What: "stored size", Expected: fmt.Sprint(cp.Size), Found: fmt.Sprint(size),
+			Detail: "the stored log is not the one its latest signed checkpoint commits to; refusing to append"}
+	}
+	root, err := tlog.TreeHash(size, r)
+	if err != nil {
+		return &IntegrityError{Index: -1, What: "stored tree hashes", Detail: err.Error() + "; refusing to append"}
+	}
+	if root != cp.Hash {
+		return &IntegrityError{Index: -1, What: "stored root hash", Expected: hexHash(cp.Hash), Found: hexHash(root),
+			Detail: "the stored tree is not the one its latest signed checkpoint commits to; refusing to append"}
+	}
+	return nil
 }
 
 // TreeHash returns the RFC 6962 root hash of the first n entries, read from

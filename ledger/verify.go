@@ -70,8 +70,8 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 		return cp, &IntegrityError{Index: -1, What: "checkpoint origin", Expected: l.origin, Found: cp.Origin}
 	}
 	if cp.Size != size {
-		return cp, &IntegrityError{Index: -1, What: "checkpoint size", Expected: fmt.Sprint(size), Found: fmt.Sprint(cp.Size),
-			Detail: "the signed checkpoint and the stored size disagree"}
+		return cp, &IntegrityError{Index: -1, What: "stored size", Expected: fmt.Sprint(cp.Size), Found: fmt.Sprint(size),
+			Detail: "the stored size is not the signed checkpoint's"}
 	}
 	// stack holds the roots of the complete subtrees covering the entries
 	// read so far, largest (leftmost) first, with their levels.
@@ -91,7 +91,7 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 			item := it.Item()
 			k := item.Key()
 			if len(k) != 9 {
-				return &IntegrityError{Index: -1, What: "entry key", Found: fmt.Sprintf("%x", k), Detail: "a key that is not an entry index"}
+				return &IntegrityError{Index: -1, What: "entry key", Expected: "a 9-byte entry key", Found: fmt.Sprintf("%x", k), Detail: "a stored key that is not an entry index"}
 			}
 			i := int64(binary.BigEndian.Uint64(k[1:]))
 			if i != next {
@@ -129,7 +129,7 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 					}
 					if j == 0 {
 						return &IntegrityError{Index: i, What: "leaf hash", Expected: hexHash(have[j]), Found: hexHash(produced[j]),
-							Detail: "the entry's bytes differ from the bytes that were appended"}
+							Detail: "the entry's bytes, or its stored leaf hash, changed after it was appended"}
 					}
 					return &IntegrityError{Index: i, What: fmt.Sprintf("tree hash at level %d", j), Expected: hexHash(have[j]), Found: hexHash(produced[j]),
 						Detail: "the stored tree hash differs from the hash recomputed from the entries"}

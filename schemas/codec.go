@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/fxamacker/cbor/v2"
 )
@@ -119,7 +122,7 @@ func Marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	if len(b) > MaxRecordSize {
-		return nil, fmt.Errorf("%w: %w: %d bytes, limit %d", ErrMalformed, ErrTooLarge, len(b), MaxRecordSize)
+		return nil, fmt.Errorf("%w: %w: %d bytes, larger than the %d-byte limit", ErrMalformed, ErrTooLarge, len(b), MaxRecordSize)
 	}
 	return b, nil
 }
@@ -131,9 +134,15 @@ func Marshal(v any) ([]byte, error) {
 // the caller should use. It does not apply field rules; see [Decode].
 func Unmarshal(data []byte, v any) error {
 	if len(data) > MaxRecordSize {
-		return fmt.Errorf("%w: %w: %d bytes, limit %d", ErrMalformed, ErrTooLarge, len(data), MaxRecordSize)
+		return fmt.Errorf("%w: %w: larger than the %d-byte limit", ErrMalformed, ErrTooLarge, MaxRecordSize)
 	}
 	if err := decMode.Unmarshal(data, v); err != nil {
+		var unknown *cbor.UnknownFieldError
+		if errors.As(err, &unknown) {
+			if names := unknownFields(data, v); len(names) > 0 {
+				return fmt.Errorf("%w: unknown field %q for this record kind and schema version", ErrMalformed, names[0])
+			}
+		}
 		return fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	again, err := encMode.Marshal(v)
@@ -153,7 +162,7 @@ func Unmarshal(data []byte, v any) error {
 // ErrNonCanonical when the item is well-formed but not canonical).
 func CheckCanonical(data []byte) error {
 	if len(data) > MaxRecordSize {
-		return fmt.Errorf("%w: %w: %d bytes, limit %d", ErrMalformed, ErrTooLarge, len(data), MaxRecordSize)
+		return fmt.Errorf("%w: %w: larger than the %d-byte limit", ErrMalformed, ErrTooLarge, MaxRecordSize)
 	}
 	var generic any
 	if err := genericMode.Unmarshal(data, &generic); err != nil {
@@ -182,4 +191,31 @@ func peekVersion(data []byte) (uint64, error) {
 		return 0, fmt.Errorf("%w: field \"v\" (schema version) is missing", ErrMalformed)
 	}
 	return *p.V, nil
+}
+
+// unknownFields returns the top-level map keys of data that are not
+// fields of the struct v points to, sorted, to name them in an
+// error. It returns nil when it cannot tell.
+func unknownFields(data []byte, v any) []string {
+	rt := reflect.TypeOf(v)
+	if rt.Kind() != reflect.Pointer || rt.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	known := map[string]bool{}
+	for i := range rt.Elem().NumField() {
+		name, _, _ := strings.Cut(rt.Elem().Field(i).Tag.Get("cbor"), ",")
+		known[name] = true
+	}
+	var m map[string]cbor.RawMessage
+	if err := peekMode.Unmarshal(data, &m); err != nil {
+		return nil
+	}
+	var out []string
+	for k := range m {
+		if !known[k] {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

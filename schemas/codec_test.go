@@ -90,7 +90,7 @@ func TestStrictDecoding(t *testing.T) {
 		{"invalid UTF-8", badUTF8, ErrMalformed, "UTF-8"},
 		{"unknown schema version", with("v", 2), ErrUnknownVersion, "v=2"},
 		{"missing version", mustMarshal(t, without("v")), ErrMalformed, `"v" (schema version) is missing`},
-		{"oversize", bytes.Repeat([]byte{0}, MaxRecordSize+1), ErrTooLarge, "65536 bytes"},
+		{"oversize", bytes.Repeat([]byte{0}, MaxRecordSize+1), ErrTooLarge, "larger than the 65535-byte limit"},
 		{"declared 2^32-element array", []byte{0x9a, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, ErrMalformed, "max number of elements"},
 		{"nested too deep", bytes.Repeat([]byte{0x81}, 20), ErrMalformed, "max nested level"},
 	}

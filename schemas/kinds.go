@@ -111,7 +111,7 @@ func Decode(k Kind, data []byte) (Record, error) {
 		return nil, fmt.Errorf("%w: unknown record kind %q", ErrMalformed, k)
 	}
 	if len(data) > MaxRecordSize {
-		return nil, fmt.Errorf("%w: %w: %d bytes, limit %d", ErrMalformed, ErrTooLarge, len(data), MaxRecordSize)
+		return nil, fmt.Errorf("%w: %w: larger than the %d-byte limit", ErrMalformed, ErrTooLarge, MaxRecordSize)
 	}
 	v, err := peekVersion(data)
 	if err != nil {

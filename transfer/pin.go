@@ -4,6 +4,7 @@ import (
 	"debug/buildinfo"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -77,6 +78,11 @@ func Platform() string { return runtime.GOOS + "/" + runtime.GOARCH }
 // unless AllowUnknown, a platform that contradicts the binary's own, and
 // any field the pin schema rejects (a *schemas.FieldError).
 func NewPin(path string, o PinOptions) (*schemas.Pin, error) {
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	build, binPlatform, err := ReadBuild(path)
 	if err != nil {
 		return nil, err

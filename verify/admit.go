@@ -89,6 +89,9 @@ type admission struct {
 	cfg Config
 	now time.Time
 	v   *Verdict
+	// authorized: a verified signature by a key delegated instruct for
+	// this stream and machine stands behind the dispatch.
+	authorized bool
 }
 
 func (a *admission) fail(rule, format string, args ...any) {
@@ -140,8 +143,12 @@ func (a *admission) check(d Dispatch) {
 	} else {
 		a.pass("machine")
 	}
+	future := time.Unix(instr.IssuedAt, 0).After(a.now.Add(MaxClockSkew))
+	if future {
+		a.fail(RuleNotYetValid, "instruction.issued_at is %s, more than %s after this runner's clock (%s)", unixUTC(instr.IssuedAt), MaxClockSkew, a.now.UTC().Format(time.RFC3339))
+	}
 	if !signer.IsZero() {
-		a.checkAuthority(instr, signer)
+		a.checkAuthority(instr, signer, future)
 	}
 	switch {
 	case a.now.Unix() < instr.NotBefore:
@@ -172,6 +179,10 @@ func (a *admission) checkEnvelope(raw []byte) (*schemas.Instruction, sign.Public
 	env, err := sign.ParseEnvelope(raw)
 	if err != nil {
 		a.fail(RuleMalformedDispatch, "%v", err)
+		return nil, none
+	}
+	if len(env.Signatures) != 1 {
+		a.fail(RuleMalformedDispatch, "an instruction carries exactly one signature, this envelope carries %d", len(env.Signatures))
 		return nil, none
 	}
 	a.pass("envelope")
@@ -210,9 +221,14 @@ func (a *admission) checkEnvelope(raw []byte) (*schemas.Instruction, sign.Public
 
 // checkAuthority asks the delegation state whether signer may instruct
 // for this stream and machine, both now and when the instruction was
-// issued.
-func (a *admission) checkAuthority(instr *schemas.Instruction, signer sign.PublicKey) {
-	for _, at := range []time.Time{a.now, time.Unix(instr.IssuedAt, 0)} {
+// issued (unless issued_at is implausibly in the future, which is its own
+// finding).
+func (a *admission) checkAuthority(instr *schemas.Instruction, signer sign.PublicKey, future bool) {
+	times := []time.Time{a.now, time.Unix(instr.IssuedAt, 0)}
+	if future {
+		times = times[:1]
+	}
+	for _, at := range times {
 		_, err := a.st.Authorize(delegation.Request{Key: signer, Action: "instruct", Stream: instr.Stream, Machine: instr.Machine, At: at})
 		var d *delegation.Denial
 		if errors.As(err, &d) {
@@ -223,6 +239,7 @@ func (a *admission) checkAuthority(instr *schemas.Instruction, signer sign.Publi
 		}
 	}
 	a.pass("authority")
+	a.authorized = true
 }
 
 func (a *admission) checkAgent(instr *schemas.Instruction, path string) {
@@ -231,6 +248,7 @@ func (a *admission) checkAgent(instr *schemas.Instruction, path string) {
 		a.fail(RuleAgentNotPinned, "no pin for artifact %q on %s in this ledger", instr.Agent.Name, a.cfg.Platform)
 		return
 	}
+	a.checkPinSigner(pin)
 	if a.now.Unix() >= pin.Record.Expires {
 		a.fail(RulePinExpired, "pin at ledger index %d for %s %s expired at %s", pin.Index, pin.Record.Artifact, pin.Record.Version, unixUTC(pin.Record.Expires))
 	}
@@ -255,19 +273,36 @@ func (a *admission) checkAgent(instr *schemas.Instruction, path string) {
 	}
 }
 
+// checkPinSigner asks whether the key that signed the pin may still pin
+// this artifact now: a pin stands only while its signer's delegation
+// does, so a release key's authority never outlives its window through a
+// long-lived (or back-dated) pin.
+func (a *admission) checkPinSigner(pin *delegation.PinEntry) {
+	key, ok := a.st.Key(pin.Signer)
+	if !ok {
+		panic("pin signer not in the state") // Apply admitted the pin with this key
+	}
+	_, err := a.st.Authorize(delegation.Request{Key: key, Action: "pin", Artifact: pin.Record.Artifact, At: a.now})
+	var d *delegation.Denial
+	if errors.As(err, &d) {
+		a.fail(d.Rule, "the pin at ledger index %d is no longer backed by its signer: %s", pin.Index, d.Reason)
+		return
+	}
+	a.pass("pin-authority")
+}
+
 // decide turns the findings into the verdict: an integrity or internal
 // finding refuses in every mode; otherwise the first governed finding is
 // refused under enforce, would-refuse under warn, and admitted under off
-// (admitted-unsigned when no verified authority stands behind the
-// dispatch).
+// (admitted-unsigned when no verified signature by a key delegated for
+// this dispatch stands behind it).
 func (a *admission) decide() *Verdict {
 	v := a.v
 	var hard, soft *Finding
-	unsignedish := false
 	for i := range v.Failed {
 		f := &v.Failed[i]
 		r, _ := LookupRule(f.Rule)
-		if !r.Class.Governed() {
+		if !r.Governed() {
 			if hard == nil {
 				hard = f
 			}
@@ -275,9 +310,6 @@ func (a *admission) decide() *Verdict {
 		}
 		if soft == nil {
 			soft = f
-		}
-		if r.Class == ClassAuthenticity || r.Class == ClassAuthority {
-			unsignedish = true
 		}
 	}
 	chosen := hard
@@ -290,7 +322,7 @@ func (a *admission) decide() *Verdict {
 		v.Verdict, chosen = Refused, soft
 	case v.Mode == ModeWarn:
 		v.Verdict, chosen = WouldRefuse, soft
-	case unsignedish:
+	case !a.authorized:
 		v.Verdict, chosen = AdmittedUnsigned, soft
 	default:
 		v.Verdict, chosen = Admitted, soft

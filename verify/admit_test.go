@@ -30,7 +30,7 @@ type fixture struct {
 // newFixture builds a real authority state: a root, an operator who may
 // instruct "demo" on runner-*, an operator whose delegation ended before
 // Epoch, a release engineer, and a pin of a real file's digest.
-func newFixture(t *testing.T, editRoot func(*schemas.Root), editPin func(*schemas.Pin)) *fixture {
+func newFixture(t *testing.T, editRoot func(*schemas.Root), editPin func(*schemas.Pin), editRel func(*schemas.Delegation)) *fixture {
 	t.Helper()
 	f := &fixture{root: testkit.Key(t, 1), op: testkit.Key(t, 10), late: testkit.Key(t, 12), stranger: testkit.Key(t, 99)}
 	rel := testkit.Key(t, 11)
@@ -52,12 +52,16 @@ func newFixture(t *testing.T, editRoot func(*schemas.Root), editPin func(*schema
 	if editPin != nil {
 		editPin(pin)
 	}
+	relDel := testkit.Delegation(rel, []string{"pin"}, "", "")
+	if editRel != nil {
+		editRel(relDel)
+	}
 	f.st = delegation.NewState()
 	for _, e := range [][]byte{
 		testkit.Seal(t, root, f.root),
 		testkit.Seal(t, testkit.Delegation(f.op, []string{"instruct"}, "demo", "runner-*"), f.root),
 		testkit.Seal(t, lateDel, f.root),
-		testkit.Seal(t, testkit.Delegation(rel, []string{"pin"}, "", ""), f.root),
+		testkit.Seal(t, relDel, f.root),
 		testkit.Seal(t, pin, rel),
 	} {
 		if _, err := f.st.Apply(e); err != nil {
@@ -90,7 +94,7 @@ func bare(t *testing.T, i *schemas.Instruction) []byte {
 // TestAdmitRules: the smallest dispatch that triggers each rule, and the
 // exact verdict in each of the three modes.
 func TestAdmitRules(t *testing.T) {
-	f := newFixture(t, nil, nil)
+	f := newFixture(t, nil, nil, nil)
 	signed := testkit.Seal(t, instr(nil), f.op)
 	badSig := append([]byte(nil), signed...)
 	badSig[len(badSig)-1] ^= 1
@@ -105,18 +109,24 @@ func TestAdmitRules(t *testing.T) {
 		{"ok", nil, signed, f.agent, verify.RuleOK, [3]string{"admitted", "admitted", "admitted"}},
 		{"malformed", nil, []byte("garbage"), f.agent, verify.RuleMalformedDispatch, refusedAll},
 		{"unsigned", nil, bare(t, instr(nil)), f.agent, verify.RuleUnsigned, unsignedish},
-		{"bad signature", nil, badSig, f.agent, verify.RuleBadSignature, unsignedish},
+		{"bad signature (tamper evidence: refused in every mode)", nil, badSig, f.agent, verify.RuleBadSignature, refusedAll},
+		{"two signatures on one instruction", nil, testkit.Seal(t, instr(nil), f.op, f.stranger), f.agent, verify.RuleMalformedDispatch, refusedAll},
+		{"issued in the future", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) {
+			i.IssuedAt = testkit.Epoch.Add(time.Hour).Unix()
+			i.Expires = testkit.Epoch.Add(2 * time.Hour).Unix()
+		}), f.op), f.agent, verify.RuleNotYetValid, softAll},
+		{"pin signer's delegation has ended", newFixture(t, nil, nil, func(d *schemas.Delegation) { d.NotAfter = testkit.Epoch.Unix() }).st, signed, f.agent, verify.RuleOutsideWindow, softAll},
 		{"unknown key", nil, testkit.Seal(t, instr(nil), f.stranger), f.agent, verify.RuleUnknownKey, unsignedish},
 		{"signed as a pin", nil, signAs(t, schemas.KindPin, instr(nil), f.op), f.agent, verify.RuleWrongKind, unsignedish},
 		{"wrong machine", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Machine = "runner-2" }), f.op), f.agent, verify.RuleWrongMachine, refusedAll},
 		{"no delegation", nil, testkit.Seal(t, instr(nil), f.root), f.agent, verify.RuleNoDelegation, unsignedish},
 		{"out of scope", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Stream = "other" }), f.op), f.agent, verify.RuleOutOfScope, unsignedish},
 		{"outside window", nil, testkit.Seal(t, instr(nil), f.late), f.agent, verify.RuleOutsideWindow, unsignedish},
-		{"root expired", newFixture(t, func(r *schemas.Root) { r.Expires = testkit.Epoch.Unix() }, nil).st, signed, f.agent, verify.RuleRootExpired, unsignedish},
+		{"root expired", newFixture(t, func(r *schemas.Root) { r.Expires = testkit.Epoch.Unix() }, nil, nil).st, signed, f.agent, verify.RuleRootExpired, unsignedish},
 		{"not yet valid", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.NotBefore = testkit.Epoch.Add(time.Minute).Unix() }), f.op), f.agent, verify.RuleNotYetValid, softAll},
 		{"expired", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Expires = testkit.Epoch.Unix() }), f.op), f.agent, verify.RuleExpired, softAll},
 		{"agent not pinned", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Agent.Name = "other" }), f.op), f.agent, verify.RuleAgentNotPinned, softAll},
-		{"pin expired", newFixture(t, nil, func(p *schemas.Pin) { p.Expires = testkit.Epoch.Unix() }).st, signed, f.agent, verify.RulePinExpired, softAll},
+		{"pin expired", newFixture(t, nil, func(p *schemas.Pin) { p.Expires = testkit.Epoch.Unix() }, nil).st, signed, f.agent, verify.RulePinExpired, softAll},
 		{"instruction names another digest", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Agent.Digest = "sha256:" + strings.Repeat("1", 64) }), f.op), f.agent, verify.RuleAgentPinMismatch, refusedAll},
 		{"agent binary missing", nil, signed, filepath.Join(t.TempDir(), "absent"), verify.RuleAgentBinaryMissing, refusedAll},
 		{"agent binary changed", nil, signed, f.otherFile, verify.RuleAgentDigestMismatch, refusedAll},
@@ -163,7 +173,7 @@ func signAs(t *testing.T, k schemas.Kind, i *schemas.Instruction, key *sign.Priv
 // TestAdmitEvidence: a digest mismatch carries both digests, and the
 // signer is recorded only when verified.
 func TestAdmitEvidence(t *testing.T) {
-	f := newFixture(t, nil, nil)
+	f := newFixture(t, nil, nil, nil)
 	v := verify.Admit(f.st, cfg(verify.ModeOff), verify.Dispatch{Raw: testkit.Seal(t, instr(nil), f.op), AgentBinary: f.otherFile})
 	want, _, _ := transfer.DigestFile(f.otherFile)
 	pinned, _, _ := transfer.DigestFile(f.agent)
@@ -186,7 +196,7 @@ func TestAdmitEvidence(t *testing.T) {
 // TestAdmitFailsClosed: a panic inside the verdict path is a refusal under
 // the internal rule, never an admission.
 func TestAdmitFailsClosed(t *testing.T) {
-	f := newFixture(t, nil, nil)
+	f := newFixture(t, nil, nil, nil)
 	v := verify.Admit(nil, cfg(verify.ModeOff), verify.Dispatch{Raw: testkit.Seal(t, instr(nil), f.op), AgentBinary: f.agent})
 	if v.Verdict != verify.Refused || v.Rule != verify.RuleInternal {
 		t.Fatalf("verdict %s / %s", v.Verdict, v.Rule)

@@ -81,7 +81,12 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 	rep.Authority = summarize(a.Checkpoint)
 	rep.AuthorityEntries = a.Checkpoint.Size
 	rep.EntriesVerified = a.Checkpoint.Size
-	if !ledger.HasDecisions(dir) {
+	has, err := ledger.HasDecisions(dir, o.DecisionsVKey != "")
+	if err != nil {
+		rep.Failure = failure("decisions", err)
+		return rep, nil
+	}
+	if !has {
 		rep.OK = true
 		return rep, nil
 	}

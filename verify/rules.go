@@ -33,7 +33,16 @@ type Rule struct {
 	Class   Class
 	Summary string // what the rule checks, one sentence
 	NextAct string // what the operator should do when it fails
+	// Always marks a rule of a governed class that nevertheless refuses in
+	// every mode, because its failure is evidence of tampering rather than
+	// of missing authority (a signature by a trusted key that does not
+	// verify over the bytes received).
+	Always bool
 }
+
+// Governed reports whether the enforcement mode governs this rule: its
+// class is governed and the rule is not marked Always.
+func (r Rule) Governed() bool { return r.Class.Governed() && !r.Always }
 
 // Rule ids. The vocabulary is closed: every verdict names one of these.
 const (
@@ -62,45 +71,45 @@ const (
 // Rules is the rule vocabulary, in the order checks run. `writ admit
 // --rules` prints it; the package doc's table is the same list.
 var Rules = []Rule{
-	{RuleOK, ClassPass, "every check that ran passed", "none"},
+	{RuleOK, ClassPass, "every check that ran passed", "none", false},
 	{RuleLedgerUnverified, ClassIntegrity, "the runner's copy of the ledger verifies against its signed checkpoint, entry by entry",
-		"do not trust this ledger copy: run `writ ledger verify` for the evidence and restore it from a verified export"},
+		"do not trust this ledger copy: run `writ ledger verify` for the evidence and restore it from a verified export", false},
 	{RuleMalformedDispatch, ClassIntegrity, "the dispatch is a canonical tagged COSE envelope of an instruction, or a canonical bare instruction record",
-		"regenerate the instruction with `writ instruct`; never edit one by hand"},
+		"regenerate the instruction with `writ instruct`; never edit one by hand", false},
 	{RuleUnsigned, ClassAuthenticity, "the instruction is signed",
-		"have the control plane sign instructions (`writ instruct --key`); before tightening to enforce, run warn and audit what it would refuse"},
+		"have the control plane sign instructions (`writ instruct --key`); before tightening to enforce, run warn and audit what it would refuse", false},
 	{RuleWrongKind, ClassAuthenticity, "the envelope was signed as an instruction, not as another record kind",
-		"dispatch an instruction record; a pin or delegation is never an order"},
-	{RuleBadSignature, ClassAuthenticity, "every signature by a key the ledger trusts verifies",
-		"treat the dispatch as forged or corrupted: do not run it, and find out where it was altered"},
+		"dispatch an instruction record; a pin or delegation is never an order", false},
+	{RuleBadSignature, ClassAuthenticity, "every signature by a key the ledger trusts verifies over the bytes received",
+		"treat the dispatch as forged or corrupted: do not run it, and find out where it was altered", true},
 	{RuleUnknownKey, ClassAuthenticity, "the signer's key is trusted by this runner's ledger",
-		"delegate to the signer's key and sync the ledger, or sign with a key that holds a delegation"},
+		"delegate to the signer's key and sync the ledger, or sign with a key that holds a delegation", false},
 	{RuleWrongMachine, ClassIntegrity, "the instruction names this machine",
-		"dispatch the instruction to the machine it names, or issue one for this machine"},
+		"dispatch the instruction to the machine it names, or issue one for this machine", false},
 	{RuleRootExpired, ClassAuthority, "the ledger's root has not expired",
-		"have the root key holders sign a new root; an expired root trusts nothing"},
+		"have the root key holders sign a new root; an expired root trusts nothing", false},
 	{RuleNoDelegation, ClassAuthority, "the signer holds a delegation from the root",
-		"delegate instruct to the signer (`writ delegate`) and append it, or sign with a delegated key"},
+		"delegate instruct to the signer (`writ delegate`) and append it, or sign with a delegated key", false},
 	{RuleOutOfScope, ClassAuthority, "a delegation of the signer grants instruct for this stream and machine",
-		"delegate this stream and machine to the signer, or dispatch within its delegation"},
+		"delegate this stream and machine to the signer, or dispatch within its delegation", false},
 	{RuleOutsideWindow, ClassAuthority, "the covering delegation is valid now and was valid when the instruction was issued",
-		"issue a delegation whose window covers now, or wait until it starts"},
+		"issue a delegation whose window covers now, or wait until it starts", false},
 	{RuleNotYetValid, ClassFreshness, "the instruction's window has started (not_before <= now)",
-		"wait until the instruction's not_before, or check this runner's clock"},
+		"wait until the instruction's not_before, or check this runner's clock", false},
 	{RuleExpired, ClassFreshness, "the instruction has not expired (now < expires)",
-		"issue a fresh instruction; expired orders are not replayed"},
+		"issue a fresh instruction; expired orders are not replayed", false},
 	{RuleAgentNotPinned, ClassProvenance, "the ledger holds a pin for the agent artifact on this platform",
-		"have a release engineer pin the agent (`writ pin`) and append the pin"},
+		"have a release engineer pin the agent (`writ pin`) and append the pin", false},
 	{RulePinExpired, ClassFreshness, "the agent's latest pin has not expired",
-		"have a release engineer re-pin the current agent release"},
+		"have a release engineer re-pin the current agent release", false},
 	{RuleAgentPinMismatch, ClassIntegrity, "the agent digest the instruction names, if any, is the latest pin's",
-		"re-issue the instruction against the current pin, or pin the binary it names"},
+		"re-issue the instruction against the current pin, or pin the binary it names", false},
 	{RuleAgentBinaryMissing, ClassIntegrity, "the agent binary is present and readable on this runner",
-		"install the pinned agent binary at the path given to --agent-binary"},
+		"install the pinned agent binary at the path given to --agent-binary", false},
 	{RuleAgentDigestMismatch, ClassIntegrity, "the agent binary on disk hashes to the pinned digest (computed here)",
-		"do not run this binary: reinstall the agent from the pinned release, or pin the binary that should run"},
+		"do not run this binary: reinstall the agent from the pinned release, or pin the binary that should run", false},
 	{RuleInternal, ClassInternal, "the verdict was computed without an internal error",
-		"report a bug with the decision log entry; the dispatch was refused"},
+		"report a bug with the decision log entry; the dispatch was refused", false},
 }
 
 // LookupRule returns the rule with id, or false.

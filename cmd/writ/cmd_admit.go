@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -34,7 +35,7 @@ func admitCommand() *cli.Command {
 func printRules(c *cli.Context) error {
 	if wantJSON(c) {
 		for _, r := range verify.Rules {
-			if err := emit(c, map[string]any{"rule": r.ID, "class": r.Class, "governed": r.Class.Governed(), "summary": r.Summary, "next_act": r.NextAct}); err != nil {
+			if err := emit(c, map[string]any{"rule": r.ID, "class": r.Class, "governed": r.Governed(), "summary": r.Summary, "next_act": r.NextAct}); err != nil {
 				return err
 			}
 		}
@@ -47,7 +48,7 @@ func printRules(c *cli.Context) error {
 		switch {
 		case r.ID == verify.RuleOK:
 			refuses = "never"
-		case r.Class.Governed():
+		case r.Governed():
 			refuses = "enforce"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Class, refuses, r.Summary)
@@ -86,23 +87,31 @@ func admit(c *cli.Context) error {
 	cfg := verify.Config{Machine: machine, Mode: mode, Platform: transfer.Platform(), Now: time.Now}
 	d := verify.Dispatch{Raw: raw, AgentBinary: c.String("agent-binary")}
 
-	auth, err := ledger.OpenAuthority(dir, nil)
-	if err != nil {
-		return inputErr(err)
-	}
-	defer auth.Close()
 	vkey, err := vkeyValue(c, "vkey")
 	if err != nil {
 		return err
 	}
-	if vkey == "" {
-		vkey = auth.VerifierKey()
-	}
+	// A ledger whose store is damaged is refused like one that does not
+	// verify, and the refusal is recorded; a missing ledger is bad usage.
 	var v *verify.Verdict
-	if state, err := verify.LoadAuthority(auth, vkey); err != nil {
+	origin := ""
+	auth, err := ledger.OpenAuthority(dir, nil)
+	switch {
+	case errors.Is(err, ledger.ErrTampered):
 		v = verify.RefuseUnverified(cfg, d, err)
-	} else {
-		v = verify.Admit(state.State, cfg, d)
+	case err != nil:
+		return openErr(err)
+	default:
+		defer auth.Close()
+		origin = auth.Origin()
+		if vkey == "" {
+			vkey = auth.VerifierKey()
+		}
+		if state, err := verify.LoadAuthority(auth, vkey); err != nil {
+			v = verify.RefuseUnverified(cfg, d, err)
+		} else {
+			v = verify.Admit(state.State, cfg, d)
+		}
 	}
 	if over && c.Args().First() != "-" {
 		// Record the digest of the whole oversized file, not of its prefix.
@@ -110,13 +119,19 @@ func admit(c *cli.Context) error {
 			v.InstructionDigest = full
 		}
 	}
-	dec, err := ledger.OpenDecisions(dir, auth.Origin(), ledger.KeyParams{Passphrase: pass, WorkFactor: c.Int("work-factor"), Rand: rand.Reader})
+	dec, err := ledger.OpenDecisions(dir, origin, ledger.KeyParams{Passphrase: pass, WorkFactor: c.Int("work-factor"), Rand: rand.Reader})
 	if err != nil {
+		if errors.Is(err, ledger.ErrTampered) {
+			return noErr(fmt.Errorf("decision log: %w; the %s verdict (rule %s) was not recorded and the dispatch must not run", err, v.Verdict, v.Rule))
+		}
 		return inputErr(fmt.Errorf("decision log: %w", err))
 	}
 	defer dec.Close()
 	index, err := verify.Record(dec, v)
 	if err != nil {
+		if errors.Is(err, ledger.ErrTampered) || errors.Is(err, ledger.ErrCheckpointSignature) {
+			return noErr(fmt.Errorf("decision log: %w; the %s verdict (rule %s) was not recorded and the dispatch must not run", err, v.Verdict, v.Rule))
+		}
 		return fmt.Errorf("recording the decision (the dispatch must not run): %w", err)
 	}
 	signer := v.Signer
@@ -127,7 +142,7 @@ func admit(c *cli.Context) error {
 		"verdict": v.Verdict, "rule": v.Rule, "class": v.Class, "reason": v.Reason, "next_act": v.NextAct,
 		"mode": v.Mode, "instruction_id": v.InstructionID, "instruction_digest": v.InstructionDigest,
 		"signer": v.Signer, "machine": v.Machine, "stream": v.Stream, "decision_index": index,
-		"passed": v.Passed, "failed": v.Failed, "compared": v.Compared,
+		"passed": nonNil(v.Passed), "failed": nonNil(v.Failed), "compared": nonNil(v.Compared),
 	}
 	err = emit(c, res,
 		"verdict: "+v.Verdict,
@@ -153,6 +168,14 @@ func admit(c *cli.Context) error {
 func orNone(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "none"
+	}
+	return s
+}
+
+// nonNil makes an empty list print as [] rather than null in JSON.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
 	return s
 }

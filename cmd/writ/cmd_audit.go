@@ -17,7 +17,7 @@ func auditCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "ledger", Required: true, Usage: "ledger `DIR`"},
 			vkeyFlag,
-			&cli.StringFlag{Name: "decisions-vkey", Usage: "trust only this verifier `KEY` for the decision log's checkpoints (writ ledger vkey --log decisions)"},
+			decisionsVKeyFlag,
 			jsonFlag,
 		},
 		Action: audit,
@@ -35,7 +35,7 @@ func audit(c *cli.Context) error {
 	}
 	rep, err := verify.Audit(c.String("ledger"), verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey})
 	if err != nil {
-		return inputErr(err)
+		return openErr(err)
 	}
 	if wantJSON(c) {
 		if err := emit(c, rep); err != nil {

@@ -17,6 +17,8 @@ import (
 
 var dirFlag = &cli.StringFlag{Name: "dir", Required: true, Usage: "ledger `DIR`ectory"}
 
+var decisionsVKeyFlag = &cli.StringFlag{Name: "decisions-vkey", Usage: "trust only this verifier `KEY` for the decision log's checkpoints (writ ledger vkey --log decisions)"}
+
 var logFlag = &cli.StringFlag{Name: "log", Value: "authority", Usage: "which log: authority or decisions"}
 
 // openLog opens the log named by --log for reading.
@@ -28,7 +30,9 @@ func openLog(c *cli.Context) (*ledger.Log, error) {
 	case "authority":
 		log, err = ledger.OpenAuthority(dir, nil)
 	case "decisions":
-		if !ledger.HasDecisions(dir) {
+		if has, err := ledger.HasDecisions(dir, false); err != nil {
+			return nil, noErr(err)
+		} else if !has {
 			return nil, usageErr("%s has no decision log yet (it is created by the first `writ admit`)", dir)
 		}
 		log, err = ledger.OpenDecisionsReadOnly(dir)
@@ -36,7 +40,7 @@ func openLog(c *cli.Context) (*ledger.Log, error) {
 		return nil, usageErr("--log %q: authority or decisions", c.String("log"))
 	}
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, openErr(err)
 	}
 	return log, nil
 }
@@ -79,7 +83,7 @@ func ledgerCommand() *cli.Command {
 			{
 				Name:   "verify",
 				Usage:  "recompute every leaf and tree hash and compare with the signed checkpoint",
-				Flags:  []cli.Flag{dirFlag, vkeyFlag, jsonFlag},
+				Flags:  []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag, jsonFlag},
 				Action: ledgerVerify,
 			},
 		},
@@ -94,6 +98,13 @@ func ledgerInit(c *cli.Context) error {
 	st := delegation.NewState()
 	if _, err := st.Apply(rootBytes); err != nil {
 		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), err))
+	}
+	root, now := st.Root().Record, time.Now()
+	if issued := time.Unix(root.IssuedAt, 0); issued.After(now.Add(verify.MaxClockSkew)) {
+		return noErr(fmt.Errorf("root record %s: issued_at %s is more than %s after this machine's clock", c.String("root"), issued.UTC().Format(time.RFC3339), verify.MaxClockSkew))
+	}
+	if now.Unix() >= root.Expires {
+		return noErr(fmt.Errorf("root record %s: expired at %s; an expired root trusts nothing", c.String("root"), time.Unix(root.Expires, 0).UTC().Format(time.RFC3339)))
 	}
 	origin := c.String("origin")
 	if origin == "" {
@@ -144,7 +155,7 @@ func ledgerAppend(c *cli.Context) error {
 	}
 	log, err := ledger.OpenAuthority(c.String("dir"), pass)
 	if err != nil {
-		return inputErr(err)
+		return openErr(err)
 	}
 	defer log.Close()
 	auth, err := verify.LoadAuthority(log, log.VerifierKey())
@@ -227,17 +238,25 @@ func ledgerVerify(c *cli.Context) error {
 	}
 	log, err := ledger.OpenAuthority(dir, nil)
 	if err != nil {
-		return inputErr(err)
+		return openErr(err)
 	}
 	if err := check("authority", log, vkey); err != nil {
 		return err
 	}
-	if ledger.HasDecisions(dir) {
+	dvkey, err := vkeyValue(c, "decisions-vkey")
+	if err != nil {
+		return err
+	}
+	has, err := ledger.HasDecisions(dir, dvkey != "")
+	if err != nil {
+		return noErr(fmt.Errorf("decisions log: %w", err))
+	}
+	if has {
 		dec, err := ledger.OpenDecisionsReadOnly(dir)
 		if err != nil {
-			return inputErr(err)
+			return noErr(fmt.Errorf("decisions log: %w", err))
 		}
-		if err := check("decisions", dec, ""); err != nil {
+		if err := check("decisions", dec, dvkey); err != nil {
 			return err
 		}
 	}

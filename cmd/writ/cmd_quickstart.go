@@ -72,6 +72,9 @@ func quickstart(c *cli.Context) error {
 	if err != nil {
 		return inputErr(err)
 	}
+	// The story's keys use the passphrase file it writes, whatever the
+	// caller's environment says, so that the file it names is the truth.
+	os.Unsetenv("WRIT_PASSPHRASE")
 	q := &qs{c: c, dir: dir}
 	return q.story()
 }

@@ -279,8 +279,5 @@ func instruct(c *cli.Context) error {
 			return err
 		}
 	}
-	if err := finish(c, rec, keys, map[string]any{"instruction_id": rec.ID}); err != nil {
-		return fmt.Errorf("instruction %s: %w", rec.ID, err)
-	}
-	return nil
+	return finish(c, rec, keys, map[string]any{"instruction_id": rec.ID})
 }

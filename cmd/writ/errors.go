@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
@@ -47,6 +49,19 @@ func noErr(err error, hints ...string) error {
 	return &exitError{code: exitNo, err: err, hints: hints}
 }
 
+// openErr gives an error from opening a log its exit code: 1 for a
+// damaged store (tamper evidence), 3 when another process holds it, 2 for
+// anything else (no ledger there, unreadable).
+func openErr(err error) error {
+	switch {
+	case errors.Is(err, ledger.ErrTampered):
+		return noErr(err)
+	case errors.Is(err, ledger.ErrLocked):
+		return &exitError{code: exitInternal, err: err, hints: []string{"another writ process has this ledger open; retry when it is done"}}
+	}
+	return inputErr(err)
+}
+
 // classify picks the exit code for an error that no command marked: bad
 // input for malformed records, keys, files and passphrases; a verdict of no
 // for refusals and failed verification; internal for anything else.
@@ -63,7 +78,7 @@ func classify(err error) int {
 		schemas.ErrMalformed, schemas.ErrInvalid, sign.ErrMalformedEnvelope, sign.ErrInvalidKey,
 		sign.ErrKeyFilePermissions, sign.ErrWrongPassphrase, sign.ErrExists, fs.ErrNotExist,
 		fs.ErrPermission, ledger.ErrNotALog, ledger.ErrMalformedCheckpoint, transfer.ErrDirtyBuild,
-		transfer.ErrUnknownBuild, ledger.ErrWrongKey,
+		transfer.ErrUnknownBuild, ledger.ErrWrongKey, ledger.ErrBatchTooLarge,
 	} {
 		if errors.Is(err, target) {
 			return exitUsage
@@ -99,8 +114,24 @@ func report(stderr io.Writer, err error) int {
 	return code
 }
 
-// oneLine keeps a diagnostic on one line, without a final period.
+// oneLine keeps a diagnostic on one line, without a final period, and
+// escapes bytes that are not printable UTF-8 (a corrupt file's content
+// must not reach the terminal raw).
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return strings.TrimSuffix(s, ".")
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[0])
+		case r == '\t' || r == '\n' || r == '\r':
+			b.WriteByte(' ')
+		case !unicode.IsPrint(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+		s = s[size:]
+	}
+	return strings.TrimSuffix(strings.Join(strings.Fields(b.String()), " "), ".")
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -68,7 +70,41 @@ func writeOutput(c *cli.Context, path string, data []byte) error {
 		_, err := c.App.Writer.Write(data)
 		return err
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	return writeNew(path, data)
+}
+
+// writeNew writes data to a new file at path, atomically and without ever
+// replacing an existing file (a key, an input): it writes and syncs a
+// temporary file in the same directory, then hard-links it into place,
+// which fails if path exists.
+func writeNew(path string, data []byte) error {
+	if _, err := os.Lstat(path); err == nil {
+		return usageErr("%s exists; writ does not overwrite files (remove it or choose another --out)", path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".writ-out-*")
+	if err != nil {
+		return inputErr(err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return inputErr(err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return inputErr(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return inputErr(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return inputErr(err)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return usageErr("%s exists; writ does not overwrite files (remove it or choose another --out)", path)
+		}
 		return inputErr(err)
 	}
 	return nil

@@ -35,6 +35,7 @@ func TestScripts(t *testing.T) {
 			"exit":         cmdExit,
 			"tamper-entry": cmdTamperEntry,
 			"flipbyte":     cmdFlipByte,
+			"truncate-log": cmdTruncateLog,
 		},
 	})
 }
@@ -120,4 +121,35 @@ func cmdFlipByte(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	b[len(b)-1] ^= 1
 	ts.Check(os.WriteFile(p, b, 0o755))
+}
+
+// cmdTruncateLog drops a log's last entry and lowers its stored size,
+// directly through Badger, without touching the signed checkpoint:
+// truncate-log LOGDIR
+func cmdTruncateLog(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: truncate-log LOGDIR")
+	}
+	db, err := badger.Open(badger.DefaultOptions(ts.MkAbs(args[0])).WithLogger(nil))
+	ts.Check(err)
+	defer db.Close()
+	ts.Check(db.Update(func(txn *badger.Txn) error {
+		item, err := txn.Get([]byte("m/size"))
+		if err != nil {
+			return err
+		}
+		v, err := item.ValueCopy(nil)
+		if err != nil {
+			return err
+		}
+		n := binary.BigEndian.Uint64(v) - 1
+		key := make([]byte, 9)
+		key[0] = 'e'
+		binary.BigEndian.PutUint64(key[1:], n)
+		if err := txn.Delete(key); err != nil {
+			return err
+		}
+		binary.BigEndian.PutUint64(v, n)
+		return txn.Set([]byte("m/size"), v)
+	}))
 }
