@@ -168,6 +168,12 @@ func ledgerAppend(c *cli.Context) error {
 		if errors.As(err, &re) {
 			return recordErr(fmt.Errorf("nothing appended: %s: %w", c.Args().Get(int(re.Index-auth.State.Size())), err))
 		}
+		if errors.Is(err, ledger.ErrBatchTooLarge) {
+			return inputErr(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches")
+		}
+		if errors.Is(err, ledger.ErrLocked) {
+			return openErr(err)
+		}
 		return noErr(fmt.Errorf("nothing appended: %w", err))
 	}
 	for _, a := range applied {
