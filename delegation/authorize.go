@@ -29,6 +29,7 @@ type Denial struct {
 	Reason string
 }
 
+// Error returns "rule: reason".
 func (d *Denial) Error() string { return d.Rule + ": " + d.Reason }
 
 // Unwrap returns ErrUnauthorized.

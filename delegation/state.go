@@ -31,6 +31,7 @@ type RecordError struct {
 	Err   error
 }
 
+// Error names the index the record would have had, the rule and why.
 func (e *RecordError) Error() string {
 	var d *Denial
 	if errors.As(e.Err, &d) {

@@ -25,6 +25,7 @@ type IntegrityError struct {
 	Detail   string // a sentence for the operator
 }
 
+// Error returns "entry N: what: expected X, found Y (detail)".
 func (e *IntegrityError) Error() string {
 	s := e.What
 	if e.Index >= 0 {

@@ -71,6 +71,7 @@ type FieldError struct {
 	Rule  string
 }
 
+// Error returns "kind.field: rule".
 func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s.%s: %s", e.Kind, e.Field, e.Rule)
 }

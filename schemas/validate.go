@@ -37,10 +37,16 @@ var (
 	ruleRe        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,63}$`)
 )
 
-// ValidMachine, ValidStream and ValidArtifact report whether s is a
-// well-formed machine name, stream name or artifact name.
-func ValidMachine(s string) bool  { return machineRe.MatchString(s) }
-func ValidStream(s string) bool   { return streamRe.MatchString(s) }
+// ValidMachine reports whether s is a machine name: 1 to 253 letters,
+// digits, '.', '_' or '-', starting with a letter or digit.
+func ValidMachine(s string) bool { return machineRe.MatchString(s) }
+
+// ValidStream reports whether s is a stream name: 1 to 128 letters,
+// digits, '.', '_', '-' or '/', starting with a letter or digit.
+func ValidStream(s string) bool { return streamRe.MatchString(s) }
+
+// ValidArtifact reports whether s is an artifact name: 1 to 128 letters,
+// digits, '.', '_', '-' or '+', starting with a letter or digit.
 func ValidArtifact(s string) bool { return artifactRe.MatchString(s) }
 
 // ValidDigest reports whether s is "sha256:" followed by 64 lowercase hex

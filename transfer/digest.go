@@ -27,6 +27,7 @@ type MismatchError struct {
 	Actual   string
 }
 
+// Error names the file and both digests.
 func (e *MismatchError) Error() string {
 	return fmt.Sprintf("%s hashes to %s, expected %s", e.Path, e.Actual, e.Expected)
 }
