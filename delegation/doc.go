@@ -33,6 +33,7 @@
 //
 // This version accepts delegations issued by the root threshold only
 // (re-delegation by a delegate is refused), and one root per ledger (no
-// rotation). Revocation, issuer records and quarantine are not records yet.
+// rotation). Revocation, issuer and quarantine records have schemas but are
+// refused by Apply (RuleNotSupportedYet) rather than stored and ignored.
 // LIMITATIONS.md tracks each.
 package delegation

@@ -161,6 +161,10 @@ func (s *State) Apply(entry []byte) (*Applied, error) {
 		err = s.applySigned(a, Request{Action: "instruct", Stream: r.Stream, Machine: r.Machine, At: time.Unix(r.IssuedAt, 0)}, nil)
 	case *schemas.Root:
 		err = refuse(index, RuleNotSupportedYet, errors.New("root rotation is not supported yet: a ledger has one root, at index 0"))
+	case *schemas.Revocation, *schemas.Issuer, *schemas.Quarantine:
+		// Refused, never stored and ignored: a revocation the state did not
+		// enforce would be worse than none.
+		err = refuse(index, RuleNotSupportedYet, fmt.Errorf("%s records are not applied by this version yet", env.Kind))
 	default:
 		err = refuse(index, RuleWrongKind, fmt.Errorf("a %s record does not belong in the authority log", env.Kind))
 	}

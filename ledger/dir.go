@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"filippo.io/age"
+
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -27,11 +29,13 @@ const decisionsSuffix = "/decisions/"
 // that ValidOrigin allows.
 const MaxLedgerOrigin = 128 - len(decisionsSuffix) - 16
 
-// KeyParams says how to unlock or create a key file: the passphrase, and
-// the scrypt work factor used if a new key is written.
+// KeyParams says how to create or unlock a log's key file: the age
+// recipients a new key is encrypted to (sign.ScryptRecipient for a
+// passphrase, or X25519 recipients), the identities that unlock an
+// existing one, and the randomness for new keys.
 type KeyParams struct {
-	Passphrase []byte
-	WorkFactor int
+	Recipients []age.Recipient
+	Identities []age.Identity
 	Rand       io.Reader
 }
 
@@ -51,21 +55,21 @@ func Init(dir, origin string, kp KeyParams) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	key, err := sign.GenerateKeyFiles(filepath.Join(dir, CheckpointKey), kp.Passphrase, kp.WorkFactor, kp.Rand)
+	key, err := sign.GenerateKeyFiles(filepath.Join(dir, CheckpointKey), kp.Recipients, kp.Rand)
 	if err != nil {
 		return nil, err
 	}
 	return Create(filepath.Join(dir, AuthorityDir), origin, key)
 }
 
-// OpenAuthority opens the authority log of the ledger at dir. With a nil
-// passphrase it is opened for reading and verifying only; otherwise the
-// checkpoint key is unlocked with it, so that Append works.
-func OpenAuthority(dir string, passphrase []byte) (*Log, error) {
+// OpenAuthority opens the authority log of the ledger at dir. Without
+// identities it is opened for reading and verifying only; otherwise the
+// checkpoint key is unlocked with them, so that Append works.
+func OpenAuthority(dir string, ids []age.Identity) (*Log, error) {
 	var key *sign.PrivateKey
-	if passphrase != nil {
+	if len(ids) > 0 {
 		var err error
-		key, err = sign.LoadPrivateKey(filepath.Join(dir, CheckpointKey+".key"), passphrase)
+		key, err = sign.LoadPrivateKey(filepath.Join(dir, CheckpointKey+".key"), ids...)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint key: %w", err)
 		}
@@ -109,7 +113,7 @@ func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 			return nil, errors.New("cannot create the decision log without the authority log's origin")
 		}
 		prefix := filepath.Join(dir, RunnerKey)
-		key, err := sign.GenerateKeyFiles(prefix, kp.Passphrase, kp.WorkFactor, kp.Rand)
+		key, err := sign.GenerateKeyFiles(prefix, kp.Recipients, kp.Rand)
 		if err != nil {
 			return nil, fmt.Errorf("creating runner key: %w", err)
 		}
@@ -124,11 +128,18 @@ func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 	case keyErr == nil && errors.Is(logErr, os.ErrNotExist):
 		return nil, &IntegrityError{Index: -1, What: "decision log missing", Detail: "the runner key exists, so the decision log was deleted; nothing was created"}
 	}
-	key, err := sign.LoadPrivateKey(keyPath, kp.Passphrase)
+	key, err := sign.LoadPrivateKey(keyPath, kp.Identities...)
 	if err != nil {
 		return nil, fmt.Errorf("runner key: %w", err)
 	}
 	return Open(logDir, key)
+}
+
+// RunnerKeyExists reports whether the ledger at dir has a runner key, that
+// is, whether OpenDecisions will unlock a key rather than create one.
+func RunnerKeyExists(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, RunnerKey+".key"))
+	return err == nil
 }
 
 // OpenDecisionsReadOnly opens the decision log of the ledger at dir for

@@ -59,7 +59,7 @@ func TestCDDLMatchesGoTypes(t *testing.T) {
 	types := map[string]any{
 		"root": &Root{}, "delegation": &Delegation{}, "pin": &Pin{}, "build": &Build{},
 		"instruction": &Instruction{}, "artifact-ref": &ArtifactRef{}, "decision": &Decision{},
-		"digest-check": &DigestCheck{},
+		"digest-check": &DigestCheck{}, "revocation": &Revocation{}, "issuer": &Issuer{}, "quarantine": &Quarantine{},
 	}
 	rules := cddlMembers(t)
 	for name := range rules {

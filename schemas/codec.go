@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
@@ -52,7 +53,61 @@ var (
 	// ErrUnknownVersion is wrapped (with ErrMalformed) when a record's "v"
 	// is not a schema version this build knows.
 	ErrUnknownVersion = errors.New("unknown schema version")
+
+	// The following name the specific CBOR rule broken; each is wrapped
+	// together with ErrMalformed.
+	ErrDuplicateKey  = errors.New("duplicate map key")
+	ErrUnknownField  = errors.New("unknown field")
+	ErrIndefinite    = errors.New("indefinite-length item")
+	ErrTag           = errors.New("unexpected CBOR tag")
+	ErrLimit         = errors.New("decoding limit exceeded")
+	ErrTrailingData  = errors.New("trailing data after the item")
+	ErrInvalidUTF8   = errors.New("invalid UTF-8 in a text string")
+	ErrWrongCBORType = errors.New("wrong CBOR type for a field")
+	ErrNotWellFormed = errors.New("not well-formed CBOR")
 )
+
+// classify wraps a CBOR decoding error with ErrMalformed and the sentinel
+// for the rule it broke.
+func classify(err error) error {
+	var (
+		dup    *cbor.DupMapKeyError
+		unk    *cbor.UnknownFieldError
+		indef  *cbor.IndefiniteLengthError
+		tag    *cbor.TagsMdError
+		nest   *cbor.MaxNestedLevelError
+		arr    *cbor.MaxArrayElementsError
+		pairs  *cbor.MaxMapPairsError
+		extra  *cbor.ExtraneousDataError
+		sem    *cbor.SemanticError
+		typ    *cbor.UnmarshalTypeError
+		syntax *cbor.SyntaxError
+	)
+	var kind error
+	switch {
+	case errors.As(err, &dup):
+		kind = ErrDuplicateKey
+	case errors.As(err, &unk):
+		kind = ErrUnknownField
+	case errors.As(err, &indef):
+		kind = ErrIndefinite
+	case errors.As(err, &tag):
+		kind = ErrTag
+	case errors.As(err, &nest), errors.As(err, &arr), errors.As(err, &pairs):
+		kind = ErrLimit
+	case errors.As(err, &extra):
+		kind = ErrTrailingData
+	case errors.As(err, &sem) && strings.Contains(sem.Error(), "UTF-8"):
+		kind = ErrInvalidUTF8
+	case errors.As(err, &typ):
+		kind = ErrWrongCBORType
+	case errors.As(err, &syntax), errors.As(err, &sem), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		kind = ErrNotWellFormed
+	default:
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return fmt.Errorf("%w: %w: %v", ErrMalformed, kind, err)
+}
 
 var (
 	encMode cbor.EncMode
@@ -140,10 +195,10 @@ func Unmarshal(data []byte, v any) error {
 		var unknown *cbor.UnknownFieldError
 		if errors.As(err, &unknown) {
 			if names := unknownFields(data, v); len(names) > 0 {
-				return fmt.Errorf("%w: unknown field %q for this record kind and schema version", ErrMalformed, names[0])
+				return fmt.Errorf("%w: %w %q for this record kind and schema version", ErrMalformed, ErrUnknownField, names[0])
 			}
 		}
-		return fmt.Errorf("%w: %v", ErrMalformed, err)
+		return classify(err)
 	}
 	again, err := encMode.Marshal(v)
 	if err != nil {
@@ -166,7 +221,7 @@ func CheckCanonical(data []byte) error {
 	}
 	var generic any
 	if err := genericMode.Unmarshal(data, &generic); err != nil {
-		return fmt.Errorf("%w: %v", ErrMalformed, err)
+		return classify(err)
 	}
 	again, err := genericEnc.Marshal(generic)
 	if err != nil {
@@ -185,7 +240,7 @@ func peekVersion(data []byte) (uint64, error) {
 		V *uint64 `cbor:"v"`
 	}
 	if err := peekMode.Unmarshal(data, &p); err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return 0, classify(err)
 	}
 	if p.V == nil {
 		return 0, fmt.Errorf("%w: field \"v\" (schema version) is missing", ErrMalformed)

@@ -79,20 +79,22 @@ func TestStrictDecoding(t *testing.T) {
 		want error
 		msg  string // a fragment the error must contain
 	}{
-		{"trailing byte", append(bytes.Clone(canonical), 0x00), ErrMalformed, "extraneous data"},
-		{"unknown field", with("extra", 1), ErrMalformed, "unknown field"},
-		{"field name in another case", mustMarshal(t, renamed), ErrMalformed, "unknown field"},
+		{"trailing byte", append(bytes.Clone(canonical), 0x00), ErrTrailingData, "extraneous data"},
+		{"unknown field", with("extra", 1), ErrUnknownField, "unknown field"},
+		{"field name in another case", mustMarshal(t, renamed), ErrUnknownField, "unknown field"},
 		{"non-shortest integer", nonShortest, ErrNonCanonical, "deterministic"},
 		{"explicitly empty optional field", with("brief", ""), ErrNonCanonical, "deterministic"},
-		{"duplicate map key", dup, ErrMalformed, "duplicate map key"},
-		{"indefinite length", indef, ErrMalformed, "indefinite-length"},
-		{"tag", tagged, ErrMalformed, "tag isn't allowed"},
-		{"invalid UTF-8", badUTF8, ErrMalformed, "UTF-8"},
+		{"duplicate map key", dup, ErrDuplicateKey, "duplicate map key"},
+		{"indefinite length", indef, ErrIndefinite, "indefinite-length"},
+		{"tag", tagged, ErrTag, "tag isn't allowed"},
+		{"invalid UTF-8", badUTF8, ErrInvalidUTF8, "UTF-8"},
 		{"unknown schema version", with("v", 2), ErrUnknownVersion, "v=2"},
 		{"missing version", mustMarshal(t, without("v")), ErrMalformed, `"v" (schema version) is missing`},
+		{"truncated", canonical[:len(canonical)-3], ErrNotWellFormed, "unexpected EOF"},
+		{"integer where a string belongs", with("stream", 7), ErrWrongCBORType, "cannot unmarshal"},
 		{"oversize", bytes.Repeat([]byte{0}, MaxRecordSize+1), ErrTooLarge, "larger than the 65535-byte limit"},
-		{"declared 2^32-element array", []byte{0x9a, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, ErrMalformed, "max number of elements"},
-		{"nested too deep", bytes.Repeat([]byte{0x81}, 20), ErrMalformed, "max nested level"},
+		{"declared 2^32-element array", []byte{0x9a, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, ErrLimit, "max number of elements"},
+		{"nested too deep", bytes.Repeat([]byte{0x81}, 20), ErrLimit, "max nested level"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,7 +220,7 @@ func TestKindFromContentType(t *testing.T) {
 			t.Errorf("round trip of %s failed", k)
 		}
 	}
-	for _, ct := range []string{"", "application/vnd.writ.Pin+cbor", "application/vnd.writ.revocation+cbor", "application/cbor"} {
+	for _, ct := range []string{"", "application/vnd.writ.Pin+cbor", "application/vnd.writ.witness+cbor", "application/cbor", "application/vnd.writ.pin+cbor; v=1"} {
 		if _, ok := KindFromContentType(ct); ok {
 			t.Errorf("KindFromContentType(%q) accepted", ct)
 		}

@@ -23,10 +23,13 @@ const (
 	KindPin         Kind = "pin"
 	KindInstruction Kind = "instruction"
 	KindDecision    Kind = "decision"
+	KindRevocation  Kind = "revocation"
+	KindIssuer      Kind = "issuer"
+	KindQuarantine  Kind = "quarantine"
 )
 
 // Kinds lists every known kind, in a stable order.
-var Kinds = []Kind{KindRoot, KindDelegation, KindPin, KindInstruction, KindDecision}
+var Kinds = []Kind{KindRoot, KindDelegation, KindPin, KindInstruction, KindDecision, KindRevocation, KindIssuer, KindQuarantine}
 
 const contentTypePrefix, contentTypeSuffix = "application/vnd.writ.", "+cbor"
 
@@ -97,6 +100,12 @@ func New(k Kind) Record {
 		return new(Instruction)
 	case KindDecision:
 		return new(Decision)
+	case KindRevocation:
+		return new(Revocation)
+	case KindIssuer:
+		return new(Issuer)
+	case KindQuarantine:
+		return new(Quarantine)
 	}
 	return nil
 }

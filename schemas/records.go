@@ -111,6 +111,44 @@ type DigestCheck struct {
 	Actual   string `cbor:"actual" json:"actual"`     // computed by the runner
 }
 
+// Revocation voids a key (by key id) or a record (by record digest) from
+// its ledger position on. It is permanent.
+type Revocation struct {
+	V        uint64 `cbor:"v"`
+	Target   string `cbor:"target"` // key id (64 hex) or record digest ("sha256:" + 64 hex)
+	Reason   string `cbor:"reason"` // why, for people: 1 to 256 bytes of UTF-8
+	IssuedAt int64  `cbor:"issued_at"`
+}
+
+// Issuer names an external token issuer, the exact URI of its key set and
+// the audiences its tokens may carry. Only the root threshold may sign it.
+type Issuer struct {
+	V         uint64   `cbor:"v"`
+	Issuer    string   `cbor:"issuer"`    // the tokens' "iss", an https URL
+	JWKSURI   string   `cbor:"jwks_uri"`  // the exact https URL fetched for keys
+	Audiences []string `cbor:"audiences"` // sorted, distinct
+	IssuedAt  int64    `cbor:"issued_at"`
+}
+
+// Quarantine drains a machine (no work is admitted) until Until, or lifts
+// an earlier quarantine when Lift is set.
+type Quarantine struct {
+	V        uint64 `cbor:"v"`
+	Machine  string `cbor:"machine"`
+	Until    int64  `cbor:"until,omitempty"` // Unix seconds; absent: until lifted
+	Lift     bool   `cbor:"lift,omitempty"`
+	IssuedAt int64  `cbor:"issued_at"`
+}
+
+// Kind implements Record.
+func (*Revocation) Kind() Kind { return KindRevocation }
+
+// Kind implements Record.
+func (*Issuer) Kind() Kind { return KindIssuer }
+
+// Kind implements Record.
+func (*Quarantine) Kind() Kind { return KindQuarantine }
+
 // Kind implements Record.
 func (*Root) Kind() Kind { return KindRoot }
 

@@ -2,6 +2,8 @@ package schemas
 
 import (
 	"bytes"
+	"fmt"
+	"net/url"
 	"path"
 	"regexp"
 	"slices"
@@ -244,6 +246,81 @@ func (r *Decision) Validate() error {
 		if !ruleRe.MatchString(id) {
 			return fieldErr(k, "passed", "%q is not a check or rule id", id)
 		}
+	}
+	return nil
+}
+
+// Validate implements Record.
+func (r *Revocation) Validate() error {
+	k := KindRevocation
+	if err := checkCommon(k, r.V, r.IssuedAt); err != nil {
+		return err
+	}
+	if !keyIDRe.MatchString(r.Target) && !digestRe.MatchString(r.Target) {
+		return fieldErr(k, "target", "must be a key id (64 lowercase hex) or a record digest (sha256: and 64 lowercase hex)")
+	}
+	if len(r.Reason) == 0 || len(r.Reason) > 256 || !utf8.ValidString(r.Reason) {
+		return fieldErr(k, "reason", "must be 1 to 256 bytes of UTF-8")
+	}
+	return nil
+}
+
+// Validate implements Record.
+func (r *Issuer) Validate() error {
+	k := KindIssuer
+	if err := checkCommon(k, r.V, r.IssuedAt); err != nil {
+		return err
+	}
+	if err := checkHTTPSURL(r.Issuer); err != nil {
+		return fieldErr(k, "issuer", "%v", err)
+	}
+	if err := checkHTTPSURL(r.JWKSURI); err != nil {
+		return fieldErr(k, "jwks_uri", "%v", err)
+	}
+	if len(r.Audiences) == 0 {
+		return fieldErr(k, "audiences", "at least one audience is required")
+	}
+	for i, a := range r.Audiences {
+		if a == "" || len(a) > 512 || !utf8.ValidString(a) {
+			return fieldErr(k, "audiences", "audience %d must be 1 to 512 bytes of UTF-8", i)
+		}
+		if i > 0 && r.Audiences[i-1] >= a {
+			return fieldErr(k, "audiences", "audiences must be sorted and distinct")
+		}
+	}
+	return nil
+}
+
+// checkHTTPSURL accepts an absolute https URL with a host, no user info
+// and no fragment, written in the canonical form url.Parse gives back.
+func checkHTTPSURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL", s)
+	case u.Scheme != "https" || u.Host == "" || u.Opaque != "":
+		return fmt.Errorf("%q must be an absolute https URL", s)
+	case u.User != nil || u.Fragment != "" || u.RawFragment != "":
+		return fmt.Errorf("%q must not carry user info or a fragment", s)
+	case u.String() != s || len(s) > 2048:
+		return fmt.Errorf("%q is not in canonical form (or is over 2048 bytes)", s)
+	}
+	return nil
+}
+
+// Validate implements Record.
+func (r *Quarantine) Validate() error {
+	k := KindQuarantine
+	if err := checkCommon(k, r.V, r.IssuedAt); err != nil {
+		return err
+	}
+	switch {
+	case !machineRe.MatchString(r.Machine):
+		return fieldErr(k, "machine", "%q is not a machine name", r.Machine)
+	case r.Lift && r.Until != 0:
+		return fieldErr(k, "until", "a lift has no end time")
+	case r.Until != 0 && r.Until <= r.IssuedAt:
+		return fieldErr(k, "until", "must be after issued_at")
 	}
 	return nil
 }

@@ -39,6 +39,9 @@ var (
 	ErrKeyFilePermissions = errors.New("private key file permissions too open")
 	// ErrWrongPassphrase: the passphrase does not decrypt the key file.
 	ErrWrongPassphrase = errors.New("wrong passphrase")
+	// ErrNoIdentity: none of the age identities given decrypts the key
+	// file.
+	ErrNoIdentity = errors.New("no identity given decrypts the key file")
 	// ErrExists: a key file to be written already exists; nothing was
 	// overwritten.
 	ErrExists = errors.New("key file already exists")
@@ -79,18 +82,77 @@ func (k *PrivateKey) SignMessage(msg []byte) ([]byte, error) {
 	return k.signer.SignMessage(bytes.NewReader(msg))
 }
 
-// GenerateKeyFiles creates a new Ed25519 key from rand and writes
-// prefix+".key" (armored age file, scrypt with workFactor, mode 0600) and
-// prefix+".pub" (PEM PKIX, mode 0644). It refuses, with ErrExists and
-// without writing, if either file exists; workFactor must be within
-// [MinWorkFactor, MaxWorkFactor]; the passphrase must not be empty. The
-// raw key never touches disk unencrypted. It returns the loaded key.
-func GenerateKeyFiles(prefix string, passphrase []byte, workFactor int, rand io.Reader) (*PrivateKey, error) {
+// ScryptRecipient returns the age recipient that encrypts a key file to
+// passphrase (scrypt, RFC 7914) with workFactor, which must be within
+// [MinWorkFactor, MaxWorkFactor]; the passphrase must not be empty.
+func ScryptRecipient(passphrase []byte, workFactor int) (age.Recipient, error) {
 	if len(passphrase) == 0 {
 		return nil, errors.New("empty passphrase")
 	}
 	if workFactor < MinWorkFactor || workFactor > MaxWorkFactor {
 		return nil, fmt.Errorf("work factor %d: must be between %d and %d", workFactor, MinWorkFactor, MaxWorkFactor)
+	}
+	r, err := age.NewScryptRecipient(string(passphrase))
+	if err != nil {
+		return nil, err
+	}
+	r.SetWorkFactor(workFactor)
+	return r, nil
+}
+
+// ScryptIdentity returns the age identity that decrypts a key file
+// encrypted to passphrase, accepting work factors up to MaxWorkFactor.
+func ScryptIdentity(passphrase []byte) (age.Identity, error) {
+	id, err := age.NewScryptIdentity(string(passphrase))
+	if err != nil {
+		return nil, err
+	}
+	id.SetMaxWorkFactor(MaxWorkFactor)
+	return id, nil
+}
+
+// ParseRecipients parses age X25519 recipients ("age1..."). Key files
+// encrypted to them are unlocked with the matching identity file instead
+// of a passphrase.
+func ParseRecipients(recipients []string) ([]age.Recipient, error) {
+	var out []age.Recipient
+	for _, s := range recipients {
+		r, err := age.ParseX25519Recipient(s)
+		if err != nil {
+			return nil, fmt.Errorf("recipient %q: %w", s, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// LoadIdentities reads an age identity file (lines "AGE-SECRET-KEY-1...",
+// comments with '#'). Like a private key file, it is refused when it is
+// readable or writable by group or others (ErrKeyFilePermissions).
+func LoadIdentities(path string) ([]age.Identity, error) {
+	if err := checkPrivateFile(path); err != nil {
+		return nil, err
+	}
+	data, err := readBounded(path, MaxPrivateKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := age.ParseIdentities(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ids, nil
+}
+
+// GenerateKeyFiles creates a new Ed25519 key from rand and writes
+// prefix+".key" (an armored age file encrypted to the recipients: a
+// passphrase via ScryptRecipient, or X25519 recipients; mode 0600) and
+// prefix+".pub" (PEM PKIX, mode 0644). It refuses, with ErrExists and
+// without writing, if either file exists. The raw key never touches disk
+// unencrypted. It returns the loaded key.
+func GenerateKeyFiles(prefix string, to []age.Recipient, rand io.Reader) (*PrivateKey, error) {
+	if len(to) == 0 {
+		return nil, errors.New("no recipient to encrypt the key file to")
 	}
 	keyPath, pubPath := prefix+".key", prefix+".pub"
 	for _, p := range []string{keyPath, pubPath} {
@@ -107,14 +169,11 @@ func GenerateKeyFiles(prefix string, passphrase []byte, workFactor int, rand io.
 		return nil, err
 	}
 	plain := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	defer clear(plain)
+	defer clear(der)
 	var sealed bytes.Buffer
-	rcpt, err := age.NewScryptRecipient(string(passphrase))
-	if err != nil {
-		return nil, err
-	}
-	rcpt.SetWorkFactor(workFactor)
 	aw := armor.NewWriter(&sealed)
-	w, err := age.Encrypt(aw, rcpt)
+	w, err := age.Encrypt(aw, to...)
 	if err != nil {
 		return nil, err
 	}
@@ -127,8 +186,6 @@ func GenerateKeyFiles(prefix string, passphrase []byte, workFactor int, rand io.
 	if err := aw.Close(); err != nil {
 		return nil, err
 	}
-	clear(plain)
-	clear(der)
 	s, err := signature.LoadED25519Signer(priv)
 	if err != nil {
 		return nil, err
@@ -147,35 +204,46 @@ func GenerateKeyFiles(prefix string, passphrase []byte, workFactor int, rand io.
 	return key, nil
 }
 
-// LoadPrivateKey decrypts an age-encrypted key file written by
-// GenerateKeyFiles. It refuses a file with mode & 077 != 0
-// (ErrKeyFilePermissions) before reading it, a wrong passphrase
-// (ErrWrongPassphrase), a work factor above MaxWorkFactor, and a plaintext
-// that is not one PKCS #8 Ed25519 key (ErrInvalidKey).
-func LoadPrivateKey(path string, passphrase []byte) (*PrivateKey, error) {
+// checkPrivateFile refuses a secret file that is not regular or whose mode
+// lets group or others read or write it.
+func checkPrivateFile(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
+		return fmt.Errorf("%s: not a regular file", path)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%s: %w: mode %04o, want 0600 (chmod 600 %s)", path, ErrKeyFilePermissions, perm, path)
+		return fmt.Errorf("%s: %w: mode %04o, want 0600 (chmod 600 %s)", path, ErrKeyFilePermissions, perm, path)
+	}
+	return nil
+}
+
+// LoadPrivateKey decrypts a key file written by GenerateKeyFiles with the
+// given identities (ScryptIdentity for a passphrase, or X25519 identities
+// from LoadIdentities). It refuses a file with mode & 077 != 0
+// (ErrKeyFilePermissions) before reading it; identities that do not
+// decrypt it (ErrWrongPassphrase when only passphrases were tried,
+// ErrNoIdentity otherwise); a work factor above MaxWorkFactor; and a
+// plaintext that is not one PKCS #8 Ed25519 key (ErrInvalidKey).
+func LoadPrivateKey(path string, ids ...age.Identity) (*PrivateKey, error) {
+	if err := checkPrivateFile(path); err != nil {
+		return nil, err
 	}
 	sealed, err := readBounded(path, MaxPrivateKeyFile)
 	if err != nil {
 		return nil, err
 	}
-	id, err := age.NewScryptIdentity(string(passphrase))
-	if err != nil {
-		return nil, err
-	}
-	id.SetMaxWorkFactor(MaxWorkFactor)
-	r, err := age.Decrypt(armor.NewReader(bytes.NewReader(sealed)), id)
+	r, err := age.Decrypt(armor.NewReader(bytes.NewReader(sealed)), ids...)
 	if err != nil {
 		var noMatch *age.NoIdentityMatchError
 		if errors.As(err, &noMatch) {
+			for _, id := range ids {
+				if _, ok := id.(*age.ScryptIdentity); !ok {
+					return nil, fmt.Errorf("%s: %w", path, ErrNoIdentity)
+				}
+			}
 			return nil, fmt.Errorf("%s: %w", path, ErrWrongPassphrase)
 		}
 		return nil, fmt.Errorf("%s: decrypting key file: %w", path, err)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"filippo.io/age"
 	"github.com/veraison/go-cose"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/schemas"
@@ -225,7 +226,7 @@ func TestKeyFiles(t *testing.T) {
 	dir := t.TempDir()
 	seed := bytes.Repeat([]byte{0x5e}, 32)
 	prefix := filepath.Join(dir, "k")
-	k, err := sign.GenerateKeyFiles(prefix, []byte("pw"), sign.MinWorkFactor, bytes.NewReader(seed))
+	k, err := sign.GenerateKeyFiles(prefix, []age.Recipient{scrypt(t, "pw")}, bytes.NewReader(seed))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,18 +251,72 @@ func TestKeyFiles(t *testing.T) {
 		}
 		return nil
 	})
-	loaded, err := sign.LoadPrivateKey(prefix+".key", []byte("pw"))
+	loaded, err := sign.LoadPrivateKey(prefix+".key", identity(t, "pw"))
 	if err != nil || !loaded.Public().Equal(k.Public()) {
 		t.Fatalf("LoadPrivateKey = %v", err)
 	}
-	if _, err := sign.LoadPrivateKey(prefix+".key", []byte("wrong")); !errors.Is(err, sign.ErrWrongPassphrase) {
+	if _, err := sign.LoadPrivateKey(prefix+".key", identity(t, "wrong")); !errors.Is(err, sign.ErrWrongPassphrase) {
 		t.Fatalf("wrong passphrase: %v", err)
 	}
 	os.Chmod(prefix+".key", 0o640)
-	if _, err := sign.LoadPrivateKey(prefix+".key", []byte("pw")); !errors.Is(err, sign.ErrKeyFilePermissions) {
+	if _, err := sign.LoadPrivateKey(prefix+".key", identity(t, "pw")); !errors.Is(err, sign.ErrKeyFilePermissions) {
 		t.Fatalf("mode 0640: %v", err)
 	}
-	if _, err := sign.GenerateKeyFiles(prefix, []byte("pw"), sign.MinWorkFactor, rand.Reader); !errors.Is(err, sign.ErrExists) {
+	if _, err := sign.GenerateKeyFiles(prefix, []age.Recipient{scrypt(t, "pw")}, rand.Reader); !errors.Is(err, sign.ErrExists) {
 		t.Fatalf("overwrite: %v", err)
+	}
+}
+
+func scrypt(t *testing.T, pass string) age.Recipient {
+	r, err := sign.ScryptRecipient([]byte(pass), sign.MinWorkFactor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func identity(t *testing.T, pass string) age.Identity {
+	id, err := sign.ScryptIdentity([]byte(pass))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestX25519KeyFiles: a key file encrypted to an age X25519 recipient
+// opens with the matching identity file only.
+func TestX25519KeyFiles(t *testing.T) {
+	dir := t.TempDir()
+	id, _ := age.GenerateX25519Identity()
+	other, _ := age.GenerateX25519Identity()
+	to, err := sign.ParseRecipients([]string{id.Recipient().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sign.GenerateKeyFiles(filepath.Join(dir, "k"), to, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idFile := filepath.Join(dir, "identity.txt")
+	os.WriteFile(idFile, []byte("# test identity\n"+id.String()+"\n"), 0o600)
+	ids, err := sign.LoadIdentities(idFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := sign.LoadPrivateKey(filepath.Join(dir, "k.key"), ids...); err != nil || !got.Public().Equal(k.Public()) {
+		t.Fatalf("LoadPrivateKey with the identity = %v", err)
+	}
+	if _, err := sign.LoadPrivateKey(filepath.Join(dir, "k.key"), other); !errors.Is(err, sign.ErrNoIdentity) {
+		t.Fatalf("another identity: %v", err)
+	}
+	if _, err := sign.LoadPrivateKey(filepath.Join(dir, "k.key"), identity(t, "pw")); !errors.Is(err, sign.ErrWrongPassphrase) {
+		t.Fatalf("a passphrase for an X25519 file: %v", err)
+	}
+	os.Chmod(idFile, 0o644)
+	if _, err := sign.LoadIdentities(idFile); !errors.Is(err, sign.ErrKeyFilePermissions) {
+		t.Fatalf("world-readable identity file: %v", err)
+	}
+	if _, err := sign.ParseRecipients([]string{"age1notarecipient"}); err == nil {
+		t.Fatal("a malformed recipient was accepted")
 	}
 }

@@ -26,7 +26,7 @@ func admitCommand() *cli.Command {
 			&cli.StringFlag{Name: "mode", Value: "off", Usage: "`MODE` for authenticity, authority, freshness and provenance rules: off (admit and record), warn (admit, record what enforce would refuse), enforce (refuse); integrity rules refuse in every mode"},
 			&cli.StringFlag{Name: "agent-binary", Usage: "`PATH` of the agent binary this dispatch would run"},
 			&cli.BoolFlag{Name: "rules", Usage: "list every rule id and exit"},
-			vkeyFlag, passphraseFileFlag, workFactorFlag, jsonFlag,
+			vkeyFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag, jsonFlag,
 		},
 		Action: admit,
 	}
@@ -80,7 +80,14 @@ func admit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pass, err := passphrase(c, "the runner key", false)
+	// The runner key signs the decision log: unlock it, or create it on
+	// first use.
+	kp := ledger.KeyParams{Rand: rand.Reader}
+	if ledger.RunnerKeyExists(dir) {
+		kp.Identities, err = unlockIdentities(c, "the runner key")
+	} else {
+		kp.Recipients, err = newKeyRecipients(c, "the new runner key")
+	}
 	if err != nil {
 		return err
 	}
@@ -119,7 +126,7 @@ func admit(c *cli.Context) error {
 			v.InstructionDigest = full
 		}
 	}
-	dec, err := ledger.OpenDecisions(dir, origin, ledger.KeyParams{Passphrase: pass, WorkFactor: c.Int("work-factor"), Rand: rand.Reader})
+	dec, err := ledger.OpenDecisions(dir, origin, kp)
 	if err != nil {
 		if errors.Is(err, ledger.ErrTampered) {
 			return noErr(fmt.Errorf("decision log: %w; the %s verdict (rule %s) was not recorded and the dispatch must not run", err, v.Verdict, v.Rule))

@@ -19,7 +19,7 @@ func keyCommand() *cli.Command {
 				ArgsUsage: " ",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "out", Required: true, Usage: "write `PREFIX`.key and PREFIX.pub"},
-					passphraseFileFlag, workFactorFlag, jsonFlag,
+					passphraseFileFlag, workFactorFlag, recipientFlag, jsonFlag,
 				},
 				Action: keyGenerate,
 			},
@@ -39,11 +39,11 @@ func keyGenerate(c *cli.Context) error {
 		return err
 	}
 	prefix := c.String("out")
-	pass, err := passphrase(c, prefix+".key", true)
+	to, err := newKeyRecipients(c, prefix+".key")
 	if err != nil {
 		return err
 	}
-	k, err := sign.GenerateKeyFiles(prefix, pass, c.Int("work-factor"), rand.Reader)
+	k, err := sign.GenerateKeyFiles(prefix, to, rand.Reader)
 	if err != nil {
 		return inputErr(err)
 	}
@@ -71,13 +71,13 @@ func loadSigningKeys(c *cli.Context, paths []string) ([]*sign.PrivateKey, error)
 	if len(paths) == 0 {
 		return nil, usageErr("--key is required")
 	}
-	pass, err := passphrase(c, "the signing key", false)
+	ids, err := unlockIdentities(c, "the signing key")
 	if err != nil {
 		return nil, err
 	}
 	var keys []*sign.PrivateKey
 	for _, p := range paths {
-		k, err := sign.LoadPrivateKey(p, pass)
+		k, err := sign.LoadPrivateKey(p, ids...)
 		if err != nil {
 			return nil, inputErr(err)
 		}

@@ -58,7 +58,7 @@ func ledgerCommand() *cli.Command {
 				Flags: []cli.Flag{dirFlag,
 					&cli.StringFlag{Name: "root", Required: true, Usage: "the signed root record `FILE`"},
 					&cli.StringFlag{Name: "origin", Usage: "log origin (default writ/ledger/<random>)"},
-					passphraseFileFlag, workFactorFlag, jsonFlag},
+					passphraseFileFlag, workFactorFlag, recipientFlag, jsonFlag},
 				Action: ledgerInit,
 			},
 			{
@@ -71,7 +71,7 @@ func ledgerCommand() *cli.Command {
 				Name:      "append",
 				Usage:     "verify each record's signatures and authority, then append them all (or none)",
 				ArgsUsage: "FILE...",
-				Flags:     []cli.Flag{dirFlag, passphraseFileFlag, jsonFlag},
+				Flags:     []cli.Flag{dirFlag, passphraseFileFlag, identityFlag, jsonFlag},
 				Action:    ledgerAppend,
 			},
 			{
@@ -112,11 +112,11 @@ func ledgerInit(c *cli.Context) error {
 		rand.Read(b)
 		origin = "writ/ledger/" + hex.EncodeToString(b)
 	}
-	pass, err := passphrase(c, "the new checkpoint key", true)
+	to, err := newKeyRecipients(c, "the new checkpoint key")
 	if err != nil {
 		return err
 	}
-	log, err := ledger.Init(c.String("dir"), origin, ledger.KeyParams{Passphrase: pass, WorkFactor: c.Int("work-factor"), Rand: rand.Reader})
+	log, err := ledger.Init(c.String("dir"), origin, ledger.KeyParams{Recipients: to, Rand: rand.Reader})
 	if err != nil {
 		return inputErr(err)
 	}
@@ -149,11 +149,11 @@ func ledgerAppend(c *cli.Context) error {
 		}
 		entries = append(entries, data)
 	}
-	pass, err := passphrase(c, "the ledger's checkpoint key", false)
+	ids, err := unlockIdentities(c, "the ledger's checkpoint key")
 	if err != nil {
 		return err
 	}
-	log, err := ledger.OpenAuthority(c.String("dir"), pass)
+	log, err := ledger.OpenAuthority(c.String("dir"), ids)
 	if err != nil {
 		return openErr(err)
 	}

@@ -61,7 +61,7 @@ func rootCommand() *cli.Command {
 				&cli.StringSliceFlag{Name: "pub", Usage: "public key `FILE` of a root key (repeat)"},
 				&cli.IntFlag{Name: "threshold", Value: 1, Usage: "signatures required for root acts"},
 				&cli.StringFlag{Name: "expires", Required: true, Usage: "RFC 3339 time or duration from now"},
-				outFlag, passphraseFileFlag, jsonFlag,
+				outFlag, passphraseFileFlag, identityFlag, jsonFlag,
 			},
 			Action: rootSign,
 		}},
@@ -127,7 +127,7 @@ func delegateCommand() *cli.Command {
 			&cli.StringFlag{Name: "not-before", Value: "0s", Usage: "RFC 3339 time or duration from now"},
 			&cli.StringFlag{Name: "not-after", Required: true, Usage: "RFC 3339 time or duration from now (exclusive)"},
 			&cli.IntFlag{Name: "depth", Value: 0, Usage: "remaining re-delegation depth"},
-			outFlag, passphraseFileFlag, jsonFlag,
+			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
 		},
 		Action: delegate,
 	}
@@ -190,7 +190,7 @@ func pinCommand() *cli.Command {
 			&cli.StringFlag{Name: "expires", Value: "2160h", Usage: "RFC 3339 time or duration from now"},
 			&cli.BoolFlag{Name: "allow-dirty", Usage: "pin a binary built from a modified tree (vcs.modified=true)"},
 			&cli.BoolFlag{Name: "allow-unknown-build", Usage: "pin a binary that records no source revision"},
-			outFlag, passphraseFileFlag, jsonFlag,
+			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
 		},
 		Action: pin,
 	}
@@ -235,7 +235,7 @@ func instructCommand() *cli.Command {
 			&cli.StringFlag{Name: "transport", Value: "ssh", Usage: "ssh or local"},
 			&cli.StringFlag{Name: "not-before", Value: "0s", Usage: "RFC 3339 time or duration from now"},
 			&cli.StringFlag{Name: "expires", Value: "1h", Usage: "RFC 3339 time or duration from now"},
-			outFlag, passphraseFileFlag, jsonFlag,
+			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
 		},
 		Action: instruct,
 	}

@@ -76,7 +76,7 @@ func classify(err error) int {
 	}
 	for _, target := range []error{
 		schemas.ErrMalformed, schemas.ErrInvalid, sign.ErrMalformedEnvelope, sign.ErrInvalidKey,
-		sign.ErrKeyFilePermissions, sign.ErrWrongPassphrase, sign.ErrExists, fs.ErrNotExist,
+		sign.ErrKeyFilePermissions, sign.ErrWrongPassphrase, sign.ErrNoIdentity, sign.ErrExists, fs.ErrNotExist,
 		fs.ErrPermission, ledger.ErrNotALog, ledger.ErrMalformedCheckpoint, transfer.ErrDirtyBuild,
 		transfer.ErrUnknownBuild, ledger.ErrWrongKey, ledger.ErrBatchTooLarge,
 	} {

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"filippo.io/age"
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/term"
 )
@@ -144,6 +146,53 @@ func parseTime(flag, s string, now time.Time) (time.Time, error) {
 }
 
 var passphraseFileFlag = &cli.StringFlag{Name: "passphrase-file", Usage: "read the key passphrase from `FILE` (else $WRIT_PASSPHRASE, else a terminal prompt)"}
+
+var identityFlag = &cli.StringFlag{Name: "identity", Usage: "unlock key files with the age identities in `FILE` (for keys encrypted with --recipient) instead of a passphrase"}
+
+var recipientFlag = &cli.StringSliceFlag{Name: "recipient", Usage: "encrypt new key files to this age X25519 `RECIPIENT` (age1...; repeat) instead of a passphrase"}
+
+// unlockIdentities returns the age identities that unlock existing key
+// files: those in --identity FILE, else the passphrase's.
+func unlockIdentities(c *cli.Context, what string) ([]age.Identity, error) {
+	if path := c.String("identity"); path != "" {
+		ids, err := sign.LoadIdentities(path)
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		return ids, nil
+	}
+	pass, err := passphrase(c, what, false)
+	if err != nil {
+		return nil, err
+	}
+	id, err := sign.ScryptIdentity(pass)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	return []age.Identity{id}, nil
+}
+
+// newKeyRecipients returns the age recipients a new key file is encrypted
+// to: the --recipient values, else the passphrase (asked twice on a
+// terminal) with --work-factor.
+func newKeyRecipients(c *cli.Context, what string) ([]age.Recipient, error) {
+	if rs := c.StringSlice("recipient"); len(rs) > 0 {
+		out, err := sign.ParseRecipients(rs)
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		return out, nil
+	}
+	pass, err := passphrase(c, what, true)
+	if err != nil {
+		return nil, err
+	}
+	r, err := sign.ScryptRecipient(pass, c.Int("work-factor"))
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	return []age.Recipient{r}, nil
+}
 
 var workFactorFlag = &cli.IntFlag{Name: "work-factor", Value: 18, Usage: "scrypt work factor (log2 N) for new key files: 18 for real keys; 10 to 17 only for throwaway keys"}
 
