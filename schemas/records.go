@@ -9,43 +9,43 @@ package schemas
 // authority act, and how long that trust lasts. The first entry of every
 // ledger is a root, signed by at least Threshold of its own Keys.
 type Root struct {
-	V         uint64   `cbor:"v"`
-	Version   uint64   `cbor:"version"`   // 1 for the first root
-	Keys      [][]byte `cbor:"keys"`      // raw Ed25519 keys, 32 bytes each, sorted bytewise, distinct
-	Threshold uint64   `cbor:"threshold"` // 1 ≤ threshold ≤ len(keys)
-	IssuedAt  int64    `cbor:"issued_at"`
-	Expires   int64    `cbor:"expires"` // trust ends at this instant: expired when now >= expires
+	V         uint64   `cbor:"v" json:"v"`
+	Version   uint64   `cbor:"version" json:"version"`     // 1 for the first root
+	Keys      [][]byte `cbor:"keys" json:"keys"`           // raw Ed25519 keys, 32 bytes each, sorted bytewise, distinct
+	Threshold uint64   `cbor:"threshold" json:"threshold"` // 1 ≤ threshold ≤ len(keys)
+	IssuedAt  int64    `cbor:"issued_at" json:"issued_at"`
+	Expires   int64    `cbor:"expires" json:"expires"` // trust ends at this instant: expired when now >= expires
 }
 
 // Delegation grants Key the Actions on the matching streams, machines and
 // artifacts during [NotBefore, NotAfter). Its issuer is whoever signed it:
 // the root threshold in this version.
 type Delegation struct {
-	V         uint64   `cbor:"v"`
-	Key       []byte   `cbor:"key"`                 // delegate's raw Ed25519 key, 32 bytes
-	Actions   []string `cbor:"actions"`             // sorted, distinct, from Actions
-	Streams   []string `cbor:"streams,omitempty"`   // patterns; required with "instruct"
-	Machines  []string `cbor:"machines,omitempty"`  // patterns; required with "instruct"
-	Artifacts []string `cbor:"artifacts,omitempty"` // patterns; required with "pin"
-	NotBefore int64    `cbor:"not_before"`
-	NotAfter  int64    `cbor:"not_after"` // exclusive
-	Depth     uint64   `cbor:"depth"`     // remaining re-delegation depth
-	IssuedAt  int64    `cbor:"issued_at"`
+	V         uint64   `cbor:"v" json:"v"`
+	Key       []byte   `cbor:"key" json:"key"`                                 // delegate's raw Ed25519 key, 32 bytes
+	Actions   []string `cbor:"actions" json:"actions"`                         // sorted, distinct, from Actions
+	Streams   []string `cbor:"streams,omitempty" json:"streams,omitempty"`     // patterns; required with "instruct"
+	Machines  []string `cbor:"machines,omitempty" json:"machines,omitempty"`   // patterns; required with "instruct"
+	Artifacts []string `cbor:"artifacts,omitempty" json:"artifacts,omitempty"` // patterns; required with "pin"
+	NotBefore int64    `cbor:"not_before" json:"not_before"`
+	NotAfter  int64    `cbor:"not_after" json:"not_after"` // exclusive
+	Depth     uint64   `cbor:"depth" json:"depth"`         // remaining re-delegation depth
+	IssuedAt  int64    `cbor:"issued_at" json:"issued_at"`
 }
 
 // Pin fixes the exact agent (or engine) binary a runner may execute for an
 // artifact on a platform: its digest and size, the version the release
 // engineer assigned, and the Go build metadata read from the file.
 type Pin struct {
-	V        uint64 `cbor:"v"`
-	Artifact string `cbor:"artifact"` // letters, digits, '.', '_', '-', '+'
-	Platform string `cbor:"platform"` // GOOS/GOARCH, e.g. "linux/amd64"
-	Digest   string `cbor:"digest"`
-	Size     uint64 `cbor:"size"`    // bytes
-	Version  string `cbor:"version"` // semantic version with a leading "v"
-	Build    *Build `cbor:"build,omitempty"`
-	IssuedAt int64  `cbor:"issued_at"`
-	Expires  int64  `cbor:"expires"`
+	V        uint64 `cbor:"v" json:"v"`
+	Artifact string `cbor:"artifact" json:"artifact"` // letters, digits, '.', '_', '-', '+'
+	Platform string `cbor:"platform" json:"platform"` // GOOS/GOARCH, e.g. "linux/amd64"
+	Digest   string `cbor:"digest" json:"digest"`
+	Size     uint64 `cbor:"size" json:"size"`       // bytes
+	Version  string `cbor:"version" json:"version"` // semantic version with a leading "v"
+	Build    *Build `cbor:"build,omitempty" json:"build,omitempty"`
+	IssuedAt int64  `cbor:"issued_at" json:"issued_at"`
+	Expires  int64  `cbor:"expires" json:"expires"`
 }
 
 // Build is the Go build metadata of a pinned binary (runtime/debug.BuildInfo
@@ -64,43 +64,43 @@ type Build struct {
 
 // Instruction is one dispatch to one runner machine.
 type Instruction struct {
-	V         uint64      `cbor:"v"`
-	ID        string      `cbor:"id"` // 32 lowercase hex digits (128 random bits)
-	Stream    string      `cbor:"stream"`
-	Machine   string      `cbor:"machine"`
-	Agent     ArtifactRef `cbor:"agent"`
-	Brief     string      `cbor:"brief,omitempty"` // UTF-8 text for the agent
-	Transport string      `cbor:"transport"`       // "ssh" or "local"
-	IssuedAt  int64       `cbor:"issued_at"`
-	NotBefore int64       `cbor:"not_before"`
-	Expires   int64       `cbor:"expires"` // exclusive
+	V         uint64      `cbor:"v" json:"v"`
+	ID        string      `cbor:"id" json:"id"` // 32 lowercase hex digits (128 random bits)
+	Stream    string      `cbor:"stream" json:"stream"`
+	Machine   string      `cbor:"machine" json:"machine"`
+	Agent     ArtifactRef `cbor:"agent" json:"agent"`
+	Brief     string      `cbor:"brief,omitempty" json:"brief,omitempty"` // UTF-8 text for the agent
+	Transport string      `cbor:"transport" json:"transport"`             // "ssh" or "local"
+	IssuedAt  int64       `cbor:"issued_at" json:"issued_at"`
+	NotBefore int64       `cbor:"not_before" json:"not_before"`
+	Expires   int64       `cbor:"expires" json:"expires"` // exclusive
 }
 
 // ArtifactRef names a pinned artifact. Digest, when present, is the digest
 // the dispatcher expects; admission still hashes the file itself and
 // compares with the pin, never trusting this value alone.
 type ArtifactRef struct {
-	Name   string `cbor:"name"`
-	Digest string `cbor:"digest,omitempty"`
+	Name   string `cbor:"name" json:"name"`
+	Digest string `cbor:"digest,omitempty" json:"digest,omitempty"`
 }
 
 // Decision is a runner's admission verdict for one dispatch, appended to
 // its decision log. It never holds the brief, a secret, or a URL path or
 // query.
 type Decision struct {
-	V                 uint64        `cbor:"v"`
-	Time              int64         `cbor:"time"`
-	Machine           string        `cbor:"machine"`
-	Mode              string        `cbor:"mode"`    // off, warn or enforce
-	Verdict           string        `cbor:"verdict"` // admitted, admitted-unsigned, would-refuse, refused
-	Rule              string        `cbor:"rule"`    // rule id; "ok" when nothing failed
-	InstructionID     string        `cbor:"instruction_id,omitempty"`
-	InstructionDigest string        `cbor:"instruction_digest"` // digest of the dispatch bytes received
-	Signer            string        `cbor:"signer,omitempty"`   // key id (64 hex) of a verified signer
-	Stream            string        `cbor:"stream,omitempty"`
-	Compared          []DigestCheck `cbor:"compared,omitempty"`
-	Passed            []string      `cbor:"passed,omitempty"` // checks that ran and passed
-	Failed            []string      `cbor:"failed,omitempty"` // rule ids that failed, in check order
+	V                 uint64        `cbor:"v" json:"v"`
+	Time              int64         `cbor:"time" json:"time"`
+	Machine           string        `cbor:"machine" json:"machine"`
+	Mode              string        `cbor:"mode" json:"mode"`       // off, warn or enforce
+	Verdict           string        `cbor:"verdict" json:"verdict"` // admitted, admitted-unsigned, would-refuse, refused
+	Rule              string        `cbor:"rule" json:"rule"`       // rule id; "ok" when nothing failed
+	InstructionID     string        `cbor:"instruction_id,omitempty" json:"instruction_id,omitempty"`
+	InstructionDigest string        `cbor:"instruction_digest" json:"instruction_digest"` // digest of the dispatch bytes received
+	Signer            string        `cbor:"signer,omitempty" json:"signer,omitempty"`     // key id (64 hex) of a verified signer
+	Stream            string        `cbor:"stream,omitempty" json:"stream,omitempty"`
+	Compared          []DigestCheck `cbor:"compared,omitempty" json:"compared,omitempty"`
+	Passed            []string      `cbor:"passed,omitempty" json:"passed,omitempty"` // checks that ran and passed
+	Failed            []string      `cbor:"failed,omitempty" json:"failed,omitempty"` // rule ids that failed, in check order
 }
 
 // DigestCheck records one comparison of a locally computed digest with the
@@ -114,30 +114,30 @@ type DigestCheck struct {
 // Revocation voids a key (by key id) or a record (by record digest) from
 // its ledger position on. It is permanent.
 type Revocation struct {
-	V        uint64 `cbor:"v"`
-	Target   string `cbor:"target"` // key id (64 hex) or record digest ("sha256:" + 64 hex)
-	Reason   string `cbor:"reason"` // why, for people: 1 to 256 bytes of UTF-8
-	IssuedAt int64  `cbor:"issued_at"`
+	V        uint64 `cbor:"v" json:"v"`
+	Target   string `cbor:"target" json:"target"` // key id (64 hex) or record digest ("sha256:" + 64 hex)
+	Reason   string `cbor:"reason" json:"reason"` // why, for people: 1 to 256 bytes of UTF-8
+	IssuedAt int64  `cbor:"issued_at" json:"issued_at"`
 }
 
 // Issuer names an external token issuer, the exact URI of its key set and
 // the audiences its tokens may carry. Only the root threshold may sign it.
 type Issuer struct {
-	V         uint64   `cbor:"v"`
-	Issuer    string   `cbor:"issuer"`    // the tokens' "iss", an https URL
-	JWKSURI   string   `cbor:"jwks_uri"`  // the exact https URL fetched for keys
-	Audiences []string `cbor:"audiences"` // sorted, distinct
-	IssuedAt  int64    `cbor:"issued_at"`
+	V         uint64   `cbor:"v" json:"v"`
+	Issuer    string   `cbor:"issuer" json:"issuer"`       // the tokens' "iss", an https URL
+	JWKSURI   string   `cbor:"jwks_uri" json:"jwks_uri"`   // the exact https URL fetched for keys
+	Audiences []string `cbor:"audiences" json:"audiences"` // sorted, distinct
+	IssuedAt  int64    `cbor:"issued_at" json:"issued_at"`
 }
 
 // Quarantine drains a machine (no work is admitted) until Until, or lifts
 // an earlier quarantine when Lift is set.
 type Quarantine struct {
-	V        uint64 `cbor:"v"`
-	Machine  string `cbor:"machine"`
-	Until    int64  `cbor:"until,omitempty"` // Unix seconds; absent: until lifted
-	Lift     bool   `cbor:"lift,omitempty"`
-	IssuedAt int64  `cbor:"issued_at"`
+	V        uint64 `cbor:"v" json:"v"`
+	Machine  string `cbor:"machine" json:"machine"`
+	Until    int64  `cbor:"until,omitempty" json:"until,omitempty"` // Unix seconds; absent: until lifted
+	Lift     bool   `cbor:"lift,omitempty" json:"lift,omitempty"`
+	IssuedAt int64  `cbor:"issued_at" json:"issued_at"`
 }
 
 // Kind implements Record.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/fxamacker/cbor/v2"
 	"github.com/veraison/go-cose"
 	"github.com/writ-ledger/writ/schemas"
 )
@@ -35,6 +36,9 @@ var (
 	ErrAlgorithm = errors.New("unsupported algorithm")
 	// ErrBadSignature: a signature by a known key does not verify.
 	ErrBadSignature = errors.New("signature does not verify")
+	// ErrDuplicateSigner is wrapped (with ErrMalformedEnvelope) when one
+	// key id, or one key, signs a COSE_Sign more than once.
+	ErrDuplicateSigner = errors.New("the same key signs twice")
 )
 
 // Envelope is a parsed, not yet verified, signed record. Its fields are
@@ -176,10 +180,55 @@ func checkAlgKid(alg *int64, kid []byte) (SignatureInfo, error) {
 
 var emptyMap = []byte{0xa0}
 
+// The outer shapes of COSE_Sign1 and COSE_Sign (RFC 9052 §4.1, §4.2),
+// decoded before go-cose sees the message so that every header is checked
+// with writ's strict rules first.
+type (
+	rawSign1 struct {
+		_           struct{} `cbor:",toarray"`
+		Protected   cbor.RawMessage
+		Unprotected cbor.RawMessage
+		Payload     cbor.RawMessage
+		Signature   cbor.RawMessage
+	}
+	rawSign struct {
+		_           struct{} `cbor:",toarray"`
+		Protected   cbor.RawMessage
+		Unprotected cbor.RawMessage
+		Payload     cbor.RawMessage
+		Signatures  []rawSignature
+	}
+	rawSignature struct {
+		_           struct{} `cbor:",toarray"`
+		Protected   cbor.RawMessage
+		Unprotected cbor.RawMessage
+		Signature   cbor.RawMessage
+	}
+)
+
+var rawMode = func() cbor.DecMode {
+	m, err := cbor.DecOptions{
+		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
+		IndefLength:      cbor.IndefLengthForbidden,
+		MaxNestedLevels:  schemas.MaxNestingDepth,
+		MaxArrayElements: schemas.MaxArrayElements,
+		MaxMapPairs:      schemas.MaxMapPairs,
+	}.DecMode()
+	if err != nil {
+		panic(err)
+	}
+	return m
+}()
+
+func headerErr(where string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrMalformedEnvelope, where, err)
+}
+
 // ParseEnvelope checks the structure of a tagged COSE_Sign1 or COSE_Sign
 // as described in the package doc, without verifying any signature. It
-// returns an error wrapping ErrMalformedEnvelope (and ErrAlgorithm for a
-// refused alg) and a nil Envelope on any problem.
+// returns an error wrapping ErrMalformedEnvelope (with the schemas
+// sentinel for a CBOR rule, ErrAlgorithm for a refused alg, or
+// ErrDuplicateSigner) and a nil Envelope on any problem.
 func ParseEnvelope(data []byte) (*Envelope, error) {
 	if err := schemas.CheckCanonical(data); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformedEnvelope, err)
@@ -188,44 +237,48 @@ func ParseEnvelope(data []byte) (*Envelope, error) {
 	var ct string
 	switch {
 	case len(data) > 0 && data[0] == 0xd2:
-		m := new(cose.Sign1Message)
-		if err := m.UnmarshalCBOR(data); err != nil {
+		var raw rawSign1
+		if err := rawMode.Unmarshal(data[1:], &raw); err != nil {
 			return nil, malformed("COSE_Sign1: %v", err)
 		}
 		var h sign1Header
-		if err := decodeHeader(m.Headers.RawProtected, &h); err != nil {
-			return nil, malformed("protected header: %v", err)
+		if err := decodeHeader(raw.Protected, &h); err != nil {
+			return nil, headerErr("protected header", err)
 		}
 		si, err := checkAlgKid(h.Alg, h.KID)
 		if err != nil {
 			return nil, err
 		}
-		if !bytes.Equal(m.Headers.RawUnprotected, emptyMap) {
+		if !bytes.Equal(raw.Unprotected, emptyMap) {
 			return nil, malformed("unprotected header must be empty")
+		}
+		m := new(cose.Sign1Message)
+		if err := m.UnmarshalCBOR(data); err != nil {
+			return nil, malformed("COSE_Sign1: %v", err)
 		}
 		ct, e.Payload, e.sign1 = h.CT, m.Payload, m
 		e.Signatures = []SignatureInfo{si}
 	case len(data) > 1 && data[0] == 0xd8 && data[1] == 0x62:
-		m := new(cose.SignMessage)
-		if err := m.UnmarshalCBOR(data); err != nil {
+		var raw rawSign
+		if err := rawMode.Unmarshal(data[2:], &raw); err != nil {
 			return nil, malformed("COSE_Sign: %v", err)
 		}
 		var h bodyHeader
-		if err := decodeHeader(m.Headers.RawProtected, &h); err != nil {
-			return nil, malformed("protected header: %v", err)
+		if err := decodeHeader(raw.Protected, &h); err != nil {
+			return nil, headerErr("protected header", err)
 		}
-		if !bytes.Equal(m.Headers.RawUnprotected, emptyMap) {
+		if !bytes.Equal(raw.Unprotected, emptyMap) {
 			return nil, malformed("unprotected header must be empty")
 		}
-		if len(m.Signatures) > MaxSignatures {
-			return nil, malformed("%d signatures, limit %d", len(m.Signatures), MaxSignatures)
+		if len(raw.Signatures) == 0 || len(raw.Signatures) > MaxSignatures {
+			return nil, malformed("%d signatures, allowed 1 to %d", len(raw.Signatures), MaxSignatures)
 		}
-		for i, s := range m.Signatures {
+		for i, rs := range raw.Signatures {
 			var sh sigHeader
-			if err := decodeHeader(s.Headers.RawProtected, &sh); err != nil {
-				return nil, malformed("signature %d protected header: %v", i, err)
+			if err := decodeHeader(rs.Protected, &sh); err != nil {
+				return nil, headerErr(fmt.Sprintf("signature %d protected header", i), err)
 			}
-			if !bytes.Equal(s.Headers.RawUnprotected, emptyMap) {
+			if !bytes.Equal(rs.Unprotected, emptyMap) {
 				return nil, malformed("signature %d: unprotected header must be empty", i)
 			}
 			si, err := checkAlgKid(sh.Alg, sh.KID)
@@ -234,10 +287,14 @@ func ParseEnvelope(data []byte) (*Envelope, error) {
 			}
 			for _, prev := range e.Signatures {
 				if prev.KeyID == si.KeyID {
-					return nil, malformed("key %s signs twice", si.KeyID)
+					return nil, fmt.Errorf("%w: %w: key id %s", ErrMalformedEnvelope, ErrDuplicateSigner, si.KeyID)
 				}
 			}
 			e.Signatures = append(e.Signatures, si)
+		}
+		m := new(cose.SignMessage)
+		if err := m.UnmarshalCBOR(data); err != nil {
+			return nil, malformed("COSE_Sign: %v", err)
 		}
 		ct, e.Payload, e.multi = h.CT, m.Payload, m
 	default:

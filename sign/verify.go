@@ -62,7 +62,7 @@ func (e *Envelope) Verify(lookup KeyLookup) (Verified, error) {
 			return Verified{}, fmt.Errorf("%w: %s record signed by key %s", ErrBadSignature, e.Kind, si.KeyID)
 		}
 		if out.Has(key) {
-			return Verified{}, fmt.Errorf("%w: key %s signs twice", ErrMalformedEnvelope, key.ID())
+			return Verified{}, fmt.Errorf("%w: %w: key %s", ErrMalformedEnvelope, ErrDuplicateSigner, key.ID())
 		}
 		out.Keys = append(out.Keys, key)
 	}

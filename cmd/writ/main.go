@@ -62,6 +62,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 		Commands: []*cli.Command{
 			keyCommand(),
+			verifyCommand(),
 			rootCommand(),
 			delegateCommand(),
 			pinCommand(),

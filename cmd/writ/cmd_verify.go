@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/sign"
+)
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "verify a tagged COSE_Sign1 or COSE_Sign (EdDSA), from writ or elsewhere, with one public key",
+		ArgsUsage: "FILE",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "key", Required: true, Usage: "the Ed25519 public key `FILE` (PEM PKIX)"},
+			jsonFlag,
+		},
+		Action: verifyEnvelope,
+	}
+}
+
+// verifyEnvelope: exit 0 valid, 1 a signature that does not verify under
+// the key (or is not Ed25519), 2 malformed input or an unusable key.
+func verifyEnvelope(c *cli.Context) error {
+	if err := wantArgs(c, 1, "one argument: the envelope FILE, or - for stdin"); err != nil {
+		return err
+	}
+	key, err := sign.LoadPublicKey(c.String("key"))
+	if err != nil {
+		return inputErr(err)
+	}
+	data, err := readWhole(c, c.Args().First(), sign.MaxForeignEnvelope)
+	if err != nil {
+		return err
+	}
+	info, err := sign.VerifyForeign(data, key)
+	switch {
+	case errors.Is(err, sign.ErrBadSignature), errors.Is(err, sign.ErrAlgorithm):
+		if wantJSON(c) {
+			emit(c, map[string]any{"valid": false, "error": err.Error()})
+		}
+		return noErr(err)
+	case err != nil:
+		return inputErr(err)
+	}
+	kind := string(info.Kind)
+	line := fmt.Sprintf("valid: %s signed by key %s (alg %d), payload %d bytes", info.Form, info.KeyID, info.Alg, len(info.Payload))
+	if kind != "" {
+		line += ", writ " + kind + " record"
+	}
+	return emit(c, map[string]any{"valid": true, "form": info.Form, "key_id": info.KeyID, "alg": int64(info.Alg),
+		"payload_bytes": len(info.Payload), "content_type": info.ContentType, "kind": kind}, line)
+}

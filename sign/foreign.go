@@ -1,0 +1,153 @@
+package sign
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/fxamacker/cbor/v2"
+	"github.com/veraison/go-cose"
+	"github.com/writ-ledger/writ/schemas"
+)
+
+// MaxForeignEnvelope is the largest envelope VerifyForeign reads, in
+// bytes. Envelopes made elsewhere are not bound by writ's 65,535-byte
+// entry limit, but a verifier still bounds what it holds in memory.
+const MaxForeignEnvelope = 1 << 20
+
+// ForeignInfo describes an envelope VerifyForeign accepted.
+type ForeignInfo struct {
+	Form        string         // "COSE_Sign1" or "COSE_Sign"
+	Alg         cose.Algorithm // the alg of the signature that verified
+	KeyID       string         // writ key id of the key that verified
+	Payload     []byte         // the payload, as received
+	ContentType string         // protected content type, if a text string
+	Kind        schemas.Kind   // the writ record kind, if the content type names one
+}
+
+// VerifyForeign checks a tagged COSE_Sign1 (RFC 9052 §4.2) or COSE_Sign
+// (§4.1), including one writ did not make, against one Ed25519 key. It
+// applies the RFC's rules, not writ's record conventions: any header
+// labels may appear and kid is not interpreted. It still refuses input
+// over MaxForeignEnvelope bytes, duplicate map keys, indefinite lengths,
+// trailing bytes, detached payloads and a crit header it cannot honour
+// (ErrMalformedEnvelope); an alg other than EdDSA (-8) or Ed25519 (-19) in
+// the signature's protected header (ErrAlgorithm); and a signature that
+// does not verify over the protected bytes received (ErrBadSignature). A
+// COSE_Sign is valid when at least one of its signatures verifies under
+// key.
+func VerifyForeign(data []byte, key PublicKey) (*ForeignInfo, error) {
+	if len(data) > MaxForeignEnvelope {
+		return nil, malformed("envelope is larger than %d bytes", MaxForeignEnvelope)
+	}
+	if err := foreignMode.Wellformed(data); err != nil {
+		return nil, malformed("%v", err)
+	}
+	switch {
+	case len(data) > 0 && data[0] == 0xd2:
+		m := new(cose.Sign1Message)
+		if err := m.UnmarshalCBOR(data); err != nil {
+			return nil, malformed("COSE_Sign1: %v", err)
+		}
+		if err := checkForeignHeaders(m.Headers); err != nil {
+			return nil, err
+		}
+		if m.Payload == nil {
+			return nil, malformed("detached payloads are not supported")
+		}
+		alg, err := foreignAlg(m.Headers)
+		if err != nil {
+			return nil, err
+		}
+		v, _ := newCoseVerifier(key, alg)
+		if err := m.Verify(nil, v); err != nil {
+			return nil, fmt.Errorf("%w: COSE_Sign1 under key %s", ErrBadSignature, key.ID())
+		}
+		return foreignInfo("COSE_Sign1", alg, key, m.Payload, m.Headers), nil
+	case len(data) > 1 && data[0] == 0xd8 && data[1] == 0x62:
+		m := new(cose.SignMessage)
+		if err := m.UnmarshalCBOR(data); err != nil {
+			return nil, malformed("COSE_Sign: %v", err)
+		}
+		if err := checkForeignHeaders(m.Headers); err != nil {
+			return nil, err
+		}
+		if m.Payload == nil {
+			return nil, malformed("detached payloads are not supported")
+		}
+		var firstErr error
+		for i, s := range m.Signatures {
+			if err := checkForeignHeaders(s.Headers); err != nil {
+				return nil, fmt.Errorf("signature %d: %w", i, err)
+			}
+			alg, err := foreignAlg(s.Headers)
+			if err != nil {
+				firstErr = cmpErr(firstErr, fmt.Errorf("signature %d: %w", i, err))
+				continue
+			}
+			v, _ := newCoseVerifier(key, alg)
+			if err := s.Verify(v, m.Headers.RawProtected, m.Payload, nil); err != nil {
+				firstErr = cmpErr(firstErr, fmt.Errorf("%w: COSE_Sign signature %d under key %s", ErrBadSignature, i, key.ID()))
+				continue
+			}
+			return foreignInfo("COSE_Sign", alg, key, m.Payload, m.Headers), nil
+		}
+		if firstErr == nil {
+			firstErr = malformed("COSE_Sign carries no signature")
+		}
+		return nil, firstErr
+	}
+	return nil, malformed("not a tagged COSE_Sign1 (tag 18) or COSE_Sign (tag 98)")
+}
+
+// foreignMode checks well-formedness strictly, tags allowed (they are
+// COSE's), without writ's canonical-encoding rule.
+var foreignMode = func() cbor.DecMode {
+	m, err := cbor.DecOptions{
+		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
+		IndefLength:      cbor.IndefLengthForbidden,
+		MaxNestedLevels:  16,
+		MaxArrayElements: 4096,
+		MaxMapPairs:      4096,
+	}.DecMode()
+	if err != nil {
+		panic(err)
+	}
+	return m
+}()
+
+// cmpErr keeps the first error, preferring a bad signature (the key was
+// tried) over an algorithm mismatch.
+func cmpErr(first, next error) error {
+	if first == nil || (!errors.Is(first, ErrBadSignature) && errors.Is(next, ErrBadSignature)) {
+		return next
+	}
+	return first
+}
+
+func checkForeignHeaders(h cose.Headers) error {
+	if _, ok := h.Protected[cose.HeaderLabelCritical]; ok {
+		return malformed("protected header lists critical parameters (crit), which this verifier does not process")
+	}
+	return nil
+}
+
+func foreignAlg(h cose.Headers) (cose.Algorithm, error) {
+	alg, err := h.Protected.Algorithm()
+	if err != nil {
+		return 0, fmt.Errorf("%w: protected header alg: %v", ErrAlgorithm, err)
+	}
+	if alg != AlgEdDSA && alg != AlgEd25519 {
+		return 0, fmt.Errorf("%w: alg %v; this verifier checks Ed25519 (EdDSA -8, Ed25519 -19) only", ErrAlgorithm, alg)
+	}
+	return alg, nil
+}
+
+func foreignInfo(form string, alg cose.Algorithm, key PublicKey, payload []byte, h cose.Headers) *ForeignInfo {
+	info := &ForeignInfo{Form: form, Alg: alg, KeyID: key.ID(), Payload: bytes.Clone(payload)}
+	if ct, ok := h.Protected[cose.HeaderLabelContentType].(string); ok {
+		info.ContentType = ct
+		info.Kind, _ = schemas.KindFromContentType(ct)
+	}
+	return info
+}
