@@ -8,10 +8,12 @@
 // ("PUBLIC KEY"); its key id is the lowercase hex SHA-256 of the PKIX DER
 // encoding (64 hex digits). A public key is checked when loaded: exactly 32
 // bytes, the canonical encoding of a point on the curve, and not of small
-// order. A private key file is an armored age file (filippo.io/age,
-// passphrase with scrypt) whose plaintext is the PKCS #8 PEM of the key;
-// it is written with mode 0600, and writ refuses to read one that is
-// readable or writable by group or others. Signing goes through
+// order. A private key file is an armored age file (filippo.io/age)
+// encrypted to a passphrase (scrypt, [ScryptRecipient]) or to age X25519
+// recipients ([ParseRecipients], unlocked with an identity file,
+// [LoadIdentities]), whose plaintext is the PKCS #8 PEM of the key; it is
+// written with mode 0600, and writ refuses to read a key or identity file
+// that is readable or writable by group or others. Signing goes through
 // sigstore's signature.Signer, so a KMS or HSM signer can stand in.
 //
 // # Envelopes
@@ -23,6 +25,11 @@
 //	     unprotected: {},
 //	     payload: bstr (the record, deterministic CBOR),
 //	     signature: bstr .size 64 ])
+//
+// Threshold acts use COSE_Sign rather than a set of COSE_Sign1: one
+// payload, one protected content type, any number of signatures, each with
+// its own protected alg and kid, as RFC 9052 designed it. A threshold counts
+// distinct verified public keys, never key ids or signature entries.
 //
 // A record signed by several keys (a threshold act) is a tagged COSE_Sign
 // (RFC 9052 §4.1, tag 98): the body's protected header holds only the
@@ -41,4 +48,8 @@
 // verified over the protected bytes received, never a re-encoding, and the
 // algorithm used is the trusted key's (Ed25519), never the message's
 // choice.
+//
+// [VerifyForeign] checks envelopes writ did not make (`writ verify`): RFC
+// 9052 structure, strict CBOR well-formedness, alg -8 or -19, one given key,
+// without writ's record conventions.
 package sign
