@@ -126,3 +126,32 @@ func TestWycheproofEd25519(t *testing.T) {
 		t.Fatalf("ran %d vectors, the file declares %d", n, file.NumberOfTests)
 	}
 }
+
+// TestDSSEIsNotCOSE: writ does not implement DSSE (its domain separation
+// is COSE's Sig_structure, RFC 9052 §4.4), and the DSSE vector's key is
+// ECDSA P-256, which writ refuses. What writ must do with a DSSE envelope
+// is refuse it as malformed input, never misread it as a COSE envelope.
+func TestDSSEIsNotCOSE(t *testing.T) {
+	var v struct {
+		PAE      string `json:"pae_utf8"`
+		Envelope json.RawMessage
+	}
+	readJSON(t, filepath.Join(externalDir(t), "dsse", "dsse_pae_vector.json"), &v)
+	if v.PAE == "" || len(v.Envelope) == 0 {
+		t.Fatal("DSSE vector not understood")
+	}
+	anyKey := mustKey(t)
+	for _, in := range [][]byte{v.Envelope, []byte(v.PAE)} {
+		if _, err := sign.VerifyForeign(in, anyKey); !errors.Is(err, sign.ErrMalformedEnvelope) {
+			t.Errorf("a DSSE input gave %v, want ErrMalformedEnvelope", err)
+		}
+		if _, err := sign.ParseEnvelope(in); !errors.Is(err, sign.ErrMalformedEnvelope) {
+			t.Errorf("ParseEnvelope of a DSSE input gave %v", err)
+		}
+	}
+}
+
+func mustKey(t *testing.T) sign.PublicKey {
+	t.Helper()
+	return key(4).Public()
+}

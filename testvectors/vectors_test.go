@@ -131,3 +131,16 @@ func TestHostileLengthsBounded(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkHostileLength reports the memory one 16-byte input declaring
+// a 2^63-element array costs through Check (see B/op; the bound is 1 MiB,
+// asserted by TestHostileLengthsBounded).
+func BenchmarkHostileLength(b *testing.B) {
+	v := Vector{Name: "bench", Kind: "instruction", Input: "9b7fffffffffffffff00000000000000"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Check(v); err == nil {
+			b.Fatal("accepted")
+		}
+	}
+}
