@@ -119,6 +119,22 @@ var (
 	// (COSE envelopes): tags are allowed there and kept for re-encoding.
 	genericMode cbor.DecMode
 	genericEnc  cbor.EncMode
+	// structureMode decodes the array shapes of envelopes (no unknown-field
+	// rule: they are arrays, and canonical form is checked separately).
+	structureMode cbor.DecMode
+	// foreignMode checks well-formedness of envelopes made elsewhere:
+	// strict about duplicates and indefinite lengths, with the wider limits
+	// below, and without writ's canonical-encoding rule.
+	foreignMode cbor.DecMode
+)
+
+// Limits for envelopes made elsewhere (`writ verify`), which are not bound
+// by writ's own record shapes.
+const (
+	// MaxForeignNesting allows COSE structures with nested countersignatures.
+	MaxForeignNesting = 16
+	// MaxForeignElements bounds any array or map in a foreign envelope.
+	MaxForeignElements = 4096
 )
 
 func init() {
@@ -156,6 +172,28 @@ func init() {
 	}
 	strict.TagsMd = cbor.TagsAllowed
 	genericMode, err = strict.DecMode()
+	if err != nil {
+		panic(err)
+	}
+	structureMode, err = cbor.DecOptions{
+		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
+		IndefLength:      cbor.IndefLengthForbidden,
+		MaxNestedLevels:  MaxNestingDepth,
+		MaxArrayElements: MaxArrayElements,
+		MaxMapPairs:      MaxMapPairs,
+		UTF8:             cbor.UTF8RejectInvalid,
+	}.DecMode()
+	if err != nil {
+		panic(err)
+	}
+	foreignMode, err = cbor.DecOptions{
+		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
+		IndefLength:      cbor.IndefLengthForbidden,
+		MaxNestedLevels:  MaxForeignNesting,
+		MaxArrayElements: MaxForeignElements,
+		MaxMapPairs:      MaxForeignElements,
+		UTF8:             cbor.UTF8RejectInvalid,
+	}.DecMode()
 	if err != nil {
 		panic(err)
 	}
@@ -229,6 +267,27 @@ func CheckCanonical(data []byte) error {
 	}
 	if !bytes.Equal(again, data) {
 		return fmt.Errorf("%w: %w", ErrMalformed, ErrNonCanonical)
+	}
+	return nil
+}
+
+// DecodeStructure decodes data (already checked with CheckCanonical) into
+// v, an array-shaped struct such as a COSE message's outer structure,
+// under the strict limits; the error wraps ErrMalformed and a sentinel.
+func DecodeStructure(data []byte, v any) error {
+	if err := structureMode.Unmarshal(data, v); err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
+// CheckWellFormed reports whether data is exactly one well-formed CBOR
+// item without duplicate map keys or indefinite lengths, within the
+// foreign limits, for envelopes writ did not make. The error wraps
+// ErrMalformed and a sentinel.
+func CheckWellFormed(data []byte) error {
+	if err := foreignMode.Wellformed(data); err != nil {
+		return classify(err)
 	}
 	return nil
 }

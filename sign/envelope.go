@@ -206,20 +206,6 @@ type (
 	}
 )
 
-var rawMode = func() cbor.DecMode {
-	m, err := cbor.DecOptions{
-		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
-		IndefLength:      cbor.IndefLengthForbidden,
-		MaxNestedLevels:  schemas.MaxNestingDepth,
-		MaxArrayElements: schemas.MaxArrayElements,
-		MaxMapPairs:      schemas.MaxMapPairs,
-	}.DecMode()
-	if err != nil {
-		panic(err)
-	}
-	return m
-}()
-
 func headerErr(where string, err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrMalformedEnvelope, where, err)
 }
@@ -238,7 +224,7 @@ func ParseEnvelope(data []byte) (*Envelope, error) {
 	switch {
 	case len(data) > 0 && data[0] == 0xd2:
 		var raw rawSign1
-		if err := rawMode.Unmarshal(data[1:], &raw); err != nil {
+		if err := schemas.DecodeStructure(data[1:], &raw); err != nil {
 			return nil, malformed("COSE_Sign1: %v", err)
 		}
 		var h sign1Header
@@ -260,7 +246,7 @@ func ParseEnvelope(data []byte) (*Envelope, error) {
 		e.Signatures = []SignatureInfo{si}
 	case len(data) > 1 && data[0] == 0xd8 && data[1] == 0x62:
 		var raw rawSign
-		if err := rawMode.Unmarshal(data[2:], &raw); err != nil {
+		if err := schemas.DecodeStructure(data[2:], &raw); err != nil {
 			return nil, malformed("COSE_Sign: %v", err)
 		}
 		var h bodyHeader

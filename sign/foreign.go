@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/fxamacker/cbor/v2"
 	"github.com/veraison/go-cose"
 	"github.com/writ-ledger/writ/schemas"
 )
@@ -40,8 +39,8 @@ func VerifyForeign(data []byte, key PublicKey) (*ForeignInfo, error) {
 	if len(data) > MaxForeignEnvelope {
 		return nil, malformed("envelope is larger than %d bytes", MaxForeignEnvelope)
 	}
-	if err := foreignMode.Wellformed(data); err != nil {
-		return nil, malformed("%v", err)
+	if err := schemas.CheckWellFormed(data); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformedEnvelope, err)
 	}
 	switch {
 	case len(data) > 0 && data[0] == 0xd2:
@@ -99,22 +98,6 @@ func VerifyForeign(data []byte, key PublicKey) (*ForeignInfo, error) {
 	}
 	return nil, malformed("not a tagged COSE_Sign1 (tag 18) or COSE_Sign (tag 98)")
 }
-
-// foreignMode checks well-formedness strictly, tags allowed (they are
-// COSE's), without writ's canonical-encoding rule.
-var foreignMode = func() cbor.DecMode {
-	m, err := cbor.DecOptions{
-		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
-		IndefLength:      cbor.IndefLengthForbidden,
-		MaxNestedLevels:  16,
-		MaxArrayElements: 4096,
-		MaxMapPairs:      4096,
-	}.DecMode()
-	if err != nil {
-		panic(err)
-	}
-	return m
-}()
 
 // cmpErr keeps the first error, preferring a bad signature (the key was
 // tried) over an algorithm mismatch.
