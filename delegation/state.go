@@ -125,13 +125,18 @@ func (s *State) Apply(entry []byte) (*Applied, error) {
 	if err != nil {
 		return nil, refuse(index, RuleMalformed, err)
 	}
-	if prev, dup := s.seen[env.Digest()]; dup {
-		return nil, refuse(index, RuleDuplicate, fmt.Errorf("this exact %s record is already entry %d", env.Kind, prev))
+	// Duplicates are judged by content (the signed payload, which also
+	// determines the kind: every kind has its own required fields), not by
+	// envelope bytes, so re-signing or dropping one of several signatures
+	// does not make the same act new.
+	content := schemas.SHA256Digest(env.Payload)
+	if prev, dup := s.seen[content]; dup {
+		return nil, refuse(index, RuleDuplicate, fmt.Errorf("this %s record's content is already entry %d", env.Kind, prev))
 	}
 	if index == 0 {
 		a, err := s.applyRoot(env)
 		if err == nil {
-			s.seen[a.Digest] = 0
+			s.seen[content] = 0
 		}
 		return a, err
 	}
@@ -139,8 +144,10 @@ func (s *State) Apply(entry []byte) (*Applied, error) {
 	if err != nil {
 		return nil, refuse(index, RuleBadSignature, err)
 	}
-	if len(verified.Keys) == 0 {
-		return nil, refuse(index, RuleUnknownKey, fmt.Errorf("%s record signed only by keys this ledger does not trust: %v", env.Kind, verified.Unknown))
+	if len(verified.Unknown) > 0 {
+		// Every signature in the authority log is by a key the ledger
+		// trusts; an entry padded with strangers' signatures is refused.
+		return nil, refuse(index, RuleUnknownKey, fmt.Errorf("%s record signed by key ids this ledger does not trust: %v", env.Kind, verified.Unknown))
 	}
 	rec, err := schemas.Decode(env.Kind, env.Payload)
 	if err != nil {
@@ -171,7 +178,7 @@ func (s *State) Apply(entry []byte) (*Applied, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.seen[a.Digest] = index
+	s.seen[content] = index
 	s.size++
 	return a, nil
 }
@@ -201,6 +208,9 @@ func (s *State) applyRoot(env *sign.Envelope) (*Applied, error) {
 	verified, err := env.Verify(func(id string) (sign.PublicKey, bool) { k, ok := keys[id]; return k, ok })
 	if err != nil {
 		return nil, refuse(0, RuleBadSignature, err)
+	}
+	if len(verified.Unknown) > 0 {
+		return nil, refuse(0, RuleThreshold, fmt.Errorf("root signed by key ids it does not list: %v", verified.Unknown))
 	}
 	if uint64(len(verified.Keys)) < r.Threshold {
 		return nil, refuse(0, RuleThreshold, fmt.Errorf("root signed by %d of its keys, threshold %d", len(verified.Keys), r.Threshold))

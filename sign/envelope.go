@@ -206,6 +206,20 @@ type (
 	}
 )
 
+// checkSigLength requires the signature to be a byte string of exactly 64
+// bytes (RFC 8032 §5.1.6): anything else cannot be an Ed25519 signature,
+// and accepting it would let anyone pad an envelope with junk entries.
+func checkSigLength(raw []byte) error {
+	var sig []byte
+	if err := schemas.DecodeStructure(raw, &sig); err != nil {
+		return headerErr("signature", err)
+	}
+	if len(sig) != 64 {
+		return malformed("signature is %d bytes, Ed25519 signatures are 64", len(sig))
+	}
+	return nil
+}
+
 func headerErr(where string, err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrMalformedEnvelope, where, err)
 }
@@ -237,6 +251,9 @@ func ParseEnvelope(data []byte) (*Envelope, error) {
 		}
 		if !bytes.Equal(raw.Unprotected, emptyMap) {
 			return nil, malformed("unprotected header must be empty")
+		}
+		if err := checkSigLength(raw.Signature); err != nil {
+			return nil, err
 		}
 		m := new(cose.Sign1Message)
 		if err := m.UnmarshalCBOR(data); err != nil {
@@ -271,9 +288,18 @@ func ParseEnvelope(data []byte) (*Envelope, error) {
 			if err != nil {
 				return nil, fmt.Errorf("signature %d: %w", i, err)
 			}
-			for _, prev := range e.Signatures {
-				if prev.KeyID == si.KeyID {
+			if err := checkSigLength(rs.Signature); err != nil {
+				return nil, fmt.Errorf("signature %d: %w", i, err)
+			}
+			// Sorted by key id, as writ writes them: one set of signers has
+			// one encoding, so nobody can reorder entries to mint a new
+			// envelope of the same signed content.
+			if n := len(e.Signatures); n > 0 {
+				switch prev := e.Signatures[n-1].KeyID; {
+				case prev == si.KeyID:
 					return nil, fmt.Errorf("%w: %w: key id %s", ErrMalformedEnvelope, ErrDuplicateSigner, si.KeyID)
+				case prev > si.KeyID:
+					return nil, malformed("signatures must be sorted by key id (%s before %s)", prev, si.KeyID)
 				}
 			}
 			e.Signatures = append(e.Signatures, si)

@@ -126,3 +126,30 @@ func FuzzNewPublicKey(f *testing.F) {
 		}
 	})
 }
+
+// FuzzVerifyForeign: `writ verify`'s parser never panics, and what it
+// accepts under a key is an envelope that key signed (the seeds are
+// signed by key 0x01, the check uses key 0x01 and 0x77).
+func FuzzVerifyForeign(f *testing.F) {
+	a := testkit.Key(f, 1)
+	for _, keys := range [][]*sign.PrivateKey{{a}, {a, testkit.Key(f, 2)}} {
+		env, err := sign.Sign(schemas.KindInstruction, payload, keys...)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(env)
+	}
+	for _, in := range vectorInputs(f) {
+		f.Add(in)
+	}
+	other := testkit.Key(f, 0x77)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if info, err := sign.VerifyForeign(data, other.Public()); err == nil {
+			t.Fatalf("verified under a key that signed nothing: %+v", info)
+		}
+		info, err := sign.VerifyForeign(data, a.Public())
+		if err == nil && info.KeyID != a.Public().ID() {
+			t.Fatal("info names another key")
+		}
+	})
+}
