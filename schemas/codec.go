@@ -198,8 +198,11 @@ func init() {
 		panic(err)
 	}
 	genericEnc, err = cbor.EncOptions{
-		Sort:        cbor.SortCoreDeterministic,
-		IndefLength: cbor.IndefLengthForbidden,
+		Sort:          cbor.SortCoreDeterministic,
+		ShortestFloat: cbor.ShortestFloat16,
+		NaNConvert:    cbor.NaNConvert7e00,
+		InfConvert:    cbor.InfConvertFloat16,
+		IndefLength:   cbor.IndefLengthForbidden,
 	}.EncMode()
 	if err != nil {
 		panic(err)
@@ -249,9 +252,12 @@ func Unmarshal(data []byte, v any) error {
 }
 
 // CheckCanonical reports whether data is exactly one well-formed CBOR item
-// in Core Deterministic Encoding that obeys the decoding limits above. It
-// is used for structures that are not records, such as COSE envelopes and
-// their protected headers. The error wraps ErrMalformed (and
+// in Core Deterministic Encoding (RFC 8949 §4.2.1: preferred serialization,
+// shortest floats included, definite lengths, sorted map keys) that obeys
+// the decoding limits above. It is used for structures that are not
+// records, such as COSE envelopes. Stricter than §4.2.1, it also refuses
+// the simple value undefined and tags 0 to 3 (date-times and bignums),
+// which no writ structure contains. The error wraps ErrMalformed (and
 // ErrNonCanonical when the item is well-formed but not canonical).
 func CheckCanonical(data []byte) error {
 	if len(data) > MaxRecordSize {
@@ -286,7 +292,8 @@ func DecodeStructure(data []byte, v any) error {
 // foreign limits, for envelopes writ did not make. The error wraps
 // ErrMalformed and a sentinel.
 func CheckWellFormed(data []byte) error {
-	if err := foreignMode.Wellformed(data); err != nil {
+	var generic any // decoding, not just scanning, enforces duplicate keys
+	if err := foreignMode.Unmarshal(data, &generic); err != nil {
 		return classify(err)
 	}
 	return nil

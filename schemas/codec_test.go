@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"runtime"
 	"strings"
@@ -226,3 +227,28 @@ func TestKindFromContentType(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckCanonicalAndWellFormed(t *testing.T) {
+	for _, tc := range []struct {
+		hex       string
+		canonical bool
+	}{
+		{"f93c00", true},              // 1.0 as half float
+		{"fb3ff0000000000000", false}, // 1.0 as double: not the shortest
+		{"f98000", true},              // -0.0
+		{"fb8000000000000000", false},
+		{"a201000200", true},
+		{"a202000100", false}, // unsorted keys
+	} {
+		b, _ := hexDecode(tc.hex)
+		if err := CheckCanonical(b); (err == nil) != tc.canonical {
+			t.Errorf("CheckCanonical(%s) = %v, want canonical %v", tc.hex, err, tc.canonical)
+		}
+	}
+	dup, _ := hexDecode("a201000100")
+	if err := CheckWellFormed(dup); !errors.Is(err, ErrDuplicateKey) {
+		t.Errorf("CheckWellFormed of a duplicate key = %v", err)
+	}
+}
+
+func hexDecode(s string) ([]byte, error) { return hex.DecodeString(s) }

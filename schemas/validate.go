@@ -83,11 +83,15 @@ func checkPatterns(k Kind, field string, pats []string, re *regexp.Regexp, requi
 }
 
 func checkCommon(k Kind, v uint64, issuedAt int64) error {
+	return checkVersionTime(k, v, "issued_at", issuedAt)
+}
+
+func checkVersionTime(k Kind, v uint64, field string, t int64) error {
 	if v != SchemaVersion {
 		return fieldErr(k, "v", "must be %d", SchemaVersion)
 	}
-	if issuedAt <= 0 {
-		return fieldErr(k, "issued_at", "must be a positive Unix time")
+	if t <= 0 {
+		return fieldErr(k, field, "must be a positive Unix time")
 	}
 	return nil
 }
@@ -216,7 +220,7 @@ func (r *Instruction) Validate() error {
 // Validate implements Record.
 func (r *Decision) Validate() error {
 	k := KindDecision
-	if err := checkCommon(k, r.V, r.Time); err != nil {
+	if err := checkVersionTime(k, r.V, "time", r.Time); err != nil {
 		return err
 	}
 	switch {
@@ -242,9 +246,14 @@ func (r *Decision) Validate() error {
 			return fieldErr(k, "compared", "digests must be sha256: and 64 lowercase hex digits")
 		}
 	}
-	for _, id := range append(slices.Clone(r.Passed), r.Failed...) {
-		if !ruleRe.MatchString(id) {
-			return fieldErr(k, "passed", "%q is not a check or rule id", id)
+	for _, list := range []struct {
+		field string
+		ids   []string
+	}{{"passed", r.Passed}, {"failed", r.Failed}} {
+		for _, id := range list.ids {
+			if !ruleRe.MatchString(id) {
+				return fieldErr(k, list.field, "%q is not a check or rule id", id)
+			}
 		}
 	}
 	return nil

@@ -74,10 +74,22 @@ func VerifyForeign(data []byte, key PublicKey) (*ForeignInfo, error) {
 		if m.Payload == nil {
 			return nil, malformed("detached payloads are not supported")
 		}
+		// Each signature tried costs a hash of the whole payload: bound the
+		// count so a 1 MiB envelope cannot demand gigabytes of hashing.
+		if len(m.Signatures) > MaxSignatures {
+			return nil, malformed("%d signatures, this verifier tries at most %d", len(m.Signatures), MaxSignatures)
+		}
 		var firstErr error
 		for i, s := range m.Signatures {
 			if err := checkForeignHeaders(s.Headers); err != nil {
-				return nil, fmt.Errorf("signature %d: %w", i, err)
+				// Another signer's critical parameters do not concern a
+				// signature by this key.
+				firstErr = cmpErr(firstErr, fmt.Errorf("signature %d: %w", i, err))
+				continue
+			}
+			if len(s.Signature) != 64 {
+				firstErr = cmpErr(firstErr, fmt.Errorf("%w: signature %d is %d bytes, Ed25519 signatures are 64", ErrBadSignature, i, len(s.Signature)))
+				continue
 			}
 			alg, err := foreignAlg(s.Headers)
 			if err != nil {

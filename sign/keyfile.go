@@ -24,10 +24,11 @@ const (
 	// It exists for throwaway keys (tests, `writ quickstart`) and must not
 	// be used for keys that guard real authority.
 	MinWorkFactor = 10
-	// MaxWorkFactor is the highest accepted when reading a key, bounding
-	// the time and memory a hostile key file can make writ spend (age's
-	// own default bound).
-	MaxWorkFactor = 22
+	// MaxWorkFactor is the highest accepted when writing or reading a key:
+	// scrypt with N = 2^20 and r = 8 needs 1 GiB of memory and about 6 s
+	// here, which bounds what a hostile key file can make writ spend (age's
+	// own bound, 22, would be 4 GiB and 44 s).
+	MaxWorkFactor = 20
 	// MaxPrivateKeyFile is the largest private key file read, in bytes.
 	MaxPrivateKeyFile = 16 << 10
 )
@@ -130,10 +131,7 @@ func ParseRecipients(recipients []string) ([]age.Recipient, error) {
 // comments with '#'). Like a private key file, it is refused when it is
 // readable or writable by group or others (ErrKeyFilePermissions).
 func LoadIdentities(path string) ([]age.Identity, error) {
-	if err := checkPrivateFile(path); err != nil {
-		return nil, err
-	}
-	data, err := readBounded(path, MaxPrivateKeyFile)
+	data, err := readPrivateFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -204,20 +202,42 @@ func GenerateKeyFiles(prefix string, to []age.Recipient, rand io.Reader) (*Priva
 	return key, nil
 }
 
-// checkPrivateFile refuses a secret file that is not regular or whose mode
-// lets group or others read or write it.
-func checkPrivateFile(path string) error {
-	fi, err := os.Stat(path)
+// readPrivateFile opens a secret file once, refuses it if it is not a
+// regular file or its mode lets group or others read or write it (judged
+// on the opened descriptor, so the file checked is the file read), and
+// reads at most MaxPrivateKeyFile bytes.
+func readPrivateFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", path)
+		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return fmt.Errorf("%s: %w: mode %04o, want 0600 (chmod 600 %s)", path, ErrKeyFilePermissions, perm, path)
+		return nil, fmt.Errorf("%s: %w: mode %04o, want 0600 (chmod 600 %s)", path, ErrKeyFilePermissions, perm, path)
 	}
-	return nil
+	data, err := io.ReadAll(io.LimitReader(f, MaxPrivateKeyFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxPrivateKeyFile {
+		return nil, fmt.Errorf("%s: file is larger than %d bytes", path, MaxPrivateKeyFile)
+	}
+	return data, nil
+}
+
+// stanzaX25519 reports whether an age file (armored) is encrypted to an
+// X25519 recipient, read from its plaintext header, to say which secret
+// it needs.
+func stanzaX25519(sealed []byte) bool {
+	hdr, _ := io.ReadAll(io.LimitReader(armor.NewReader(bytes.NewReader(sealed)), 4096))
+	return bytes.Contains(hdr, []byte("\n-> X25519 "))
 }
 
 // LoadPrivateKey decrypts a key file written by GenerateKeyFiles with the
@@ -228,10 +248,7 @@ func checkPrivateFile(path string) error {
 // ErrNoIdentity otherwise); a work factor above MaxWorkFactor; and a
 // plaintext that is not one PKCS #8 Ed25519 key (ErrInvalidKey).
 func LoadPrivateKey(path string, ids ...age.Identity) (*PrivateKey, error) {
-	if err := checkPrivateFile(path); err != nil {
-		return nil, err
-	}
-	sealed, err := readBounded(path, MaxPrivateKeyFile)
+	sealed, err := readPrivateFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -243,6 +260,9 @@ func LoadPrivateKey(path string, ids ...age.Identity) (*PrivateKey, error) {
 				if _, ok := id.(*age.ScryptIdentity); !ok {
 					return nil, fmt.Errorf("%s: %w", path, ErrNoIdentity)
 				}
+			}
+			if stanzaX25519(sealed) {
+				return nil, fmt.Errorf("%s: %w: the key file is encrypted to an age recipient, not a passphrase; unlock it with --identity", path, ErrNoIdentity)
 			}
 			return nil, fmt.Errorf("%s: %w", path, ErrWrongPassphrase)
 		}

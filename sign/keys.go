@@ -101,7 +101,7 @@ func ParsePublicKeyPEM(data []byte) (PublicKey, error) {
 	if block == nil {
 		return PublicKey{}, fmt.Errorf("%w: no PEM block", ErrInvalidKey)
 	}
-	if len(bytes.TrimSpace(rest)) != 0 {
+	if len(trimASCII(rest)) != 0 {
 		return PublicKey{}, fmt.Errorf("%w: data after the PEM block", ErrInvalidKey)
 	}
 	if block.Type != "PUBLIC KEY" || len(block.Headers) != 0 {
@@ -123,12 +123,16 @@ func ParsePublicKeyPEM(data []byte) (PublicKey, error) {
 	// ends) must be exactly the PEM writ writes, so that one key has one
 	// file form; base64 with stray padding bits, or DER with extra
 	// encodings, is refused.
-	text := bytes.TrimSpace(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")))
-	if !bytes.Equal(text, bytes.TrimSpace(k.PEM())) {
+	text := trimASCII(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")))
+	if !bytes.Equal(text, trimASCII(k.PEM())) {
 		return PublicKey{}, fmt.Errorf("%w: non-canonical PEM or PKIX encoding", ErrInvalidKey)
 	}
 	return k, nil
 }
+
+// trimASCII trims ASCII whitespace only (space, tab, CR, LF), not the
+// Unicode spaces bytes.TrimSpace also removes.
+func trimASCII(b []byte) []byte { return bytes.Trim(b, " \t\r\n") }
 
 // LoadPublicKey reads a PEM PKIX Ed25519 public key file (at most
 // MaxPublicKeyFile bytes). Errors name the path; key errors wrap

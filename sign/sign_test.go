@@ -309,7 +309,7 @@ func TestX25519KeyFiles(t *testing.T) {
 	if _, err := sign.LoadPrivateKey(filepath.Join(dir, "k.key"), other); !errors.Is(err, sign.ErrNoIdentity) {
 		t.Fatalf("another identity: %v", err)
 	}
-	if _, err := sign.LoadPrivateKey(filepath.Join(dir, "k.key"), identity(t, "pw")); !errors.Is(err, sign.ErrWrongPassphrase) {
+	if _, err := sign.LoadPrivateKey(filepath.Join(dir, "k.key"), identity(t, "pw")); !errors.Is(err, sign.ErrNoIdentity) {
 		t.Fatalf("a passphrase for an X25519 file: %v", err)
 	}
 	os.Chmod(idFile, 0o644)
@@ -318,5 +318,42 @@ func TestX25519KeyFiles(t *testing.T) {
 	}
 	if _, err := sign.ParseRecipients([]string{"age1notarecipient"}); err == nil {
 		t.Fatal("a malformed recipient was accepted")
+	}
+}
+
+// TestEnvelopeNotMalleable: nobody without a key can turn one signed
+// envelope into another that still parses: reordered signatures, a padded
+// junk entry, and signatures of the wrong length are refused.
+func TestEnvelopeNotMalleable(t *testing.T) {
+	a, b := testkit.Key(t, 1), testkit.Key(t, 2)
+	env, _ := sign.Sign(schemas.KindRoot, payload, a, b)
+	edit := func(f func(m *cose.SignMessage)) []byte {
+		m := new(cose.SignMessage)
+		if err := m.UnmarshalCBOR(env); err != nil {
+			t.Fatal(err)
+		}
+		f(m)
+		out, err := m.MarshalCBOR()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	junk := cose.NewSignature()
+	junk.Headers.Protected = cose.ProtectedHeader{cose.HeaderLabelAlgorithm: cose.AlgorithmEdDSA, cose.HeaderLabelKeyID: bytes.Repeat([]byte{0xff}, 32)}
+	junk.Signature = []byte{0}
+	tests := []struct {
+		name string
+		in   []byte
+		want error
+	}{
+		{"reordered", edit(func(m *cose.SignMessage) { m.Signatures[0], m.Signatures[1] = m.Signatures[1], m.Signatures[0] }), sign.ErrMalformedEnvelope},
+		{"junk entry appended", edit(func(m *cose.SignMessage) { m.Signatures = append(m.Signatures, junk) }), sign.ErrMalformedEnvelope},
+		{"63-byte signature", edit(func(m *cose.SignMessage) { m.Signatures[1].Signature = m.Signatures[1].Signature[:63] }), sign.ErrMalformedEnvelope},
+	}
+	for _, tc := range tests {
+		if e, err := sign.ParseEnvelope(tc.in); !errors.Is(err, tc.want) || e != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
 	}
 }

@@ -3,10 +3,12 @@ package testvectors
 import (
 	"encoding/hex"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/veraison/go-cose"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -127,4 +129,43 @@ func TestVerifyForeignRefuses(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
 	}
+}
+
+func TestVerifyForeignSignBounds(t *testing.T) {
+	k, other := key(4), key(5)
+	build := func(n int, critOnOther bool) []byte {
+		m := cose.NewSignMessage()
+		m.Payload = []byte("hello")
+		var signers []cose.Signer
+		for i := range n {
+			s := cose.NewSignature()
+			s.Headers.Protected = cose.ProtectedHeader{cose.HeaderLabelAlgorithm: cose.AlgorithmEdDSA}
+			signer := foreignSigner{other}
+			if i == n-1 {
+				signer = foreignSigner{k}
+			} else if critOnOther {
+				s.Headers.Protected[cose.HeaderLabelCritical] = []any{int64(99)}
+				s.Headers.Protected[int64(99)] = int64(1)
+			}
+			m.Signatures = append(m.Signatures, s)
+			signers = append(signers, signer)
+		}
+		if err := m.Sign(nil, nil, signers...); err != nil {
+			t.Fatal(err)
+		}
+		return must(m.MarshalCBOR())
+	}
+	if _, err := sign.VerifyForeign(build(2, true), k.Public()); err != nil {
+		t.Fatalf("another signer's crit blocked a valid signature: %v", err)
+	}
+	if _, err := sign.VerifyForeign(build(sign.MaxSignatures+1, false), k.Public()); !errors.Is(err, sign.ErrMalformedEnvelope) {
+		t.Fatalf("%d signatures: %v", sign.MaxSignatures+1, err)
+	}
+}
+
+type foreignSigner struct{ k *sign.PrivateKey }
+
+func (s foreignSigner) Algorithm() cose.Algorithm { return cose.AlgorithmEdDSA }
+func (s foreignSigner) Sign(_ io.Reader, c []byte) ([]byte, error) {
+	return s.k.SignMessage(c)
 }

@@ -15,7 +15,10 @@
 // verifier trusts and the threshold of distinct trusted keys that must have
 // signed, the input (hex), and the declared result: "valid" with the
 // decoded record (CDDL member names, byte strings in base64), or "invalid"
-// with an error class. [Check] is the reference procedure: load the trusted
+// with an error class. writ reports exactly that class; a few inputs whose
+// defect is visible to more than one rule by construction (a 16-byte input
+// declaring a 2^63-element array is also truncated) list the classes
+// another implementation may report instead in also_acceptable. [Check] is the reference procedure: load the trusted
 // keys (32 bytes, canonical point, not of small order); decode a bare record
 // strictly; or parse the envelope, require the expected kind in the
 // protected header, verify every signature by a trusted key over the bytes

@@ -75,9 +75,12 @@ func negatives(k1, k2, k3, k4 *sign.PrivateKey, instr []byte) []Vector {
 		smallRoot.Keys[0], smallRoot.Keys[1] = smallRoot.Keys[1], smallRoot.Keys[0]
 	}
 	orderTrust := Vector{Name: "trusted-key-small-order", Comment: "a verifier's trusted key that is a point of order 8",
-		Kind: ik, Signed: true, TrustedKeys: []string{hexOf(order8)}, Threshold: 1, Input: hexOf(good), Expect: "invalid", Error: ClassInvalidKey}
+		Kind: ik, Signed: true, TrustedKeys: []string{hexOf(order8)}, Threshold: 1, Input: hexOf(good), Expect: "invalid", Error: ClassInvalidKey,
+		AlsoAcceptable: []string{ClassUnknownKey}}
 	shortTrust := Vector{Name: "trusted-key-wrong-length", Comment: "a trusted key of 31 bytes",
-		Kind: ik, Signed: true, TrustedKeys: []string{hexOf(k4.Public().Raw()[:31])}, Threshold: 1, Input: hexOf(good), Expect: "invalid", Error: ClassInvalidKey}
+		Kind: ik, Signed: true, TrustedKeys: []string{hexOf(k4.Public().Raw()[:31])}, Threshold: 1, Input: hexOf(good), Expect: "invalid", Error: ClassInvalidKey,
+		AlsoAcceptable: []string{ClassUnknownKey}}
+	also := func(v Vector, classes ...string) Vector { v.AlsoAcceptable = classes; return v }
 	hostileArray := []byte{0x9b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0}
 	hostileBytes := []byte{0x5b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0}
 	hostileEnvelope := []byte{0xd2, 0x9b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0}
@@ -114,8 +117,8 @@ func negatives(k1, k2, k3, k4 *sign.PrivateKey, instr []byte) []Vector {
 		invalid("unprotected-header", "a kid in the unprotected header, which writ refuses", ik, ClassMalformedEnvelope,
 			sign1(hdr(-8, k4), header(map[int64]any{4: k4.Public().IDBytes()}), instr, k4), true, 1, k4),
 		invalid("untagged", "a COSE_Sign1 without tag 18", ik, ClassMalformedEnvelope, good[1:], true, 1, k4),
-		invalid("threshold-same-key-twice", "a 2-of-3 root whose two signature entries are the same key and bytes", string(schemas.KindRoot),
-			ClassDuplicateSigner, twice(true), true, 2, k1, k2, k3),
+		also(invalid("threshold-same-key-twice", "a 2-of-3 root whose two signature entries are the same key and bytes", string(schemas.KindRoot),
+			ClassDuplicateSigner, twice(true), true, 2, k1, k2, k3), ClassThreshold),
 		invalid("threshold-signature-repeated", "a 2-of-3 root whose second key id carries the first key's signature", string(schemas.KindRoot),
 			ClassBadSignature, twice(false), true, 2, k1, k2, k3),
 		invalid("threshold-not-met", "a 2-of-3 root signed by one key", string(schemas.KindRoot), ClassThreshold,
@@ -127,25 +130,49 @@ func negatives(k1, k2, k3, k4 *sign.PrivateKey, instr []byte) []Vector {
 			seal(schemas.KindRoot, must(schemas.Marshal(th2)), k1), true, 1, k1),
 		invalid("root-key-small-order", "a root listing a point of order 8", string(schemas.KindRoot), ClassInvalidKey,
 			seal(schemas.KindRoot, must(schemas.Marshal(smallRoot)), k1), true, 1, k1),
-		invalid("root-key-wrong-length", "a root listing a 31-byte key", string(schemas.KindRoot), ClassInvalidField,
+		invalid("root-key-wrong-length", "a root listing a 31-byte key: the root schema requires 32 bytes", string(schemas.KindRoot), ClassInvalidField,
 			seal(schemas.KindRoot, must(canon.Marshal(map[string]any{"v": 1, "version": 1, "keys": [][]byte{k1.Public().Raw()[:31]},
 				"threshold": 1, "issued_at": t0, "expires": t0 + day})), k1), true, 1, k1),
 		orderTrust,
 		shortTrust,
-		invalid("declared-length-array", "16 bytes declaring an array of 2^63-1 elements", ik, ClassLimit, hostileArray, false, 0),
-		invalid("declared-length-bytes", "16 bytes declaring a byte string of 2^63-1 bytes", ik, ClassNotWellFormed, hostileBytes, false, 0),
-		invalid("declared-length-envelope", "a tag-18 envelope declaring an array of 2^63-1 elements", ik, ClassLimit, hostileEnvelope, true, 1, k4),
-		invalid("too-large", "65,536 bytes: one over the entry limit", ik, ClassTooLarge, make([]byte, schemas.MaxRecordSize+1), false, 0),
+		also(invalid("declared-length-array", "16 bytes declaring an array of 2^63-1 elements (refused before allocating; also truncated)",
+			ik, ClassLimit, hostileArray, false, 0), ClassNotWellFormed, ClassWrongType),
+		also(invalid("declared-length-bytes", "16 bytes declaring a byte string of 2^63-1 bytes (refused before allocating)",
+			ik, ClassNotWellFormed, hostileBytes, false, 0), ClassWrongType),
+		also(invalid("declared-length-envelope", "a tag-18 envelope declaring an array of 2^63-1 elements (also truncated)",
+			ik, ClassLimit, hostileEnvelope, true, 1, k4), ClassNotWellFormed, ClassMalformedEnvelope),
+		invalid("too-large", "a canonical, otherwise valid instruction of 65,536 bytes: one over the entry limit", ik, ClassTooLarge,
+			oversized(), false, 0),
 	}
 }
 
 func hexOf(b []byte) string { return hex.EncodeToString(b) }
 
+// renamed has both "id" and "ID": the only defect is the unknown "ID".
 func renamed() []byte {
 	m := instructionMap()
 	m["ID"] = m["id"]
-	delete(m, "id")
 	return must(canon.Marshal(m))
+}
+
+// oversized is a valid instruction whose brief makes it exactly one byte
+// longer than schemas.MaxRecordSize.
+func oversized() []byte {
+	in := sampleInstruction()
+	in.Brief = ""
+	base := len(must(schemas.Marshal(in)))
+	for n := schemas.MaxRecordSize - base - 32; ; n++ {
+		in.Brief = string(bytes.Repeat([]byte{'x'}, n))
+		b, err := canon.Marshal(in)
+		if err != nil {
+			panic(err)
+		}
+		if len(b) == schemas.MaxRecordSize+1 {
+			sanity(in.Validate() == nil, "the oversized instruction is otherwise valid")
+			return b
+		}
+		sanity(len(b) <= schemas.MaxRecordSize+1, "oversized: no brief length gives exactly the limit plus one")
+	}
 }
 
 // taggedExpires is the instruction with "expires" wrapped in tag 1.

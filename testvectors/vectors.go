@@ -34,8 +34,13 @@ type Vector struct {
 	Input string `json:"input"`
 	// Expect is "valid" or "invalid".
 	Expect string `json:"expect"`
-	// Error is the error class of an invalid vector (see the package doc).
+	// Error is the error class of an invalid vector (see the package doc);
+	// writ gives exactly this class.
 	Error string `json:"error,omitempty"`
+	// AlsoAcceptable lists classes another implementation may report for
+	// an input whose defect is, by construction, visible to more than one
+	// rule (a 16-byte input declaring a huge length is also truncated).
+	AlsoAcceptable []string `json:"also_acceptable,omitempty"`
 	// Record is the decoded record of a valid vector, with CDDL member
 	// names; byte strings are base64, as encoding/json writes them.
 	Record json.RawMessage `json:"record,omitempty"`
