@@ -194,7 +194,7 @@ func newKeyRecipients(c *cli.Context, what string) ([]age.Recipient, error) {
 	return []age.Recipient{r}, nil
 }
 
-var workFactorFlag = &cli.IntFlag{Name: "work-factor", Value: 18, Usage: "scrypt work factor (log2 N) for new key files: 18 for real keys; 10 to 17 only for throwaway keys"}
+var workFactorFlag = &cli.IntFlag{Name: "work-factor", Value: 18, Usage: "scrypt work factor (log2 N, 10 to 20) for new passphrase-encrypted key files: 18 (256 MiB, about 1.4 s) for real keys; below 18 only for throwaway keys"}
 
 // passphrase returns the key passphrase: $WRIT_PASSPHRASE, else the
 // --passphrase-file's first line, else a prompt on the terminal (asked
