@@ -135,3 +135,18 @@ func OpenCheckpoint(signed []byte, vkey string) (Checkpoint, error) {
 	}
 	return c, nil
 }
+
+// VerifierPublicKey returns the Ed25519 key inside a signed-note verifier
+// key ("<name>+<8 hex>+<base64 of 0x01 || 32-byte key>"), after checking
+// the key hash as note.NewVerifier does.
+func VerifierPublicKey(vkey string) (sign.PublicKey, error) {
+	if _, err := note.NewVerifier(vkey); err != nil {
+		return sign.PublicKey{}, err
+	}
+	i := strings.LastIndex(vkey, "+")
+	raw, err := base64.StdEncoding.DecodeString(vkey[i+1:])
+	if err != nil || len(raw) != 33 || raw[0] != 1 {
+		return sign.PublicKey{}, fmt.Errorf("verifier key %q is not an Ed25519 signed-note key", vkey)
+	}
+	return sign.NewPublicKey(raw[1:])
+}

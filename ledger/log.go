@@ -72,7 +72,8 @@ type Log struct {
 	size   int64
 	origin string
 	vkey   string
-	signer note.Signer // nil: read and verify only
+	signer note.Signer      // nil: read and verify only
+	key    *sign.PrivateKey // the checkpoint key behind signer, for receipts
 }
 
 func openBadger(dir string) (*badger.DB, error) {
@@ -111,7 +112,7 @@ func Create(dir, origin string, key *sign.PrivateKey) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{db: db, origin: origin, vkey: vkey, signer: s}
+	l := &Log{db: db, origin: origin, vkey: vkey, signer: s, key: key}
 	err = db.Update(func(txn *badger.Txn) error {
 		cp, err := l.signCheckpoint(Checkpoint{Origin: origin, Size: 0, Hash: emptyRoot})
 		if err != nil {
@@ -196,7 +197,7 @@ func Open(dir string, key *sign.PrivateKey) (*Log, error) {
 		if err == nil && vkey != l.vkey {
 			err = fmt.Errorf("%w: key %s, log %s", ErrWrongKey, key.Public().ID(), dir)
 		}
-		l.signer = s
+		l.signer, l.key = s, key
 	}
 	if err != nil {
 		db.Close()

@@ -51,7 +51,7 @@ func ledgerCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "ledger",
 		Usage: "create, append to, checkpoint and verify a ledger",
-		Subcommands: []*cli.Command{
+		Subcommands: append([]*cli.Command{
 			{
 				Name:  "init",
 				Usage: "create a ledger whose first entry is the root record; print its checkpoint verifier key",
@@ -86,7 +86,7 @@ func ledgerCommand() *cli.Command {
 				Flags:  []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag, jsonFlag},
 				Action: ledgerVerify,
 			},
-		},
+		}, proofCommands()...),
 	}
 }
 

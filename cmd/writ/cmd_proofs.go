@@ -1,0 +1,180 @@
+package main
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/schemas"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+func proofCommands() []*cli.Command {
+	index := &cli.Int64Flag{Name: "index", Required: true, Usage: "entry `N` (0-based)"}
+	return []*cli.Command{
+		{
+			Name:   "prove",
+			Usage:  "print the inclusion proof (RFC 9162 audit path) of entry --index in the tree of --size entries",
+			Flags:  []cli.Flag{dirFlag, logFlag, index, &cli.Int64Flag{Name: "size", Usage: "tree `SIZE` (default: the current size)"}, jsonFlag},
+			Action: ledgerProve,
+		},
+		{
+			Name:  "consistency",
+			Usage: "print the consistency proof from the tree of --old entries to the tree of --new entries",
+			Flags: []cli.Flag{dirFlag, logFlag,
+				&cli.Int64Flag{Name: "old", Required: true, Usage: "old tree `SIZE`"},
+				&cli.Int64Flag{Name: "new", Usage: "new tree `SIZE` (default: the current size)"}, jsonFlag},
+			Action: ledgerConsistency,
+		},
+		{
+			Name:   "entry",
+			Usage:  "write entry --index's exact bytes (the Merkle leaf) to --out",
+			Flags:  []cli.Flag{dirFlag, logFlag, index, &cli.StringFlag{Name: "out", Value: "-", Usage: "`FILE` (- for stdout)"}},
+			Action: ledgerEntry,
+		},
+		{
+			Name:  "receipt",
+			Usage: "write an RFC 9942 COSE receipt (inclusion proof signed by the log key) for entry --index",
+			Flags: []cli.Flag{dirFlag, index, &cli.StringFlag{Name: "out", Value: "-", Usage: "`FILE` (- for stdout)"},
+				passphraseFileFlag, identityFlag},
+			Action: ledgerReceipt,
+		},
+		{
+			Name:      "verify-receipt",
+			Usage:     "check an RFC 9942 receipt for an entry against a log's verifier key",
+			ArgsUsage: "RECEIPT",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "vkey", Usage: "the log's checkpoint verifier `KEY` (writ ledger vkey)"},
+				&cli.StringFlag{Name: "dir", Usage: "or: take the verifier key stored in the ledger at `DIR`"},
+				&cli.StringFlag{Name: "entry", Required: true, Usage: "`FILE` with the entry's exact bytes"}, jsonFlag},
+			Action: ledgerVerifyReceipt,
+		},
+	}
+}
+
+func hexes(hs []tlog.Hash) []string {
+	out := make([]string, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, hex.EncodeToString(h[:]))
+	}
+	return out
+}
+
+// proofErr is bad usage for an out-of-range request, else as openErr.
+func proofErr(err error) error {
+	if errors.Is(err, ledger.ErrProof) {
+		return inputErr(err)
+	}
+	return err
+}
+
+func ledgerProve(c *cli.Context) error {
+	log, err := openLog(c)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	p, err := log.ProveInclusion(c.Int64("index"), c.Int64("size"))
+	if err != nil {
+		return proofErr(err)
+	}
+	return emit(c, map[string]any{"index": p.Index, "tree_size": p.TreeSize, "leaf_hash": hex.EncodeToString(p.LeafHash[:]),
+		"root_hash": hex.EncodeToString(p.RootHash[:]), "proof": hexes(p.Path)},
+		fmt.Sprintf("entry %d in tree size %d", p.Index, p.TreeSize),
+		"leaf hash: "+hex.EncodeToString(p.LeafHash[:]),
+		"root hash: "+hex.EncodeToString(p.RootHash[:]),
+		"proof: "+strings.Join(hexes(p.Path), " "))
+}
+
+func ledgerConsistency(c *cli.Context) error {
+	log, err := openLog(c)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	p, err := log.ProveConsistency(c.Int64("old"), c.Int64("new"))
+	if err != nil {
+		return proofErr(err)
+	}
+	return emit(c, map[string]any{"old_size": p.OldSize, "new_size": p.NewSize, "old_root": hex.EncodeToString(p.OldRoot[:]),
+		"new_root": hex.EncodeToString(p.NewRoot[:]), "proof": hexes(p.Path)},
+		fmt.Sprintf("tree size %d is a prefix of tree size %d", p.OldSize, p.NewSize),
+		"old root: "+hex.EncodeToString(p.OldRoot[:]),
+		"new root: "+hex.EncodeToString(p.NewRoot[:]),
+		"proof: "+strings.Join(hexes(p.Path), " "))
+}
+
+func ledgerEntry(c *cli.Context) error {
+	log, err := openLog(c)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	e, err := log.Entry(c.Int64("index"))
+	if err != nil {
+		if errors.Is(err, ledger.ErrNotFound) {
+			return inputErr(err)
+		}
+		return err
+	}
+	return writeOutput(c, c.String("out"), e)
+}
+
+func ledgerReceipt(c *cli.Context) error {
+	ids, err := unlockIdentities(c, "the ledger's checkpoint key")
+	if err != nil {
+		return err
+	}
+	log, err := ledger.OpenAuthority(c.String("dir"), ids)
+	if err != nil {
+		return openErr(err)
+	}
+	defer log.Close()
+	r, err := log.Receipt(c.Int64("index"))
+	if err != nil {
+		return proofErr(err)
+	}
+	return writeOutput(c, c.String("out"), r)
+}
+
+func ledgerVerifyReceipt(c *cli.Context) error {
+	if err := wantArgs(c, 1, "one argument: the RECEIPT file"); err != nil {
+		return err
+	}
+	vkey, err := vkeyValue(c, "vkey")
+	if err != nil {
+		return err
+	}
+	if (vkey == "") == (c.String("dir") == "") {
+		return usageErr("give exactly one of --vkey KEY and --dir DIR")
+	}
+	if vkey == "" {
+		log, err := ledger.OpenAuthority(c.String("dir"), nil)
+		if err != nil {
+			return openErr(err)
+		}
+		vkey = log.VerifierKey()
+		log.Close()
+	}
+	key, err := ledger.VerifierPublicKey(vkey)
+	if err != nil {
+		return usageErr("--vkey: %v", err)
+	}
+	receipt, err := readWhole(c, c.Args().First(), schemas.MaxRecordSize)
+	if err != nil {
+		return err
+	}
+	entry, err := readWhole(c, c.String("entry"), ledger.MaxEntrySize)
+	if err != nil {
+		return err
+	}
+	p, err := ledger.VerifyReceipt(receipt, entry, key)
+	if err != nil {
+		return noErr(err)
+	}
+	return emit(c, map[string]any{"valid": true, "index": p.Index, "tree_size": p.TreeSize, "root_hash": hex.EncodeToString(p.RootHash[:])},
+		fmt.Sprintf("valid: entry %d is in the tree of size %d with root %x, signed by the log key", p.Index, p.TreeSize, p.RootHash[:]))
+}
