@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/sign"
@@ -68,12 +68,13 @@ func indexKey(prefix byte, i int64) []byte {
 // keeps other processes out while it is open.
 type Log struct {
 	db     *badger.DB
-	mu     sync.Mutex // serializes Append
-	size   int64
+	size   atomic.Int64 // entries durably committed
 	origin string
 	vkey   string
 	signer note.Signer      // nil: read and verify only
 	key    *sign.PrivateKey // the checkpoint key behind signer, for receipts
+
+	committer // group commit (commit.go)
 }
 
 func openBadger(dir string) (*badger.DB, error) {
@@ -187,7 +188,8 @@ func Open(dir string, key *sign.PrivateKey) (*Log, error) {
 		if _, err := note.NewVerifier(string(vkey)); err != nil {
 			return &IntegrityError{Index: -1, What: "log metadata m/vkey malformed", Detail: dir + ": " + err.Error()}
 		}
-		l.origin, l.vkey, l.size = string(origin), string(vkey), int64(binary.BigEndian.Uint64(size))
+		l.origin, l.vkey = string(origin), string(vkey)
+		l.size.Store(int64(binary.BigEndian.Uint64(size)))
 		return nil
 	})
 	if err == nil && key != nil {
@@ -206,8 +208,12 @@ func Open(dir string, key *sign.PrivateKey) (*Log, error) {
 	return l, nil
 }
 
-// Close closes the Badger store. The Log must not be used afterwards.
-func (l *Log) Close() error { return l.db.Close() }
+// Close stops accepting appends, waits for the batch in flight, and closes
+// the Badger store. The Log must not be used afterwards.
+func (l *Log) Close() error {
+	l.stop()
+	return l.db.Close()
+}
 
 // Origin returns the log's origin (its checkpoints' first line).
 func (l *Log) Origin() string { return l.origin }
@@ -216,12 +222,8 @@ func (l *Log) Origin() string { return l.origin }
 // checkpoints, as stored in the log.
 func (l *Log) VerifierKey() string { return l.vkey }
 
-// Size returns the number of entries.
-func (l *Log) Size() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.size
-}
+// Size returns the number of entries durably committed.
+func (l *Log) Size() int64 { return l.size.Load() }
 
 // Entry returns a copy of entry i (0-based), or an error wrapping
 // ErrNotFound.
@@ -286,72 +288,6 @@ func txnHashReader(txn *badger.Txn) tlog.HashReader {
 	})
 }
 
-// Append adds entries at the end of the log, with their tree hashes, the
-// new size and a new signed checkpoint, in one durable transaction. It
-// returns the index of the first entry. It fails without storing anything
-// for an empty or oversized entry (ErrEntrySize), a log opened without its
-// key (ErrNoSigner), or a batch too large for one Badger transaction.
-func (l *Log) Append(entries [][]byte) (int64, error) {
-	if l.signer == nil {
-		return 0, ErrNoSigner
-	}
-	for i, e := range entries {
-		if len(e) == 0 || len(e) > MaxEntrySize {
-			return 0, fmt.Errorf("%w: entry %d of the batch is %d bytes, allowed 1 to %d", ErrEntrySize, i, len(e), MaxEntrySize)
-		}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	first := l.size
-	txn := l.db.NewTransaction(true)
-	defer txn.Discard()
-	r := txnHashReader(txn)
-	if err := l.checkHead(txn, r); err != nil {
-		return 0, err
-	}
-	for i, e := range entries {
-		n := first + int64(i)
-		hashes, err := tlog.StoredHashes(n, e, r)
-		if err != nil {
-			return 0, err
-		}
-		base := tlog.StoredHashIndex(0, n)
-		for j, h := range hashes {
-			if err := txn.Set(indexKey(prefixHash, base+int64(j)), h[:]); err != nil {
-				return 0, err
-			}
-		}
-		if err := txn.Set(indexKey(prefixEntry, n), e); err != nil {
-			return 0, err
-		}
-	}
-	size := first + int64(len(entries))
-	root, err := tlog.TreeHash(size, r)
-	if err != nil {
-		return 0, err
-	}
-	cp, err := l.signCheckpoint(Checkpoint{Origin: l.origin, Size: size, Hash: root})
-	if err != nil {
-		return 0, err
-	}
-	sz := make([]byte, 8)
-	binary.BigEndian.PutUint64(sz, uint64(size))
-	if err := txn.Set(keySize, sz); err != nil {
-		return 0, err
-	}
-	if err := txn.Set(keyCheckpoint, cp); err != nil {
-		return 0, err
-	}
-	if err := txn.Commit(); err != nil {
-		if errors.Is(err, badger.ErrTxnTooBig) {
-			return 0, fmt.Errorf("%w: %d entries", ErrBatchTooLarge, len(entries))
-		}
-		return 0, fmt.Errorf("committing %d entries: %w", len(entries), err)
-	}
-	l.size = size
-	return first, nil
-}
-
 // checkHead refuses to extend a log whose stored state is not exactly the
 // one its latest signed checkpoint commits to (size and root hash): the
 // log never signs over entries or hashes it did not sign before, so a
@@ -384,7 +320,7 @@ func (l *Log) checkHead(txn *badger.Txn, r tlog.HashReader) error {
 	}); err != nil {
 		return err
 	}
-	if cp.Size != size || size != l.size {
+	if cp.Size != size || size != l.size.Load() {
 		return &IntegrityError{Index: -1, What: "stored size", Expected: fmt.Sprint(cp.Size), Found: fmt.Sprint(size),
 			Detail: "the stored log is not the one its latest signed checkpoint commits to; refusing to append"}
 	}

@@ -52,6 +52,9 @@ type Envelope struct {
 
 	sign1 *cose.Sign1Message
 	multi *cose.SignMessage
+	// prechecked[i] is the key signature i verified under in Precheck
+	// (zero if not checked or not valid).
+	prechecked []PublicKey
 }
 
 // SignatureInfo describes one signature of an envelope.

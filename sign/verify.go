@@ -49,17 +49,10 @@ func (e *Envelope) Verify(lookup KeyLookup) (Verified, error) {
 		if key.ID() != si.KeyID {
 			return Verified{}, fmt.Errorf("%w: key lookup for %s returned key %s", ErrBadSignature, si.KeyID, key.ID())
 		}
-		v, err := newCoseVerifier(key, si.Alg)
-		if err != nil {
-			return Verified{}, err
-		}
-		if e.sign1 != nil {
-			err = e.sign1.Verify(nil, v)
-		} else {
-			err = e.multi.Signatures[i].Verify(v, e.multi.Headers.RawProtected, e.multi.Payload, nil)
-		}
-		if err != nil {
-			return Verified{}, fmt.Errorf("%w: %s record signed by key %s", ErrBadSignature, e.Kind, si.KeyID)
+		if i >= len(e.prechecked) || !e.prechecked[i].Equal(key) {
+			if err := e.verifyOne(i, key); err != nil {
+				return Verified{}, err
+			}
 		}
 		if out.Has(key) {
 			return Verified{}, fmt.Errorf("%w: %w: key %s", ErrMalformedEnvelope, ErrDuplicateSigner, key.ID())
@@ -81,6 +74,39 @@ func (k PublicKey) Verify(msg, sig []byte) error {
 		return fmt.Errorf("%w: key %s", ErrBadSignature, k.ID())
 	}
 	return nil
+}
+
+// verifyOne checks signature i under key.
+func (e *Envelope) verifyOne(i int, key PublicKey) error {
+	v, err := newCoseVerifier(key, e.Signatures[i].Alg)
+	if err != nil {
+		return err
+	}
+	if e.sign1 != nil {
+		err = e.sign1.Verify(nil, v)
+	} else {
+		err = e.multi.Signatures[i].Verify(v, e.multi.Headers.RawProtected, e.multi.Payload, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s record signed by key %s", ErrBadSignature, e.Kind, e.Signatures[i].KeyID)
+	}
+	return nil
+}
+
+// Precheck verifies, ahead of time and on any goroutine, each signature
+// whose key id lookup knows, and remembers the key it verified under. A
+// later Verify skips the Ed25519 computation for a signature when its
+// trusted key is that same key (the bytes received cannot change, and a
+// key id names one key), so only trust, not cryptography, is decided
+// there. Precheck must not run concurrently with Verify on the same
+// Envelope.
+func (e *Envelope) Precheck(lookup KeyLookup) {
+	e.prechecked = make([]PublicKey, len(e.Signatures))
+	for i, si := range e.Signatures {
+		if key, ok := lookup(si.KeyID); ok && key.ID() == si.KeyID && e.verifyOne(i, key) == nil {
+			e.prechecked[i] = key
+		}
+	}
 }
 
 // coseVerifier adapts a trusted Ed25519 key to go-cose's Verifier. Its

@@ -162,7 +162,7 @@ func ledgerAppend(c *cli.Context) error {
 	if err != nil {
 		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
-	applied, err := auth.Append(entries, time.Now())
+	applied, err := auth.Append(entries)
 	if err != nil {
 		var re *delegation.RecordError
 		if errors.As(err, &re) {

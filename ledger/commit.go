@@ -1,0 +1,273 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// Group commit limits. A batch closes when the queue is empty or when
+// adding the next request would pass either bound; a single request larger
+// than MaxBatchBytes is refused (ErrBatchTooLarge) without touching others.
+const (
+	// MaxBatchEntries bounds the entries of one durable transaction.
+	MaxBatchEntries = 4096
+	// MaxBatchBytes bounds the entry bytes of one durable transaction,
+	// inside Badger's transaction limit (15% of the 16 MiB memtable, keys
+	// and tree hashes included).
+	MaxBatchBytes = 1536 << 10
+)
+
+// ErrClosed: the log was closed; nothing was appended.
+var ErrClosed = errors.New("log is closed")
+
+// Gate decides, in log order, whether each entry may join the log. The
+// committer calls it from one goroutine: Mark before a request's entries,
+// Admit for each (as if every entry admitted before it were already in the
+// log), Reset to undo a refused request or a batch that failed to commit,
+// and Settle once a batch is durable.
+type Gate interface {
+	Mark() int64
+	Admit(entry []byte, prepared any) error
+	Reset(mark int64)
+	Settle()
+}
+
+type appendReq struct {
+	entries  [][]byte
+	prepared []any
+	bytes    int
+	first    int64
+	err      error
+	done     chan struct{}
+}
+
+// committer batches concurrent appends into one durable transaction.
+type committer struct {
+	mu      sync.Mutex // guards closed and sends on reqs
+	closed  bool
+	started bool
+	reqs    chan *appendReq
+	exited  chan struct{}
+	gate    Gate
+}
+
+// SetGate installs the gate every later append passes through. Call it
+// before the first append.
+func (l *Log) SetGate(g Gate) { l.gate = g }
+
+// Append adds entries at the end of the log, with their tree hashes, the
+// new size and a new signed checkpoint, in one durable transaction that
+// it may share with concurrent appends (group commit: SyncWrites on, one
+// fsync and one checkpoint signature per batch). It returns the index of
+// the first entry once the batch is durable. The entries of one call are
+// appended together or not at all: an entry the gate refuses fails the
+// whole call and stores none of it; a batch that fails to commit fails
+// every call in it and stores nothing. Errors: ErrEntrySize, ErrNoSigner,
+// ErrBatchTooLarge, ErrClosed, the gate's refusal, an *IntegrityError
+// when the stored log no longer matches its checkpoint.
+func (l *Log) Append(entries [][]byte) (int64, error) { return l.AppendPrepared(entries, nil) }
+
+// AppendPrepared is Append with a value per entry handed to the gate's
+// Admit (work done ahead of the committer, such as parsed and
+// pre-verified records); prepared may be nil.
+func (l *Log) AppendPrepared(entries [][]byte, prepared []any) (int64, error) {
+	if l.signer == nil {
+		return 0, ErrNoSigner
+	}
+	if prepared != nil && len(prepared) != len(entries) {
+		return 0, fmt.Errorf("%d prepared values for %d entries", len(prepared), len(entries))
+	}
+	req := &appendReq{entries: entries, prepared: prepared, done: make(chan struct{})}
+	for i, e := range entries {
+		if len(e) == 0 || len(e) > MaxEntrySize {
+			return 0, fmt.Errorf("%w: entry %d of the batch is %d bytes, allowed 1 to %d", ErrEntrySize, i, len(e), MaxEntrySize)
+		}
+		req.bytes += len(e)
+	}
+	if len(entries) == 0 {
+		return l.Size(), nil
+	}
+	if len(entries) > MaxBatchEntries || req.bytes > MaxBatchBytes {
+		return 0, fmt.Errorf("%w: %d entries, %d bytes (limits %d, %d)", ErrBatchTooLarge, len(entries), req.bytes, MaxBatchEntries, MaxBatchBytes)
+	}
+	l.committer.mu.Lock()
+	if l.closed {
+		l.committer.mu.Unlock()
+		return 0, ErrClosed
+	}
+	if !l.started {
+		l.started = true
+		l.reqs = make(chan *appendReq, 1024)
+		l.exited = make(chan struct{})
+		go l.run()
+	}
+	l.reqs <- req
+	l.committer.mu.Unlock()
+	<-req.done
+	return req.first, req.err
+}
+
+// stop refuses further appends and waits for the committer to finish.
+func (l *Log) stop() {
+	l.committer.mu.Lock()
+	l.closed = true
+	started := l.started
+	if started {
+		close(l.reqs)
+	}
+	l.committer.mu.Unlock()
+	if started {
+		<-l.exited
+	}
+}
+
+// run is the committer goroutine.
+func (l *Log) run() {
+	defer close(l.exited)
+	var next *appendReq
+	for {
+		req := next
+		next = nil
+		if req == nil {
+			var ok bool
+			if req, ok = <-l.reqs; !ok {
+				return
+			}
+		}
+		batch, n, size := []*appendReq{req}, len(req.entries), req.bytes
+	fill:
+		for {
+			select {
+			case r, ok := <-l.reqs:
+				if !ok {
+					break fill
+				}
+				if n+len(r.entries) > MaxBatchEntries || size+r.bytes > MaxBatchBytes {
+					next = r
+					break fill
+				}
+				batch, n, size = append(batch, r), n+len(r.entries), size+r.bytes
+			default:
+				break fill
+			}
+		}
+		l.commit(batch)
+		for _, r := range batch {
+			close(r.done)
+		}
+	}
+}
+
+// commit admits each request's entries through the gate, then writes the
+// admitted ones, their hashes, the size and a new checkpoint in one
+// transaction.
+func (l *Log) commit(batch []*appendReq) {
+	var start int64
+	if l.gate != nil {
+		start = l.gate.Mark()
+	}
+	var accepted []*appendReq
+	for _, r := range batch {
+		if l.gate != nil {
+			mark := l.gate.Mark()
+			for i, e := range r.entries {
+				var p any
+				if r.prepared != nil {
+					p = r.prepared[i]
+				}
+				if err := l.gate.Admit(e, p); err != nil {
+					l.gate.Reset(mark)
+					r.err = fmt.Errorf("record %d of %d: %w", i+1, len(r.entries), err)
+					break
+				}
+			}
+			if r.err != nil {
+				continue
+			}
+		}
+		accepted = append(accepted, r)
+	}
+	if len(accepted) == 0 {
+		if l.gate != nil {
+			l.gate.Settle()
+		}
+		return
+	}
+	err := l.write(accepted)
+	if l.gate != nil {
+		if err != nil {
+			l.gate.Reset(start)
+		}
+		l.gate.Settle()
+	}
+	if err != nil {
+		for _, r := range accepted {
+			r.err = err
+		}
+	}
+}
+
+// write stores the accepted requests' entries in one durable transaction
+// and sets each request's first index.
+func (l *Log) write(reqs []*appendReq) error {
+	first := l.size.Load()
+	txn := l.db.NewTransaction(true)
+	defer txn.Discard()
+	r := txnHashReader(txn)
+	if err := l.checkHead(txn, r); err != nil {
+		return err
+	}
+	n := first
+	for _, req := range reqs {
+		req.first = n
+		for _, e := range req.entries {
+			hashes, err := tlog.StoredHashes(n, e, r)
+			if err != nil {
+				return err
+			}
+			base := tlog.StoredHashIndex(0, n)
+			for j, h := range hashes {
+				if err := txn.Set(indexKey(prefixHash, base+int64(j)), h[:]); err != nil {
+					return batchErr(err)
+				}
+			}
+			if err := txn.Set(indexKey(prefixEntry, n), e); err != nil {
+				return batchErr(err)
+			}
+			n++
+		}
+	}
+	root, err := tlog.TreeHash(n, r)
+	if err != nil {
+		return err
+	}
+	cp, err := l.signCheckpoint(Checkpoint{Origin: l.origin, Size: n, Hash: root})
+	if err != nil {
+		return err
+	}
+	sz := make([]byte, 8)
+	binary.BigEndian.PutUint64(sz, uint64(n))
+	if err := txn.Set(keySize, sz); err != nil {
+		return batchErr(err)
+	}
+	if err := txn.Set(keyCheckpoint, cp); err != nil {
+		return batchErr(err)
+	}
+	if err := txn.Commit(); err != nil {
+		return fmt.Errorf("committing %d entries: %w", n-first, batchErr(err))
+	}
+	l.size.Store(n)
+	return nil
+}
+
+func batchErr(err error) error {
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		return fmt.Errorf("%w: %v", ErrBatchTooLarge, err)
+	}
+	return err
+}
