@@ -101,6 +101,12 @@ type Decision struct {
 	Compared          []DigestCheck `cbor:"compared,omitempty" json:"compared,omitempty"`
 	Passed            []string      `cbor:"passed,omitempty" json:"passed,omitempty"` // checks that ran and passed
 	Failed            []string      `cbor:"failed,omitempty" json:"failed,omitempty"` // rule ids that failed, in check order
+	// AuthoritySize and AuthorityRoot (lowercase hex) are the verified
+	// authority checkpoint the decision was judged against, or the one
+	// trusted before when the ledger failed verification: the runner's
+	// memory of the ledger, signed with its decision log.
+	AuthoritySize int64  `cbor:"authority_size,omitempty" json:"authority_size,omitempty"`
+	AuthorityRoot string `cbor:"authority_root,omitempty" json:"authority_root,omitempty"`
 }
 
 // DigestCheck records one comparison of a locally computed digest with the

@@ -240,6 +240,12 @@ func (r *Decision) Validate() error {
 		return fieldErr(k, "signer", "must be a key id (64 lowercase hex digits)")
 	case r.Stream != "" && !streamRe.MatchString(r.Stream):
 		return fieldErr(k, "stream", "%q is not a stream name", r.Stream)
+	case (r.AuthorityRoot == "") != (r.AuthoritySize == 0):
+		return fieldErr(k, "authority_root", "authority_size and authority_root come together")
+	case r.AuthorityRoot != "" && !keyIDRe.MatchString(r.AuthorityRoot):
+		return fieldErr(k, "authority_root", "must be 64 lowercase hex digits")
+	case r.AuthoritySize < 0:
+		return fieldErr(k, "authority_size", "must not be negative")
 	}
 	for _, c := range r.Compared {
 		if !digestRe.MatchString(c.Expected) || !digestRe.MatchString(c.Actual) {

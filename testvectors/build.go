@@ -116,7 +116,7 @@ func sampleDecision() *schemas.Decision {
 		Signer: key(4).Public().ID(), Stream: "deploy/web",
 		Compared: []schemas.DigestCheck{{Subject: "agent", Expected: sampleDigest, Actual: "sha256:" + strings.Repeat("cd", 32)}},
 		Passed:   []string{"envelope", "signature", "machine", "authority", "instruction-window"},
-		Failed:   []string{"agent-digest-mismatch"}}
+		Failed:   []string{"agent-digest-mismatch"}, AuthoritySize: 5, AuthorityRoot: strings.Repeat("e3", 32)}
 }
 
 // instructionMap is sampleInstruction as a generic map, for variants.

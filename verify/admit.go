@@ -52,6 +52,16 @@ type Config struct {
 type Dispatch struct {
 	Raw         []byte // the dispatch bytes exactly as received
 	AgentBinary string // path of the agent binary on this runner
+	// Digest is the digest of the whole dispatch when Raw holds only its
+	// first bytes (an oversized input); "" means SHA-256 of Raw.
+	Digest string
+}
+
+func (d Dispatch) digest() string {
+	if d.Digest != "" {
+		return d.Digest
+	}
+	return schemas.SHA256Digest(d.Raw)
 }
 
 // Finding is one failed check: its rule and a reason naming the field and
@@ -78,6 +88,11 @@ type Verdict struct {
 	Passed            []string              `json:"passed"`
 	Failed            []Finding             `json:"failed"`
 	Time              time.Time             `json:"time"`
+	// AuthoritySize and AuthorityRoot are the authority checkpoint the
+	// runner trusts after this decision (see schemas.Decision); the caller
+	// sets them.
+	AuthoritySize int64  `json:"authority_size,omitempty"`
+	AuthorityRoot string `json:"authority_root,omitempty"`
 }
 
 // Admitted reports whether the verdict lets the dispatch run (admitted,
@@ -107,7 +122,7 @@ func (a *admission) pass(check string) { a.v.Passed = append(a.v.Passed, check) 
 func Admit(st *delegation.State, cfg Config, d Dispatch) (v *Verdict) {
 	now := cfg.Now()
 	a := &admission{st: st, cfg: cfg, now: now, v: &Verdict{
-		Mode: cfg.Mode, Machine: cfg.Machine, InstructionDigest: schemas.SHA256Digest(d.Raw), Time: now.UTC(),
+		Mode: cfg.Mode, Machine: cfg.Machine, InstructionDigest: d.digest(), Time: now.UTC(),
 	}}
 	defer func() {
 		if p := recover(); p != nil {
@@ -119,16 +134,17 @@ func Admit(st *delegation.State, cfg Config, d Dispatch) (v *Verdict) {
 	return a.decide()
 }
 
-// RefuseUnverified returns the verdict for a dispatch that arrived while
-// the runner's ledger failed verification (err): refused under
-// RuleLedgerUnverified in every mode, since no authority can be read from
-// a ledger that does not verify.
-func RefuseUnverified(cfg Config, d Dispatch, err error) *Verdict {
+// RefuseLedger returns the verdict for a dispatch that arrived while the
+// runner's ledger could not be trusted: rule is RuleLedgerUnverified (it
+// failed verification) or RuleLedgerInconsistent (it does not extend the
+// ledger this runner trusted before), and err is the evidence. It refuses
+// in every mode: no authority can be read from such a ledger.
+func RefuseLedger(cfg Config, d Dispatch, rule string, err error) *Verdict {
 	now := cfg.Now()
 	a := &admission{cfg: cfg, now: now, v: &Verdict{
-		Mode: cfg.Mode, Machine: cfg.Machine, InstructionDigest: schemas.SHA256Digest(d.Raw), Time: now.UTC(),
+		Mode: cfg.Mode, Machine: cfg.Machine, InstructionDigest: d.digest(), Time: now.UTC(),
 	}}
-	a.fail(RuleLedgerUnverified, "%v", err)
+	a.fail(rule, "%v", err)
 	return a.decide()
 }
 

@@ -201,7 +201,7 @@ func TestAdmitFailsClosed(t *testing.T) {
 	if v.Verdict != verify.Refused || v.Rule != verify.RuleInternal {
 		t.Fatalf("verdict %s / %s", v.Verdict, v.Rule)
 	}
-	v = verify.RefuseUnverified(cfg(verify.ModeOff), verify.Dispatch{Raw: []byte("x")}, errors.New("entry 3: leaf hash"))
+	v = verify.RefuseLedger(cfg(verify.ModeOff), verify.Dispatch{Raw: []byte("x")}, verify.RuleLedgerUnverified, errors.New("entry 3: leaf hash"))
 	if v.Verdict != verify.Refused || v.Rule != verify.RuleLedgerUnverified {
 		t.Fatalf("verdict %s / %s", v.Verdict, v.Rule)
 	}

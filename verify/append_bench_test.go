@@ -20,7 +20,7 @@ import (
 
 // benchLedger makes an authority log with a root and one operator
 // delegation, and returns it loaded, with the operator's records ready.
-func benchLedger(b *testing.B, n int) (*verify.Authority, string, [][]byte) {
+func benchLedger(b testing.TB, n int) (*verify.Authority, string, [][]byte) {
 	b.Helper()
 	root, op := testkit.Key(b, 1), testkit.Key(b, 10)
 	dir := filepath.Join(b.TempDir(), "log")

@@ -1,7 +1,9 @@
 package verify
 
 import (
+	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
@@ -16,11 +18,47 @@ func Decision(v *Verdict) *schemas.Decision {
 		V: schemas.SchemaVersion, Time: v.Time.Unix(), Machine: v.Machine, Mode: string(v.Mode),
 		Verdict: v.Verdict, Rule: v.Rule, InstructionID: v.InstructionID, InstructionDigest: v.InstructionDigest,
 		Signer: v.Signer, Stream: v.Stream, Compared: v.Compared, Passed: v.Passed,
+		AuthoritySize: v.AuthoritySize, AuthorityRoot: v.AuthorityRoot,
 	}
 	for _, f := range v.Failed {
 		d.Failed = append(d.Failed, f.Rule)
 	}
 	return d
+}
+
+// LastTrusted returns the authority checkpoint the runner trusted at its
+// latest decision (nil before the first decision that recorded one). The
+// decision log is signed by the runner key, so this memory is as good as
+// that key. The origin is the authority origin the decision log was named
+// after.
+func LastTrusted(decisions *ledger.Log) (*ledger.Checkpoint, error) {
+	n := decisions.Size()
+	if n == 0 {
+		return nil, nil
+	}
+	entry, err := decisions.Entry(n - 1)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := schemas.Decode(schemas.KindDecision, entry)
+	if err != nil {
+		return nil, fmt.Errorf("decision %d: %w", n-1, err)
+	}
+	d := rec.(*schemas.Decision)
+	if d.AuthorityRoot == "" {
+		return nil, nil
+	}
+	root, err := hex.DecodeString(d.AuthorityRoot)
+	if err != nil {
+		return nil, err
+	}
+	origin := decisions.Origin()
+	if i := strings.LastIndex(origin, "/decisions/"); i > 0 {
+		origin = origin[:i]
+	}
+	cp := &ledger.Checkpoint{Origin: origin, Size: d.AuthoritySize}
+	copy(cp.Hash[:], root)
+	return cp, nil
 }
 
 // Record appends v's decision record to the decision log and returns its

@@ -29,6 +29,7 @@
 //	rule                       class         checks that
 //	ok                         pass          every check that ran passed
 //	ledger-unverified          integrity     the runner's ledger verifies against its signed checkpoint
+//	ledger-inconsistent        integrity     the authority log extends the one this runner last trusted
 //	malformed-dispatch         integrity     the dispatch is a canonical envelope of an instruction, or a canonical bare instruction
 //	unsigned                   authenticity  the instruction is signed
 //	wrong-record-kind          authenticity  the envelope was signed as an instruction

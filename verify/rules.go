@@ -48,6 +48,7 @@ func (r Rule) Governed() bool { return r.Class.Governed() && !r.Always }
 const (
 	RuleOK                  = "ok"
 	RuleLedgerUnverified    = "ledger-unverified"
+	RuleLedgerInconsistent  = "ledger-inconsistent"
 	RuleMalformedDispatch   = "malformed-dispatch"
 	RuleWrongMachine        = "wrong-machine"
 	RuleAgentBinaryMissing  = "agent-binary-unreadable"
@@ -74,6 +75,8 @@ var Rules = []Rule{
 	{RuleOK, ClassPass, "every check that ran passed", "none", false},
 	{RuleLedgerUnverified, ClassIntegrity, "the runner's copy of the ledger verifies against its signed checkpoint, entry by entry",
 		"do not trust this ledger copy: run `writ ledger verify` for the evidence and restore it from a verified export", false},
+	{RuleLedgerInconsistent, ClassIntegrity, "the authority log extends the one this runner last trusted (same origin, no smaller, consistency proof to the trusted root)",
+		"treat the ledger as rolled back or forked: compare both checkpoints in the reason with the auditors' and restore a consistent copy", false},
 	{RuleMalformedDispatch, ClassIntegrity, "the dispatch is a canonical tagged COSE envelope of an instruction, or a canonical bare instruction record",
 		"regenerate the instruction with `writ instruct`; never edit one by hand", false},
 	{RuleUnsigned, ClassAuthenticity, "the instruction is signed",

@@ -98,48 +98,20 @@ func admit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// A ledger whose store is damaged is refused like one that does not
-	// verify, and the refusal is recorded; a missing ledger is bad usage.
-	var v *verify.Verdict
-	origin := ""
-	auth, err := ledger.OpenAuthority(dir, nil)
-	switch {
-	case errors.Is(err, ledger.ErrTampered):
-		v = verify.RefuseUnverified(cfg, d, err)
-	case err != nil:
-		return openErr(err)
-	default:
-		defer auth.Close()
-		origin = auth.Origin()
-		if vkey == "" {
-			vkey = auth.VerifierKey()
-		}
-		if state, err := verify.LoadAuthority(auth, vkey); err != nil {
-			v = verify.RefuseUnverified(cfg, d, err)
-		} else {
-			v = verify.Admit(state.State, cfg, d)
-		}
-	}
 	if over && c.Args().First() != "-" {
 		// Record the digest of the whole oversized file, not of its prefix.
 		if full, _, err := transfer.DigestFile(c.Args().First()); err == nil {
-			v.InstructionDigest = full
+			d.Digest = full
 		}
 	}
-	dec, err := ledger.OpenDecisions(dir, origin, kp)
-	if err != nil {
-		if errors.Is(err, ledger.ErrTampered) {
-			return noErr(fmt.Errorf("decision log: %w; the %s verdict (rule %s) was not recorded and the dispatch must not run", err, v.Verdict, v.Rule))
-		}
-		return inputErr(fmt.Errorf("decision log: %w", err))
-	}
-	defer dec.Close()
-	index, err := verify.Record(dec, v)
-	if err != nil {
-		if errors.Is(err, ledger.ErrTampered) || errors.Is(err, ledger.ErrCheckpointSignature) {
-			return noErr(fmt.Errorf("decision log: %w; the %s verdict (rule %s) was not recorded and the dispatch must not run", err, v.Verdict, v.Rule))
-		}
-		return fmt.Errorf("recording the decision (the dispatch must not run): %w", err)
+	v, index, err := verify.AdmitAtLedger(dir, vkey, kp, cfg, d)
+	switch {
+	case errors.Is(err, verify.ErrNotRecorded) && v != nil:
+		return noErr(fmt.Errorf("%w (the verdict was %s, rule %s)", err, v.Verdict, v.Rule))
+	case errors.Is(err, verify.ErrNotRecorded):
+		return noErr(err)
+	case err != nil:
+		return openErr(err)
 	}
 	signer := v.Signer
 	if signer == "" {

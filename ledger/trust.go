@@ -1,0 +1,72 @@
+package ledger
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrInconsistent is wrapped by every *InconsistencyError: the log is not
+// an extension of a checkpoint the reader trusted before.
+var ErrInconsistent = errors.New("log is inconsistent with a trusted checkpoint")
+
+// InconsistencyError is the evidence that a log shrank or forked: the
+// checkpoint trusted before, the one found now, and the consistency proof
+// that failed (empty when the log shrank).
+type InconsistencyError struct {
+	Trusted, Found Checkpoint
+	Proof          *ConsistencyProof
+	Why            string
+}
+
+func (e *InconsistencyError) Error() string {
+	s := fmt.Sprintf("%s: trusted size %d root %x, found size %d root %x", e.Why, e.Trusted.Size, e.Trusted.Hash[:], e.Found.Size, e.Found.Hash[:])
+	if e.Proof != nil {
+		s += fmt.Sprintf("; consistency proof from %d to %d: [%s], which leads to old root %x", e.Proof.OldSize, e.Proof.NewSize,
+			strings.Join(hexList(e.Proof), " "), e.Proof.OldRoot[:])
+	}
+	return s
+}
+
+// Unwrap returns ErrInconsistent.
+func (e *InconsistencyError) Unwrap() error { return ErrInconsistent }
+
+func hexList(p *ConsistencyProof) []string {
+	var out []string
+	for _, h := range p.Path {
+		out = append(out, hex.EncodeToString(h[:]))
+	}
+	return out
+}
+
+// CheckConsistent proves that the log, whose verified checkpoint is now,
+// extends trusted (RFC 9162 §2.1.4): same origin, a size no smaller, and a
+// consistency proof from trusted to now, read from the stored hashes,
+// that leads to the trusted root. It returns the proof, or an
+// *InconsistencyError with both checkpoints and the proof as evidence.
+func (l *Log) CheckConsistent(trusted, now Checkpoint) (*ConsistencyProof, error) {
+	switch {
+	case trusted.Origin != now.Origin:
+		return nil, &InconsistencyError{Trusted: trusted, Found: now, Why: fmt.Sprintf("origin changed from %q to %q", trusted.Origin, now.Origin)}
+	case now.Size < trusted.Size:
+		return nil, &InconsistencyError{Trusted: trusted, Found: now, Why: "the log shrank"}
+	case trusted.Size == 0:
+		return &ConsistencyProof{NewSize: now.Size, NewRoot: now.Hash}, nil
+	}
+	p, err := l.ProveConsistency(trusted.Size, now.Size)
+	if err != nil {
+		return nil, err
+	}
+	if p.NewRoot != now.Hash {
+		return nil, &InconsistencyError{Trusted: trusted, Found: now, Proof: p, Why: "the stored tree is not the one the checkpoint signs"}
+	}
+	// The proof is built from this log's stored hashes; checking it
+	// against the trusted root (not the stored old root) is the test.
+	q := *p
+	q.OldRoot = trusted.Hash
+	if err := q.Verify(); err != nil || p.OldRoot != trusted.Hash {
+		return nil, &InconsistencyError{Trusted: trusted, Found: now, Proof: p, Why: "the log forked: the trusted tree is not a prefix of this one"}
+	}
+	return p, nil
+}
