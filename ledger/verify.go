@@ -74,13 +74,7 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 		return cp, &IntegrityError{Index: -1, What: "stored size", Expected: fmt.Sprint(cp.Size), Found: fmt.Sprint(size),
 			Detail: "the stored size is not the signed checkpoint's"}
 	}
-	// stack holds the roots of the complete subtrees covering the entries
-	// read so far, largest (leftmost) first, with their levels.
-	type node struct {
-		level int
-		hash  tlog.Hash
-	}
-	var stack []node
+	var tree TreeBuilder
 	next := int64(0)
 	err = l.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
@@ -106,15 +100,7 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 			}
 			err := item.Value(func(v []byte) error {
 				// Recompute the hashes this entry adds, in storage order.
-				leaf := tlog.RecordHash(v)
-				produced := []tlog.Hash{leaf}
-				stack = append(stack, node{0, leaf})
-				for n := i; n&1 == 1; n >>= 1 {
-					top := len(stack) - 1
-					parent := node{stack[top].level + 1, tlog.NodeHash(stack[top-1].hash, stack[top].hash)}
-					stack = append(stack[:top-1], parent)
-					produced = append(produced, parent.hash)
-				}
+				produced := tree.Add(tlog.RecordHash(v))
 				base := tlog.StoredHashIndex(0, i)
 				idx := make([]int64, len(produced))
 				for j := range idx {
@@ -153,13 +139,7 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 	if next != size {
 		return cp, &IntegrityError{Index: next, What: "entry missing", Detail: fmt.Sprintf("the checkpoint covers %d entries, %d are stored", size, next)}
 	}
-	root := emptyRoot
-	if len(stack) > 0 {
-		root = stack[len(stack)-1].hash
-		for j := len(stack) - 2; j >= 0; j-- {
-			root = tlog.NodeHash(stack[j].hash, root)
-		}
-	}
+	root := tree.Root()
 	if !bytes.Equal(root[:], cp.Hash[:]) {
 		return cp, &IntegrityError{Index: -1, What: "root hash", Expected: hexHash(cp.Hash), Found: hexHash(root),
 			Detail: fmt.Sprintf("the root recomputed from %d entries is not the signed checkpoint's", size)}

@@ -3,6 +3,8 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
@@ -10,11 +12,16 @@ import (
 )
 
 // AuditOptions name the checkpoint verifier keys the auditor trusts. An
-// empty key means the key stored in the log itself, which proves the log
-// is self-consistent but not whose it is.
+// empty key means the key stored in the log itself (or the export), which
+// proves the log is self-consistent but not whose it is. StateFile, if
+// set, is the auditor's memory: the checkpoints it trusted at its last
+// successful audit; the logs must extend them (else the audit fails with
+// both checkpoints and the failing proof), and a successful audit writes
+// the new ones there.
 type AuditOptions struct {
 	AuthorityVKey string
 	DecisionsVKey string
+	StateFile     string
 }
 
 // CheckpointSummary is a verified checkpoint, for reports.
@@ -56,71 +63,166 @@ type AuditFailure struct {
 // Verification: the authority log's entries, tree and signed checkpoint
 // (ledger.Log.Verify), every entry's signatures and authority replayed in
 // order (LoadAuthority), then the decision log's tree and checkpoint and
-// every decision record decoded strictly. Any failure stops the audit and
-// is reported in Report.Failure with OK false; the error return is only
-// for a ledger that cannot be opened at all.
+// every decision record decoded strictly, and finally consistency with the
+// auditor's state file. Any failure stops the audit and is reported in
+// Report.Failure with OK false; the error return is only for a ledger that
+// cannot be opened at all.
 func Audit(dir string, o AuditOptions) (*Report, error) {
-	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}}
-	for _, v := range schemas.Verdicts {
-		rep.ByVerdict[v] = 0
+	rep, st, err := newAudit(o)
+	if err != nil {
+		return nil, err
 	}
 	auth, err := ledger.OpenAuthority(dir, nil)
 	if err != nil {
 		return nil, err
 	}
+	defer auth.Close()
 	vkey := o.AuthorityVKey
 	if vkey == "" {
 		vkey = auth.VerifierKey()
 	}
 	a, err := LoadAuthority(auth, vkey)
-	auth.Close()
 	if err != nil {
-		rep.Failure = failure("authority", err)
-		return rep, nil
+		return rep.fail("authority", err), nil
+	}
+	if st.Authority != nil {
+		if _, err := auth.CheckConsistent(st.Authority.checkpoint(), a.Checkpoint); err != nil {
+			return rep.fail("authority", err), nil
+		}
 	}
 	rep.Authority = summarize(a.Checkpoint)
 	rep.AuthorityEntries = a.Checkpoint.Size
 	rep.EntriesVerified = a.Checkpoint.Size
-	has, err := ledger.HasDecisions(dir, o.DecisionsVKey != "")
+	has, err := ledger.HasDecisions(dir, o.DecisionsVKey != "" || st.Decisions != nil)
 	if err != nil {
-		rep.Failure = failure("decisions", err)
-		return rep, nil
+		return rep.fail("decisions", err), nil
 	}
-	if !has {
-		rep.OK = true
-		return rep, nil
+	if has {
+		dec, err := ledger.OpenDecisionsReadOnly(dir)
+		if err != nil {
+			return nil, err
+		}
+		defer dec.Close()
+		vkey = o.DecisionsVKey
+		if vkey == "" {
+			vkey = dec.VerifierKey()
+		}
+		cp, err := dec.Verify(vkey, rep.tally)
+		if err != nil {
+			return rep.fail("decisions", err), nil
+		}
+		if st.Decisions != nil {
+			if _, err := dec.CheckConsistent(st.Decisions.checkpoint(), cp); err != nil {
+				return rep.fail("decisions", err), nil
+			}
+		}
+		rep.DecisionLog = summarize(cp)
+		rep.EntriesVerified += cp.Size
 	}
-	dec, err := ledger.OpenDecisionsReadOnly(dir)
+	return rep, rep.finish(o.StateFile)
+}
+
+// AuditExport is Audit for an export file (writ ledger export), fully
+// offline: each section's entries are hashed as they stream past and
+// checked against its signed checkpoint, authority records are replayed,
+// decisions counted, and the prefix of each log at the size in the
+// auditor's state file must have the trusted root.
+func AuditExport(path string, o AuditOptions) (*Report, error) {
+	rep, st, err := newAudit(o)
 	if err != nil {
 		return nil, err
 	}
-	defer dec.Close()
-	vkey = o.DecisionsVKey
-	if vkey == "" {
-		vkey = dec.VerifierKey()
-	}
-	cp, err := dec.Verify(vkey, func(i int64, entry []byte) error {
-		rec, err := schemas.Decode(schemas.KindDecision, entry)
-		if err != nil {
-			return &delegation.RecordError{Index: i, Rule: delegation.RuleMalformed, Err: err}
-		}
-		d := rec.(*schemas.Decision)
-		rep.ByVerdict[d.Verdict]++
-		rep.ByRule[d.Rule]++
-		rep.Decisions++
-		if d.Verdict != "refused" && d.Rule != RuleOK {
-			rep.WouldRefuse++
-		}
-		return nil
-	})
+	f, err := os.Open(path)
 	if err != nil {
-		rep.Failure = failure("decisions", err)
-		return rep, nil
+		return nil, err
 	}
-	rep.DecisionLog = summarize(cp)
-	rep.EntriesVerified += cp.Size
+	defer f.Close()
+	x, err := ledger.NewExportReader(f)
+	if err != nil {
+		return nil, err
+	}
+	sawDecisions := false
+	for {
+		sec, err := x.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return rep.fail("export", err), nil
+		}
+		vkey, trusted, fn := o.AuthorityVKey, st.Authority, EntryTally(nil)
+		st0 := delegation.NewState()
+		fn = func(i int64, e []byte) error { _, err := st0.Apply(e); return err }
+		if sec.Name == "decisions" {
+			sawDecisions = true
+			vkey, trusted, fn = o.DecisionsVKey, st.Decisions, rep.tally
+		}
+		prefix := &prefixCheck{trusted: trusted}
+		cp, err := x.VerifySection(sec, vkey, prefix.wrap(fn))
+		if err == nil {
+			err = prefix.check(cp)
+		}
+		if err != nil {
+			return rep.fail(sec.Name, err), nil
+		}
+		if sec.Name == "decisions" {
+			rep.DecisionLog = summarize(cp)
+		} else {
+			rep.Authority = summarize(cp)
+			rep.AuthorityEntries = cp.Size
+		}
+		rep.EntriesVerified += cp.Size
+	}
+	if rep.Authority == nil {
+		return rep.fail("export", errors.New("the export has no authority log")), nil
+	}
+	if !sawDecisions && (o.DecisionsVKey != "" || st.Decisions != nil) {
+		return rep.fail("decisions", &ledger.IntegrityError{Index: -1, What: "decision log missing", Detail: "the export carries no decision log"}), nil
+	}
+	return rep, rep.finish(o.StateFile)
+}
+
+// EntryTally is the per-entry callback type of the audits.
+type EntryTally = ledger.EntryFunc
+
+func newAudit(o AuditOptions) (*Report, *auditState, error) {
+	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}}
+	for _, v := range schemas.Verdicts {
+		rep.ByVerdict[v] = 0
+	}
+	st, err := readState(o.StateFile)
+	return rep, st, err
+}
+
+func (rep *Report) fail(log string, err error) *Report {
+	rep.OK = false
+	rep.Failure = failure(log, err)
+	return rep
+}
+
+// finish marks the audit good and saves the new trusted checkpoints.
+func (rep *Report) finish(stateFile string) error {
 	rep.OK = true
-	return rep, nil
+	if stateFile == "" {
+		return nil
+	}
+	return writeState(stateFile, &auditState{Authority: rep.Authority, Decisions: rep.DecisionLog})
+}
+
+// tally counts one decision entry.
+func (rep *Report) tally(i int64, entry []byte) error {
+	rec, err := schemas.Decode(schemas.KindDecision, entry)
+	if err != nil {
+		return &delegation.RecordError{Index: i, Rule: delegation.RuleMalformed, Err: err}
+	}
+	d := rec.(*schemas.Decision)
+	rep.ByVerdict[d.Verdict]++
+	rep.ByRule[d.Rule]++
+	rep.Decisions++
+	if d.Verdict != Refused && d.Rule != RuleOK {
+		rep.WouldRefuse++
+	}
+	return nil
 }
 
 func failure(log string, err error) *AuditFailure {

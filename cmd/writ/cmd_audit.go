@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -15,7 +17,9 @@ func auditCommand() *cli.Command {
 		Name:  "audit",
 		Usage: "verify a ledger end to end, then report its decisions by verdict and rule",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "ledger", Required: true, Usage: "ledger `DIR`"},
+			&cli.StringFlag{Name: "ledger", Usage: "ledger `DIR`"},
+			&cli.StringFlag{Name: "export", Usage: "audit an export `FILE` (writ ledger export) instead, offline"},
+			&cli.StringFlag{Name: "state", Usage: "auditor state `FILE`: the checkpoints trusted at the last good audit; the logs must extend them, and a good audit updates it"},
 			vkeyFlag,
 			decisionsVKeyFlag,
 			jsonFlag,
@@ -33,8 +37,20 @@ func audit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := verify.Audit(c.String("ledger"), verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey})
+	o := verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state")}
+	var rep *verify.Report
+	switch dir, export := c.String("ledger"), c.String("export"); {
+	case (dir == "") == (export == ""):
+		return usageErr("give exactly one of --ledger DIR and --export FILE")
+	case dir != "":
+		rep, err = verify.Audit(dir, o)
+	default:
+		rep, err = verify.AuditExport(export, o)
+	}
 	if err != nil {
+		if errors.Is(err, ledger.ErrExport) {
+			return inputErr(err)
+		}
 		return openErr(err)
 	}
 	if wantJSON(c) {

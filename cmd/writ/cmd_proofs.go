@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,6 +16,19 @@ import (
 func proofCommands() []*cli.Command {
 	index := &cli.Int64Flag{Name: "index", Required: true, Usage: "entry `N` (0-based)"}
 	return []*cli.Command{
+		{
+			Name:   "export",
+			Usage:  "write both logs (entries and signed checkpoints) to one portable file an auditor can verify offline",
+			Flags:  []cli.Flag{dirFlag, &cli.StringFlag{Name: "out", Required: true, Usage: "`FILE` (- for stdout)"}, jsonFlag},
+			Action: ledgerExport,
+		},
+		{
+			Name:      "import",
+			Usage:     "copy an export's logs into a ledger directory, refusing anything that does not verify or is not consistent with what it holds",
+			ArgsUsage: "FILE",
+			Flags:     []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag, jsonFlag},
+			Action:    ledgerImport,
+		},
 		{
 			Name:   "prove",
 			Usage:  "print the inclusion proof (RFC 9162 audit path) of entry --index in the tree of --size entries",
@@ -177,4 +191,76 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	}
 	return emit(c, map[string]any{"valid": true, "index": p.Index, "tree_size": p.TreeSize, "root_hash": hex.EncodeToString(p.RootHash[:])},
 		fmt.Sprintf("valid: entry %d is in the tree of size %d with root %x, signed by the log key", p.Index, p.TreeSize, p.RootHash[:]))
+}
+
+func ledgerExport(c *cli.Context) error {
+	dir := c.String("dir")
+	auth, err := ledger.OpenAuthority(dir, nil)
+	if err != nil {
+		return openErr(err)
+	}
+	defer auth.Close()
+	names, logs := []string{"authority"}, []*ledger.Log{auth}
+	has, err := ledger.HasDecisions(dir, false)
+	if err != nil {
+		return noErr(err)
+	}
+	if has {
+		dec, err := ledger.OpenDecisionsReadOnly(dir)
+		if err != nil {
+			return openErr(err)
+		}
+		defer dec.Close()
+		names, logs = append(names, "decisions"), append(logs, dec)
+	}
+	var buf bytes.Buffer
+	if err := ledger.Export(&buf, names, logs); err != nil {
+		return err
+	}
+	if err := writeOutput(c, c.String("out"), buf.Bytes()); err != nil {
+		return err
+	}
+	if c.String("out") == "-" {
+		return nil
+	}
+	sizes := make([]string, len(logs))
+	for i, l := range logs {
+		sizes[i] = fmt.Sprintf("%s %d", names[i], l.Size())
+	}
+	return emit(c, map[string]any{"out": c.String("out"), "bytes": buf.Len(), "logs": names},
+		fmt.Sprintf("exported %s to %s (%d bytes)", strings.Join(sizes, ", "), c.String("out"), buf.Len()))
+}
+
+func ledgerImport(c *cli.Context) error {
+	if err := wantArgs(c, 1, "one argument: the export FILE"); err != nil {
+		return err
+	}
+	trusted := map[string]string{}
+	for flag, name := range map[string]string{"vkey": "authority", "decisions-vkey": "decisions"} {
+		v, err := vkeyValue(c, flag)
+		if err != nil {
+			return err
+		}
+		if v != "" {
+			trusted[name] = v
+		}
+	}
+	logs, err := ledger.Import(c.String("dir"), c.Args().First(), trusted)
+	if err != nil {
+		switch {
+		case errors.Is(err, ledger.ErrExport) && !errors.Is(err, ledger.ErrTampered):
+			return inputErr(fmt.Errorf("nothing imported: %w", err))
+		case errors.Is(err, ledger.ErrLocked), errors.Is(err, ledger.ErrNotALog):
+			return openErr(err)
+		}
+		return noErr(fmt.Errorf("nothing imported: %w", err))
+	}
+	for _, l := range logs {
+		if err := emit(c, map[string]any{"log": l.Name, "origin": l.Origin, "before": l.Before, "after": l.After,
+			"root_hash": hex.EncodeToString(l.Checkpoint.Hash[:])},
+			fmt.Sprintf("imported %s log %s: %d → %d entries, root %x", l.Name, l.Origin, l.Before, l.After, l.Checkpoint.Hash[:])); err != nil {
+			return err
+		}
+	}
+	return nil
 }

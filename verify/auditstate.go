@@ -1,0 +1,118 @@
+package verify
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/writ-ledger/writ/ledger"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// auditState is the auditor's state file: the checkpoints it trusted at
+// its last successful audit (JSON, written atomically with mode 0600).
+type auditState struct {
+	Authority *CheckpointSummary `json:"authority,omitempty"`
+	Decisions *CheckpointSummary `json:"decisions,omitempty"`
+}
+
+func (c *CheckpointSummary) checkpoint() ledger.Checkpoint {
+	cp := ledger.Checkpoint{Origin: c.Origin, Size: c.Size}
+	b, _ := hex.DecodeString(c.RootHash)
+	copy(cp.Hash[:], b)
+	return cp
+}
+
+func readState(path string) (*auditState, error) {
+	st := &auditState{}
+	if path == "" {
+		return st, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, fmt.Errorf("auditor state %s: %w", path, err)
+	}
+	for _, c := range []*CheckpointSummary{st.Authority, st.Decisions} {
+		if c == nil {
+			continue
+		}
+		if b, err := hex.DecodeString(c.RootHash); err != nil || len(b) != tlog.HashSize || c.Size < 0 || !ledger.ValidOrigin(c.Origin) {
+			return nil, fmt.Errorf("auditor state %s: a checkpoint is malformed", path)
+		}
+	}
+	return st, nil
+}
+
+func writeState(path string, st *auditState) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".writ-state-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// prefixCheck checks, while an export section streams past, that its
+// prefix at the trusted size has the trusted root.
+type prefixCheck struct {
+	trusted *CheckpointSummary
+	tree    ledger.TreeBuilder
+	root    *tlog.Hash
+}
+
+func (p *prefixCheck) wrap(fn ledger.EntryFunc) ledger.EntryFunc {
+	return func(i int64, e []byte) error {
+		if p.trusted != nil && i < p.trusted.Size {
+			p.tree.Add(tlog.RecordHash(e))
+			if i+1 == p.trusted.Size {
+				r := p.tree.Root()
+				p.root = &r
+			}
+		}
+		if fn != nil {
+			return fn(i, e)
+		}
+		return nil
+	}
+}
+
+func (p *prefixCheck) check(cp ledger.Checkpoint) error {
+	if p.trusted == nil {
+		return nil
+	}
+	t := p.trusted.checkpoint()
+	switch {
+	case t.Origin != cp.Origin:
+		return &ledger.InconsistencyError{Trusted: t, Found: cp, Why: "origin changed"}
+	case cp.Size < t.Size:
+		return &ledger.InconsistencyError{Trusted: t, Found: cp, Why: "the log shrank"}
+	case t.Size > 0 && (p.root == nil || *p.root != t.Hash):
+		return &ledger.InconsistencyError{Trusted: t, Found: cp, Why: "the log forked: its first entries do not hash to the trusted root"}
+	}
+	return nil
+}
