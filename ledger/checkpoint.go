@@ -143,8 +143,12 @@ func VerifierPublicKey(vkey string) (sign.PublicKey, error) {
 	if _, err := note.NewVerifier(vkey); err != nil {
 		return sign.PublicKey{}, err
 	}
-	i := strings.LastIndex(vkey, "+")
-	raw, err := base64.StdEncoding.DecodeString(vkey[i+1:])
+	// The name cannot contain '+', the hash is hex; the base64 key can.
+	parts := strings.SplitN(vkey, "+", 3)
+	if len(parts) != 3 {
+		return sign.PublicKey{}, fmt.Errorf("verifier key %q is not <name>+<hash>+<key>", vkey)
+	}
+	raw, err := base64.StdEncoding.DecodeString(parts[2])
 	if err != nil || len(raw) != 33 || raw[0] != 1 {
 		return sign.PublicKey{}, fmt.Errorf("verifier key %q is not an Ed25519 signed-note key", vkey)
 	}

@@ -124,3 +124,19 @@ func TestReceiptVectorShape(t *testing.T) {
 		t.Fatalf("an ES256 receipt verified: %v", err)
 	}
 }
+
+// TestVerifierPublicKey: keys whose base64 contains '+' parse (the
+// separator is found from the left, where the name cannot hold one).
+func TestVerifierPublicKey(t *testing.T) {
+	for n := byte(1); n < 60; n++ {
+		k := testkit.Key(t, n).Public()
+		vkey, err := VerifierKey("example.com/v", k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := VerifierPublicKey(vkey)
+		if err != nil || !got.Equal(k) {
+			t.Fatalf("%s: %v", vkey, err)
+		}
+	}
+}

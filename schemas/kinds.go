@@ -123,21 +123,38 @@ func Decode(k Kind, data []byte) (Record, error) {
 	if len(data) > MaxRecordSize {
 		return nil, fmt.Errorf("%w: %w: larger than the %d-byte limit", ErrMalformed, ErrTooLarge, MaxRecordSize)
 	}
-	v, err := peekVersion(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s record: %w", k, err)
-	}
-	if v != SchemaVersion {
-		return nil, fmt.Errorf("%s record: %w: %w: v=%d, this build reads v=%d", k, ErrMalformed, ErrUnknownVersion, v, SchemaVersion)
-	}
-	if err := Unmarshal(data, r); err != nil {
-		return nil, fmt.Errorf("%s record: %w", k, err)
+	// One strict decode; the version is looked at separately only when
+	// something is wrong, to report an unknown version as such rather than
+	// as unknown fields.
+	err := Unmarshal(data, r)
+	if err != nil || r.(versioned).version() != SchemaVersion {
+		v, perr := peekVersion(data)
+		switch {
+		case perr != nil:
+			return nil, fmt.Errorf("%s record: %w", k, perr)
+		case v != SchemaVersion:
+			return nil, fmt.Errorf("%s record: %w: %w: v=%d, this build reads v=%d", k, ErrMalformed, ErrUnknownVersion, v, SchemaVersion)
+		default:
+			return nil, fmt.Errorf("%s record: %w", k, err)
+		}
 	}
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
+
+// versioned is implemented by every record type: its "v" field.
+type versioned interface{ version() uint64 }
+
+func (r *Root) version() uint64        { return r.V }
+func (r *Delegation) version() uint64  { return r.V }
+func (r *Pin) version() uint64         { return r.V }
+func (r *Instruction) version() uint64 { return r.V }
+func (r *Decision) version() uint64    { return r.V }
+func (r *Revocation) version() uint64  { return r.V }
+func (r *Issuer) version() uint64      { return r.V }
+func (r *Quarantine) version() uint64  { return r.V }
 
 // Encode applies r's field rules and returns its deterministic encoding.
 // It returns the *FieldError from Validate, or an error wrapping

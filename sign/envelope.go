@@ -209,6 +209,15 @@ type (
 	}
 )
 
+// decodeBstr decodes a canonical byte string (null stays nil).
+func decodeBstr(what string, raw []byte) ([]byte, error) {
+	var b []byte
+	if err := schemas.Unmarshal(raw, &b); err != nil {
+		return nil, headerErr(what, err)
+	}
+	return b, nil
+}
+
 // checkSigLength requires the signature to be a byte string of exactly 64
 // bytes (RFC 8032 §5.1.6): anything else cannot be an Ed25519 signature,
 // and accepting it would let anyone pad an envelope with junk entries.
@@ -233,16 +242,20 @@ func headerErr(where string, err error) error {
 // sentinel for a CBOR rule, ErrAlgorithm for a refused alg, or
 // ErrDuplicateSigner) and a nil Envelope on any problem.
 func ParseEnvelope(data []byte) (*Envelope, error) {
-	if err := schemas.CheckCanonical(data); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformedEnvelope, err)
+	if len(data) > schemas.MaxRecordSize {
+		return nil, fmt.Errorf("%w: %w: larger than the %d-byte limit", ErrMalformedEnvelope, schemas.ErrTooLarge, schemas.MaxRecordSize)
 	}
 	e := &Envelope{Raw: data}
 	var ct string
 	switch {
-	case len(data) > 0 && data[0] == 0xd2:
+	case len(data) > 1 && data[0] == 0xd2 && data[1] == 0x84:
+		// The hot path (every single-signer record). The envelope is
+		// canonical exactly when its tag and array heads are the shortest
+		// (checked above) and each of its four parts is: the headers by
+		// decodeHeader, the payload and signature by decodeBstr.
 		var raw rawSign1
 		if err := schemas.DecodeStructure(data[1:], &raw); err != nil {
-			return nil, malformed("COSE_Sign1: %v", err)
+			return nil, fmt.Errorf("%w: COSE_Sign1: %w", ErrMalformedEnvelope, err)
 		}
 		var h sign1Header
 		if err := decodeHeader(raw.Protected, &h); err != nil {
@@ -255,16 +268,34 @@ func ParseEnvelope(data []byte) (*Envelope, error) {
 		if !bytes.Equal(raw.Unprotected, emptyMap) {
 			return nil, malformed("unprotected header must be empty")
 		}
-		if err := checkSigLength(raw.Signature); err != nil {
+		payload, err := decodeBstr("payload", raw.Payload)
+		if err != nil {
 			return nil, err
 		}
-		m := new(cose.Sign1Message)
-		if err := m.UnmarshalCBOR(data); err != nil {
-			return nil, malformed("COSE_Sign1: %v", err)
+		sig, err := decodeBstr("signature", raw.Signature)
+		if err != nil {
+			return nil, err
 		}
-		ct, e.Payload, e.sign1 = h.CT, m.Payload, m
+		if len(sig) != 64 {
+			return nil, malformed("signature is %d bytes, Ed25519 signatures are 64", len(sig))
+		}
+		e.sign1 = &cose.Sign1Message{
+			Headers: cose.Headers{RawProtected: raw.Protected, Protected: cose.ProtectedHeader{cose.HeaderLabelAlgorithm: si.Alg},
+				RawUnprotected: raw.Unprotected, Unprotected: cose.UnprotectedHeader{}},
+			Payload: payload, Signature: sig,
+		}
+		ct, e.Payload = h.CT, payload
 		e.Signatures = []SignatureInfo{si}
+	case len(data) > 0 && data[0] == 0xd2:
+		// Not the one shape a COSE_Sign1 takes: say precisely why.
+		if err := schemas.CheckCanonical(data); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrMalformedEnvelope, err)
+		}
+		return nil, malformed("COSE_Sign1: the tag must hold an array of 4")
 	case len(data) > 1 && data[0] == 0xd8 && data[1] == 0x62:
+		if err := schemas.CheckCanonical(data); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrMalformedEnvelope, err)
+		}
 		var raw rawSign
 		if err := schemas.DecodeStructure(data[2:], &raw); err != nil {
 			return nil, malformed("COSE_Sign: %v", err)
