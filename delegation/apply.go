@@ -1,6 +1,7 @@
 package delegation
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"time"
@@ -72,7 +73,7 @@ func (s *State) ApplyPrepared(p *Prepared) (*Applied, error) {
 	// determines the kind: every kind has its own required fields), not by
 	// envelope bytes, so re-signing or dropping one of several signatures
 	// does not make the same act new.
-	content := schemas.SHA256Digest(env.Payload)
+	content := sha256.Sum256(env.Payload)
 	if prev, dup := s.seen[content]; dup {
 		return nil, refuse(index, RuleDuplicate, fmt.Errorf("this %s record's content is already entry %d", env.Kind, prev))
 	}

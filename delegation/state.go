@@ -78,7 +78,7 @@ type State struct {
 	grants []*Grant
 	pins   []*PinEntry
 	keys   map[string]sign.PublicKey // every key the state trusts, by key id
-	seen   map[string]int64          // payload digest → index, to refuse duplicates
+	seen   map[[32]byte]int64        // SHA-256 of the payload → index, to refuse duplicates
 
 	// dir holds every key any applied entry introduced (key id →
 	// sign.PublicKey), never deleted, for concurrent pre-verification.
@@ -90,7 +90,7 @@ type State struct {
 
 // change is what applying one entry added, for Reset.
 type change struct {
-	content      string
+	content      [32]byte
 	root         bool
 	grants, pins int // lengths before the entry
 	newKeys      []string
@@ -98,7 +98,7 @@ type change struct {
 
 // NewState returns the empty state, before entry 0.
 func NewState() *State {
-	return &State{keys: map[string]sign.PublicKey{}, seen: map[string]int64{}}
+	return &State{keys: map[string]sign.PublicKey{}, seen: map[[32]byte]int64{}}
 }
 
 // Mark starts (or continues) journaling and returns the current size, to

@@ -13,7 +13,12 @@
 // an entry: the only write is [Log.Append], which adds entries, their tree
 // hashes, the new size and a newly signed checkpoint in one durable Badger
 // transaction (SyncWrites on): either all of it is on disk when Append
-// returns, or none of it is.
+// returns, or none of it is. Concurrent appends are batched (group
+// commit): one transaction, one fsync and one checkpoint signature per
+// batch, with a [Gate] deciding each entry in log order; a failed batch
+// fails every append in it. Before extending a log, Append checks that
+// the stored size and root are exactly those of the latest signed
+// checkpoint, so a truncated or rewritten log is never re-signed.
 //
 // A ledger directory holds two logs, kept apart so that a runner's
 // decisions never mix with authority:
@@ -39,6 +44,17 @@
 // note key name is the log's origin. Where writ is stricter than C2SP:
 // [ParseCheckpoint] refuses extension lines, a size with leading zeros, and
 // any body that does not re-serialize to the same bytes.
+//
+// # Proofs, receipts, export
+//
+// [Log.ProveInclusion] and [Log.ProveConsistency] give RFC 9162 proofs
+// from the stored hashes (no rescans); [Log.Receipt] wraps an inclusion
+// proof in an RFC 9942 COSE Receipt (vds 1, detached payload: the root)
+// signed by the log key, checked by [VerifyReceipt]. [Export] writes
+// both logs with their signed checkpoints to one portable file;
+// [Import] copies one into a replica after verifying it and its
+// consistency with what the replica holds; [Log.CheckConsistent] tells a
+// reader whether a log still extends a checkpoint it trusted before.
 //
 // # Verification
 //
