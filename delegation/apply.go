@@ -2,7 +2,6 @@ package delegation
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,8 +9,26 @@ import (
 	"github.com/writ-ledger/writ/sign"
 )
 
+// Rule ids for records refused by Apply, besides the Denial rules.
+const (
+	RuleMalformed       = "malformed-record"  // not a canonical envelope or record
+	RuleBadSignature    = "bad-signature"     // a signature by a known key does not verify
+	RuleUnknownKey      = "unknown-key"       // signed by a key no record introduced
+	RuleThreshold       = "threshold-not-met" // fewer distinct root keys than the threshold
+	RuleWrongKind       = "wrong-record-kind" // a kind that may not stand at this position
+	RuleNotAttenuated   = "exceeds-parent"    // a re-delegation wider than the delegation behind it
+	RuleRootVersion     = "root-version"      // a rotated root that is not exactly version v+1
+	RuleUnknownTarget   = "unknown-target"    // a revocation of nothing this ledger holds
+	RuleNotSupportedYet = "not-supported"     // a valid act this version cannot apply yet
+	RuleDuplicate       = "duplicate-record"  // the same signed content is already in the log
+)
+
 func refuse(index int64, rule string, err error) error {
 	return &RecordError{Index: index, Rule: rule, Err: err}
+}
+
+func refusef(index int64, rule, format string, args ...any) error {
+	return refuse(index, rule, fmt.Errorf(format, args...))
 }
 
 // Prepared is an entry parsed, pre-verified and decoded ahead of Apply,
@@ -22,7 +39,6 @@ type Prepared struct {
 	env   *sign.Envelope
 	rec   schemas.Record
 	err   error // parse or decode failure, reported by Apply
-	rule  string
 }
 
 // Record returns the decoded record, or nil if it did not decode.
@@ -31,24 +47,21 @@ func (p *Prepared) Record() schemas.Record { return p.rec }
 // Prepare parses entry as a signed record, verifies each signature whose
 // key id the directory knows (remembering the result, see
 // sign.Envelope.Precheck), and decodes the payload. It never fails: a
-// problem is kept and reported by Apply with its rule. dir may be nil.
+// problem is kept and reported by Apply. dir may be nil.
 func Prepare(entry []byte, dir sign.KeyLookup) *Prepared {
 	p := &Prepared{Entry: entry}
 	env, err := sign.ParseEnvelope(entry)
 	if err != nil {
-		p.err, p.rule = err, RuleMalformed
+		p.err = err
 		return p
 	}
 	p.env = env
 	if dir != nil {
 		env.Precheck(dir)
 	}
-	rec, err := schemas.Decode(env.Kind, env.Payload)
-	if err != nil {
-		p.err, p.rule = err, RuleMalformed
-		return p
+	if p.rec, err = schemas.Decode(env.Kind, env.Payload); err != nil {
+		p.err = err
 	}
-	p.rec = rec
 	return p
 }
 
@@ -61,88 +74,86 @@ func (s *State) Apply(entry []byte) (*Applied, error) {
 }
 
 // ApplyPrepared is Apply for an entry already Prepared. Signatures
-// pre-verified under the key the state trusts for their key id are not
+// pre-verified under the key the state knows for their key id are not
 // verified again; every other check runs here, in order.
 func (s *State) ApplyPrepared(p *Prepared) (*Applied, error) {
 	index := s.size
 	if p.env == nil {
-		return nil, refuse(index, p.rule, p.err)
+		return nil, refuse(index, RuleMalformed, p.err)
 	}
-	env := p.env
 	// Duplicates are judged by content (the signed payload, which also
 	// determines the kind: every kind has its own required fields), not by
 	// envelope bytes, so re-signing or dropping one of several signatures
 	// does not make the same act new.
-	content := sha256.Sum256(env.Payload)
+	content := sha256.Sum256(p.env.Payload)
 	if prev, dup := s.seen[content]; dup {
-		return nil, refuse(index, RuleDuplicate, fmt.Errorf("this %s record's content is already entry %d", env.Kind, prev))
+		return nil, refusef(index, RuleDuplicate, "this %s record's content is already entry %d", p.env.Kind, prev)
 	}
-	c := change{content: content, grants: len(s.grants), pins: len(s.pins)}
-	var a *Applied
-	var err error
-	if index == 0 {
-		a, err = s.applyRoot(env, &c)
-	} else {
-		a, err = s.applyEntry(index, p, &c)
-	}
+	s.undo = nil
+	a, err := s.applyEntry(index, p)
 	if err != nil {
-		for _, id := range c.newKeys {
-			delete(s.keys, id)
+		for i := len(s.undo) - 1; i >= 0; i-- {
+			s.undo[i]()
 		}
-		s.root, s.grants, s.pins = rootIf(s.root, c.root), s.grants[:c.grants], s.pins[:c.pins]
+		s.undo = nil
 		return nil, err
 	}
-	s.seen[content] = index
+	setMap(s, s.seen, content, index)
 	s.size++
 	if s.journal != nil {
-		s.journal = append(s.journal, c)
+		s.journal = append(s.journal, s.undo)
 	}
+	s.undo = nil
 	return a, nil
 }
 
-// rootIf drops the root again if this entry set it.
-func rootIf(r *RootEntry, setHere bool) *RootEntry {
-	if setHere {
-		return nil
-	}
-	return r
-}
-
-func (s *State) applyEntry(index int64, p *Prepared, c *change) (*Applied, error) {
+func (s *State) applyEntry(index int64, p *Prepared) (*Applied, error) {
 	env := p.env
+	if index == 0 {
+		if env.Kind != schemas.KindRoot {
+			return nil, refusef(0, RuleWrongKind, "entry 0 must be a root record, is %s", env.Kind)
+		}
+		return s.applyRoot(0, env, p)
+	}
+	if env.Kind == schemas.KindRoot {
+		return s.applyRoot(index, env, p)
+	}
 	verified, err := env.Verify(s.Key)
 	if err != nil {
 		return nil, refuse(index, RuleBadSignature, err)
 	}
 	if len(verified.Unknown) > 0 {
 		// Every signature in the authority log is by a key the ledger
-		// trusts; an entry padded with strangers' signatures is refused.
-		return nil, refuse(index, RuleUnknownKey, fmt.Errorf("%s record signed by key ids this ledger does not trust: %v", env.Kind, verified.Unknown))
+		// knows; an entry padded with strangers' signatures is refused.
+		return nil, refusef(index, RuleUnknownKey, "%s record signed by key ids this ledger does not know: %v", env.Kind, verified.Unknown)
 	}
 	if p.rec == nil {
-		return nil, refuse(index, p.rule, p.err)
+		return nil, refuse(index, RuleMalformed, p.err)
 	}
 	if (env.Kind == schemas.KindPin || env.Kind == schemas.KindInstruction) && len(env.Signatures) != 1 {
-		return nil, refuse(index, RuleMalformed, fmt.Errorf("a %s record carries exactly one signature, this one carries %d", env.Kind, len(env.Signatures)))
+		return nil, refusef(index, RuleMalformed, "a %s record carries exactly one signature, this one carries %d", env.Kind, len(env.Signatures))
 	}
 	a := &Applied{Index: index, Kind: env.Kind, Digest: env.Digest(), Record: p.rec, Signers: verified.Keys}
 	switch r := p.rec.(type) {
 	case *schemas.Delegation:
-		err = s.applyDelegation(a, r, c)
+		err = s.applyDelegation(a, r)
 	case *schemas.Pin:
-		err = s.applySigned(a, Request{Action: "pin", Artifact: r.Artifact, At: time.Unix(r.IssuedAt, 0)}, func() {
-			s.pins = append(s.pins, &PinEntry{Index: index, Digest: a.Digest, Record: r, Signer: a.Signers[0].ID()})
-		})
+		err = s.applySigned(a, Request{Action: "pin", Artifact: r.Artifact, At: time.Unix(r.IssuedAt, 0)})
+		if err == nil {
+			pin := &PinEntry{Index: index, Digest: a.Digest, Record: r, Signer: a.Signers[0].ID()}
+			appendTo(s, &s.pins, pin)
+			setMap(s, s.byDigest, a.Digest, any(pin))
+		}
 	case *schemas.Instruction:
-		err = s.applySigned(a, Request{Action: "instruct", Stream: r.Stream, Machine: r.Machine, At: time.Unix(r.IssuedAt, 0)}, nil)
-	case *schemas.Root:
-		err = refuse(index, RuleNotSupportedYet, errors.New("root rotation is not supported yet: a ledger has one root, at index 0"))
-	case *schemas.Revocation, *schemas.Issuer, *schemas.Quarantine:
-		// Refused, never stored and ignored: a revocation the state did not
-		// enforce would be worse than none.
-		err = refuse(index, RuleNotSupportedYet, fmt.Errorf("%s records are not applied by this version yet", env.Kind))
+		err = s.applySigned(a, Request{Action: "instruct", Stream: r.Stream, Machine: r.Machine, At: time.Unix(r.IssuedAt, 0)})
+	case *schemas.Revocation:
+		err = s.applyRevocation(a, r)
+	case *schemas.Issuer:
+		err = s.applyIssuer(a, r)
+	case *schemas.Quarantine:
+		err = s.applyQuarantine(a, r)
 	default:
-		err = refuse(index, RuleWrongKind, fmt.Errorf("a %s record does not belong in the authority log", env.Kind))
+		err = refusef(index, RuleWrongKind, "a %s record does not belong in the authority log", env.Kind)
 	}
 	if err != nil {
 		return nil, err
@@ -150,93 +161,116 @@ func (s *State) applyEntry(index int64, p *Prepared, c *change) (*Applied, error
 	return a, nil
 }
 
-func (s *State) applyRoot(env *sign.Envelope, c *change) (*Applied, error) {
-	if env.Kind != schemas.KindRoot {
-		return nil, refuse(0, RuleWrongKind, fmt.Errorf("entry 0 must be a root record, is %s", env.Kind))
-	}
-	// A root is self-signed: its keys come from its own payload, which is
-	// decoded strictly (bounded, canonical) before any signature is
-	// checked. Pin the root by digest (--trust-root) to trust it at all.
-	rec, err := schemas.Decode(schemas.KindRoot, env.Payload)
-	if err != nil {
-		return nil, refuse(0, RuleMalformed, err)
-	}
-	r := rec.(*schemas.Root)
+// rootKeys checks a root record's keys.
+func rootKeys(index int64, r *schemas.Root) (map[string]sign.PublicKey, []sign.PublicKey, error) {
 	keys := map[string]sign.PublicKey{}
 	var list []sign.PublicKey
 	for i, raw := range r.Keys {
 		k, err := sign.NewPublicKey(raw)
 		if err != nil {
-			return nil, refuse(0, RuleMalformed, fmt.Errorf("root.keys[%d]: %w", i, err))
+			return nil, nil, refuse(index, RuleMalformed, fmt.Errorf("root.keys[%d]: %w", i, err))
 		}
 		keys[k.ID()] = k
 		list = append(list, k)
 	}
-	verified, err := env.Verify(func(id string) (sign.PublicKey, bool) { k, ok := keys[id]; return k, ok })
-	if err != nil {
-		return nil, refuse(0, RuleBadSignature, err)
-	}
-	if len(verified.Unknown) > 0 {
-		return nil, refuse(0, RuleThreshold, fmt.Errorf("root signed by key ids it does not list: %v", verified.Unknown))
-	}
-	if uint64(len(verified.Keys)) < r.Threshold {
-		return nil, refuse(0, RuleThreshold, fmt.Errorf("root signed by %d of its keys, threshold %d", len(verified.Keys), r.Threshold))
-	}
-	s.root, c.root = &RootEntry{Index: 0, Digest: env.Digest(), Record: r, Keys: list}, true
-	for _, k := range list {
-		s.trust(k, c)
-	}
-	return &Applied{Index: 0, Kind: schemas.KindRoot, Digest: env.Digest(), Record: r, Signers: verified.Keys}, nil
+	return keys, list, nil
 }
 
-// rootSigners returns how many distinct root keys are among keys.
-func (s *State) rootSigners(keys []sign.PublicKey) (n uint64, ids []string) {
-	for _, k := range keys {
-		for _, rk := range s.root.Keys {
-			if rk.Equal(k) {
+// applyRoot accepts the first root (self-signed by its own threshold) or
+// a rotation: exactly version v+1, signed by at least root v's threshold
+// of root v's keys AND its own threshold of its own keys, while root v is
+// unexpired, and by no other key.
+func (s *State) applyRoot(index int64, env *sign.Envelope, p *Prepared) (*Applied, error) {
+	if p.rec == nil {
+		return nil, refuse(index, RuleMalformed, p.err)
+	}
+	r := p.rec.(*schemas.Root)
+	keys, list, err := rootKeys(index, r)
+	if err != nil {
+		return nil, err
+	}
+	prev := s.Root()
+	lookup := func(id string) (sign.PublicKey, bool) {
+		if k, ok := keys[id]; ok {
+			return k, true
+		}
+		if prev != nil {
+			for _, k := range prev.Keys {
+				if k.ID() == id {
+					return k, true
+				}
+			}
+		}
+		return sign.PublicKey{}, false
+	}
+	verified, err := env.Verify(lookup)
+	if err != nil {
+		return nil, refuse(index, RuleBadSignature, err)
+	}
+	if len(verified.Unknown) > 0 {
+		return nil, refusef(index, RuleThreshold, "root signed by key ids that are neither its keys nor the current root's: %v", verified.Unknown)
+	}
+	if n := countAmong(verified.Keys, list); n < r.Threshold {
+		return nil, refusef(index, RuleThreshold, "root version %d signed by %d of its own keys, threshold %d", r.Version, n, r.Threshold)
+	}
+	if prev != nil {
+		switch {
+		case r.Version != prev.Record.Version+1:
+			return nil, refusef(index, RuleRootVersion, "root version %d cannot follow version %d (only %d can)", r.Version, prev.Record.Version, prev.Record.Version+1)
+		case r.IssuedAt >= prev.Record.Expires:
+			return nil, refusef(index, RuleRootExpired, "root version %d expired at %s, before this rotation was issued", prev.Record.Version, unixUTC(prev.Record.Expires))
+		}
+		if n := countAmong(verified.Keys, prev.Keys); n < prev.Record.Threshold {
+			return nil, refusef(index, RuleThreshold, "rotation signed by %d keys of root version %d, threshold %d", n, prev.Record.Version, prev.Record.Threshold)
+		}
+	}
+	e := &RootEntry{Index: index, Digest: env.Digest(), Record: r, Keys: list}
+	appendTo(s, &s.roots, e)
+	for _, k := range list {
+		s.trust(k)
+	}
+	return &Applied{Index: index, Kind: schemas.KindRoot, Digest: env.Digest(), Record: r, Signers: verified.Keys}, nil
+}
+
+// countAmong returns how many distinct keys of set are among keys.
+func countAmong(keys, set []sign.PublicKey) uint64 {
+	var n uint64
+	for _, k := range set {
+		for _, v := range keys {
+			if v.Equal(k) {
 				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// rootSigned reports whether the distinct signers include the current
+// root's threshold of its keys, and which of them they are.
+func (s *State) rootSigned(signers []sign.PublicKey) (bool, uint64, []string) {
+	root := s.Root()
+	var ids []string
+	for _, k := range root.Keys {
+		for _, v := range signers {
+			if v.Equal(k) {
 				ids = append(ids, k.ID())
 				break
 			}
 		}
 	}
-	return n, ids
-}
-
-func (s *State) applyDelegation(a *Applied, r *schemas.Delegation, c *change) error {
-	n, ids := s.rootSigners(a.Signers)
-	if n < s.root.Record.Threshold {
-		if n == 0 {
-			return refuse(a.Index, RuleNotSupportedYet, errors.New("delegation not signed by root keys: re-delegation is not supported yet"))
-		}
-		return refuse(a.Index, RuleThreshold, fmt.Errorf("delegation signed by %d distinct root keys, threshold %d", n, s.root.Record.Threshold))
-	}
-	if r.IssuedAt >= s.root.Record.Expires {
-		return refuse(a.Index, RuleRootExpired, fmt.Errorf("delegation issued at %s, after the root expired at %s", unixUTC(r.IssuedAt), unixUTC(s.root.Record.Expires)))
-	}
-	key, err := sign.NewPublicKey(r.Key)
-	if err != nil {
-		return refuse(a.Index, RuleMalformed, fmt.Errorf("delegation.key: %w", err))
-	}
-	s.grants = append(s.grants, &Grant{Index: a.Index, Digest: a.Digest, Record: r, Key: key, Signers: ids})
-	s.trust(key, c)
-	return nil
+	return uint64(len(ids)) >= root.Record.Threshold, uint64(len(ids)), ids
 }
 
 // applySigned checks that the record has exactly one signer and that the
-// signer is authorized for req, then calls add.
-func (s *State) applySigned(a *Applied, req Request, add func()) error {
+// signer is authorized for req.
+func (s *State) applySigned(a *Applied, req Request) error {
 	if len(a.Signers) != 1 {
-		return refuse(a.Index, RuleMalformed, fmt.Errorf("a %s record has exactly one signer, has %d", a.Kind, len(a.Signers)))
+		return refusef(a.Index, RuleMalformed, "a %s record has exactly one signer, has %d", a.Kind, len(a.Signers))
 	}
 	req.Key = a.Signers[0]
 	if _, err := s.Authorize(req); err != nil {
-		var d *Denial
-		errors.As(err, &d)
-		return refuse(a.Index, d.Rule, err)
-	}
-	if add != nil {
-		add()
+		return refuse(a.Index, err.(*Denial).Rule, err)
 	}
 	return nil
 }

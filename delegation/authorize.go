@@ -10,13 +10,14 @@ import (
 	"github.com/writ-ledger/writ/sign"
 )
 
-// Rule ids for authority answers. Package verify uses the same ids in its
-// rule vocabulary.
+// Rule ids for authority answers and refused records. Package verify uses
+// the same ids in its rule vocabulary.
 const (
 	RuleNoDelegation  = "no-delegation"  // the key holds no delegation at all
 	RuleOutOfScope    = "out-of-scope"   // delegations exist but none covers the action and scope
 	RuleOutsideWindow = "outside-window" // a covering delegation exists but not at this instant
-	RuleRootExpired   = "root-expired"   // the root itself has expired
+	RuleRevoked       = "revoked"        // the key, or a delegation on its chain, is revoked
+	RuleRootExpired   = "root-expired"   // the root in force has expired
 )
 
 // ErrUnauthorized is wrapped by every *Denial.
@@ -36,7 +37,8 @@ func (d *Denial) Error() string { return d.Rule + ": " + d.Reason }
 func (d *Denial) Unwrap() error { return ErrUnauthorized }
 
 // Request asks whether Key may do Action at At. Stream and Machine are
-// matched for "instruct" (and "quarantine"); Artifact for "pin".
+// matched for "instruct" and "quarantine" (Stream is ignored for
+// quarantine); Artifact for "pin".
 type Request struct {
 	Key      sign.PublicKey
 	Action   string
@@ -52,19 +54,22 @@ type Grant struct {
 	Digest  string // its record digest
 	Record  *schemas.Delegation
 	Key     sign.PublicKey // the delegate
-	Signers []string       // key ids of the root keys that signed it
+	Parent  *Grant         // the delegation its signer held; nil when the root threshold signed it
+	Signers []string       // key ids that signed it
 }
 
 // covers reports whether g's patterns cover the request's scope.
 func (g *Grant) covers(r Request) bool {
-	any := func(pats []string, v string) bool {
+	match := func(pats []string, v string) bool {
 		return slices.ContainsFunc(pats, func(p string) bool { return schemas.Match(p, v) })
 	}
 	switch r.Action {
 	case "pin":
-		return any(g.Record.Artifacts, r.Artifact)
-	case "instruct", "quarantine":
-		return any(g.Record.Streams, r.Stream) && any(g.Record.Machines, r.Machine)
+		return match(g.Record.Artifacts, r.Artifact)
+	case "instruct":
+		return match(g.Record.Streams, r.Stream) && match(g.Record.Machines, r.Machine)
+	case "quarantine":
+		return match(g.Record.Machines, r.Machine)
 	}
 	return true
 }
@@ -74,54 +79,107 @@ func (g *Grant) validAt(t time.Time) bool {
 	return g.Record.NotBefore <= u && u < g.Record.NotAfter
 }
 
-// Authorize answers r from the state: the grant that allows it, or a
-// *Denial with the first failing rule, checked in this order: root expired
-// (RuleRootExpired), no delegation for the key (RuleNoDelegation), none
-// granting the action for this scope (RuleOutOfScope), none valid at r.At
-// (RuleOutsideWindow).
+// Chain returns the grant and its ancestors, the root-issued one last.
+func (g *Grant) Chain() []*Grant {
+	var out []*Grant
+	for x := g; x != nil; x = x.Parent {
+		out = append(out, x)
+	}
+	return out
+}
+
+// chainDenial checks every link of g's chain at t: each window covers t,
+// and neither the delegation nor its delegate's key is revoked. It
+// returns the first failure.
+func (s *State) chainDenial(g *Grant, t time.Time) *Denial {
+	for _, x := range g.Chain() {
+		if i, ok := s.revoked[x.Digest]; ok {
+			return &Denial{RuleRevoked, fmt.Sprintf("delegation at ledger index %d was revoked at index %d", x.Index, i)}
+		}
+		if i, ok := s.revoked[x.Key.ID()]; ok {
+			return &Denial{RuleRevoked, fmt.Sprintf("key %s was revoked at ledger index %d", x.Key.ID(), i)}
+		}
+		if !x.validAt(t) {
+			return &Denial{RuleOutsideWindow, fmt.Sprintf("delegation at ledger index %d for key %s is valid from %s until %s, not at %s",
+				x.Index, x.Key.ID(), unixUTC(x.Record.NotBefore), unixUTC(x.Record.NotAfter), t.UTC().Format(time.RFC3339))}
+		}
+	}
+	return nil
+}
+
+// Authorize answers r: the grant (with its chain, Grant.Chain) that allows
+// it, or a *Denial with the first failing rule, checked in this order: the
+// root in force has expired at r.At (RuleRootExpired: at expires it
+// already has), the key is revoked (RuleRevoked), it holds no delegation
+// (RuleNoDelegation), none grants the action for this scope
+// (RuleOutOfScope), none has a chain valid at r.At (the denial of the
+// last candidate: RuleRevoked or RuleOutsideWindow).
 func (s *State) Authorize(r Request) (*Grant, error) {
-	if s.root == nil {
+	root := s.Root()
+	if root == nil {
 		return nil, &Denial{RuleNoDelegation, "the ledger has no root"}
 	}
-	if r.At.Unix() >= s.root.Record.Expires {
-		return nil, &Denial{RuleRootExpired, fmt.Sprintf("root version %d expired at %s", s.root.Record.Version, unixUTC(s.root.Record.Expires))}
+	if r.At.Unix() >= root.Record.Expires {
+		return nil, &Denial{RuleRootExpired, fmt.Sprintf("root version %d expired at %s", root.Record.Version, unixUTC(root.Record.Expires))}
 	}
-	var mine []*Grant
+	if i, ok := s.revoked[r.Key.ID()]; ok {
+		return nil, &Denial{RuleRevoked, fmt.Sprintf("key %s was revoked at ledger index %d", r.Key.ID(), i)}
+	}
+	var mine, covering []*Grant
 	for _, g := range s.grants {
 		if g.Key.Equal(r.Key) {
 			mine = append(mine, g)
+			if slices.Contains(g.Record.Actions, r.Action) && g.covers(r) {
+				covering = append(covering, g)
+			}
 		}
 	}
 	if len(mine) == 0 {
 		return nil, &Denial{RuleNoDelegation, fmt.Sprintf("key %s holds no delegation in this ledger", r.Key.ID())}
 	}
-	var covering []*Grant
-	for _, g := range mine {
-		if slices.Contains(g.Record.Actions, r.Action) && g.covers(r) {
-			covering = append(covering, g)
-		}
-	}
 	if len(covering) == 0 {
 		return nil, &Denial{RuleOutOfScope, fmt.Sprintf("no delegation of key %s grants %q for %s", r.Key.ID(), r.Action, scopeText(r))}
 	}
+	var last *Denial
 	for _, g := range covering {
-		if g.validAt(r.At) {
+		if last = s.chainDenial(g, r.At); last == nil {
 			return g, nil
 		}
 	}
-	g := covering[len(covering)-1]
-	return nil, &Denial{RuleOutsideWindow, fmt.Sprintf("delegation at ledger index %d for key %s is valid from %s until %s, not at %s",
-		g.Index, r.Key.ID(), unixUTC(g.Record.NotBefore), unixUTC(g.Record.NotAfter), r.At.UTC().Format(time.RFC3339))}
+	return nil, last
 }
 
 func scopeText(r Request) string {
 	switch r.Action {
 	case "pin":
 		return fmt.Sprintf("artifact %q", r.Artifact)
-	case "instruct", "quarantine":
+	case "instruct":
 		return fmt.Sprintf("stream %q on machine %q", r.Stream, r.Machine)
+	case "quarantine":
+		return fmt.Sprintf("machine %q", r.Machine)
 	}
 	return "this scope"
 }
 
 func unixUTC(sec int64) string { return time.Unix(sec, 0).UTC().Format(time.RFC3339) }
+
+// patternWithin reports whether every name child matches is also matched
+// by parent: parent matches child's text with each '*' of child read as a
+// character only a '*' of parent can absorb. It is sound (never says yes
+// wrongly, since a '*' of parent also absorbs any '/'-free expansion of
+// child's '*') and may say no to an exotic contained pair; a delegation
+// refused for that can be written with its parent's patterns.
+func patternWithin(child, parent string) bool {
+	return schemas.Match(parent, child)
+}
+
+// patternsWithin reports whether each child pattern lies within some
+// parent pattern.
+func patternsWithin(child, parent []string) bool {
+	for _, c := range child {
+		if !slices.ContainsFunc(parent, func(p string) bool { return patternWithin(c, p) }) {
+			return false
+		}
+	}
+	return true
+}

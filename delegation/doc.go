@@ -8,32 +8,48 @@
 // A [State] is built by applying the authority log's entries in order with
 // [State.Apply]. Entry 0 must be a root record signed by at least its own
 // threshold of its own keys. Every later entry must be a signed record
-// whose signatures verify under keys the state already trusts and whose
-// signer is authorized for it at the record's issued_at:
+// whose signatures verify under keys earlier records introduced (and no
+// others), and whose signer is authorized for it at the record's
+// issued_at:
 //
-//   - a delegation must be signed by at least the root's threshold of
-//     distinct root keys (counted by public key, never by key id or
-//     signature entry), while the root is unexpired;
-//   - a pin must be signed by a key holding a delegation with action "pin"
-//     whose artifact patterns match the pin's artifact;
-//   - an instruction must be signed by a key holding a delegation with
-//     action "instruct" whose stream and machine patterns match.
+//   - a root is a rotation: exactly version v+1, signed by root v's
+//     threshold of root v's keys and by its own threshold of its own
+//     keys, while root v is unexpired; from then on it is the root;
+//   - a delegation is signed by the current root's threshold of distinct
+//     root keys (counted by public key, never by key id or signature
+//     entry), or by one delegate whose unrevoked "delegate" grant, valid
+//     at the child's issued_at, it attenuates: a subset of the actions,
+//     patterns within the patterns, a window inside the window, and a
+//     depth strictly smaller;
+//   - a revocation voids a key (by key id) or a delegation, pin or issuer
+//     record (by record digest) from its ledger position on, permanently;
+//     it is signed by the root threshold, or by one key that holds
+//     "revoke" and could have issued the target (the delegation's issuer;
+//     a delegator of the key; a key that may pin the artifact);
+//   - an issuer record is signed by the root threshold;
+//   - a quarantine (or its lift) is signed by the root threshold or by a
+//     key holding "quarantine" for the machine;
+//   - a pin is signed by a key holding "pin" for its artifact; an
+//     instruction by a key holding "instruct" for its stream and machine.
 //
 // A record that fails any check is refused with an error and never enters
 // the state, so later records cannot lean on it.
 //
-// # Windows and patterns
+// # Authority
 //
-// A delegation is valid at T when not_before <= T < not_after, and only
-// while the root is unexpired (T < root.expires: at expires == T the root
-// is already expired). Patterns use [schemas.Match]: '*' matches any run
-// of characters except '/'; every other character matches itself.
+// [State.Authorize] is the one resolver: given a key, an action, a scope
+// and an instant, it answers with the grant and its chain back to the
+// root (Grant.Chain), or the first failing rule: root-expired (at
+// expires == now the root already is), revoked, no-delegation,
+// out-of-scope, outside-window. Every link of a chain must be valid at
+// the instant judged: its window covers it and neither it nor its key is
+// revoked.
 //
-// # Not yet
+// # Patterns
 //
-// This version accepts delegations issued by the root threshold only
-// (re-delegation by a delegate is refused), and one root per ledger (no
-// rotation). Revocation, issuer and quarantine records have schemas but are
-// refused by Apply (RuleNotSupportedYet) rather than stored and ignored.
-// LIMITATIONS.md tracks each.
+// Patterns use [schemas.Match]: '*' matches any run of characters except
+// '/'; every other character matches itself. A child pattern is within a
+// parent pattern when the parent matches the child's text, each '*' of the
+// child standing for itself: sound (a parent '*' absorbs any '/'-free
+// expansion) and conservative.
 package delegation

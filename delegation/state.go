@@ -9,17 +9,6 @@ import (
 	"github.com/writ-ledger/writ/sign"
 )
 
-// Rule ids for records refused by Apply, besides the Denial rules.
-const (
-	RuleMalformed       = "malformed-record"  // not a canonical envelope or record
-	RuleBadSignature    = "bad-signature"     // a signature by a known key does not verify
-	RuleUnknownKey      = "unknown-key"       // signed by no key the ledger trusts
-	RuleThreshold       = "threshold-not-met" // fewer distinct root keys than the threshold
-	RuleWrongKind       = "wrong-record-kind" // a kind that may not stand at this position
-	RuleNotSupportedYet = "not-supported"     // a valid act this version cannot apply yet
-	RuleDuplicate       = "duplicate-record"  // the same record bytes are already in the log
-)
-
 // ErrRefused is wrapped by every *RecordError.
 var ErrRefused = errors.New("record refused")
 
@@ -44,7 +33,8 @@ func (e *RecordError) Error() string {
 // with either.
 func (e *RecordError) Unwrap() []error { return []error{ErrRefused, e.Err} }
 
-// RootEntry is the root accepted at index 0.
+// RootEntry is an accepted root: the first at index 0, later ones by
+// rotation.
 type RootEntry struct {
 	Index  int64
 	Digest string
@@ -60,6 +50,19 @@ type PinEntry struct {
 	Signer string // key id
 }
 
+// IssuerEntry is an accepted issuer record.
+type IssuerEntry struct {
+	Index  int64
+	Digest string
+	Record *schemas.Issuer
+}
+
+// QuarantineEntry is the latest quarantine act for a machine.
+type QuarantineEntry struct {
+	Index  int64
+	Record *schemas.Quarantine
+}
+
 // Applied describes a record Apply accepted.
 type Applied struct {
 	Index   int64
@@ -73,32 +76,30 @@ type Applied struct {
 // One goroutine applies entries; others may use Directory concurrently,
 // and may read the state only when no entry is being applied.
 type State struct {
-	size   int64
-	root   *RootEntry
-	grants []*Grant
-	pins   []*PinEntry
-	keys   map[string]sign.PublicKey // every key the state trusts, by key id
-	seen   map[[32]byte]int64        // SHA-256 of the payload → index, to refuse duplicates
+	size        int64
+	roots       []*RootEntry // the chain; the last is in force
+	grants      []*Grant
+	byDigest    map[string]any // record digest → *Grant, *PinEntry or *IssuerEntry
+	pins        []*PinEntry
+	issuers     map[string]*IssuerEntry     // by issuer URL
+	quarantines map[string]*QuarantineEntry // by machine name
+	revoked     map[string]int64            // key id or record digest → index of the revocation
+	keys        map[string]sign.PublicKey   // every key a record introduced, by key id
+	seen        map[[32]byte]int64          // SHA-256 of the payload → index, to refuse duplicates
 
 	// dir holds every key any applied entry introduced (key id →
 	// sign.PublicKey), never deleted, for concurrent pre-verification.
 	dir sync.Map
-	// journal records what each entry applied since Mark changed, so that
-	// Reset can undo it; nil when not journaling.
-	journal []change
-}
-
-// change is what applying one entry added, for Reset.
-type change struct {
-	content      [32]byte
-	root         bool
-	grants, pins int // lengths before the entry
-	newKeys      []string
+	// journal holds, for each entry applied since Mark, how to undo it;
+	// nil when not journaling.
+	journal [][]func()
+	undo    []func() // the undo steps of the entry being applied
 }
 
 // NewState returns the empty state, before entry 0.
 func NewState() *State {
-	return &State{keys: map[string]sign.PublicKey{}, seen: map[[32]byte]int64{}}
+	return &State{byDigest: map[string]any{}, issuers: map[string]*IssuerEntry{}, quarantines: map[string]*QuarantineEntry{},
+		revoked: map[string]int64{}, keys: map[string]sign.PublicKey{}, seen: map[[32]byte]int64{}}
 }
 
 // Mark starts (or continues) journaling and returns the current size, to
@@ -106,7 +107,7 @@ func NewState() *State {
 // they are admitted to a batch, and undone if the batch does not commit.
 func (s *State) Mark() int64 {
 	if s.journal == nil {
-		s.journal = make([]change, 0, 64)
+		s.journal = make([][]func(), 0, 64)
 	}
 	return s.size
 }
@@ -115,16 +116,10 @@ func (s *State) Mark() int64 {
 // since the last Settle).
 func (s *State) Reset(mark int64) {
 	for s.size > mark && len(s.journal) > 0 {
-		c := s.journal[len(s.journal)-1]
+		steps := s.journal[len(s.journal)-1]
 		s.journal = s.journal[:len(s.journal)-1]
-		delete(s.seen, c.content)
-		if c.root {
-			s.root = nil
-		}
-		s.grants = s.grants[:c.grants]
-		s.pins = s.pins[:c.pins]
-		for _, id := range c.newKeys {
-			delete(s.keys, id)
+		for i := len(steps) - 1; i >= 0; i-- {
+			steps[i]()
 		}
 		s.size--
 	}
@@ -132,6 +127,29 @@ func (s *State) Reset(mark int64) {
 
 // Settle ends journaling: everything applied is now permanent.
 func (s *State) Settle() { s.journal = nil }
+
+// record notes how to undo one change of the entry being applied.
+func (s *State) record(undo func()) { s.undo = append(s.undo, undo) }
+
+// setMap sets m[k] = v and records how to restore the previous value.
+func setMap[K comparable, V any](s *State, m map[K]V, k K, v V) {
+	old, had := m[k]
+	m[k] = v
+	s.record(func() {
+		if had {
+			m[k] = old
+		} else {
+			delete(m, k)
+		}
+	})
+}
+
+// appendTo appends v to *list and records how to drop it.
+func appendTo[T any](s *State, list *[]T, v T) {
+	n := len(*list)
+	*list = append(*list, v)
+	s.record(func() { *list = (*list)[:n] })
+}
 
 // Directory looks up any key an applied entry ever introduced, including
 // entries later undone. It is safe for concurrent use and only for
@@ -144,12 +162,10 @@ func (s *State) Directory(id string) (sign.PublicKey, bool) {
 	return v.(sign.PublicKey), true
 }
 
-// trust adds a key to the trusted set (and the directory), noting it in
-// the journal entry c.
-func (s *State) trust(k sign.PublicKey, c *change) {
+// trust adds a key to the known set (and the directory).
+func (s *State) trust(k sign.PublicKey) {
 	if _, had := s.keys[k.ID()]; !had {
-		s.keys[k.ID()] = k
-		c.newKeys = append(c.newKeys, k.ID())
+		setMap(s, s.keys, k.ID(), k)
 	}
 	s.dir.Store(k.ID(), k)
 }
@@ -157,24 +173,65 @@ func (s *State) trust(k sign.PublicKey, c *change) {
 // Size returns how many entries have been applied.
 func (s *State) Size() int64 { return s.size }
 
-// Root returns the root, or nil before entry 0 is applied.
-func (s *State) Root() *RootEntry { return s.root }
+// Root returns the root in force, or nil before entry 0 is applied.
+func (s *State) Root() *RootEntry {
+	if len(s.roots) == 0 {
+		return nil
+	}
+	return s.roots[len(s.roots)-1]
+}
 
-// Key returns the trusted key with this key id: a root key or a key that
-// holds a delegation. It has the shape of sign.KeyLookup.
+// Roots returns the chain of roots, first to current.
+func (s *State) Roots() []*RootEntry { return s.roots }
+
+// Key returns the key with this key id that some record introduced (a
+// root key or a delegate). It has the shape of sign.KeyLookup; whether
+// the key may do anything is Authorize's question.
 func (s *State) Key(id string) (sign.PublicKey, bool) {
 	k, ok := s.keys[id]
 	return k, ok
 }
 
+// Revoked returns the index of the revocation of a key id or record
+// digest, and whether there is one.
+func (s *State) Revoked(target string) (int64, bool) {
+	i, ok := s.revoked[target]
+	return i, ok
+}
+
 // LatestPin returns the pin with the highest ledger index for artifact on
-// platform, or nil.
+// platform that has not been revoked, or nil.
 func (s *State) LatestPin(artifact, platform string) *PinEntry {
 	for i := len(s.pins) - 1; i >= 0; i-- {
 		p := s.pins[i]
+		if _, gone := s.revoked[p.Digest]; gone {
+			continue
+		}
 		if p.Record.Artifact == artifact && p.Record.Platform == platform {
 			return p
 		}
 	}
 	return nil
+}
+
+// Issuer returns the unrevoked issuer record for the issuer URL, or nil.
+func (s *State) Issuer(url string) *IssuerEntry {
+	e := s.issuers[url]
+	if e == nil {
+		return nil
+	}
+	if _, gone := s.revoked[e.Digest]; gone {
+		return nil
+	}
+	return e
+}
+
+// Quarantine returns the quarantine in force for machine at unix time t,
+// or nil.
+func (s *State) Quarantine(machine string, t int64) *QuarantineEntry {
+	q := s.quarantines[machine]
+	if q == nil || q.Record.Lift || (q.Record.Until != 0 && t >= q.Record.Until) || t < q.Record.IssuedAt {
+		return nil
+	}
+	return q
 }

@@ -159,6 +159,15 @@ func (a *admission) check(d Dispatch) {
 	} else {
 		a.pass("machine")
 	}
+	if q := a.st.Quarantine(a.cfg.Machine, a.now.Unix()); q != nil {
+		until := "until lifted"
+		if q.Record.Until != 0 {
+			until = "until " + unixUTC(q.Record.Until)
+		}
+		a.fail(RuleQuarantined, "machine %s is quarantined by ledger index %d, %s", a.cfg.Machine, q.Index, until)
+	} else {
+		a.pass("not-quarantined")
+	}
 	future := time.Unix(instr.IssuedAt, 0).After(a.now.Add(MaxClockSkew))
 	if future {
 		a.fail(RuleNotYetValid, "instruction.issued_at is %s, more than %s after this runner's clock (%s)", unixUTC(instr.IssuedAt), MaxClockSkew, a.now.UTC().Format(time.RFC3339))

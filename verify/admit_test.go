@@ -227,3 +227,40 @@ func TestRuleTable(t *testing.T) {
 		}
 	}
 }
+
+// extend applies more authority records to a fresh fixture's state.
+func (f *fixture) extend(t *testing.T, entries ...[]byte) *delegation.State {
+	t.Helper()
+	for _, e := range entries {
+		if _, err := f.st.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f.st
+}
+
+// TestAdmitQuarantineAndRevocation: a quarantined machine is admitted no
+// work in any mode; a revoked signer is refused under enforce.
+func TestAdmitQuarantineAndRevocation(t *testing.T) {
+	f := newFixture(t, nil, nil, nil)
+	q := &schemas.Quarantine{V: 1, Machine: "runner-1", IssuedAt: testkit.Epoch.Add(-time.Minute).Unix()}
+	st := f.extend(t, testkit.Seal(t, q, f.root))
+	signed := testkit.Seal(t, instr(nil), f.op)
+	for _, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
+		v := verify.Admit(st, cfg(mode), verify.Dispatch{Raw: signed, AgentBinary: f.agent})
+		if v.Verdict != verify.Refused || v.Rule != verify.RuleQuarantined {
+			t.Fatalf("quarantined, mode %s: %s / %s", mode, v.Verdict, v.Rule)
+		}
+	}
+	f = newFixture(t, nil, nil, nil)
+	rev := &schemas.Revocation{V: 1, Target: f.op.Public().ID(), Reason: "compromised", IssuedAt: testkit.Epoch.Add(-time.Minute).Unix()}
+	st = f.extend(t, testkit.Seal(t, rev, f.root))
+	v := verify.Admit(st, cfg(verify.ModeEnforce), verify.Dispatch{Raw: signed, AgentBinary: f.agent})
+	if v.Verdict != verify.Refused || v.Rule != verify.RuleRevoked {
+		t.Fatalf("revoked signer: %s / %s (%s)", v.Verdict, v.Rule, v.Reason)
+	}
+	v = verify.Admit(st, cfg(verify.ModeWarn), verify.Dispatch{Raw: signed, AgentBinary: f.agent})
+	if v.Verdict != verify.WouldRefuse || v.Rule != verify.RuleRevoked {
+		t.Fatalf("revoked signer under warn: %s / %s", v.Verdict, v.Rule)
+	}
+}

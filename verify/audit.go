@@ -22,6 +22,7 @@ type AuditOptions struct {
 	AuthorityVKey string
 	DecisionsVKey string
 	StateFile     string
+	TrustRoot     string // digest the first root record must have; "" trusts on first use
 }
 
 // CheckpointSummary is a verified checkpoint, for reports.
@@ -82,6 +83,9 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		vkey = auth.VerifierKey()
 	}
 	a, err := LoadAuthority(auth, vkey)
+	if err == nil {
+		err = Trust{TrustRoot: o.TrustRoot}.checkRoot(a)
+	}
 	if err != nil {
 		return rep.fail("authority", err), nil
 	}
@@ -161,6 +165,9 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		cp, err := x.VerifySection(sec, vkey, prefix.wrap(fn))
 		if err == nil {
 			err = prefix.check(cp)
+		}
+		if err == nil && sec.Name == "authority" {
+			err = Trust{TrustRoot: o.TrustRoot}.checkRoot(&Authority{State: st0})
 		}
 		if err != nil {
 			return rep.fail(sec.Name, err), nil

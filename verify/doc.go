@@ -30,6 +30,7 @@
 //	ok                         pass          every check that ran passed
 //	ledger-unverified          integrity     the runner's ledger verifies against its signed checkpoint
 //	ledger-inconsistent        integrity     the authority log extends the one this runner last trusted
+//	root-untrusted             integrity     the ledger's first root is the one given with --trust-root
 //	malformed-dispatch         integrity     the dispatch is a canonical envelope of an instruction, or a canonical bare instruction
 //	unsigned                   authenticity  the instruction is signed
 //	wrong-record-kind          authenticity  the envelope was signed as an instruction
@@ -37,6 +38,8 @@
 //	unknown-key                authenticity  the signer's key is trusted by the ledger
 //	wrong-machine              integrity     the instruction names this machine
 //	root-expired               authority     the ledger's root has not expired
+//	quarantined                authority     no signed quarantine drains this machine now (refuses in every mode)
+//	revoked                    authority     neither the signer's key nor a delegation on its chain is revoked
 //	no-delegation              authority     the signer holds a delegation from the root
 //	out-of-scope               authority     a delegation grants instruct for this stream and machine
 //	outside-window             authority     that delegation is valid now and at the instruction's issued_at

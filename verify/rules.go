@@ -62,6 +62,9 @@ const (
 	RuleOutOfScope          = delegation.RuleOutOfScope
 	RuleOutsideWindow       = delegation.RuleOutsideWindow
 	RuleRootExpired         = delegation.RuleRootExpired
+	RuleRevoked             = delegation.RuleRevoked
+	RuleQuarantined         = "quarantined"
+	RuleRootUntrusted       = "root-untrusted"
 	RuleNotYetValid         = "instruction-not-yet-valid"
 	RuleExpired             = "instruction-expired"
 	RulePinExpired          = "pin-expired"
@@ -77,6 +80,8 @@ var Rules = []Rule{
 		"do not trust this ledger copy: run `writ ledger verify` for the evidence and restore it from a verified export", false},
 	{RuleLedgerInconsistent, ClassIntegrity, "the authority log extends the one this runner last trusted (same origin, no smaller, consistency proof to the trusted root)",
 		"treat the ledger as rolled back or forked: compare both checkpoints in the reason with the auditors' and restore a consistent copy", false},
+	{RuleRootUntrusted, ClassIntegrity, "the ledger's first root is the one given with --trust-root (by digest)",
+		"do not use this ledger: its root of trust is not the one this runner was set up with", false},
 	{RuleMalformedDispatch, ClassIntegrity, "the dispatch is a canonical tagged COSE envelope of an instruction, or a canonical bare instruction record",
 		"regenerate the instruction with `writ instruct`; never edit one by hand", false},
 	{RuleUnsigned, ClassAuthenticity, "the instruction is signed",
@@ -91,6 +96,10 @@ var Rules = []Rule{
 		"dispatch the instruction to the machine it names, or issue one for this machine", false},
 	{RuleRootExpired, ClassAuthority, "the ledger's root has not expired",
 		"have the root key holders sign a new root; an expired root trusts nothing", false},
+	{RuleQuarantined, ClassAuthority, "no signed quarantine drains this machine now",
+		"wait for the quarantine to end or be lifted by a key holding quarantine (`writ quarantine --lift`)", true},
+	{RuleRevoked, ClassAuthority, "neither the signer's key nor any delegation on its chain has been revoked",
+		"issue a new delegation to an unrevoked key; revocations are permanent", false},
 	{RuleNoDelegation, ClassAuthority, "the signer holds a delegation from the root",
 		"delegate instruct to the signer (`writ delegate`) and append it, or sign with a delegated key", false},
 	{RuleOutOfScope, ClassAuthority, "a delegation of the signer grants instruct for this stream and machine",

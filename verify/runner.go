@@ -8,6 +8,31 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 )
 
+// Trust is what a reader of a ledger trusts from outside it: the
+// checkpoint verifier key ("" means the key stored in the ledger, which
+// proves only self-consistency) and the digest of the first root record
+// ("" means trust on first use).
+type Trust struct {
+	VKey      string
+	TrustRoot string
+}
+
+// checkRoot returns an error when the state's first root is not the
+// trusted one.
+func (t Trust) checkRoot(a *Authority) error {
+	if t.TrustRoot == "" {
+		return nil
+	}
+	if roots := a.State.Roots(); len(roots) == 0 || roots[0].Digest != t.TrustRoot {
+		found := "none"
+		if len(roots) > 0 {
+			found = roots[0].Digest
+		}
+		return fmt.Errorf("the ledger's first root is %s, this reader trusts %s", found, t.TrustRoot)
+	}
+	return nil
+}
+
 // ErrNotRecorded wraps every failure to record a decision: the verdict
 // stands but is not in the decision log, so the dispatch must not run.
 var ErrNotRecorded = errors.New("decision not recorded; the dispatch must not run")
@@ -15,8 +40,9 @@ var ErrNotRecorded = errors.New("decision not recorded; the dispatch must not ru
 // AdmitAtLedger is the runner's whole admission at a ledger directory:
 // open the decision log (unlocking or, on first use, creating the runner
 // key with kp) and read the authority checkpoint this runner trusted at
-// its last decision; verify the authority log under vkey ("" means the
-// key stored in the ledger); check that it extends the trusted checkpoint;
+// its last decision; verify the authority log under trust.VKey and its
+// first root against trust.TrustRoot (RuleRootUntrusted); check that it
+// extends the trusted checkpoint;
 // decide with Admit; and record the decision, with the checkpoint the
 // runner trusts from now on. A ledger that fails verification or does not
 // extend the trusted checkpoint is refused (RuleLedgerUnverified,
@@ -27,7 +53,8 @@ var ErrNotRecorded = errors.New("decision not recorded; the dispatch must not ru
 // directory that cannot be opened at all (ledger.ErrNotALog, ErrLocked,
 // key errors), or ErrNotRecorded wrapping why the decision could not be
 // recorded (with the verdict still returned).
-func AdmitAtLedger(dir, vkey string, kp ledger.KeyParams, cfg Config, d Dispatch) (*Verdict, int64, error) {
+func AdmitAtLedger(dir string, trust Trust, kp ledger.KeyParams, cfg Config, d Dispatch) (*Verdict, int64, error) {
+	vkey := trust.VKey
 	origin := ""
 	auth, authErr := ledger.OpenAuthority(dir, nil)
 	switch {
@@ -52,7 +79,8 @@ func AdmitAtLedger(dir, vkey string, kp ledger.KeyParams, cfg Config, d Dispatch
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: reading the last decision: %w", ErrNotRecorded, err)
 	}
-	v := decide(auth, authErr, vkey, trusted, cfg, d)
+	trust.VKey = vkey
+	v := decide(auth, authErr, trust, trusted, cfg, d)
 	index, err := Record(dec, v)
 	if err != nil {
 		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
@@ -62,7 +90,7 @@ func AdmitAtLedger(dir, vkey string, kp ledger.KeyParams, cfg Config, d Dispatch
 
 // decide verifies the authority log, checks it against the trusted
 // checkpoint, admits, and sets the checkpoint the runner trusts next.
-func decide(auth *ledger.Log, authErr error, vkey string, trusted *ledger.Checkpoint, cfg Config, d Dispatch) *Verdict {
+func decide(auth *ledger.Log, authErr error, trust Trust, trusted *ledger.Checkpoint, cfg Config, d Dispatch) *Verdict {
 	keep := func(v *Verdict) *Verdict {
 		if trusted != nil {
 			v.AuthoritySize, v.AuthorityRoot = trusted.Size, hex.EncodeToString(trusted.Hash[:])
@@ -72,9 +100,12 @@ func decide(auth *ledger.Log, authErr error, vkey string, trusted *ledger.Checkp
 	if authErr != nil {
 		return keep(RefuseLedger(cfg, d, RuleLedgerUnverified, authErr))
 	}
-	a, err := LoadAuthority(auth, vkey)
+	a, err := LoadAuthority(auth, trust.VKey)
 	if err != nil {
 		return keep(RefuseLedger(cfg, d, RuleLedgerUnverified, err))
+	}
+	if err := trust.checkRoot(a); err != nil {
+		return keep(RefuseLedger(cfg, d, RuleRootUntrusted, err))
 	}
 	if trusted != nil {
 		if _, err := auth.CheckConsistent(*trusted, a.Checkpoint); err != nil {

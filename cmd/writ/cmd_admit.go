@@ -26,7 +26,7 @@ func admitCommand() *cli.Command {
 			&cli.StringFlag{Name: "mode", Value: "off", Usage: "`MODE` for authenticity, authority, freshness and provenance rules: off (admit and record), warn (admit, record what enforce would refuse), enforce (refuse); integrity rules refuse in every mode"},
 			&cli.StringFlag{Name: "agent-binary", Usage: "`PATH` of the agent binary this dispatch would run"},
 			&cli.BoolFlag{Name: "rules", Usage: "list every rule id and exit"},
-			vkeyFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag, jsonFlag,
+			vkeyFlag, trustRootFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag, jsonFlag,
 		},
 		Action: admit,
 	}
@@ -104,7 +104,11 @@ func admit(c *cli.Context) error {
 			d.Digest = full
 		}
 	}
-	v, index, err := verify.AdmitAtLedger(dir, vkey, kp, cfg, d)
+	trustRoot := c.String("trust-root")
+	if trustRoot != "" && !schemas.ValidDigest(trustRoot) {
+		return usageErr("--trust-root %q: want the root record's digest, sha256: and 64 hex digits", trustRoot)
+	}
+	v, index, err := verify.AdmitAtLedger(dir, verify.Trust{VKey: vkey, TrustRoot: trustRoot}, kp, cfg, d)
 	switch {
 	case errors.Is(err, verify.ErrNotRecorded) && v != nil:
 		return noErr(fmt.Errorf("%w (the verdict was %s, rule %s)", err, v.Verdict, v.Rule))

@@ -21,7 +21,7 @@ func auditCommand() *cli.Command {
 			&cli.StringFlag{Name: "export", Usage: "audit an export `FILE` (writ ledger export) instead, offline"},
 			&cli.StringFlag{Name: "state", Usage: "auditor state `FILE`: the checkpoints trusted at the last good audit; the logs must extend them, and a good audit updates it"},
 			vkeyFlag,
-			decisionsVKeyFlag,
+			decisionsVKeyFlag, trustRootFlag,
 			jsonFlag,
 		},
 		Action: audit,
@@ -37,7 +37,7 @@ func audit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o := verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state")}
+	o := verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root")}
 	var rep *verify.Report
 	switch dir, export := c.String("ledger"), c.String("export"); {
 	case (dir == "") == (export == ""):

@@ -19,6 +19,8 @@ var dirFlag = &cli.StringFlag{Name: "dir", Required: true, Usage: "ledger `DIR`e
 
 var decisionsVKeyFlag = &cli.StringFlag{Name: "decisions-vkey", Usage: "trust only this verifier `KEY` for the decision log's checkpoints (writ ledger vkey --log decisions)"}
 
+var trustRootFlag = &cli.StringFlag{Name: "trust-root", Usage: "refuse a ledger whose first root record does not have this `DIGEST` (sha256:...)"}
+
 var logFlag = &cli.StringFlag{Name: "log", Value: "authority", Usage: "which log: authority or decisions"}
 
 // openLog opens the log named by --log for reading.

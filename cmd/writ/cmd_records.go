@@ -118,7 +118,7 @@ func delegateCommand() *cli.Command {
 		Name:  "delegate",
 		Usage: "sign a delegation: key --to may do --action on matching streams, machines and artifacts in a window",
 		Flags: []cli.Flag{
-			keysFlag("private key `FILE` of a root key that signs (repeat up to the threshold)"),
+			keysFlag("private key `FILE`: root keys up to the threshold, or one delegate holding delegate (re-delegation, which must narrow its own)"),
 			&cli.StringFlag{Name: "to", Required: true, Usage: "the delegate's public key `FILE`"},
 			&cli.StringSliceFlag{Name: "action", Required: true, Usage: "actions, comma-separated: instruct, pin, delegate, revoke, quarantine, issuer"},
 			&cli.StringSliceFlag{Name: "stream", Usage: "stream `PATTERN` ('*' matches within one path segment; repeat)"},

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
+)
+
+func revokeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "revoke",
+		Usage: "sign a revocation of a key (by key id) or a delegation, pin or issuer record (by record digest); permanent",
+		Flags: []cli.Flag{
+			keysFlag("private key `FILE`: the root threshold's keys, or one key that holds revoke and could have issued the target"),
+			&cli.StringFlag{Name: "target", Required: true, Usage: "key id (64 hex), record digest (sha256:...), or a public key file or record file to take it from"},
+			&cli.StringFlag{Name: "reason", Required: true, Usage: "why, for the record (1 to 256 bytes)"},
+			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			target, err := revocationTarget(c.String("target"))
+			if err != nil {
+				return err
+			}
+			rec := &schemas.Revocation{V: schemas.SchemaVersion, Target: target, Reason: c.String("reason"), IssuedAt: time.Now().Unix()}
+			if err := rec.Validate(); err != nil {
+				return inputErr(err)
+			}
+			keys, err := loadSigningKeys(c, c.StringSlice("key"))
+			if err != nil {
+				return err
+			}
+			return finish(c, rec, keys, map[string]any{"target": rec.Target})
+		},
+	}
+}
+
+// revocationTarget accepts a key id or digest as is, or reads a file: a
+// PEM public key gives its key id, any other file (a signed record) the
+// digest of its bytes.
+func revocationTarget(v string) (string, error) {
+	if schemas.ValidKeyID(v) || schemas.ValidDigest(v) {
+		return v, nil
+	}
+	data, err := os.ReadFile(v)
+	if err != nil {
+		return "", usageErr("--target %q: not a key id, a record digest, or a readable file", v)
+	}
+	if k, err := sign.ParsePublicKeyPEM(data); err == nil {
+		return k.ID(), nil
+	}
+	if len(data) > schemas.MaxRecordSize {
+		return "", usageErr("--target %s: larger than a record", v)
+	}
+	return schemas.SHA256Digest(data), nil
+}
+
+func issuerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "issuer",
+		Usage: "sign an issuer record (root threshold): an external token issuer, its exact jwks_uri and audiences",
+		Flags: []cli.Flag{
+			keysFlag("private key `FILE` of a root key (repeat up to the threshold)"),
+			&cli.StringFlag{Name: "issuer", Required: true, Usage: "the tokens' iss, an https `URL`"},
+			&cli.StringFlag{Name: "jwks-uri", Required: true, Usage: "the exact https `URL` of the issuer's key set"},
+			&cli.StringSliceFlag{Name: "audience", Required: true, Usage: "an accepted aud (repeat)"},
+			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			aud := slices.Clone(c.StringSlice("audience"))
+			slices.Sort(aud)
+			rec := &schemas.Issuer{V: schemas.SchemaVersion, Issuer: c.String("issuer"), JWKSURI: c.String("jwks-uri"),
+				Audiences: slices.Compact(aud), IssuedAt: time.Now().Unix()}
+			if err := rec.Validate(); err != nil {
+				return inputErr(err)
+			}
+			keys, err := loadSigningKeys(c, c.StringSlice("key"))
+			if err != nil {
+				return err
+			}
+			return finish(c, rec, keys, map[string]any{"issuer": rec.Issuer})
+		},
+	}
+}
+
+func quarantineCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "quarantine",
+		Usage: "sign a quarantine (drain: the machine is admitted no work) or, with --lift, its end",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "key", Required: true, Usage: "private key `FILE` holding quarantine for the machine"},
+			&cli.StringFlag{Name: "machine", Required: true, Usage: "machine `NAME`"},
+			&cli.StringFlag{Name: "until", Usage: "RFC 3339 time or duration from now (default: until lifted)"},
+			&cli.BoolFlag{Name: "lift", Usage: "end the machine's quarantine"},
+			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			now := time.Now()
+			rec := &schemas.Quarantine{V: schemas.SchemaVersion, Machine: c.String("machine"), Lift: c.Bool("lift"), IssuedAt: now.Unix()}
+			if u := c.String("until"); u != "" {
+				if rec.Lift {
+					return usageErr("--until and --lift do not go together")
+				}
+				t, err := parseTime("until", u, now)
+				if err != nil {
+					return err
+				}
+				rec.Until = t.Unix()
+			}
+			if err := rec.Validate(); err != nil {
+				return inputErr(err)
+			}
+			keys, err := loadSigningKeys(c, []string{c.String("key")})
+			if err != nil {
+				return err
+			}
+			what := "quarantine"
+			if rec.Lift {
+				what = "lift"
+			}
+			return finish(c, rec, keys, map[string]any{"machine": rec.Machine, "act": what})
+		},
+	}
+}
+
+// explainLines renders an authority answer for people.
+func explainLines(ok bool, rule, reason string, chain []map[string]any) []string {
+	if !ok {
+		return []string{"no: " + rule, "reason: " + reason}
+	}
+	lines := []string{"yes"}
+	for i, l := range chain {
+		lines = append(lines, fmt.Sprintf("  %d. delegation at index %v (%v) to key %v, issued by %v", i+1, l["index"], l["digest"], l["key"], l["issued_by"]))
+	}
+	return lines
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/verify"
+)
+
+func authorityCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "authority",
+		Usage: "answer questions about authority in a ledger",
+		Subcommands: []*cli.Command{{
+			Name:  "explain",
+			Usage: "may this key do this action, on this stream, machine or artifact, at this time? yes with the chain, or no with the rule",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "ledger", Required: true, Usage: "ledger `DIR`"},
+				&cli.StringFlag{Name: "key", Required: true, Usage: "the public key `FILE`"},
+				&cli.StringFlag{Name: "action", Required: true, Usage: "instruct, pin, delegate, revoke, quarantine or issuer"},
+				&cli.StringFlag{Name: "stream"}, &cli.StringFlag{Name: "machine"}, &cli.StringFlag{Name: "artifact"},
+				&cli.StringFlag{Name: "at", Usage: "RFC 3339 time or duration from now (default: now)"},
+				vkeyFlag, jsonFlag,
+			},
+			Action: explain,
+		}},
+	}
+}
+
+func explain(c *cli.Context) error {
+	key, err := sign.LoadPublicKey(c.String("key"))
+	if err != nil {
+		return inputErr(err)
+	}
+	at := time.Now()
+	if s := c.String("at"); s != "" {
+		if at, err = parseTime("at", s, at); err != nil {
+			return err
+		}
+	}
+	vkey, err := vkeyValue(c, "vkey")
+	if err != nil {
+		return err
+	}
+	log, err := ledger.OpenAuthority(c.String("ledger"), nil)
+	if err != nil {
+		return openErr(err)
+	}
+	defer log.Close()
+	if vkey == "" {
+		vkey = log.VerifierKey()
+	}
+	a, err := verify.LoadAuthority(log, vkey)
+	if err != nil {
+		return noErr(err)
+	}
+	req := delegation.Request{Key: key, Action: c.String("action"), Stream: c.String("stream"), Machine: c.String("machine"), Artifact: c.String("artifact"), At: at}
+	g, err := a.State.Authorize(req)
+	res := map[string]any{"key": key.ID(), "action": req.Action, "at": at.UTC().Format(time.RFC3339)}
+	if err != nil {
+		d := err.(*delegation.Denial)
+		res["allowed"], res["rule"], res["reason"] = false, d.Rule, d.Reason
+		if err := emit(c, res, explainLines(false, d.Rule, d.Reason, nil)...); err != nil {
+			return err
+		}
+		return &exitError{code: exitNo, err: d, silent: true}
+	}
+	var chain []map[string]any
+	for _, x := range g.Chain() {
+		by := "the root threshold"
+		if x.Parent != nil {
+			by = "key " + x.Parent.Key.ID()
+		}
+		chain = append(chain, map[string]any{"index": x.Index, "digest": x.Digest, "key": x.Key.ID(), "issued_by": by,
+			"actions": x.Record.Actions, "not_before": time.Unix(x.Record.NotBefore, 0).UTC().Format(time.RFC3339),
+			"not_after": time.Unix(x.Record.NotAfter, 0).UTC().Format(time.RFC3339)})
+	}
+	res["allowed"], res["chain"] = true, chain
+	return emit(c, res, explainLines(true, "", "", chain)...)
+}

@@ -1,0 +1,176 @@
+package delegation
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
+)
+
+// applyDelegation accepts a delegation signed by the current root's
+// threshold, or by one delegate holding a "delegate" grant that it
+// attenuates (see findParent).
+func (s *State) applyDelegation(a *Applied, r *schemas.Delegation) error {
+	root := s.Root()
+	key, err := sign.NewPublicKey(r.Key)
+	if err != nil {
+		return refuse(a.Index, RuleMalformed, fmt.Errorf("delegation.key: %w", err))
+	}
+	g := &Grant{Index: a.Index, Digest: a.Digest, Record: r, Key: key}
+	ok, n, ids := s.rootSigned(a.Signers)
+	switch {
+	case ok:
+		if r.IssuedAt >= root.Record.Expires {
+			return refusef(a.Index, RuleRootExpired, "delegation issued at %s, after root version %d expired at %s",
+				unixUTC(r.IssuedAt), root.Record.Version, unixUTC(root.Record.Expires))
+		}
+		g.Signers = ids
+	case n > 0:
+		return refusef(a.Index, RuleThreshold, "delegation signed by %d distinct root keys, threshold %d", n, root.Record.Threshold)
+	case len(a.Signers) != 1:
+		return refusef(a.Index, RuleMalformed, "a re-delegation has exactly one signer, has %d", len(a.Signers))
+	default:
+		parent, err := s.findParent(a.Index, a.Signers[0], r)
+		if err != nil {
+			return err
+		}
+		g.Parent, g.Signers = parent, []string{a.Signers[0].ID()}
+	}
+	appendTo(s, &s.grants, g)
+	setMap(s, s.byDigest, a.Digest, any(g))
+	s.trust(key)
+	return nil
+}
+
+// findParent returns the grant that lets signer issue child: it grants
+// "delegate" with depth at least 1, its whole chain is valid at the
+// child's issued_at, and the child attenuates it: a subset of its actions,
+// patterns within its patterns, a window inside its window, and a depth
+// strictly smaller. The first failure is reported.
+func (s *State) findParent(index int64, signer sign.PublicKey, child *schemas.Delegation) (*Grant, error) {
+	at := time.Unix(child.IssuedAt, 0)
+	p, err := s.Authorize(Request{Key: signer, Action: "delegate", At: at})
+	if err != nil {
+		d := err.(*Denial)
+		return nil, refuse(index, d.Rule, fmt.Errorf("the signer may not delegate: %s", d.Reason))
+	}
+	// Authorize returned the first valid "delegate" grant; any of the
+	// signer's valid ones may stand behind the child.
+	var why string
+	for _, g := range s.grants {
+		if !g.Key.Equal(signer) || !slices.Contains(g.Record.Actions, "delegate") || s.chainDenial(g, at) != nil {
+			continue
+		}
+		if why = attenuates(child, g.Record); why == "" {
+			return g, nil
+		}
+	}
+	return nil, refusef(index, RuleNotAttenuated, "no delegation of key %s (e.g. ledger index %d) covers this one: %s", signer.ID(), p.Index, why)
+}
+
+// attenuates returns "" when child is a strict narrowing of parent, or
+// what it exceeds.
+func attenuates(child, parent *schemas.Delegation) string {
+	for _, a := range child.Actions {
+		if !slices.Contains(parent.Actions, a) {
+			return fmt.Sprintf("action %q is not among the parent's %v", a, parent.Actions)
+		}
+	}
+	switch {
+	case parent.Depth < 1:
+		return "the parent's re-delegation depth is 0"
+	case child.Depth >= parent.Depth:
+		return fmt.Sprintf("depth %d is not below the parent's %d", child.Depth, parent.Depth)
+	case child.NotBefore < parent.NotBefore || child.NotAfter > parent.NotAfter:
+		return fmt.Sprintf("window %s..%s is not inside the parent's %s..%s", unixUTC(child.NotBefore), unixUTC(child.NotAfter),
+			unixUTC(parent.NotBefore), unixUTC(parent.NotAfter))
+	case !patternsWithin(child.Streams, parent.Streams):
+		return fmt.Sprintf("streams %v are not within the parent's %v", child.Streams, parent.Streams)
+	case !patternsWithin(child.Machines, parent.Machines):
+		return fmt.Sprintf("machines %v are not within the parent's %v", child.Machines, parent.Machines)
+	case !patternsWithin(child.Artifacts, parent.Artifacts):
+		return fmt.Sprintf("artifacts %v are not within the parent's %v", child.Artifacts, parent.Artifacts)
+	}
+	return ""
+}
+
+// applyRevocation accepts a revocation by the root threshold, or by one
+// key that holds "revoke" and could have issued the target: the signer
+// of a delegation's parent grant (for that delegation, or its delegate's
+// key), or a key that may pin the artifact (for a pin). Issuer records are
+// revoked by the root threshold only. Revocation is permanent.
+func (s *State) applyRevocation(a *Applied, r *schemas.Revocation) error {
+	if _, done := s.revoked[r.Target]; done {
+		return refusef(a.Index, RuleDuplicate, "%s is already revoked", r.Target)
+	}
+	target, isKey := s.byDigest[r.Target], schemas.ValidKeyID(r.Target)
+	if target == nil && !isKey {
+		return refusef(a.Index, RuleUnknownTarget, "no delegation, pin or issuer record with digest %s in this ledger", r.Target)
+	}
+	if isKey {
+		if _, known := s.keys[r.Target]; !known {
+			return refusef(a.Index, RuleUnknownTarget, "no record in this ledger names key %s", r.Target)
+		}
+	}
+	if ok, _, _ := s.rootSigned(a.Signers); !ok {
+		if len(a.Signers) != 1 {
+			return refusef(a.Index, RuleThreshold, "a revocation is signed by the root threshold or by one key, not %d", len(a.Signers))
+		}
+		signer := a.Signers[0]
+		at := time.Unix(r.IssuedAt, 0)
+		if _, err := s.Authorize(Request{Key: signer, Action: "revoke", At: at}); err != nil {
+			d := err.(*Denial)
+			return refuse(a.Index, d.Rule, fmt.Errorf("the signer may not revoke: %s", d.Reason))
+		}
+		if !s.couldIssue(signer, r.Target, target, at) {
+			return refusef(a.Index, RuleOutOfScope, "key %s could not have issued %s, so it may not revoke it", signer.ID(), r.Target)
+		}
+	}
+	setMap(s, s.revoked, r.Target, a.Index)
+	return nil
+}
+
+// couldIssue reports whether signer could have issued the revocation's
+// target at t.
+func (s *State) couldIssue(signer sign.PublicKey, id string, target any, t time.Time) bool {
+	issuerOf := func(g *Grant) bool {
+		return g.Parent != nil && g.Parent.Key.Equal(signer) && s.chainDenial(g.Parent, t) == nil
+	}
+	switch x := target.(type) {
+	case *Grant:
+		return issuerOf(x)
+	case *PinEntry:
+		_, err := s.Authorize(Request{Key: signer, Action: "pin", Artifact: x.Record.Artifact, At: t})
+		return err == nil
+	case *IssuerEntry:
+		return false
+	}
+	// A key id: the signer delegated to that key.
+	return slices.ContainsFunc(s.grants, func(g *Grant) bool { return g.Key.ID() == id && issuerOf(g) })
+}
+
+// applyIssuer accepts an issuer record signed by the root threshold.
+func (s *State) applyIssuer(a *Applied, r *schemas.Issuer) error {
+	ok, n, _ := s.rootSigned(a.Signers)
+	if !ok {
+		return refusef(a.Index, RuleThreshold, "an issuer record needs the root threshold (%d), it has %d root signatures", s.Root().Record.Threshold, n)
+	}
+	e := &IssuerEntry{Index: a.Index, Digest: a.Digest, Record: r}
+	setMap(s, s.issuers, r.Issuer, e)
+	setMap(s, s.byDigest, a.Digest, any(e))
+	return nil
+}
+
+// applyQuarantine accepts a quarantine or lift signed by the root
+// threshold or by one key holding "quarantine" for the machine.
+func (s *State) applyQuarantine(a *Applied, r *schemas.Quarantine) error {
+	if ok, _, _ := s.rootSigned(a.Signers); !ok {
+		if err := s.applySigned(a, Request{Action: "quarantine", Machine: r.Machine, At: time.Unix(r.IssuedAt, 0)}); err != nil {
+			return err
+		}
+	}
+	setMap(s, s.quarantines, r.Machine, &QuarantineEntry{Index: a.Index, Record: r})
+	return nil
+}

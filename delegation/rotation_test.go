@@ -1,0 +1,92 @@
+package delegation_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
+)
+
+// chain applies entries and asserts the last one's outcome: rule "" means
+// accepted, anything else the exact refusal rule.
+func chain(t *testing.T, rule string, entries ...[]byte) *delegation.State {
+	t.Helper()
+	st, err := apply(t, entries...)
+	if rule == "" {
+		if err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		return st
+	}
+	var re *delegation.RecordError
+	if !errors.As(err, &re) || re.Rule != rule {
+		t.Fatalf("Apply = %v, want rule %s", err, rule)
+	}
+	return st
+}
+
+func rootV(version, th uint64, keys ...*sign.PrivateKey) *schemas.Root {
+	r := testkit.Root(th, keys...)
+	r.Version = version
+	r.IssuedAt += int64(version) // distinct content per version
+	return r
+}
+
+// TestRootRotation: root v+1 needs root v's threshold of root v's keys and
+// its own threshold of its own keys, and exactly version v+1.
+func TestRootRotation(t *testing.T) {
+	o1, o2, o3 := testkit.Key(t, 1), testkit.Key(t, 2), testkit.Key(t, 3)
+	n1, n2, n3 := testkit.Key(t, 4), testkit.Key(t, 5), testkit.Key(t, 6)
+	genesis := testkit.Seal(t, rootV(1, 2, o1, o2, o3), o1, o2)
+	v2 := rootV(2, 2, n1, n2, n3)
+	tests := []struct {
+		name   string
+		signed []*sign.PrivateKey
+		root   *schemas.Root
+		rule   string
+	}{
+		{"signed by the old keys only", []*sign.PrivateKey{o1, o2}, v2, delegation.RuleThreshold},
+		{"signed by the new keys only", []*sign.PrivateKey{n1, n2}, v2, delegation.RuleThreshold},
+		{"one old key and two new", []*sign.PrivateKey{o1, n1, n2}, v2, delegation.RuleThreshold},
+		{"two old and two new", []*sign.PrivateKey{o1, o3, n2, n3}, v2, ""},
+		{"a version skip", []*sign.PrivateKey{o1, o2, n1, n2}, rootV(3, 2, n1, n2, n3), delegation.RuleRootVersion},
+		{"the same version again", []*sign.PrivateKey{o1, o2, n1, n2}, rootV(1, 2, n1, n2, n3), delegation.RuleRootVersion},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := chain(t, tc.rule, genesis, testkit.Seal(t, tc.root, tc.signed...))
+			if tc.rule == "" && st.Root().Record.Version != 2 {
+				t.Fatalf("root in force is version %d", st.Root().Record.Version)
+			}
+		})
+	}
+	// After rotation the old keys no longer act as the root.
+	op := testkit.Key(t, 10)
+	del := testkit.Delegation(op, []string{"instruct"}, "demo", "runner-*")
+	chain(t, delegation.RuleNoDelegation, genesis, testkit.Seal(t, v2, o1, o2, n1, n2), testkit.Seal(t, del, o1))
+	chain(t, "", genesis, testkit.Seal(t, v2, o1, o2, n1, n2), testkit.Seal(t, del, n1, n3))
+}
+
+// TestRootExpiry: an expired root trusts nothing, and at expires == now it
+// already is expired.
+func TestRootExpiry(t *testing.T) {
+	r1, op := testkit.Key(t, 1), testkit.Key(t, 10)
+	root := testkit.Root(1, r1)
+	root.Expires = testkit.Epoch.Unix()
+	del := testkit.Delegation(op, []string{"instruct"}, "demo", "runner-*")
+	st := chain(t, "", testkit.Seal(t, root, r1), testkit.Seal(t, del, r1))
+	for _, at := range []time.Time{testkit.Epoch, testkit.Epoch.Add(time.Hour)} {
+		_, err := st.Authorize(delegation.Request{Key: op.Public(), Action: "instruct", Stream: "demo", Machine: "runner-1", At: at})
+		var d *delegation.Denial
+		if !errors.As(err, &d) || d.Rule != delegation.RuleRootExpired {
+			t.Fatalf("at %v: %v", at, err)
+		}
+	}
+	if _, err := st.Authorize(delegation.Request{Key: op.Public(), Action: "instruct", Stream: "demo", Machine: "runner-1", At: testkit.Epoch.Add(-time.Second)}); err != nil {
+		t.Fatalf("one second before expiry: %v", err)
+	}
+}
