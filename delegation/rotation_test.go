@@ -90,3 +90,32 @@ func TestRootExpiry(t *testing.T) {
 		t.Fatalf("one second before expiry: %v", err)
 	}
 }
+
+// TestRotationRootRules: a rotated root listing one key twice (to reach a
+// threshold), with threshold 0, or with a threshold above its key count,
+// is refused as malformed when read, whoever signed it.
+func TestRotationRootRules(t *testing.T) {
+	o1, o2 := testkit.Key(t, 1), testkit.Key(t, 2)
+	n1 := testkit.Key(t, 4)
+	genesis := testkit.Seal(t, rootV(1, 1, o1, o2), o1)
+	raw := func(edit func(*schemas.Root)) []byte {
+		r := rootV(2, 1, n1)
+		edit(r)
+		payload, err := schemas.Marshal(r) // no field rules: a hostile writer
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := sign.Sign(schemas.KindRoot, payload, o1, n1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	for name, edit := range map[string]func(*schemas.Root){
+		"one key listed twice": func(r *schemas.Root) { r.Keys = [][]byte{n1.Public().Raw(), n1.Public().Raw()}; r.Threshold = 2 },
+		"threshold 0":          func(r *schemas.Root) { r.Threshold = 0 },
+		"threshold above n":    func(r *schemas.Root) { r.Threshold = 2 },
+	} {
+		t.Run(name, func(t *testing.T) { chain(t, delegation.RuleMalformed, genesis, raw(edit)) })
+	}
+}
