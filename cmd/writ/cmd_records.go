@@ -61,6 +61,7 @@ func rootCommand() *cli.Command {
 				&cli.StringSliceFlag{Name: "pub", Usage: "public key `FILE` of a root key (repeat)"},
 				&cli.IntFlag{Name: "threshold", Value: 1, Usage: "signatures required for root acts"},
 				&cli.StringFlag{Name: "expires", Required: true, Usage: "RFC 3339 time or duration from now"},
+				&cli.StringFlag{Name: "previous", Usage: "rotation: the current root record `FILE`; --key must then include its threshold of its keys"},
 				outFlag, passphraseFileFlag, identityFlag, jsonFlag,
 			},
 			Action: rootSign,
@@ -89,17 +90,43 @@ func rootSign(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	prev, err := previousRoot(c)
+	if err != nil {
+		return err
+	}
+	version, prevKeys := uint64(1), []sign.PublicKey(nil)
+	if prev != nil {
+		version = prev.Version + 1
+		for _, raw := range prev.Keys {
+			k, err := sign.NewPublicKey(raw)
+			if err != nil {
+				return inputErr(fmt.Errorf("--previous: %w", err))
+			}
+			prevKeys = append(prevKeys, k)
+		}
+	}
+	var mine, theirs int
 	for _, k := range keys {
-		if !slices.ContainsFunc(pubs, k.Public().Equal) {
-			return usageErr("--key %s is not one of the root keys given with --pub", k.Public().ID())
+		inNew, inOld := slices.ContainsFunc(pubs, k.Public().Equal), slices.ContainsFunc(prevKeys, k.Public().Equal)
+		if !inNew && !inOld {
+			return usageErr("--key %s is not one of the root keys given with --pub (or of the --previous root)", k.Public().ID())
+		}
+		if inNew {
+			mine++
+		}
+		if inOld {
+			theirs++
 		}
 	}
 	th := c.Int("threshold")
 	if th < 1 || th > len(pubs) {
 		return usageErr("--threshold %d: must be between 1 and the number of root keys (%d)", th, len(pubs))
 	}
-	if len(keys) < th {
-		return usageErr("%d signing keys given, the threshold is %d", len(keys), th)
+	if mine < th {
+		return usageErr("%d of the new root's keys sign, its threshold is %d", mine, th)
+	}
+	if prev != nil && uint64(theirs) < prev.Threshold {
+		return usageErr("%d of the previous root's keys sign, its threshold is %d", theirs, prev.Threshold)
 	}
 	raw := make([][]byte, 0, len(pubs))
 	for _, k := range pubs {
@@ -109,8 +136,32 @@ func rootSign(c *cli.Context) error {
 		raw = append(raw, k.Raw())
 	}
 	slices.SortFunc(raw, bytes.Compare)
-	rec := &schemas.Root{V: schemas.SchemaVersion, Version: 1, Keys: raw, Threshold: uint64(th), IssuedAt: now.Unix(), Expires: expires.Unix()}
-	return finish(c, rec, keys, nil)
+	rec := &schemas.Root{V: schemas.SchemaVersion, Version: version, Keys: raw, Threshold: uint64(th), IssuedAt: now.Unix(), Expires: expires.Unix()}
+	return finish(c, rec, keys, map[string]any{"version": version})
+}
+
+// previousRoot reads the --previous root record (a signed envelope), or
+// nil without the flag. Its signatures are checked when the rotation is
+// appended, against the ledger; here it only supplies the version and
+// the keys that must sign.
+func previousRoot(c *cli.Context) (*schemas.Root, error) {
+	path := c.String("previous")
+	if path == "" {
+		return nil, nil
+	}
+	data, err := readWhole(c, path, schemas.MaxRecordSize)
+	if err != nil {
+		return nil, err
+	}
+	env, err := sign.ParseEnvelope(data)
+	if err != nil {
+		return nil, inputErr(fmt.Errorf("--previous %s: %w", path, err))
+	}
+	rec, err := schemas.Decode(schemas.KindRoot, env.Payload)
+	if err != nil || env.Kind != schemas.KindRoot {
+		return nil, inputErr(fmt.Errorf("--previous %s: not a root record: %v", path, err))
+	}
+	return rec.(*schemas.Root), nil
 }
 
 func delegateCommand() *cli.Command {
