@@ -144,7 +144,7 @@ func (s *State) couldIssue(signer sign.PublicKey, id string, target any, t time.
 	case *PinEntry:
 		_, err := s.Authorize(Request{Key: signer, Action: "pin", Artifact: x.Record.Artifact, At: t})
 		return err == nil
-	case *IssuerEntry:
+	case *IssuerEntry, *DowngradeEntry:
 		return false
 	}
 	// A key id: the signer delegated to that key.
@@ -159,6 +159,18 @@ func (s *State) applyIssuer(a *Applied, r *schemas.Issuer) error {
 	}
 	e := &IssuerEntry{Index: a.Index, Digest: a.Digest, Record: r}
 	setMap(s, s.issuers, r.Issuer, e)
+	setMap(s, s.byDigest, a.Digest, any(e))
+	return nil
+}
+
+// applyDowngrade accepts a downgrade record signed by the root threshold.
+func (s *State) applyDowngrade(a *Applied, r *schemas.Downgrade) error {
+	ok, n, _ := s.rootSigned(a.Signers)
+	if !ok {
+		return refusef(a.Index, RuleThreshold, "a downgrade record needs the root threshold (%d), it has %d root signatures", s.Root().Record.Threshold, n)
+	}
+	e := &DowngradeEntry{Index: a.Index, Digest: a.Digest, Record: r}
+	appendTo(s, &s.downgrades, e)
 	setMap(s, s.byDigest, a.Digest, any(e))
 	return nil
 }

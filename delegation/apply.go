@@ -152,6 +152,8 @@ func (s *State) applyEntry(index int64, p *Prepared) (*Applied, error) {
 		err = s.applyIssuer(a, r)
 	case *schemas.Quarantine:
 		err = s.applyQuarantine(a, r)
+	case *schemas.Downgrade:
+		err = s.applyDowngrade(a, r)
 	default:
 		err = refusef(index, RuleWrongKind, "a %s record does not belong in the authority log", env.Kind)
 	}

@@ -63,6 +63,28 @@ type QuarantineEntry struct {
 	Record *schemas.Quarantine
 }
 
+// DowngradeEntry is an accepted downgrade record.
+type DowngradeEntry struct {
+	Index  int64
+	Digest string
+	Record *schemas.Downgrade
+}
+
+// Downgrade returns an unrevoked, unexpired (at unix time t) downgrade
+// record allowing artifact at exactly version, or nil.
+func (s *State) Downgrade(artifact, version string, t int64) *DowngradeEntry {
+	for i := len(s.downgrades) - 1; i >= 0; i-- {
+		d := s.downgrades[i]
+		if _, gone := s.revoked[d.Digest]; gone {
+			continue
+		}
+		if d.Record.Artifact == artifact && d.Record.Version == version && t < d.Record.Expires {
+			return d
+		}
+	}
+	return nil
+}
+
 // Applied describes a record Apply accepted.
 type Applied struct {
 	Index   int64
@@ -83,6 +105,7 @@ type State struct {
 	pins        []*PinEntry
 	issuers     map[string]*IssuerEntry     // by issuer URL
 	quarantines map[string]*QuarantineEntry // by machine name
+	downgrades  []*DowngradeEntry
 	revoked     map[string]int64            // key id or record digest → index of the revocation
 	keys        map[string]sign.PublicKey   // every key a record introduced, by key id
 	seen        map[[32]byte]int64          // SHA-256 of the payload → index, to refuse duplicates

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/sign"
@@ -75,6 +76,9 @@ type Log struct {
 	key    *sign.PrivateKey // the checkpoint key behind signer, for receipts
 
 	committer // group commit (commit.go)
+
+	// Now is the clock that timestamps checkpoints; nil means time.Now.
+	Now func() time.Time
 }
 
 func openBadger(dir string) (*badger.DB, error) {
@@ -257,11 +261,21 @@ func (l *Log) Checkpoint() ([]byte, error) {
 	return out, err
 }
 
+// signCheckpoint signs the checkpoint body with the log key, once as the
+// signed note and once as a timestamped cosignature/v1 (cosign.go).
 func (l *Log) signCheckpoint(c Checkpoint) ([]byte, error) {
 	if l.signer == nil {
 		return nil, ErrNoSigner
 	}
-	return note.Sign(&note.Note{Text: c.Body()}, l.signer)
+	return note.Sign(&note.Note{Text: c.Body()}, l.signer, &cosigner{name: l.origin, key: l.key, now: l.clock()})
+}
+
+// clock returns the log's clock: time.Now unless a test set Now.
+func (l *Log) clock() func() time.Time {
+	if l.Now != nil {
+		return l.Now
+	}
+	return time.Now
 }
 
 // txnHashReader reads stored tree hashes inside a Badger transaction,

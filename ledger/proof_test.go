@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
@@ -138,5 +139,36 @@ func TestVerifierPublicKey(t *testing.T) {
 		if err != nil || !got.Equal(k) {
 			t.Fatalf("%s: %v", vkey, err)
 		}
+	}
+}
+
+// TestCheckpointTime: every checkpoint carries a cosignature/v1 with the
+// signing time from the log's clock; Refresh re-signs the same tree with
+// a new time; a checkpoint without it, or under another key, has no time.
+func TestCheckpointTime(t *testing.T) {
+	l := proofLog(t, 2)
+	at := time.Unix(1796000000, 0)
+	l.Now = func() time.Time { return at }
+	if err := l.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	signed, _ := l.Checkpoint()
+	got, err := CheckpointTime(signed, l.VerifierKey())
+	if err != nil || !got.Equal(at) {
+		t.Fatalf("CheckpointTime = %v, %v; want %v", got, err, at)
+	}
+	if cp, err := OpenCheckpoint(signed, l.VerifierKey()); err != nil || cp.Size != 2 {
+		t.Fatalf("the refreshed checkpoint: %+v, %v", cp, err)
+	}
+	other, _ := VerifierKey("example.com/proofs", testkit.Key(t, 2).Public())
+	if _, err := CheckpointTime(signed, other); !errors.Is(err, ErrNoTime) {
+		t.Fatalf("under another key: %v", err)
+	}
+	// Move the time by one second in the signature line: it no longer verifies.
+	i := bytes.LastIndex(signed, []byte("\u2014 "))
+	forged := bytes.Clone(signed)
+	forged[i+len("\u2014 example.com/proofs ")+7] ^= 1
+	if _, err := CheckpointTime(forged, l.VerifierKey()); !errors.Is(err, ErrNoTime) {
+		t.Fatalf("a changed time: %v", err)
 	}
 }

@@ -59,7 +59,7 @@ func TestCDDLMatchesGoTypes(t *testing.T) {
 	types := map[string]any{
 		"root": &Root{}, "delegation": &Delegation{}, "pin": &Pin{}, "build": &Build{},
 		"instruction": &Instruction{}, "artifact-ref": &ArtifactRef{}, "decision": &Decision{},
-		"digest-check": &DigestCheck{}, "revocation": &Revocation{}, "issuer": &Issuer{}, "quarantine": &Quarantine{},
+		"digest-check": &DigestCheck{}, "revocation": &Revocation{}, "issuer": &Issuer{}, "quarantine": &Quarantine{}, "downgrade": &Downgrade{}, "provision": &Provision{},
 	}
 	rules := cddlMembers(t)
 	for name := range rules {

@@ -26,10 +26,11 @@ const (
 	KindRevocation  Kind = "revocation"
 	KindIssuer      Kind = "issuer"
 	KindQuarantine  Kind = "quarantine"
+	KindDowngrade   Kind = "downgrade"
 )
 
 // Kinds lists every known kind, in a stable order.
-var Kinds = []Kind{KindRoot, KindDelegation, KindPin, KindInstruction, KindDecision, KindRevocation, KindIssuer, KindQuarantine}
+var Kinds = []Kind{KindRoot, KindDelegation, KindPin, KindInstruction, KindDecision, KindRevocation, KindIssuer, KindQuarantine, KindDowngrade}
 
 const contentTypePrefix, contentTypeSuffix = "application/vnd.writ.", "+cbor"
 
@@ -106,6 +107,8 @@ func New(k Kind) Record {
 		return new(Issuer)
 	case KindQuarantine:
 		return new(Quarantine)
+	case KindDowngrade:
+		return new(Downgrade)
 	}
 	return nil
 }
@@ -155,6 +158,7 @@ func (r *Decision) version() uint64    { return r.V }
 func (r *Revocation) version() uint64  { return r.V }
 func (r *Issuer) version() uint64      { return r.V }
 func (r *Quarantine) version() uint64  { return r.V }
+func (r *Downgrade) version() uint64   { return r.V }
 
 // Encode applies r's field rules and returns its deterministic encoding.
 // It returns the *FieldError from Validate, or an error wrapping

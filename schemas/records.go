@@ -64,11 +64,17 @@ type Build struct {
 
 // Instruction is one dispatch to one runner machine.
 type Instruction struct {
-	V         uint64      `cbor:"v" json:"v"`
-	ID        string      `cbor:"id" json:"id"` // 32 lowercase hex digits (128 random bits)
-	Stream    string      `cbor:"stream" json:"stream"`
-	Machine   string      `cbor:"machine" json:"machine"`
-	Agent     ArtifactRef `cbor:"agent" json:"agent"`
+	V       uint64      `cbor:"v" json:"v"`
+	ID      string      `cbor:"id" json:"id"` // 32 lowercase hex digits (128 random bits)
+	Stream  string      `cbor:"stream" json:"stream"`
+	Machine string      `cbor:"machine" json:"machine"`
+	Agent   ArtifactRef `cbor:"agent" json:"agent"`
+	// Engine is the binary that applies the boundary on the runner, when
+	// the dispatch names one; it is checked against its pin like the agent.
+	Engine *ArtifactRef `cbor:"engine,omitempty" json:"engine,omitempty"`
+	// Provision lists the files shipped with the dispatch, sorted by
+	// destination; each is hashed on the runner and compared.
+	Provision []Provision `cbor:"provision,omitempty" json:"provision,omitempty"`
 	Brief     string      `cbor:"brief,omitempty" json:"brief,omitempty"` // UTF-8 text for the agent
 	Transport string      `cbor:"transport" json:"transport"`             // "ssh" or "local"
 	IssuedAt  int64       `cbor:"issued_at" json:"issued_at"`
@@ -83,6 +89,29 @@ type ArtifactRef struct {
 	Name   string `cbor:"name" json:"name"`
 	Digest string `cbor:"digest,omitempty" json:"digest,omitempty"`
 }
+
+// Provision is one provisioned file: where it lands on the runner
+// (".provision/<name>"), its digest and its size in bytes.
+type Provision struct {
+	Dest   string `cbor:"dest" json:"dest"`
+	Digest string `cbor:"digest" json:"digest"` // sha256, sha384 or sha512
+	Size   uint64 `cbor:"size" json:"size"`
+}
+
+// Downgrade lets runners admit an artifact at Version although they have
+// admitted a higher one (rollback protection's one exception). Only the
+// root threshold signs it; it lapses at Expires.
+type Downgrade struct {
+	V        uint64 `cbor:"v" json:"v"`
+	Artifact string `cbor:"artifact" json:"artifact"`
+	Version  string `cbor:"version" json:"version"` // the lower version allowed
+	Reason   string `cbor:"reason" json:"reason"`
+	IssuedAt int64  `cbor:"issued_at" json:"issued_at"`
+	Expires  int64  `cbor:"expires" json:"expires"`
+}
+
+// Kind implements Record.
+func (*Downgrade) Kind() Kind { return KindDowngrade }
 
 // Decision is a runner's admission verdict for one dispatch, appended to
 // its decision log. It never holds the brief, a secret, or a URL path or
@@ -107,6 +136,9 @@ type Decision struct {
 	// memory of the ledger, signed with its decision log.
 	AuthoritySize int64  `cbor:"authority_size,omitempty" json:"authority_size,omitempty"`
 	AuthorityRoot string `cbor:"authority_root,omitempty" json:"authority_root,omitempty"`
+	// HighWater is the highest version of each artifact this runner has
+	// admitted, carried forward from decision to decision: it only rises.
+	HighWater map[string]string `cbor:"high_water,omitempty" json:"high_water,omitempty"`
 }
 
 // DigestCheck records one comparison of a locally computed digest with the

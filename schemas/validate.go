@@ -7,6 +7,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/mod/semver"
@@ -33,10 +34,14 @@ var (
 	streamPatRe   = regexp.MustCompile(`^[A-Za-z0-9*][A-Za-z0-9.*_/-]{0,127}$`)
 	artifactPatRe = regexp.MustCompile(`^[A-Za-z0-9*][A-Za-z0-9.*_+-]{0,127}$`)
 	digestRe      = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	keyIDRe       = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	instrIDRe     = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	platformRe    = regexp.MustCompile(`^[a-z0-9]{1,32}/[a-z0-9]{1,32}$`)
-	ruleRe        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,63}$`)
+	// contentRe: a digest of content computed elsewhere, in any algorithm
+	// writ compares (FIPS 180-4 SHA-256, SHA-384, SHA-512).
+	contentRe  = regexp.MustCompile(`^(sha256:[0-9a-f]{64}|sha384:[0-9a-f]{96}|sha512:[0-9a-f]{128})$`)
+	provRe     = regexp.MustCompile(`^\.provision/[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+	keyIDRe    = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	instrIDRe  = regexp.MustCompile(`^[0-9a-f]{32}$`)
+	platformRe = regexp.MustCompile(`^[a-z0-9]{1,32}/[a-z0-9]{1,32}$`)
+	ruleRe     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,63}$`)
 )
 
 // ValidMachine reports whether s is a machine name: 1 to 253 letters,
@@ -203,8 +208,12 @@ func (r *Instruction) Validate() error {
 		return fieldErr(k, "machine", "%q is not a machine name", r.Machine)
 	case !artifactRe.MatchString(r.Agent.Name):
 		return fieldErr(k, "agent.name", "%q is not an artifact name", r.Agent.Name)
-	case r.Agent.Digest != "" && !digestRe.MatchString(r.Agent.Digest):
-		return fieldErr(k, "agent.digest", "must be sha256: and 64 lowercase hex digits")
+	case r.Agent.Digest != "" && !contentRe.MatchString(r.Agent.Digest):
+		return fieldErr(k, "agent.digest", "must be sha256:, sha384: or sha512: and lowercase hex of that length")
+	case r.Engine != nil && !artifactRe.MatchString(r.Engine.Name):
+		return fieldErr(k, "engine.name", "%q is not an artifact name", r.Engine.Name)
+	case r.Engine != nil && r.Engine.Digest != "" && !contentRe.MatchString(r.Engine.Digest):
+		return fieldErr(k, "engine.digest", "must be sha256:, sha384: or sha512: and lowercase hex of that length")
 	case !utf8.ValidString(r.Brief):
 		return fieldErr(k, "brief", "must be valid UTF-8")
 	case r.Transport != "ssh" && r.Transport != "local":
@@ -213,6 +222,35 @@ func (r *Instruction) Validate() error {
 		return fieldErr(k, "not_before", "must be a positive Unix time")
 	case r.Expires <= r.NotBefore:
 		return fieldErr(k, "expires", "must be after not_before")
+	}
+	for i, p := range r.Provision {
+		switch {
+		case !provRe.MatchString(p.Dest) || strings.Contains(p.Dest, ".."):
+			return fieldErr(k, "provision", "dest %q: must be .provision/<name>, a plain file name", p.Dest)
+		case !contentRe.MatchString(p.Digest):
+			return fieldErr(k, "provision", "digest of %s: must be sha256:, sha384: or sha512: and lowercase hex", p.Dest)
+		case i > 0 && r.Provision[i-1].Dest >= p.Dest:
+			return fieldErr(k, "provision", "entries must be sorted by dest and distinct")
+		}
+	}
+	return nil
+}
+
+// Validate implements Record.
+func (r *Downgrade) Validate() error {
+	k := KindDowngrade
+	if err := checkCommon(k, r.V, r.IssuedAt); err != nil {
+		return err
+	}
+	switch {
+	case !artifactRe.MatchString(r.Artifact):
+		return fieldErr(k, "artifact", "%q is not an artifact name", r.Artifact)
+	case !semver.IsValid(r.Version) || semver.Canonical(r.Version)+semver.Build(r.Version) != r.Version:
+		return fieldErr(k, "version", "%q is not a full semantic version with a leading v", r.Version)
+	case len(r.Reason) == 0 || len(r.Reason) > 256 || !utf8.ValidString(r.Reason):
+		return fieldErr(k, "reason", "must be 1 to 256 bytes of UTF-8")
+	case r.Expires <= r.IssuedAt:
+		return fieldErr(k, "expires", "must be after issued_at")
 	}
 	return nil
 }
@@ -248,8 +286,13 @@ func (r *Decision) Validate() error {
 		return fieldErr(k, "authority_size", "must not be negative")
 	}
 	for _, c := range r.Compared {
-		if !digestRe.MatchString(c.Expected) || !digestRe.MatchString(c.Actual) {
-			return fieldErr(k, "compared", "digests must be sha256: and 64 lowercase hex digits")
+		if !contentRe.MatchString(c.Expected) || !contentRe.MatchString(c.Actual) {
+			return fieldErr(k, "compared", "digests must be sha256:, sha384: or sha512: and lowercase hex")
+		}
+	}
+	for a, v := range r.HighWater {
+		if !artifactRe.MatchString(a) || !semver.IsValid(v) {
+			return fieldErr(k, "high_water", "%q: %q must map an artifact name to a semantic version", a, v)
 		}
 	}
 	for _, list := range []struct {

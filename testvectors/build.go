@@ -168,6 +168,9 @@ func Build() map[string][]byte {
 			valid("issuer", "an issuer record signed 2-of-3", issuer(), seal(schemas.KindIssuer, enc(issuer()), k1, k2), true, 2, k1, k2, k3),
 			valid("quarantine", "drain runner-7 for a day", quarantine(false), seal(schemas.KindQuarantine, enc(quarantine(false)), k1), true, 1, k1),
 			valid("quarantine-lift", "lift the quarantine", quarantine(true), seal(schemas.KindQuarantine, enc(quarantine(true)), k1), true, 1, k1),
+			valid("downgrade", "allow runners back to agent v1.4.1, signed 2-of-3", downgrade(), seal(schemas.KindDowngrade, enc(downgrade()), k1, k2), true, 2, k1, k2, k3),
+			valid("instruction-engine-provision", "an instruction naming its engine and two provisioned files (one SHA-384)",
+				fullInstruction(), seal(inst, enc(fullInstruction()), k4), true, 1, k4),
 		},
 	}
 	negative := File{
@@ -181,6 +184,21 @@ func Build() map[string][]byte {
 		out[name] = append(b, '\n')
 	}
 	return out
+}
+
+func downgrade() *schemas.Downgrade {
+	return &schemas.Downgrade{V: 1, Artifact: "agent", Version: "v1.4.1", Reason: "v1.4.2 breaks the web tier", IssuedAt: t0, Expires: t0 + 7*day}
+}
+
+func fullInstruction() *schemas.Instruction {
+	in := sampleInstruction()
+	in.ID = "fedcba9876543210fedcba9876543210"
+	in.Engine = &schemas.ArtifactRef{Name: "engine", Digest: "sha256:" + strings.Repeat("cd", 32)}
+	in.Provision = []schemas.Provision{
+		{Dest: ".provision/Plan.md", Digest: "sha384:" + strings.Repeat("ef", 48), Size: 1200},
+		{Dest: ".provision/config.json", Digest: "sha256:" + strings.Repeat("01", 32), Size: 88},
+	}
+	return in
 }
 
 func revocation(target *sign.PrivateKey) *schemas.Revocation {

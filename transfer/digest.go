@@ -2,22 +2,30 @@ package transfer
 
 import (
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
-
-	"github.com/writ-ledger/writ/schemas"
+	"strings"
 )
 
 // hashBuffer is the read size while hashing, in bytes: large enough that
-// system calls cost nothing next to SHA-256, small enough to be constant.
-const hashBuffer = 256 << 10
+// system calls cost nothing next to the hash, small enough to be constant.
+const hashBuffer = 1 << 20
 
-// ErrDigestMismatch: a file's locally computed digest differs from the
-// expected digest.
-var ErrDigestMismatch = errors.New("digest mismatch")
+// Errors for digests.
+var (
+	// ErrDigestMismatch: a file's locally computed digest differs from the
+	// expected digest.
+	ErrDigestMismatch = errors.New("digest mismatch")
+	// ErrDigestSyntax: a digest is not "<algorithm>:<lowercase hex>" with
+	// an algorithm writ accepts (sha256, sha384, sha512) and the matching
+	// length.
+	ErrDigestSyntax = errors.New("malformed digest")
+)
 
 // MismatchError is the evidence of a digest mismatch: the file, the digest
 // expected and the digest computed here. It wraps ErrDigestMismatch.
@@ -35,20 +43,52 @@ func (e *MismatchError) Error() string {
 // Unwrap returns ErrDigestMismatch.
 func (e *MismatchError) Unwrap() error { return ErrDigestMismatch }
 
-// DigestReader hashes r to its end and returns the digest and the number
-// of bytes read.
-func DigestReader(r io.Reader) (string, int64, error) {
-	h := sha256.New()
+// Algorithms are the digest algorithms writ computes and compares, by the
+// name a digest carries (FIPS 180-4). Anything else is refused.
+var Algorithms = map[string]func() hash.Hash{
+	"sha256": sha256.New,
+	"sha384": sha512.New384,
+	"sha512": sha512.New,
+}
+
+// ParseDigest splits "<algorithm>:<hex>" and checks the algorithm is one
+// of Algorithms and the hex is lowercase and of that algorithm's length.
+// Errors wrap ErrDigestSyntax.
+func ParseDigest(d string) (alg string, sum []byte, err error) {
+	alg, h, ok := strings.Cut(d, ":")
+	newHash := Algorithms[alg]
+	if !ok || newHash == nil {
+		return "", nil, fmt.Errorf("%w: %q: the algorithm must be sha256, sha384 or sha512, named before a ':'", ErrDigestSyntax, d)
+	}
+	sum, err = hex.DecodeString(h)
+	if err != nil || len(sum) != newHash().Size() || h != strings.ToLower(h) {
+		return "", nil, fmt.Errorf("%w: %q: want %d lowercase hex digits after %s:", ErrDigestSyntax, d, 2*newHash().Size(), alg)
+	}
+	return alg, sum, nil
+}
+
+// DigestReader hashes r to its end with alg (a key of Algorithms) and
+// returns the digest and the number of bytes read. Memory is one fixed
+// buffer, whatever the length.
+func DigestReader(r io.Reader, alg string) (string, int64, error) {
+	newHash := Algorithms[alg]
+	if newHash == nil {
+		return "", 0, fmt.Errorf("%w: algorithm %q", ErrDigestSyntax, alg)
+	}
+	h := newHash()
 	n, err := io.CopyBuffer(h, r, make([]byte, hashBuffer))
 	if err != nil {
 		return "", n, err
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+	return alg + ":" + hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
-// DigestFile hashes the regular file at path and returns its digest and
-// size in bytes.
-func DigestFile(path string) (string, int64, error) {
+// DigestFile hashes the regular file at path with SHA-256 and returns
+// its digest and size in bytes.
+func DigestFile(path string) (string, int64, error) { return DigestFileAlg(path, "sha256") }
+
+// DigestFileAlg is DigestFile with another algorithm of Algorithms.
+func DigestFileAlg(path, alg string) (string, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", 0, err
@@ -61,22 +101,25 @@ func DigestFile(path string) (string, int64, error) {
 	if !fi.Mode().IsRegular() {
 		return "", 0, fmt.Errorf("%s: not a regular file", path)
 	}
-	d, n, err := DigestReader(f)
+	d, n, err := DigestReader(f, alg)
 	if err != nil {
 		return "", 0, fmt.Errorf("hashing %s: %w", path, err)
 	}
 	return d, n, nil
 }
 
-// Compare hashes the file at path and compares it with expected, a
-// digest computed elsewhere (a pin, an instruction). It returns the digest
+// Compare hashes the file at path, here, with the algorithm expected
+// names, and compares the result with expected, a digest computed
+// elsewhere (a pin, an instruction, a sender). It returns the digest
 // computed here, and a *MismatchError (wrapping ErrDigestMismatch) when
-// they differ. expected must be a valid digest.
+// they differ; a malformed expected digest wraps ErrDigestSyntax. The
+// digest a sender reports for the bytes it sent plays no part.
 func Compare(path, expected string) (string, error) {
-	if !schemas.ValidDigest(expected) {
-		return "", fmt.Errorf("expected digest %q: must be sha256: and 64 lowercase hex digits", expected)
+	alg, _, err := ParseDigest(expected)
+	if err != nil {
+		return "", err
 	}
-	actual, _, err := DigestFile(path)
+	actual, _, err := DigestFileAlg(path, alg)
 	if err != nil {
 		return "", err
 	}

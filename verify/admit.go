@@ -9,7 +9,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
-	"github.com/writ-ledger/writ/transfer"
+	"golang.org/x/mod/semver"
 )
 
 // Mode is the signature enforcement setting.
@@ -45,13 +45,23 @@ type Config struct {
 	Mode     Mode             // enforcement mode
 	Platform string           // GOOS/GOARCH pins are looked up for
 	Now      func() time.Time // the clock; time.Now in the product
+	// HighWater is the highest version of each artifact this runner has
+	// admitted (from its decision log); a lower pin is a rollback.
+	HighWater map[string]string
+	// MaxLedgerAge, if not zero, refuses a ledger whose newest checkpoint
+	// was signed longer ago than this (a frozen ledger); LedgerTime is
+	// that signing time (zero if unknown).
+	MaxLedgerAge time.Duration
+	LedgerTime   time.Time
 }
 
 // Dispatch is what the control plane sent, and where the runner keeps the
 // binary it would execute.
 type Dispatch struct {
-	Raw         []byte // the dispatch bytes exactly as received
-	AgentBinary string // path of the agent binary on this runner
+	Raw          []byte // the dispatch bytes exactly as received
+	AgentBinary  string // path of the agent binary on this runner
+	EngineBinary string // path of the engine binary, when the instruction names one
+	ProvisionDir string // directory holding the provisioned files (".provision/<name>" → ProvisionDir/<name>)
 	// Digest is the digest of the whole dispatch when Raw holds only its
 	// first bytes (an oversized input); "" means SHA-256 of Raw.
 	Digest string
@@ -93,6 +103,9 @@ type Verdict struct {
 	// sets them.
 	AuthoritySize int64  `json:"authority_size,omitempty"`
 	AuthorityRoot string `json:"authority_root,omitempty"`
+	// HighWater is the runner's high-water marks after this decision: the
+	// previous ones, raised by the versions this admission let run.
+	HighWater map[string]string `json:"high_water,omitempty"`
 }
 
 // Admitted reports whether the verdict lets the dispatch run (admitted,
@@ -107,6 +120,9 @@ type admission struct {
 	// authorized: a verified signature by a key delegated instruct for
 	// this stream and machine stands behind the dispatch.
 	authorized bool
+	// admittedPins are the pins whose binaries matched, for the
+	// high-water marks.
+	admittedPins []*schemas.Pin
 }
 
 func (a *admission) fail(rule, format string, args ...any) {
@@ -131,7 +147,27 @@ func Admit(st *delegation.State, cfg Config, d Dispatch) (v *Verdict) {
 		}
 	}()
 	a.check(d)
-	return a.decide()
+	return a.raise(a.decide())
+}
+
+// raise sets the verdict's high-water marks: the configured ones, raised
+// to the version of every binary this verdict lets run. They never fall.
+func (a *admission) raise(v *Verdict) *Verdict {
+	hw := map[string]string{}
+	for k, x := range a.cfg.HighWater {
+		hw[k] = x
+	}
+	if v.Admitted() {
+		for _, p := range a.admittedPins {
+			if cur := hw[p.Artifact]; cur == "" || semver.Compare(p.Version, cur) > 0 {
+				hw[p.Artifact] = p.Version
+			}
+		}
+	}
+	if len(hw) > 0 {
+		v.HighWater = hw
+	}
+	return v
 }
 
 // RefuseLedger returns the verdict for a dispatch that arrived while the
@@ -183,7 +219,12 @@ func (a *admission) check(d Dispatch) {
 	default:
 		a.pass("instruction-window")
 	}
-	a.checkAgent(instr, d.AgentBinary)
+	a.checkBinary(agentRole, instr.Agent, d.AgentBinary)
+	if instr.Engine != nil {
+		a.checkBinary(engineRole, *instr.Engine, d.EngineBinary)
+	}
+	a.checkProvision(instr, d.ProvisionDir)
+	a.checkLedgerAge()
 }
 
 // checkEnvelope parses the dispatch, verifies its signature if it has
@@ -265,55 +306,6 @@ func (a *admission) checkAuthority(instr *schemas.Instruction, signer sign.Publi
 	}
 	a.pass("authority")
 	a.authorized = true
-}
-
-func (a *admission) checkAgent(instr *schemas.Instruction, path string) {
-	pin := a.st.LatestPin(instr.Agent.Name, a.cfg.Platform)
-	if pin == nil {
-		a.fail(RuleAgentNotPinned, "no pin for artifact %q on %s in this ledger", instr.Agent.Name, a.cfg.Platform)
-		return
-	}
-	a.checkPinSigner(pin)
-	if a.now.Unix() >= pin.Record.Expires {
-		a.fail(RulePinExpired, "pin at ledger index %d for %s %s expired at %s", pin.Index, pin.Record.Artifact, pin.Record.Version, unixUTC(pin.Record.Expires))
-	}
-	if instr.Agent.Digest != "" && instr.Agent.Digest != pin.Record.Digest {
-		a.fail(RuleAgentPinMismatch, "instruction.agent.digest is %s, the latest pin (ledger index %d) is %s", instr.Agent.Digest, pin.Index, pin.Record.Digest)
-	}
-	if path == "" {
-		a.fail(RuleAgentBinaryMissing, "no agent binary path was given to compare with the pin")
-		return
-	}
-	actual, err := transfer.Compare(path, pin.Record.Digest)
-	var mm *transfer.MismatchError
-	switch {
-	case errors.As(err, &mm):
-		a.v.Compared = append(a.v.Compared, schemas.DigestCheck{Subject: "agent", Expected: mm.Expected, Actual: mm.Actual})
-		a.fail(RuleAgentDigestMismatch, "agent binary %s hashes to %s here; the pin at ledger index %d for %s %s says %s", path, mm.Actual, pin.Index, pin.Record.Artifact, pin.Record.Version, mm.Expected)
-	case err != nil:
-		a.fail(RuleAgentBinaryMissing, "agent binary: %v", err)
-	default:
-		a.v.Compared = append(a.v.Compared, schemas.DigestCheck{Subject: "agent", Expected: pin.Record.Digest, Actual: actual})
-		a.pass("agent-digest")
-	}
-}
-
-// checkPinSigner asks whether the key that signed the pin may still pin
-// this artifact now: a pin stands only while its signer's delegation
-// does, so a release key's authority never outlives its window through a
-// long-lived (or back-dated) pin.
-func (a *admission) checkPinSigner(pin *delegation.PinEntry) {
-	key, ok := a.st.Key(pin.Signer)
-	if !ok {
-		panic("pin signer not in the state") // Apply admitted the pin with this key
-	}
-	_, err := a.st.Authorize(delegation.Request{Key: key, Action: "pin", Artifact: pin.Record.Artifact, At: a.now})
-	var d *delegation.Denial
-	if errors.As(err, &d) {
-		a.fail(d.Rule, "the pin at ledger index %d is no longer backed by its signer: %s", pin.Index, d.Reason)
-		return
-	}
-	a.pass("pin-authority")
 }
 
 // decide turns the findings into the verdict: an integrity or internal

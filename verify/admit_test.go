@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,26 @@ const (
 	id       = "0123456789abcdef0123456789abcdef"
 )
 
+// agentPath is a Go binary TestMain builds once, from a git commit, so
+// that it carries real, clean build metadata.
+var agentPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "writ-verify-agent-")
+	if err == nil {
+		agentPath, err = testkit.BuildAgentIn(dir, testkit.BuildOptions{})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building the test agent:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func realAgent(t *testing.T) string { return agentPath }
+
 type fixture struct {
 	st                         *delegation.State
 	root, op, late, stranger   *sign.PrivateKey
@@ -36,19 +57,24 @@ func newFixture(t *testing.T, editRoot func(*schemas.Root), editPin func(*schema
 	rel := testkit.Key(t, 11)
 	dir := t.TempDir()
 	f.agent, f.otherFile = filepath.Join(dir, "agent"), filepath.Join(dir, "other")
-	os.WriteFile(f.agent, []byte("the agent binary"), 0o755)
-	os.WriteFile(f.otherFile, []byte("the agent binarY"), 0o755)
-	d, n, err := transfer.DigestFile(f.agent)
+	bin, err := os.ReadFile(realAgent(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	os.WriteFile(f.agent, bin, 0o755)
+	bin[len(bin)-1] ^= 1
+	os.WriteFile(f.otherFile, bin, 0o755)
 	root := testkit.Root(1, f.root)
 	if editRoot != nil {
 		editRoot(root)
 	}
 	lateDel := testkit.Delegation(f.late, []string{"instruct"}, "demo", "runner-*")
 	lateDel.NotAfter = testkit.Epoch.Add(-time.Hour).Unix()
-	pin := testkit.Pin(platform, d, uint64(n))
+	pin, err := transfer.NewPin(f.agent, transfer.PinOptions{Artifact: "agent", Version: "1.0.0", Platform: platform,
+		IssuedAt: testkit.Epoch.Add(-time.Hour), Expires: testkit.Epoch.Add(30 * 24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if editPin != nil {
 		editPin(pin)
 	}

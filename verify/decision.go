@@ -18,7 +18,7 @@ func Decision(v *Verdict) *schemas.Decision {
 		V: schemas.SchemaVersion, Time: v.Time.Unix(), Machine: v.Machine, Mode: string(v.Mode),
 		Verdict: v.Verdict, Rule: v.Rule, InstructionID: v.InstructionID, InstructionDigest: v.InstructionDigest,
 		Signer: v.Signer, Stream: v.Stream, Compared: v.Compared, Passed: v.Passed,
-		AuthoritySize: v.AuthoritySize, AuthorityRoot: v.AuthorityRoot,
+		AuthoritySize: v.AuthoritySize, AuthorityRoot: v.AuthorityRoot, HighWater: v.HighWater,
 	}
 	for _, f := range v.Failed {
 		d.Failed = append(d.Failed, f.Rule)
@@ -32,21 +32,9 @@ func Decision(v *Verdict) *schemas.Decision {
 // that key. The origin is the authority origin the decision log was named
 // after.
 func LastTrusted(decisions *ledger.Log) (*ledger.Checkpoint, error) {
-	n := decisions.Size()
-	if n == 0 {
-		return nil, nil
-	}
-	entry, err := decisions.Entry(n - 1)
-	if err != nil {
+	d, err := lastDecision(decisions)
+	if err != nil || d == nil || d.AuthorityRoot == "" {
 		return nil, err
-	}
-	rec, err := schemas.Decode(schemas.KindDecision, entry)
-	if err != nil {
-		return nil, fmt.Errorf("decision %d: %w", n-1, err)
-	}
-	d := rec.(*schemas.Decision)
-	if d.AuthorityRoot == "" {
-		return nil, nil
 	}
 	root, err := hex.DecodeString(d.AuthorityRoot)
 	if err != nil {
@@ -59,6 +47,33 @@ func LastTrusted(decisions *ledger.Log) (*ledger.Checkpoint, error) {
 	cp := &ledger.Checkpoint{Origin: origin, Size: d.AuthoritySize}
 	copy(cp.Hash[:], root)
 	return cp, nil
+}
+
+// lastDecision returns the decision log's latest decision, or nil.
+func lastDecision(decisions *ledger.Log) (*schemas.Decision, error) {
+	n := decisions.Size()
+	if n == 0 {
+		return nil, nil
+	}
+	entry, err := decisions.Entry(n - 1)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := schemas.Decode(schemas.KindDecision, entry)
+	if err != nil {
+		return nil, fmt.Errorf("decision %d: %w", n-1, err)
+	}
+	return rec.(*schemas.Decision), nil
+}
+
+// HighWater returns the high-water marks recorded by the runner's latest
+// decision: the highest version of each artifact it has admitted.
+func HighWater(decisions *ledger.Log) (map[string]string, error) {
+	d, err := lastDecision(decisions)
+	if err != nil || d == nil {
+		return nil, err
+	}
+	return d.HighWater, nil
 }
 
 // Record appends v's decision record to the decision log and returns its

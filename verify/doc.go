@@ -50,6 +50,17 @@
 //	agent-pin-mismatch         integrity     the digest the instruction names, if any, is the pin's
 //	agent-binary-unreadable    integrity     the agent binary is present and readable
 //	agent-digest-mismatch      integrity     the agent binary hashes, here, to the pinned digest
+//	engine-not-pinned          provenance    the ledger pins the engine artifact the instruction names
+//	engine-pin-mismatch        integrity     the engine digest the instruction names, if any, is the pin's
+//	engine-binary-unreadable   integrity     the engine binary is present and readable
+//	engine-digest-mismatch     integrity     the engine binary hashes, here, to its pinned digest
+//	build-mismatch             integrity     the binary's build metadata, read here, is the pin's
+//	dirty-build                provenance    the binary was not built from a modified tree
+//	unknown-build              provenance    the binary records its source revision
+//	rollback                   freshness     the pinned version is not below this runner's high-water mark (or a downgrade allows it)
+//	stale-ledger               freshness     the ledger's newest checkpoint is within the maximum age
+//	provision-unreadable       integrity     every provisioned file is present
+//	provision-digest-mismatch  integrity     every provisioned file hashes, here, to its digest
 //	internal-error             internal      no internal error occurred (a panic is a refusal)
 //
 // # Audit

@@ -46,30 +46,41 @@ func (r Rule) Governed() bool { return r.Class.Governed() && !r.Always }
 
 // Rule ids. The vocabulary is closed: every verdict names one of these.
 const (
-	RuleOK                  = "ok"
-	RuleLedgerUnverified    = "ledger-unverified"
-	RuleLedgerInconsistent  = "ledger-inconsistent"
-	RuleMalformedDispatch   = "malformed-dispatch"
-	RuleWrongMachine        = "wrong-machine"
-	RuleAgentBinaryMissing  = "agent-binary-unreadable"
-	RuleAgentPinMismatch    = "agent-pin-mismatch"
-	RuleAgentDigestMismatch = "agent-digest-mismatch"
-	RuleUnsigned            = "unsigned"
-	RuleBadSignature        = "bad-signature"
-	RuleUnknownKey          = "unknown-key"
-	RuleWrongKind           = "wrong-record-kind"
-	RuleNoDelegation        = delegation.RuleNoDelegation
-	RuleOutOfScope          = delegation.RuleOutOfScope
-	RuleOutsideWindow       = delegation.RuleOutsideWindow
-	RuleRootExpired         = delegation.RuleRootExpired
-	RuleRevoked             = delegation.RuleRevoked
-	RuleQuarantined         = "quarantined"
-	RuleRootUntrusted       = "root-untrusted"
-	RuleNotYetValid         = "instruction-not-yet-valid"
-	RuleExpired             = "instruction-expired"
-	RulePinExpired          = "pin-expired"
-	RuleAgentNotPinned      = "agent-not-pinned"
-	RuleInternal            = "internal-error"
+	RuleOK                   = "ok"
+	RuleLedgerUnverified     = "ledger-unverified"
+	RuleLedgerInconsistent   = "ledger-inconsistent"
+	RuleMalformedDispatch    = "malformed-dispatch"
+	RuleWrongMachine         = "wrong-machine"
+	RuleAgentBinaryMissing   = "agent-binary-unreadable"
+	RuleAgentPinMismatch     = "agent-pin-mismatch"
+	RuleAgentDigestMismatch  = "agent-digest-mismatch"
+	RuleUnsigned             = "unsigned"
+	RuleBadSignature         = "bad-signature"
+	RuleUnknownKey           = "unknown-key"
+	RuleWrongKind            = "wrong-record-kind"
+	RuleNoDelegation         = delegation.RuleNoDelegation
+	RuleOutOfScope           = delegation.RuleOutOfScope
+	RuleOutsideWindow        = delegation.RuleOutsideWindow
+	RuleRootExpired          = delegation.RuleRootExpired
+	RuleRevoked              = delegation.RuleRevoked
+	RuleQuarantined          = "quarantined"
+	RuleRootUntrusted        = "root-untrusted"
+	RuleNotYetValid          = "instruction-not-yet-valid"
+	RuleExpired              = "instruction-expired"
+	RulePinExpired           = "pin-expired"
+	RuleAgentNotPinned       = "agent-not-pinned"
+	RuleInternal             = "internal-error"
+	RuleEngineNotPinned      = "engine-not-pinned"
+	RuleEnginePinMismatch    = "engine-pin-mismatch"
+	RuleEngineBinaryMissing  = "engine-binary-unreadable"
+	RuleEngineDigestMismatch = "engine-digest-mismatch"
+	RuleBuildMismatch        = "build-mismatch"
+	RuleDirtyBuild           = "dirty-build"
+	RuleUnknownBuild         = "unknown-build"
+	RuleRollback             = "rollback"
+	RuleStaleLedger          = "stale-ledger"
+	RuleProvisionMissing     = "provision-unreadable"
+	RuleProvisionMismatch    = "provision-digest-mismatch"
 )
 
 // Rules is the rule vocabulary, in the order checks run. `writ admit
@@ -120,6 +131,28 @@ var Rules = []Rule{
 		"install the pinned agent binary at the path given to --agent-binary", false},
 	{RuleAgentDigestMismatch, ClassIntegrity, "the agent binary on disk hashes to the pinned digest (computed here)",
 		"do not run this binary: reinstall the agent from the pinned release, or pin the binary that should run", false},
+	{RuleRollback, ClassFreshness, "the pinned version is not below the highest this runner has admitted for the artifact, unless a root-signed downgrade record allows it",
+		"pin the current release again, or have the root sign a downgrade record (`writ downgrade`) if going back is intended", false},
+	{RuleStaleLedger, ClassFreshness, "the ledger's newest checkpoint was signed within this runner's maximum ledger age",
+		"sync this runner's ledger from the writer (export/import) or have the writer refresh its checkpoint (`writ ledger checkpoint --refresh`)", false},
+	{RuleEngineNotPinned, ClassProvenance, "the ledger holds a pin for the engine artifact the instruction names, on this platform",
+		"have a release engineer pin the engine (`writ pin`) and append the pin", false},
+	{RuleEnginePinMismatch, ClassIntegrity, "the engine digest the instruction names, if any, is the latest pin's",
+		"re-issue the instruction against the current engine pin", false},
+	{RuleEngineBinaryMissing, ClassIntegrity, "the engine binary is present and readable on this runner",
+		"install the pinned engine binary at the path given to --engine-binary", false},
+	{RuleEngineDigestMismatch, ClassIntegrity, "the engine binary on disk hashes to its pinned digest (computed here)",
+		"do not run this engine: reinstall it from the pinned release", false},
+	{RuleBuildMismatch, ClassIntegrity, "the binary's Go build metadata, read from the file here, is the pin's",
+		"re-pin the binary with `writ pin`, which reads its build metadata", false},
+	{RuleDirtyBuild, ClassProvenance, "the binary was not built from a modified tree (vcs.modified is not true)",
+		"rebuild the release from a clean checkout and pin that", false},
+	{RuleUnknownBuild, ClassProvenance, "the binary records the source revision it was built from",
+		"rebuild with version control information (no -buildvcs=false, not go run) and pin that", false},
+	{RuleProvisionMissing, ClassIntegrity, "every provisioned file the instruction names is present in the provision directory",
+		"ship the provisioned files with the dispatch and give their directory to --provision-dir", false},
+	{RuleProvisionMismatch, ClassIntegrity, "every provisioned file hashes, here, to the digest the instruction names",
+		"do not run the dispatch: the provisioned file is not the one that was signed for; ship it again", false},
 	{RuleInternal, ClassInternal, "the verdict was computed without an internal error",
 		"report a bug with the decision log entry; the dispatch was refused", false},
 }

@@ -76,6 +76,9 @@ func AdmitAtLedger(dir string, trust Trust, kp ledger.KeyParams, cfg Config, d D
 	}
 	defer dec.Close()
 	trusted, err := LastTrusted(dec)
+	if err == nil {
+		cfg.HighWater, err = HighWater(dec)
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: reading the last decision: %w", ErrNotRecorded, err)
 	}
@@ -95,6 +98,7 @@ func decide(auth *ledger.Log, authErr error, trust Trust, trusted *ledger.Checkp
 		if trusted != nil {
 			v.AuthoritySize, v.AuthorityRoot = trusted.Size, hex.EncodeToString(trusted.Hash[:])
 		}
+		v.HighWater = cfg.HighWater
 		return v
 	}
 	if authErr != nil {
@@ -110,6 +114,11 @@ func decide(auth *ledger.Log, authErr error, trust Trust, trusted *ledger.Checkp
 	if trusted != nil {
 		if _, err := auth.CheckConsistent(*trusted, a.Checkpoint); err != nil {
 			return keep(RefuseLedger(cfg, d, RuleLedgerInconsistent, err))
+		}
+	}
+	if signed, err := auth.Checkpoint(); err == nil {
+		if t, err := ledger.CheckpointTime(signed, trust.VKey); err == nil {
+			cfg.LedgerTime = t
 		}
 	}
 	v := Admit(a.State, cfg, d)

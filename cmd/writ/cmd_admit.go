@@ -25,6 +25,9 @@ func admitCommand() *cli.Command {
 			&cli.StringFlag{Name: "machine", Usage: "this runner's machine `NAME`"},
 			&cli.StringFlag{Name: "mode", Value: "off", Usage: "`MODE` for authenticity, authority, freshness and provenance rules: off (admit and record), warn (admit, record what enforce would refuse), enforce (refuse); integrity rules refuse in every mode"},
 			&cli.StringFlag{Name: "agent-binary", Usage: "`PATH` of the agent binary this dispatch would run"},
+			&cli.StringFlag{Name: "engine-binary", Usage: "`PATH` of the engine binary, when the instruction names one"},
+			&cli.StringFlag{Name: "provision-dir", Usage: "`DIR` holding the provisioned files (.provision/NAME is DIR/NAME)"},
+			&cli.DurationFlag{Name: "max-ledger-age", Usage: "refuse (stale-ledger) when the ledger's newest checkpoint was signed longer ago than `DURATION` (0: no limit)"},
 			&cli.BoolFlag{Name: "rules", Usage: "list every rule id and exit"},
 			vkeyFlag, trustRootFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag, jsonFlag,
 		},
@@ -91,8 +94,8 @@ func admit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := verify.Config{Machine: machine, Mode: mode, Platform: transfer.Platform(), Now: time.Now}
-	d := verify.Dispatch{Raw: raw, AgentBinary: c.String("agent-binary")}
+	cfg := verify.Config{Machine: machine, Mode: mode, Platform: transfer.Platform(), Now: time.Now, MaxLedgerAge: c.Duration("max-ledger-age")}
+	d := verify.Dispatch{Raw: raw, AgentBinary: c.String("agent-binary"), EngineBinary: c.String("engine-binary"), ProvisionDir: c.String("provision-dir")}
 
 	vkey, err := vkeyValue(c, "vkey")
 	if err != nil {

@@ -77,9 +77,11 @@ func ledgerCommand() *cli.Command {
 				Action:    ledgerAppend,
 			},
 			{
-				Name:   "checkpoint",
-				Usage:  "print the latest signed checkpoint (C2SP tlog-checkpoint)",
-				Flags:  []cli.Flag{dirFlag, logFlag, jsonFlag},
+				Name:  "checkpoint",
+				Usage: "print the latest signed checkpoint (C2SP tlog-checkpoint)",
+				Flags: []cli.Flag{dirFlag, logFlag, jsonFlag,
+					&cli.BoolFlag{Name: "refresh", Usage: "first sign a new checkpoint of the authority log (same entries, current time), with its key"},
+					passphraseFileFlag, identityFlag},
 				Action: ledgerCheckpoint,
 			},
 			{
@@ -188,6 +190,24 @@ func ledgerAppend(c *cli.Context) error {
 }
 
 func ledgerCheckpoint(c *cli.Context) error {
+	if c.Bool("refresh") {
+		if c.String("log") != "authority" {
+			return usageErr("--refresh signs the authority log's checkpoint; the decision log's is signed by every admit")
+		}
+		ids, err := unlockIdentities(c, "the ledger's checkpoint key")
+		if err != nil {
+			return err
+		}
+		l, err := ledger.OpenAuthority(c.String("dir"), ids)
+		if err != nil {
+			return openErr(err)
+		}
+		err = l.Refresh()
+		l.Close()
+		if err != nil {
+			return noErr(fmt.Errorf("refreshing the checkpoint: %w", err))
+		}
+	}
 	log, err := openLog(c)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,10 +31,19 @@ type BuildOptions struct {
 // without them.
 func BuildAgent(t testing.TB, o BuildOptions) string {
 	t.Helper()
-	dir := t.TempDir()
+	p, err := BuildAgentIn(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// BuildAgentIn is BuildAgent into dir, for a TestMain that builds once.
+func BuildAgentIn(dir string, o BuildOptions) (string, error) {
+	var firstErr error
 	write := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil && firstErr == nil {
+			firstErr = err
 		}
 	}
 	write("main.go", AgentSource)
@@ -48,7 +58,9 @@ func BuildAgent(t testing.TB, o BuildOptions) string {
 		{"git", "-c", "user.name=writ test", "-c", "user.email=test@writ.invalid", "commit", "-q", "-m", "agent"},
 	}
 	for _, s := range steps {
-		run(t, dir, nil, s...)
+		if err := run(dir, nil, s...); err != nil {
+			return "", err
+		}
 	}
 	if o.Dirty {
 		write("main.go", AgentSource+"\n// an uncommitted edit\n")
@@ -57,16 +69,18 @@ func BuildAgent(t testing.TB, o BuildOptions) string {
 	if o.LDFlags != "" {
 		args = append(args, "-ldflags="+o.LDFlags)
 	}
-	run(t, dir, o.ExtraEnv, append(args, ".")...)
-	return filepath.Join(dir, "agent")
+	if err := run(dir, o.ExtraEnv, append(args, ".")...); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "agent"), firstErr
 }
 
-func run(t testing.TB, dir string, env []string, args ...string) {
-	t.Helper()
+func run(dir string, env []string, args ...string) error {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %v\n%s", args, err, out)
+		return fmt.Errorf("%v: %v\n%s", args, err, out)
 	}
+	return nil
 }
