@@ -106,9 +106,9 @@ type State struct {
 	issuers     map[string]*IssuerEntry     // by issuer URL
 	quarantines map[string]*QuarantineEntry // by machine name
 	downgrades  []*DowngradeEntry
-	revoked     map[string]int64            // key id or record digest → index of the revocation
-	keys        map[string]sign.PublicKey   // every key a record introduced, by key id
-	seen        map[[32]byte]int64          // SHA-256 of the payload → index, to refuse duplicates
+	revoked     map[string]int64          // key id or record digest → index of the revocation
+	keys        map[string]sign.PublicKey // every key a record introduced, by key id
+	seen        map[[32]byte]int64        // SHA-256 of the payload → index, to refuse duplicates
 
 	// dir holds every key any applied entry introduced (key id →
 	// sign.PublicKey), never deleted, for concurrent pre-verification.
