@@ -282,6 +282,9 @@ func instructCommand() *cli.Command {
 			&cli.StringFlag{Name: "machine", Required: true},
 			&cli.StringFlag{Name: "agent", Required: true, Usage: "artifact `NAME` of the agent to run"},
 			&cli.StringFlag{Name: "agent-digest", Usage: "the agent `DIGEST` the dispatcher expects (checked against the pin)"},
+			&cli.StringFlag{Name: "engine", Usage: "artifact `NAME` of the engine that applies the boundary on the runner"},
+			&cli.StringFlag{Name: "engine-digest", Usage: "the engine `DIGEST` the dispatcher expects"},
+			&cli.StringSliceFlag{Name: "provision", Usage: "ship `SRC=.provision/NAME`: the runner checks NAME's digest (repeat)"},
 			&cli.StringFlag{Name: "brief", Usage: "read the brief from `FILE` (- for stdin)"},
 			&cli.StringFlag{Name: "transport", Value: "ssh", Usage: "ssh or local"},
 			&cli.StringFlag{Name: "not-before", Value: "0s", Usage: "RFC 3339 time or duration from now"},
@@ -316,7 +319,18 @@ func instruct(c *cli.Context) error {
 	if _, err := rand.Read(id); err != nil {
 		return err
 	}
+	prov, err := provisionList(c.StringSlice("provision"))
+	if err != nil {
+		return err
+	}
+	var engine *schemas.ArtifactRef
+	if e := c.String("engine"); e != "" {
+		engine = &schemas.ArtifactRef{Name: e, Digest: c.String("engine-digest")}
+	} else if c.String("engine-digest") != "" {
+		return usageErr("--engine-digest needs --engine")
+	}
 	rec := &schemas.Instruction{
+		Engine: engine, Provision: prov,
 		V: schemas.SchemaVersion, ID: hex.EncodeToString(id), Stream: c.String("stream"), Machine: c.String("machine"),
 		Agent: schemas.ArtifactRef{Name: c.String("agent"), Digest: c.String("agent-digest")},
 		Brief: string(brief), Transport: c.String("transport"), IssuedAt: now.Unix(), NotBefore: nb.Unix(), Expires: exp.Unix(),

@@ -69,6 +69,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			issuerCommand(),
 			quarantineCommand(),
 			authorityCommand(),
+			downgradeCommand(),
+			transferCommand(),
 			pinCommand(),
 			instructCommand(),
 			ledgerCommand(),
