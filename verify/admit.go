@@ -143,7 +143,7 @@ func Admit(st *delegation.State, cfg Config, d Dispatch) (v *Verdict) {
 	defer func() {
 		if p := recover(); p != nil {
 			a.v.Failed = append(a.v.Failed, Finding{RuleInternal, fmt.Sprintf("internal error: %v\n%s", p, debug.Stack())})
-			v = a.decide()
+			v = a.raise(a.decide()) // a refusal: carries the marks forward unchanged
 		}
 	}()
 	a.check(d)

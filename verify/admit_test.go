@@ -223,9 +223,14 @@ func TestAdmitEvidence(t *testing.T) {
 // the internal rule, never an admission.
 func TestAdmitFailsClosed(t *testing.T) {
 	f := newFixture(t, nil, nil, nil)
-	v := verify.Admit(nil, cfg(verify.ModeOff), verify.Dispatch{Raw: testkit.Seal(t, instr(nil), f.op), AgentBinary: f.agent})
+	c := cfg(verify.ModeOff)
+	c.HighWater = map[string]string{"agent": "v2.0.0"}
+	v := verify.Admit(nil, c, verify.Dispatch{Raw: testkit.Seal(t, instr(nil), f.op), AgentBinary: f.agent})
 	if v.Verdict != verify.Refused || v.Rule != verify.RuleInternal {
 		t.Fatalf("verdict %s / %s", v.Verdict, v.Rule)
+	}
+	if v.HighWater["agent"] != "v2.0.0" {
+		t.Fatalf("an internal refusal dropped the high-water marks: %v", v.HighWater)
 	}
 	v = verify.RefuseLedger(cfg(verify.ModeOff), verify.Dispatch{Raw: []byte("x")}, verify.RuleLedgerUnverified, errors.New("entry 3: leaf hash"))
 	if v.Verdict != verify.Refused || v.Rule != verify.RuleLedgerUnverified {

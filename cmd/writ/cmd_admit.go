@@ -75,6 +75,9 @@ func admit(c *cli.Context) error {
 	if !schemas.ValidMachine(machine) {
 		return usageErr("--machine %q: letters, digits, '.', '_', '-', starting with a letter or digit", machine)
 	}
+	if c.Duration("max-ledger-age") < 0 {
+		return usageErr("--max-ledger-age %s: must not be negative (0 means no limit)", c.Duration("max-ledger-age"))
+	}
 	mode, err := verify.ParseMode(c.String("mode"))
 	if err != nil {
 		return usageErr("--%v", err)

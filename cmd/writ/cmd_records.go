@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -260,7 +261,9 @@ func pin(c *cli.Context) error {
 		Artifact: c.String("artifact"), Version: c.String("version"), Platform: c.String("platform"),
 		IssuedAt: now, Expires: exp, AllowDirty: c.Bool("allow-dirty"), AllowUnknown: c.Bool("allow-unknown-build"),
 	})
-	if err != nil {
+	if errors.Is(err, transfer.ErrDirtyBuild) || errors.Is(err, transfer.ErrUnknownBuild) {
+		return noErr(err) // a verdict on the binary, not bad input: exit 1
+	} else if err != nil {
 		return inputErr(err)
 	}
 	keys, err := loadSigningKeys(c, []string{c.String("key")})

@@ -25,11 +25,30 @@ func TestMain(m *testing.M) {
 // streams, exit codes and --json fields are the contract (CLI.md).
 func TestScripts(t *testing.T) {
 	agent := buildAgent(t)
+	builds := map[string]string{
+		"agent-dirty":    testkit.BuildAgent(t, testkit.BuildOptions{Dirty: true}),
+		"agent-novcs":    testkit.BuildAgent(t, testkit.BuildOptions{NoVCS: true}),
+		"agent-stripped": testkit.BuildAgent(t, testkit.BuildOptions{LDFlags: "-s -w"}),
+		"engine":         testkit.BuildAgent(t, testkit.BuildOptions{LDFlags: "-s -w"}),
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			return copyFile(agent, filepath.Join(env.WorkDir, "agent"))
+			if err := copyFile(agent, filepath.Join(env.WorkDir, "agent")); err != nil {
+				return err
+			}
+			// The other real builds go to builds/, for the scripts that
+			// need them (transfer.txtar).
+			if err := os.Mkdir(filepath.Join(env.WorkDir, "builds"), 0o755); err != nil {
+				return err
+			}
+			for name, path := range builds {
+				if err := copyFile(path, filepath.Join(env.WorkDir, "builds", name)); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exit":         cmdExit,

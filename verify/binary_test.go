@@ -1,0 +1,142 @@
+package verify_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/transfer"
+	"github.com/writ-ledger/writ/verify"
+)
+
+// world is an authority state with a root, an operator who may instruct
+// "demo" on runner-*, and a release engineer who may pin "agent" and
+// "engine"; pins are added with pin.
+type world struct {
+	st            *delegation.State
+	root, op, rel *sign.PrivateKey
+	lastPin       []byte // the envelope of the latest pin, as appended
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{st: delegation.NewState(), root: testkit.Key(t, 1), op: testkit.Key(t, 10), rel: testkit.Key(t, 11)}
+	relDel := testkit.Delegation(w.rel, []string{"pin"}, "", "")
+	relDel.Artifacts = []string{"agent", "engine"}
+	w.apply(t,
+		testkit.Seal(t, testkit.Root(1, w.root), w.root),
+		testkit.Seal(t, testkit.Delegation(w.op, []string{"instruct"}, "demo", "runner-*"), w.root),
+		testkit.Seal(t, relDel, w.root))
+	return w
+}
+
+func (w *world) apply(t *testing.T, entries ...[]byte) {
+	t.Helper()
+	for _, e := range entries {
+		if _, err := w.st.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// pin pins the file at path as artifact at version (allowing dirty and
+// unknown builds: the pin records what it saw), valid for 30 days from
+// an hour before Epoch, and returns the pin.
+func (w *world) pin(t *testing.T, path, artifact, version string) *schemas.Pin {
+	t.Helper()
+	p, err := transfer.NewPin(path, transfer.PinOptions{Artifact: artifact, Version: version, Platform: platform,
+		AllowDirty: true, AllowUnknown: true,
+		IssuedAt: testkit.Epoch.Add(-time.Hour), Expires: testkit.Epoch.Add(30 * 24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.lastPin = testkit.Seal(t, p, w.rel)
+	w.apply(t, w.lastPin)
+	return p
+}
+
+func (w *world) admit(t *testing.T, mode verify.Mode, hw map[string]string, i *schemas.Instruction, d verify.Dispatch) *verify.Verdict {
+	t.Helper()
+	c := cfg(mode)
+	c.HighWater = hw
+	d.Raw = testkit.Seal(t, i, w.op)
+	return verify.Admit(w.st, c, d)
+}
+
+// expect asserts the verdict in each of off, warn and enforce.
+func expect(t *testing.T, w *world, hw map[string]string, i *schemas.Instruction, d verify.Dispatch, rule string, verdicts [3]string) {
+	t.Helper()
+	for n, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
+		v := w.admit(t, mode, hw, i, d)
+		if v.Rule != rule || v.Verdict != verdicts[n] {
+			t.Fatalf("mode %s: %s / %s (%s), want %s / %s; failed %v", mode, v.Verdict, v.Rule, v.Reason, verdicts[n], rule, v.Failed)
+		}
+	}
+}
+
+var admittedAll = [3]string{verify.Admitted, verify.Admitted, verify.Admitted}
+
+// TestBuildsPinAndAdmit: real Go binaries built in the test from a
+// temporary git repository, and a non-Go file. Each gets its pin outcome
+// (writ pin refuses dirty and unknown builds unless allowed) and its own
+// admission rule, so that warn and enforce treat them apart.
+func TestBuildsPinAndAdmit(t *testing.T) {
+	notGo := filepath.Join(t.TempDir(), "agent.sh")
+	if err := os.WriteFile(notGo, []byte("#!/bin/sh\necho agent\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		path     string
+		pinErr   error // from writ pin without --allow-dirty / --allow-unknown-build
+		rule     string
+		verdicts [3]string
+	}{
+		{"clean", agentPath, nil, verify.RuleOK, admittedAll},
+		{"uncommitted edit (vcs.modified=true)", testkit.BuildAgent(t, testkit.BuildOptions{Dirty: true}), transfer.ErrDirtyBuild, verify.RuleDirtyBuild, softAll},
+		{"-buildvcs=false", testkit.BuildAgent(t, testkit.BuildOptions{NoVCS: true}), transfer.ErrUnknownBuild, verify.RuleUnknownBuild, softAll},
+		{"stripped (-ldflags=-s -w keeps build info)", testkit.BuildAgent(t, testkit.BuildOptions{LDFlags: "-s -w"}), nil, verify.RuleOK, admittedAll},
+		{"not a Go binary", notGo, transfer.ErrUnknownBuild, verify.RuleUnknownBuild, softAll},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := transfer.NewPin(tc.path, transfer.PinOptions{Artifact: "agent", Version: "1.0.0", Platform: platform,
+				IssuedAt: testkit.Epoch, Expires: testkit.Epoch.Add(time.Hour)})
+			if !errors.Is(err, tc.pinErr) || (tc.pinErr == nil) != (err == nil) {
+				t.Fatalf("pin: %v, want %v", err, tc.pinErr)
+			}
+			w := newWorld(t)
+			p := w.pin(t, tc.path, "agent", "1.0.0")
+			if tc.pinErr == transfer.ErrDirtyBuild && (p.Build == nil || !p.Build.Modified) {
+				t.Fatalf("the allowed dirty pin does not record vcs.modified: %+v", p.Build)
+			}
+			expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: tc.path}, tc.rule, tc.verdicts)
+		})
+	}
+}
+
+// TestBuildMetadataReadFromDisk: the build metadata is re-read from the
+// binary at admission, not taken from the pin, so a pin whose recorded
+// build was edited (here: claims a clean build of a dirty binary) is
+// refused under build-mismatch.
+func TestBuildMetadataReadFromDisk(t *testing.T) {
+	dirty := testkit.BuildAgent(t, testkit.BuildOptions{Dirty: true})
+	p, err := transfer.NewPin(dirty, transfer.PinOptions{Artifact: "agent", Version: "1.0.0", Platform: platform, AllowDirty: true,
+		IssuedAt: testkit.Epoch.Add(-time.Hour), Expires: testkit.Epoch.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Build.Modified = false
+	w := newWorld(t)
+	w.apply(t, testkit.Seal(t, p, w.rel))
+	v := w.admit(t, verify.ModeOff, nil, instr(nil), verify.Dispatch{AgentBinary: dirty})
+	if v.Verdict != verify.Refused || v.Rule != verify.RuleBuildMismatch {
+		t.Fatalf("%s / %s (%s)", v.Verdict, v.Rule, v.Reason)
+	}
+}

@@ -1,0 +1,183 @@
+package verify_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/transfer"
+	"github.com/writ-ledger/writ/verify"
+)
+
+// newerAgent is a second genuine clean build (stripped, so its bytes
+// differ) that is pinned as the newer version.
+func newerAgent(t *testing.T) string {
+	return testkit.BuildAgent(t, testkit.BuildOptions{LDFlags: "-s -w"})
+}
+
+// TestRollback: the same genuine older version, re-offered after a newer
+// one was admitted, is refused under rollback, both when it is re-pinned
+// and when the newer pin is revoked; a root-signed downgrade record lets
+// exactly that version through until it expires; the high-water mark
+// never falls.
+func TestRollback(t *testing.T) {
+	older, newer := agentPath, newerAgent(t)
+	w := newWorld(t)
+	w.pin(t, older, "agent", "1.0.0")
+	v := w.admit(t, verify.ModeEnforce, nil, instr(nil), verify.Dispatch{AgentBinary: older})
+	if v.Verdict != verify.Admitted || v.HighWater["agent"] != "v1.0.0" {
+		t.Fatalf("v1.0.0: %s / %s, high water %v", v.Verdict, v.Rule, v.HighWater)
+	}
+	w.pin(t, newer, "agent", "1.1.0")
+	newPin := w.lastPin
+	v = w.admit(t, verify.ModeEnforce, v.HighWater, instr(nil), verify.Dispatch{AgentBinary: newer})
+	if v.Verdict != verify.Admitted || v.HighWater["agent"] != "v1.1.0" {
+		t.Fatalf("v1.1.0: %s / %s, high water %v", v.Verdict, v.Rule, v.HighWater)
+	}
+	hw := v.HighWater
+
+	// The older binary against the newer pin is a plain digest mismatch.
+	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleAgentDigestMismatch, refusedAll)
+
+	// A release key re-pins the genuine old version: rollback.
+	repinned := newWorld(t)
+	repinned.pin(t, newer, "agent", "1.1.0")
+	repinned.pin(t, older, "agent", "1.0.0")
+	expect(t, repinned, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleRollback, softAll)
+	if v := repinned.admit(t, verify.ModeOff, hw, instr(nil), verify.Dispatch{AgentBinary: older}); v.HighWater["agent"] != "v1.1.0" {
+		t.Fatalf("an admitted rollback (mode off) lowered the high-water mark: %v", v.HighWater)
+	}
+
+	// The newer pin is revoked, so the latest pin is the old one again.
+	rev := &schemas.Revocation{V: 1, Target: schemas.SHA256Digest(newPin), Reason: "bad release", IssuedAt: testkit.Epoch.Add(-time.Minute).Unix()}
+	w.apply(t, testkit.Seal(t, rev, w.root))
+	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleRollback, softAll)
+
+	// A downgrade record for another version, or an expired one, does not help.
+	down := func(version string, expires time.Time) []byte {
+		return testkit.Seal(t, &schemas.Downgrade{V: 1, Artifact: "agent", Version: version, Reason: "v1.1.0 is broken",
+			IssuedAt: testkit.Epoch.Add(-time.Minute).Unix(), Expires: expires.Unix()}, w.root)
+	}
+	w.apply(t, down("v0.9.0", testkit.Epoch.Add(time.Hour)), down("v1.0.0", testkit.Epoch))
+	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleRollback, softAll)
+
+	// The right one does, and the mark stays at v1.1.0.
+	w.apply(t, down("v1.0.0", testkit.Epoch.Add(time.Hour)))
+	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleOK, admittedAll)
+	v = w.admit(t, verify.ModeEnforce, hw, instr(nil), verify.Dispatch{AgentBinary: older})
+	if v.HighWater["agent"] != "v1.1.0" || !contains(v.Passed, "downgrade-allowed") {
+		t.Fatalf("downgrade: high water %v, passed %v", v.HighWater, v.Passed)
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDowngradeNeedsRootThreshold: a release key cannot sign a downgrade.
+func TestDowngradeNeedsRootThreshold(t *testing.T) {
+	w := newWorld(t)
+	rec := &schemas.Downgrade{V: 1, Artifact: "agent", Version: "v1.0.0", Reason: "r", IssuedAt: testkit.Epoch.Unix(), Expires: testkit.Epoch.Add(time.Hour).Unix()}
+	_, err := w.st.Apply(testkit.Seal(t, rec, w.rel))
+	var re *delegation.RecordError
+	if !errors.As(err, &re) || re.Rule != "threshold-not-met" {
+		t.Fatalf("a downgrade signed by a release key: %v", err)
+	}
+}
+
+// TestFreezes: an expired pin (a frozen release) and a ledger whose newest
+// checkpoint is older than the runner's maximum age (a frozen ledger).
+func TestFreezes(t *testing.T) {
+	w := newWorld(t)
+	p, err := transfer.NewPin(agentPath, transfer.PinOptions{Artifact: "agent", Version: "1.0.0", Platform: platform,
+		IssuedAt: testkit.Epoch.Add(-time.Hour), Expires: testkit.Epoch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.apply(t, testkit.Seal(t, p, w.rel))
+	expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath}, verify.RulePinExpired, softAll)
+
+	w = newWorld(t)
+	w.pin(t, agentPath, "agent", "1.0.0")
+
+	for _, tc := range []struct {
+		name       string
+		ledgerTime time.Time
+		rule       string
+	}{
+		{"fresh", testkit.Epoch.Add(-59 * time.Minute), verify.RuleOK},
+		{"exactly the maximum age", testkit.Epoch.Add(-time.Hour), verify.RuleOK},
+		{"older than the maximum age", testkit.Epoch.Add(-time.Hour - time.Second), verify.RuleStaleLedger},
+		{"no signed time", time.Time{}, verify.RuleStaleLedger},
+	} {
+		c := cfg(verify.ModeEnforce)
+		c.MaxLedgerAge, c.LedgerTime = time.Hour, tc.ledgerTime
+		v := verify.Admit(w.st, c, verify.Dispatch{Raw: testkit.Seal(t, instr(nil), w.op), AgentBinary: agentPath})
+		if v.Rule != tc.rule {
+			t.Errorf("%s: %s / %s (%s)", tc.name, v.Verdict, v.Rule, v.Reason)
+		}
+	}
+}
+
+// TestCompareOnReceipt: what the runner receives is hashed here; the
+// digest the sender reports is never trusted, and the decision carries
+// both digests.
+func TestCompareOnReceipt(t *testing.T) {
+	w := newWorld(t)
+	p := w.pin(t, agentPath, "agent", "1.0.0")
+	enginePath := newerAgent(t)
+	eng := w.pin(t, enginePath, "engine", "2.0.0")
+	dir := t.TempDir()
+	oneByte := filepath.Join(dir, "agent")
+	b, err := os.ReadFile(agentPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x40
+	os.WriteFile(oneByte, b, 0o755)
+
+	// The instruction reports the pinned digest; the bytes differ by one.
+	honest := instr(func(i *schemas.Instruction) { i.Agent.Digest = p.Digest })
+	expect(t, w, nil, honest, verify.Dispatch{AgentBinary: oneByte}, verify.RuleAgentDigestMismatch, refusedAll)
+	v := w.admit(t, verify.ModeOff, nil, honest, verify.Dispatch{AgentBinary: oneByte})
+	d := verify.Decision(v)
+	if len(d.Compared) != 1 || d.Compared[0].Expected != p.Digest || d.Compared[0].Actual == p.Digest || !strings.HasPrefix(d.Compared[0].Actual, "sha256:") {
+		t.Fatalf("decision evidence %+v", d.Compared)
+	}
+
+	// The engine: named, pinned, and swapped on disk for another pinned
+	// artifact (the agent).
+	withEngine := instr(func(i *schemas.Instruction) { i.Engine = &schemas.ArtifactRef{Name: "engine", Digest: eng.Digest} })
+	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, verify.RuleOK, admittedAll)
+	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: agentPath}, verify.RuleEngineDigestMismatch, refusedAll)
+	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath}, verify.RuleEngineBinaryMissing, refusedAll)
+	unpinned := instr(func(i *schemas.Instruction) { i.Engine = &schemas.ArtifactRef{Name: "engine-x"} })
+	expect(t, w, nil, unpinned, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, verify.RuleEngineNotPinned, softAll)
+	v = w.admit(t, verify.ModeEnforce, nil, withEngine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath})
+	if v.HighWater["engine"] != "v2.0.0" || v.HighWater["agent"] != "v1.0.0" {
+		t.Fatalf("high water %v", v.HighWater)
+	}
+
+	// Provisioned files.
+	prov := filepath.Join(dir, "prov")
+	os.Mkdir(prov, 0o755)
+	os.WriteFile(filepath.Join(prov, "policy.json"), []byte(`{"allow":[]}`), 0o644)
+	withProv := instr(func(i *schemas.Instruction) {
+		i.Provision = []schemas.Provision{{Dest: ".provision/policy.json", Digest: schemas.SHA256Digest([]byte(`{"allow":[]}`)), Size: 12}}
+	})
+	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleOK, admittedAll)
+	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath}, verify.RuleProvisionMissing, refusedAll)
+	os.WriteFile(filepath.Join(prov, "policy.json"), []byte(`{"allow":["*"]}`), 0o644)
+	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionMismatch, refusedAll)
+}
