@@ -7,6 +7,7 @@ import (
 
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
+	"golang.org/x/mod/semver"
 )
 
 // ErrRefused is wrapped by every *RecordError.
@@ -235,6 +236,23 @@ func (s *State) LatestPin(artifact, platform string) *PinEntry {
 		}
 	}
 	return nil
+}
+
+// LowestPinned returns the pin, revoked or not, that gave the binary
+// digest for artifact on platform its lowest version (by semantic
+// version precedence, golang.org/x/mod/semver), or nil if that digest was
+// never pinned. The same bytes pinned again under a higher version are
+// still the lower version: a runner judges rollback by this one.
+func (s *State) LowestPinned(artifact, platform, digest string) *PinEntry {
+	var low *PinEntry
+	for _, p := range s.pins {
+		r := p.Record
+		if r.Artifact == artifact && r.Platform == platform && r.Digest == digest &&
+			(low == nil || semver.Compare(r.Version, low.Record.Version) < 0) {
+			low = p
+		}
+	}
+	return low
 }
 
 // Issuer returns the unrevoked issuer record for the issuer URL, or nil.

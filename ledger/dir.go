@@ -127,6 +127,8 @@ func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 		return l, nil
 	case keyErr == nil && errors.Is(logErr, os.ErrNotExist):
 		return nil, &IntegrityError{Index: -1, What: "decision log missing", Detail: "the runner key exists, so the decision log was deleted; nothing was created"}
+	case errors.Is(keyErr, os.ErrNotExist) && logErr == nil:
+		return nil, fmt.Errorf("%w: %s holds a decision log but not the runner key (%s) that signs it: this is another runner's ledger, or the key was removed; admit where that key is, or give this runner a directory of its own (writ ledger import --dir NEW FILE from an export of the authority log)", ErrNoRunnerKey, dir, keyPath)
 	}
 	key, err := sign.LoadPrivateKey(keyPath, kp.Identities...)
 	if err != nil {

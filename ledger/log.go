@@ -35,6 +35,9 @@ var (
 	// ErrWrongKey: the checkpoint key given does not match the log's
 	// verifier key.
 	ErrWrongKey = errors.New("checkpoint key does not match the log")
+	// ErrNoRunnerKey: a ledger directory holds a decision log without the
+	// runner key that signs it, so no decision can be appended there.
+	ErrNoRunnerKey = errors.New("no runner key for this decision log")
 	// ErrLocked: another process has the log open (Badger's directory
 	// lock); retry when it is done.
 	ErrLocked = errors.New("log is in use by another process")

@@ -21,6 +21,11 @@ const (
 	// length, so no record or envelope may exceed 65,535 bytes.
 	MaxRecordSize = 65535
 
+	// MaxProvision is the most files one instruction may provision, so
+	// that the decision recording their digests stays within
+	// MaxRecordSize (64 SHA-512 digest pairs are about 28 KiB).
+	MaxProvision = 64
+
 	// MaxNestingDepth is the deepest nesting of arrays and maps accepted.
 	// The deepest honest record (instruction → provision list → item) is 3
 	// levels; an envelope wrapping it adds 2 more.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -142,6 +143,15 @@ func TestFieldRules(t *testing.T) {
 		{"stream with space", func(i *Instruction) { i.Stream = "a b" }, "stream"},
 		{"machine starting with dash", func(i *Instruction) { i.Machine = "-x" }, "machine"},
 		{"agent digest without algorithm", func(i *Instruction) { i.Agent.Digest = strings.Repeat("a", 64) }, "agent.digest"},
+		{"agent digest SHA-384 (pins are SHA-256)", func(i *Instruction) { i.Agent.Digest = "sha384:" + strings.Repeat("a", 96) }, "agent.digest"},
+		{"more provisioned files than MaxProvision", func(i *Instruction) {
+			for n := range MaxProvision + 1 {
+				i.Provision = append(i.Provision, Provision{Dest: fmt.Sprintf(".provision/f%03d", n), Digest: "sha256:" + strings.Repeat("a", 64), Size: 1})
+			}
+		}, "provision"},
+		{"engine digest SHA-512", func(i *Instruction) {
+			i.Engine = &ArtifactRef{Name: "engine", Digest: "sha512:" + strings.Repeat("a", 128)}
+		}, "engine.digest"},
 		{"transport", func(i *Instruction) { i.Transport = "http" }, "transport"},
 		{"window reversed", func(i *Instruction) { i.Expires = i.NotBefore }, "expires"},
 		{"brief not UTF-8", func(i *Instruction) { i.Brief = "\xff" }, "brief"},

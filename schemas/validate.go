@@ -208,12 +208,12 @@ func (r *Instruction) Validate() error {
 		return fieldErr(k, "machine", "%q is not a machine name", r.Machine)
 	case !artifactRe.MatchString(r.Agent.Name):
 		return fieldErr(k, "agent.name", "%q is not an artifact name", r.Agent.Name)
-	case r.Agent.Digest != "" && !contentRe.MatchString(r.Agent.Digest):
-		return fieldErr(k, "agent.digest", "must be sha256:, sha384: or sha512: and lowercase hex of that length")
+	case r.Agent.Digest != "" && !digestRe.MatchString(r.Agent.Digest):
+		return fieldErr(k, "agent.digest", "must be sha256: and 64 lowercase hex digits, as pins are")
 	case r.Engine != nil && !artifactRe.MatchString(r.Engine.Name):
 		return fieldErr(k, "engine.name", "%q is not an artifact name", r.Engine.Name)
-	case r.Engine != nil && r.Engine.Digest != "" && !contentRe.MatchString(r.Engine.Digest):
-		return fieldErr(k, "engine.digest", "must be sha256:, sha384: or sha512: and lowercase hex of that length")
+	case r.Engine != nil && r.Engine.Digest != "" && !digestRe.MatchString(r.Engine.Digest):
+		return fieldErr(k, "engine.digest", "must be sha256: and 64 lowercase hex digits, as pins are")
 	case !utf8.ValidString(r.Brief):
 		return fieldErr(k, "brief", "must be valid UTF-8")
 	case r.Transport != "ssh" && r.Transport != "local":
@@ -222,6 +222,9 @@ func (r *Instruction) Validate() error {
 		return fieldErr(k, "not_before", "must be a positive Unix time")
 	case r.Expires <= r.NotBefore:
 		return fieldErr(k, "expires", "must be after not_before")
+	}
+	if len(r.Provision) > MaxProvision {
+		return fieldErr(k, "provision", "%d files: at most %d per instruction", len(r.Provision), MaxProvision)
 	}
 	for i, p := range r.Provision {
 		switch {

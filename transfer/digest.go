@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -89,18 +88,11 @@ func DigestFile(path string) (string, int64, error) { return DigestFileAlg(path,
 
 // DigestFileAlg is DigestFile with another algorithm of Algorithms.
 func DigestFileAlg(path, alg string) (string, int64, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return "", 0, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", 0, fmt.Errorf("%s: not a regular file", path)
-	}
 	d, n, err := DigestReader(f, alg)
 	if err != nil {
 		return "", 0, fmt.Errorf("hashing %s: %w", path, err)

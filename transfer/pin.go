@@ -4,7 +4,6 @@ import (
 	"debug/buildinfo"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -22,18 +21,21 @@ var (
 	ErrUnknownBuild = errors.New("unknown build")
 )
 
-// ReadBuild reads the Go build metadata of the binary at path. It returns
-// nil build (and no error) for a file that is not a Go binary or carries no
-// build information, and the binary's GOOS/GOARCH ("" if not recorded).
+// ReadBuild reads the Go build metadata of the regular file at path. It
+// returns nil build (and no error) for a file that is not a Go binary or
+// carries no build information, and the binary's GOOS/GOARCH ("" if not
+// recorded). Errors are those of Inspect.
 func ReadBuild(path string) (*schemas.Build, string, error) {
-	info, err := buildinfo.ReadFile(path)
+	in, err := Inspect(path, "sha256")
 	if err != nil {
-		// debug/buildinfo reports "not a Go executable" and format errors
-		// alike; an unreadable file is caught when it is hashed.
-		return nil, "", nil
+		return nil, "", err
 	}
+	return in.Build, in.Platform, nil
+}
+
+func fromBuildInfo(info *buildinfo.BuildInfo) (*schemas.Build, string) {
 	b := &schemas.Build{GoVersion: info.GoVersion, Path: info.Path, Module: info.Main.Path, ModuleVersion: info.Main.Version}
-	var goos, goarch string
+	var goos, goarch, modified string
 	for _, s := range info.Settings {
 		switch s.Key {
 		case "vcs":
@@ -43,18 +45,22 @@ func ReadBuild(path string) (*schemas.Build, string, error) {
 		case "vcs.time":
 			b.Time = s.Value
 		case "vcs.modified":
-			b.Modified = s.Value == "true"
+			modified = s.Value
 		case "GOOS":
 			goos = s.Value
 		case "GOARCH":
 			goarch = s.Value
 		}
 	}
+	// The go command writes vcs.modified as "true" or "false" whenever it
+	// records a revision; anything else (absent, "TRUE", "1") cannot be
+	// shown clean, so it counts as modified.
+	b.Modified = b.Revision != "" && modified != "false" || modified == "true"
 	platform := ""
 	if goos != "" && goarch != "" {
 		platform = goos + "/" + goarch
 	}
-	return b, platform, nil
+	return b, platform
 }
 
 // PinOptions are the release engineer's choices for NewPin.
@@ -78,15 +84,15 @@ func Platform() string { return runtime.GOOS + "/" + runtime.GOARCH }
 // unless AllowUnknown, a platform that contradicts the binary's own, and
 // any field the pin schema rejects (a *schemas.FieldError).
 func NewPin(path string, o PinOptions) (*schemas.Pin, error) {
-	if fi, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	build, binPlatform, err := ReadBuild(path)
+	version, err := ParseVersion(o.Version)
 	if err != nil {
 		return nil, err
 	}
+	in, err := Inspect(path, "sha256")
+	if err != nil {
+		return nil, fmt.Errorf("the binary to pin: %w", err)
+	}
+	build, binPlatform := in.Build, in.Platform
 	platform := o.Platform
 	switch {
 	case platform == "" && binPlatform != "":
@@ -106,17 +112,7 @@ func NewPin(path string, o PinOptions) (*schemas.Pin, error) {
 		}
 		return nil, fmt.Errorf("%w: %s: %s; pass --allow-unknown-build to pin it anyway", ErrUnknownBuild, path, why)
 	}
-	digest, size, err := DigestFile(path)
-	if err != nil {
-		return nil, err
-	}
-	version := o.Version
-	if !strings.HasPrefix(version, "v") {
-		version = "v" + version
-	}
-	if !semver.IsValid(version) || semver.Canonical(version)+semver.Build(version) != version {
-		return nil, fmt.Errorf("--version %q: not a full semantic version MAJOR.MINOR.PATCH (e.g. 1.4.2)", o.Version)
-	}
+	digest, size := in.Digest, in.Size
 	p := &schemas.Pin{
 		V: schemas.SchemaVersion, Artifact: o.Artifact, Platform: platform, Digest: digest, Size: uint64(size),
 		Version: version, Build: build, IssuedAt: o.IssuedAt.Unix(), Expires: o.Expires.Unix(),
@@ -125,4 +121,20 @@ func NewPin(path string, o PinOptions) (*schemas.Pin, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// ParseVersion returns the semantic version v (SemVer 2.0.0, as
+// golang.org/x/mod/semver reads it) with a leading "v", adding one if
+// missing: "1.4.2" and "v1.4.2-rc.1+build.5" are accepted, shorthand
+// such as "1.4" is not. The error names the --version flag and gives an
+// example.
+func ParseVersion(v string) (string, error) {
+	version := v
+	if !strings.HasPrefix(version, "v") {
+		version = "v" + version
+	}
+	if !semver.IsValid(version) || semver.Canonical(version)+semver.Build(version) != version {
+		return "", fmt.Errorf("--version %q: not a full semantic version MAJOR.MINOR.PATCH (e.g. 1.4.2)", v)
+	}
+	return version, nil
 }

@@ -4,8 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,8 +39,40 @@ func TestDigestAndCompare(t *testing.T) {
 	if !errors.As(err, &mm) || !errors.Is(err, transfer.ErrDigestMismatch) || mm.Expected != want || mm.Actual == want {
 		t.Fatalf("Compare after one changed bit = %v", err)
 	}
-	if _, _, err := transfer.DigestFile(t.TempDir()); err == nil {
-		t.Fatal("a directory was hashed")
+	if _, _, err := transfer.DigestFile(t.TempDir()); !errors.Is(err, transfer.ErrNotRegular) {
+		t.Fatalf("a directory: %v", err)
+	}
+}
+
+// TestNotRegular: a FIFO (whose open would block), a directory and a
+// device are refused before they are opened, by every entry point; a
+// symbolic link to a regular file is followed.
+func TestNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, dir, "/dev/zero"} {
+		if _, err := transfer.Inspect(p, "sha256"); !errors.Is(err, transfer.ErrNotRegular) {
+			t.Errorf("Inspect(%s): %v", p, err)
+		}
+		if _, err := transfer.Compare(p, "sha256:"+strings.Repeat("0", 64)); !errors.Is(err, transfer.ErrNotRegular) {
+			t.Errorf("Compare(%s): %v", p, err)
+		}
+		if _, err := transfer.NewPin(p, transfer.PinOptions{Artifact: "a", Version: "1.0.0", AllowUnknown: true}); !errors.Is(err, transfer.ErrNotRegular) {
+			t.Errorf("NewPin(%s): %v", p, err)
+		}
+	}
+	if _, err := transfer.Inspect(filepath.Join(dir, "absent"), "sha256"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("absent: %v", err)
+	}
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("x"), 0o644)
+	link := filepath.Join(dir, "link")
+	os.Symlink(target, link)
+	if in, err := transfer.Inspect(link, "sha256"); err != nil || in.Size != 1 || in.Build != nil {
+		t.Errorf("symlink to a regular file: %+v, %v", in, err)
 	}
 }
 

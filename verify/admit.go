@@ -120,9 +120,9 @@ type admission struct {
 	// authorized: a verified signature by a key delegated instruct for
 	// this stream and machine stands behind the dispatch.
 	authorized bool
-	// admittedPins are the pins whose binaries matched, for the
-	// high-water marks.
-	admittedPins []*schemas.Pin
+	// admitted are the versions of the binaries that matched their pins,
+	// for the high-water marks.
+	admitted []artifactVersion
 }
 
 func (a *admission) fail(rule, format string, args ...any) {
@@ -158,9 +158,9 @@ func (a *admission) raise(v *Verdict) *Verdict {
 		hw[k] = x
 	}
 	if v.Admitted() {
-		for _, p := range a.admittedPins {
-			if cur := hw[p.Artifact]; cur == "" || semver.Compare(p.Version, cur) > 0 {
-				hw[p.Artifact] = p.Version
+		for _, p := range a.admitted {
+			if cur := hw[p.artifact]; cur == "" || semver.Compare(p.version, cur) > 0 {
+				hw[p.artifact] = p.version
 			}
 		}
 	}
@@ -220,8 +220,13 @@ func (a *admission) check(d Dispatch) {
 		a.pass("instruction-window")
 	}
 	a.checkBinary(agentRole, instr.Agent, d.AgentBinary)
-	if instr.Engine != nil {
+	switch {
+	case instr.Engine != nil:
 		a.checkBinary(engineRole, *instr.Engine, d.EngineBinary)
+	case d.EngineBinary != "":
+		// The runner runs an engine the dispatch does not name: nothing
+		// says which pin it should match, so it would run unchecked.
+		a.fail(RuleEngineNotNamed, "this runner runs the engine %s, and the instruction names no engine to check it against", d.EngineBinary)
 	}
 	a.checkProvision(instr, d.ProvisionDir)
 	a.checkLedgerAge()

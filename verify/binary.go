@@ -2,6 +2,7 @@ package verify
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,18 +31,21 @@ var (
 // high-water mark (unless a downgrade record allows it), the digest the
 // instruction names (if any) is the pin's, the file on disk hashes to the
 // pin's digest here, its build metadata (read from the file, not the pin)
-// is the pin's, and it is neither dirty nor of unknown source.
+// is the pin's, and it is neither dirty nor of unknown source. With no
+// pin, the file is still hashed and held against the digest the
+// instruction names, if any: a wrong byte is refused in every mode.
 func (a *admission) checkBinary(r role, ref schemas.ArtifactRef, path string) {
 	pin := a.st.LatestPin(ref.Name, a.cfg.Platform)
 	if pin == nil {
 		a.fail(r.notPinned, "no pin for %s artifact %q on %s in this ledger", r.name, ref.Name, a.cfg.Platform)
+		a.checkUnpinned(r, ref, path)
 		return
 	}
 	a.checkPinSigner(pin)
 	if a.now.Unix() >= pin.Record.Expires {
 		a.fail(RulePinExpired, "the %s pin at ledger index %d for %s %s expired at %s", r.name, pin.Index, pin.Record.Artifact, pin.Record.Version, unixUTC(pin.Record.Expires))
 	}
-	a.checkRollback(pin)
+	version := a.checkRollback(pin)
 	if ref.Digest != "" && ref.Digest != pin.Record.Digest {
 		a.fail(r.pinMismatch, "instruction.%s.digest is %s, the latest pin (ledger index %d) is %s", r.name, ref.Digest, pin.Index, pin.Record.Digest)
 	}
@@ -49,31 +53,55 @@ func (a *admission) checkBinary(r role, ref schemas.ArtifactRef, path string) {
 		a.fail(r.unreadable, "no %s binary path was given to compare with the pin", r.name)
 		return
 	}
-	actual, err := transfer.Compare(path, pin.Record.Digest)
-	var mm *transfer.MismatchError
-	switch {
-	case errors.As(err, &mm):
-		a.v.Compared = append(a.v.Compared, schemas.DigestCheck{Subject: r.name, Expected: mm.Expected, Actual: mm.Actual})
-		a.fail(r.mismatch, "%s binary %s hashes to %s here; the pin at ledger index %d for %s %s says %s", r.name, path, mm.Actual, pin.Index, pin.Record.Artifact, pin.Record.Version, mm.Expected)
-		return
-	case err != nil:
+	alg, _, err := transfer.ParseDigest(pin.Record.Digest)
+	if err != nil {
+		panic(err) // the pin schema admits only sha256 digests
+	}
+	// One open file for the digest and the build metadata: both describe
+	// the same bytes.
+	in, err := transfer.Inspect(path, alg)
+	if err != nil {
 		a.fail(r.unreadable, "%s binary: %v", r.name, err)
 		return
 	}
-	a.v.Compared = append(a.v.Compared, schemas.DigestCheck{Subject: r.name, Expected: pin.Record.Digest, Actual: actual})
-	a.pass(r.name + "-digest")
-	a.checkBuild(r, path, pin)
-	a.admittedPins = append(a.admittedPins, pin.Record)
-}
-
-// checkBuild re-reads the build metadata from the file on disk and holds
-// it against the pin, then flags dirty and unknown builds.
-func (a *admission) checkBuild(r role, path string, pin *delegation.PinEntry) {
-	build, _, err := transfer.ReadBuild(path)
-	if err != nil {
-		a.fail(r.unreadable, "%s binary build metadata: %v", r.name, err)
+	a.v.Compared = append(a.v.Compared, schemas.DigestCheck{Subject: r.name, Expected: pin.Record.Digest, Actual: in.Digest})
+	if in.Digest != pin.Record.Digest {
+		a.fail(r.mismatch, "%s binary %s hashes to %s here; the pin at ledger index %d for %s %s says %s", r.name, path, in.Digest, pin.Index, pin.Record.Artifact, pin.Record.Version, pin.Record.Digest)
 		return
 	}
+	a.pass(r.name + "-digest")
+	a.checkBuild(r, in.Build, pin)
+	a.admitted = append(a.admitted, artifactVersion{pin.Record.Artifact, version})
+}
+
+// checkUnpinned hashes a binary that no pin covers: it must be there, and
+// match the digest the instruction names, if it names one. Nothing here
+// admits it; the not-pinned finding stands.
+func (a *admission) checkUnpinned(r role, ref schemas.ArtifactRef, path string) {
+	if path == "" {
+		a.fail(r.unreadable, "no %s binary path was given", r.name)
+		return
+	}
+	in, err := transfer.Inspect(path, "sha256")
+	if err != nil {
+		a.fail(r.unreadable, "%s binary: %v", r.name, err)
+		return
+	}
+	if ref.Digest == "" {
+		return
+	}
+	a.v.Compared = append(a.v.Compared, schemas.DigestCheck{Subject: r.name, Expected: ref.Digest, Actual: in.Digest})
+	if in.Digest != ref.Digest {
+		a.fail(r.mismatch, "%s binary %s hashes to %s here; instruction.%s.digest says %s (and no pin covers it)", r.name, path, in.Digest, r.name, ref.Digest)
+	}
+}
+
+// artifactVersion is a version of an artifact an admission lets run.
+type artifactVersion struct{ artifact, version string }
+
+// checkBuild holds the build metadata read from the file on disk against
+// the pin's, then flags dirty and unknown builds.
+func (a *admission) checkBuild(r role, build *schemas.Build, pin *delegation.PinEntry) {
 	if !sameBuild(build, pin.Record.Build) {
 		a.fail(RuleBuildMismatch, "the %s binary's build metadata (%s) is not the pin's (%s)", r.name, describeBuild(build), describeBuild(pin.Record.Build))
 		return
@@ -111,18 +139,27 @@ func describeBuild(b *schemas.Build) string {
 
 // checkRollback refuses a pin below this runner's high-water mark for the
 // artifact, unless a root-signed downgrade record allows that version.
-func (a *admission) checkRollback(pin *delegation.PinEntry) {
+// The version judged is the lowest under which these exact bytes were
+// ever pinned in this ledger: an old binary pinned again under a higher
+// version is still the old version. It returns that version.
+func (a *admission) checkRollback(pin *delegation.PinEntry) string {
+	version, relabel := pin.Record.Version, ""
+	if low := a.st.LowestPinned(pin.Record.Artifact, pin.Record.Platform, pin.Record.Digest); low != nil && semver.Compare(low.Record.Version, version) < 0 {
+		version = low.Record.Version
+		relabel = fmt.Sprintf(" (the latest pin says %s, but the same bytes were pinned as %s at ledger index %d)", pin.Record.Version, version, low.Index)
+	}
 	high := a.cfg.HighWater[pin.Record.Artifact]
-	if high == "" || semver.Compare(pin.Record.Version, high) >= 0 {
+	if high == "" || semver.Compare(version, high) >= 0 {
 		a.pass("no-rollback")
-		return
+		return version
 	}
-	if d := a.st.Downgrade(pin.Record.Artifact, pin.Record.Version, a.now.Unix()); d != nil {
+	if d := a.st.Downgrade(pin.Record.Artifact, version, a.now.Unix()); d != nil {
 		a.pass("downgrade-allowed")
-		return
+		return version
 	}
-	a.fail(RuleRollback, "the latest pin for %s is %s, below %s, which this runner has admitted; no downgrade record allows it",
-		pin.Record.Artifact, pin.Record.Version, high)
+	a.fail(RuleRollback, "the %s binary pinned for %s is version %s%s, below %s, which this runner has admitted; no downgrade record allows it",
+		pin.Record.Platform, pin.Record.Artifact, version, relabel, high)
+	return version
 }
 
 // checkProvision hashes every provisioned file here and compares it with
@@ -171,10 +208,19 @@ func (a *admission) checkProvisionDir(instr *schemas.Instruction, dir string) {
 	for _, p := range instr.Provision {
 		named[strings.TrimPrefix(p.Dest, ".provision/")] = true
 	}
+	var extra []string
 	for _, e := range entries {
 		if !named[e.Name()] {
-			a.fail(RuleProvisionMismatch, "the provision directory holds %q, which the instruction does not name", e.Name())
+			extra = append(extra, fmt.Sprintf("%q", e.Name()))
 		}
+	}
+	if n := len(extra); n > 0 {
+		more := ""
+		if n > 8 {
+			more, extra = fmt.Sprintf(" and %d more", n-8), extra[:8]
+		}
+		a.fail(RuleProvisionUnexpected, "the provision directory %s holds %d entries the instruction does not name: %s%s",
+			dir, n, strings.Join(extra, ", "), more)
 	}
 }
 
@@ -187,6 +233,9 @@ func (a *admission) checkLedgerAge() {
 	switch {
 	case a.cfg.LedgerTime.IsZero():
 		a.fail(RuleStaleLedger, "the ledger's checkpoint carries no signed time, so its age cannot be judged (maximum %s)", a.cfg.MaxLedgerAge)
+	case a.cfg.LedgerTime.After(a.now.Add(MaxClockSkew)):
+		a.fail(RuleStaleLedger, "the ledger's newest checkpoint claims to be signed at %s, more than %s after this runner's clock (%s): its age cannot be judged",
+			a.cfg.LedgerTime.UTC().Format(time.RFC3339), MaxClockSkew, a.now.UTC().Format(time.RFC3339))
 	case a.now.Sub(a.cfg.LedgerTime) > a.cfg.MaxLedgerAge:
 		a.fail(RuleStaleLedger, "the ledger's newest checkpoint was signed at %s, %s ago; this runner accepts at most %s",
 			a.cfg.LedgerTime.UTC().Format(time.RFC3339), a.now.Sub(a.cfg.LedgerTime).Round(time.Second), a.cfg.MaxLedgerAge)

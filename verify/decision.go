@@ -20,8 +20,12 @@ func Decision(v *Verdict) *schemas.Decision {
 		Signer: v.Signer, Stream: v.Stream, Compared: v.Compared, Passed: v.Passed,
 		AuthoritySize: v.AuthoritySize, AuthorityRoot: v.AuthorityRoot, HighWater: v.HighWater,
 	}
+	seen := map[string]bool{}
 	for _, f := range v.Failed {
-		d.Failed = append(d.Failed, f.Rule)
+		if !seen[f.Rule] { // each failed rule once, in check order
+			seen[f.Rule] = true
+			d.Failed = append(d.Failed, f.Rule)
+		}
 	}
 	return d
 }

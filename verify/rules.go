@@ -70,6 +70,7 @@ const (
 	RulePinExpired           = "pin-expired"
 	RuleAgentNotPinned       = "agent-not-pinned"
 	RuleInternal             = "internal-error"
+	RuleEngineNotNamed       = "engine-not-named"
 	RuleEngineNotPinned      = "engine-not-pinned"
 	RuleEnginePinMismatch    = "engine-pin-mismatch"
 	RuleEngineBinaryMissing  = "engine-binary-unreadable"
@@ -81,6 +82,7 @@ const (
 	RuleStaleLedger          = "stale-ledger"
 	RuleProvisionMissing     = "provision-unreadable"
 	RuleProvisionMismatch    = "provision-digest-mismatch"
+	RuleProvisionUnexpected  = "provision-unexpected"
 )
 
 // Rules is the rule vocabulary, in the order checks run. `writ admit
@@ -135,6 +137,8 @@ var Rules = []Rule{
 		"pin the current release again, or have the root sign a downgrade record (`writ downgrade`) if going back is intended", false},
 	{RuleStaleLedger, ClassFreshness, "the ledger's newest checkpoint was signed within this runner's maximum ledger age",
 		"sync this runner's ledger from the writer (export/import) or have the writer refresh its checkpoint (`writ ledger checkpoint --refresh`)", false},
+	{RuleEngineNotNamed, ClassProvenance, "the instruction names the engine when this runner runs one (--engine-binary given)",
+		"have the control plane name the engine (`writ instruct --engine NAME`) so it is checked against its pin", false},
 	{RuleEngineNotPinned, ClassProvenance, "the ledger holds a pin for the engine artifact the instruction names, on this platform",
 		"have a release engineer pin the engine (`writ pin`) and append the pin", false},
 	{RuleEnginePinMismatch, ClassIntegrity, "the engine digest the instruction names, if any, is the latest pin's",
@@ -151,8 +155,10 @@ var Rules = []Rule{
 		"rebuild with version control information (no -buildvcs=false, not go run) and pin that", false},
 	{RuleProvisionMissing, ClassIntegrity, "every provisioned file the instruction names is present in the provision directory",
 		"ship the provisioned files with the dispatch and give their directory to --provision-dir", false},
-	{RuleProvisionMismatch, ClassIntegrity, "every provisioned file hashes, here, to the digest the instruction names, and the provision directory holds nothing else",
+	{RuleProvisionMismatch, ClassIntegrity, "every provisioned file hashes, here, to the digest the instruction names",
 		"do not run the dispatch: the provisioned file is not the one that was signed for; ship it again", false},
+	{RuleProvisionUnexpected, ClassIntegrity, "the provision directory holds only the files the instruction names",
+		"remove what the instruction does not name from the provision directory (or re-issue the instruction naming it), then dispatch again", false},
 	{RuleInternal, ClassInternal, "the verdict was computed without an internal error",
 		"report a bug with the decision log entry; the dispatch was refused", false},
 }

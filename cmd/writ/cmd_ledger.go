@@ -300,8 +300,39 @@ func ledgerVerify(c *cli.Context) error {
 // check (a verdict of no).
 func recordErr(err error) error {
 	var re *delegation.RecordError
-	if errors.As(err, &re) && re.Rule == delegation.RuleMalformed {
-		return inputErr(err)
+	if !errors.As(err, &re) {
+		return noErr(err)
 	}
-	return noErr(err)
+	rule := re.Rule
+	var d *delegation.Denial
+	if errors.As(re.Err, &d) {
+		rule = d.Rule
+	}
+	var hints []string
+	if h, ok := appendHints[rule]; ok {
+		hints = append(hints, h)
+	}
+	if rule == delegation.RuleMalformed {
+		return inputErr(err, hints...)
+	}
+	return noErr(err, hints...)
+}
+
+// appendHints is the next act for each rule a record can be refused
+// under when it is appended.
+var appendHints = map[string]string{
+	delegation.RuleMalformed:     "the file is not a writ record envelope; make it with the writ command for its kind",
+	delegation.RuleBadSignature:  "the record was changed after signing, or signed over other bytes; sign it again",
+	delegation.RuleUnknownKey:    "append the delegation that introduces the signing key first (`writ delegate`), or sign with a key the ledger knows",
+	delegation.RuleThreshold:     "sign with the root threshold's keys (repeat --key)",
+	delegation.RuleWrongKind:     "this kind of record cannot stand here; check the file is the one you meant",
+	delegation.RuleNotAttenuated: "narrow the re-delegation to within its parent (`writ authority explain` shows the parent's scope)",
+	delegation.RuleRootVersion:   "make the next root with `writ root sign --previous` over the ledger's current root",
+	delegation.RuleUnknownTarget: "revoke by the digest of a record this ledger holds, or by key id",
+	delegation.RuleDuplicate:     "nothing to do: the ledger already holds this record",
+	delegation.RuleNoDelegation:  "delegate the signing key first (`writ delegate --to KEY.pub --action ...`) and append that",
+	delegation.RuleOutOfScope:    "sign with a key whose delegation covers this, or delegate it (`writ delegate`); `writ authority explain` shows what the key holds",
+	delegation.RuleOutsideWindow: "sign the record again within its signer's delegation window (issued_at), or renew the delegation",
+	delegation.RuleRevoked:       "the signer or a delegation behind it is revoked; sign with a key that is not",
+	delegation.RuleRootExpired:   "the root has expired; rotate it (`writ root sign --previous`)",
 }

@@ -281,8 +281,8 @@ func instructCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "key", Usage: "private key `FILE` delegated instruct for this stream and machine"},
 			&cli.BoolFlag{Name: "unsigned", Usage: "write bare deterministic CBOR with no signature"},
-			&cli.StringFlag{Name: "stream", Required: true},
-			&cli.StringFlag{Name: "machine", Required: true},
+			&cli.StringFlag{Name: "stream", Required: true, Usage: "the `STREAM` this instruction belongs to (the operator's delegation must cover it)"},
+			&cli.StringFlag{Name: "machine", Required: true, Usage: "the one runner `MACHINE` that may admit it"},
 			&cli.StringFlag{Name: "agent", Required: true, Usage: "artifact `NAME` of the agent to run"},
 			&cli.StringFlag{Name: "agent-digest", Usage: "the agent `DIGEST` the dispatcher expects (checked against the pin)"},
 			&cli.StringFlag{Name: "engine", Usage: "artifact `NAME` of the engine that applies the boundary on the runner"},

@@ -19,7 +19,7 @@ func transferCommand() *cli.Command {
 		Usage: "check received content against a digest computed elsewhere",
 		Subcommands: []*cli.Command{{
 			Name:      "verify",
-			Usage:     "hash FILE here (sha256, sha384 or sha512, as --expect names) and compare; exit 0 on match, 1 on mismatch",
+			Usage:     "hash FILE (- for stdin) here with the algorithm --expect names (sha256, sha384, sha512) and compare; exit 0 on match, 1 on mismatch",
 			ArgsUsage: "FILE",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "expect", Required: true, Usage: "the expected `DIGEST`, e.g. sha256:<64 hex>"},
@@ -34,7 +34,23 @@ func transferVerify(c *cli.Context) error {
 	if err := wantArgs(c, 1, "one argument: the FILE received"); err != nil {
 		return err
 	}
-	actual, err := transfer.Compare(c.Args().First(), c.String("expect"))
+	expect := c.String("expect")
+	alg, _, err := transfer.ParseDigest(expect)
+	if err != nil {
+		return usageErr("--expect: %v", err)
+	}
+	var actual string
+	if name := c.Args().First(); name == "-" {
+		// stdin: hashed as it streams, never held in memory.
+		if actual, _, err = transfer.DigestReader(c.App.Reader, alg); err != nil {
+			return inputErr(fmt.Errorf("reading stdin: %w", err))
+		}
+		if actual != expect {
+			err = &transfer.MismatchError{Path: "stdin", Expected: expect, Actual: actual}
+		}
+	} else {
+		actual, err = transfer.Compare(name, expect)
+	}
 	var mm *transfer.MismatchError
 	switch {
 	case errors.As(err, &mm):
@@ -43,7 +59,7 @@ func transferVerify(c *cli.Context) error {
 		}
 		return noErr(err)
 	case err != nil:
-		return inputErr(err)
+		return inputErr(fmt.Errorf("FILE: %w", err))
 	}
 	return emit(c, map[string]any{"match": true, "expected": c.String("expect"), "actual": actual}, "ok: "+actual)
 }
@@ -66,9 +82,9 @@ func downgradeCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			v := c.String("version")
-			if !strings.HasPrefix(v, "v") {
-				v = "v" + v
+			v, err := transfer.ParseVersion(c.String("version"))
+			if err != nil {
+				return usageErr("%v", err)
 			}
 			rec := &schemas.Downgrade{V: schemas.SchemaVersion, Artifact: c.String("artifact"), Version: v, Reason: c.String("reason"),
 				IssuedAt: now.Unix(), Expires: exp.Unix()}
