@@ -46,14 +46,32 @@ type inclusionProofCBOR struct {
 // protected header names alg EdDSA, the log key's kid, vds 1 (RFC 9162
 // SHA-256) and the log origin as CWT issuer; the unprotected header
 // carries one inclusion proof; the signature covers the Merkle root the
-// proof leads to. It needs the log's key (ErrNoSigner otherwise).
+// proof leads to. The tree is the one the latest signed checkpoint
+// commits to, never a stored state nobody checkpointed: the entry is
+// proven against the signed root first (VerifiedEntry; an
+// *IntegrityError otherwise). It needs the log's key (ErrNoSigner
+// otherwise).
 func (l *Log) Receipt(index int64) ([]byte, error) {
 	if l.key == nil {
 		return nil, ErrNoSigner
 	}
-	p, err := l.ProveInclusion(index, 0)
+	head, err := l.SignedHead()
 	if err != nil {
 		return nil, err
+	}
+	if index >= head.Size {
+		return nil, fmt.Errorf("%w: entry %d is not in the signed checkpoint (size %d)", ErrProof, index, head.Size)
+	}
+	if _, err := l.VerifiedEntry(index); err != nil {
+		return nil, err
+	}
+	p, err := l.ProveInclusion(index, head.Size)
+	if err != nil {
+		return nil, err
+	}
+	if p.RootHash != head.Hash {
+		return nil, &IntegrityError{Index: -1, What: "stored root hash", Expected: hexHash(head.Hash), Found: hexHash(p.RootHash),
+			Detail: "the stored tree is not the signed one; no receipt is signed"}
 	}
 	var path [][]byte
 	for _, h := range p.Path {

@@ -53,13 +53,17 @@ func LastTrusted(decisions *ledger.Log) (*ledger.Checkpoint, error) {
 	return cp, nil
 }
 
-// lastDecision returns the decision log's latest decision, or nil.
+// lastDecision returns the decision log's latest decision, or nil. The
+// entry is read only after it is proven to be in the tree the runner's
+// latest signed checkpoint commits to: what the runner remembers (its
+// trusted authority checkpoint, its high-water marks) cannot be edited on
+// disk without the runner key.
 func lastDecision(decisions *ledger.Log) (*schemas.Decision, error) {
 	n := decisions.Size()
 	if n == 0 {
 		return nil, nil
 	}
-	entry, err := decisions.Entry(n - 1)
+	entry, err := decisions.VerifiedEntry(n - 1)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,81 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// SignedHead returns the log's latest signed checkpoint, verified with the
+// log's verifier key: the only tree state writ vouches for. Errors: an
+// *IntegrityError when it is missing, or the checkpoint errors of
+// OpenCheckpoint.
+func (l *Log) SignedHead() (Checkpoint, error) {
+	var cp Checkpoint
+	err := l.db.View(func(txn *badger.Txn) error {
+		var err error
+		cp, err = l.signedHead(txn)
+		return err
+	})
+	return cp, err
+}
+
+func (l *Log) signedHead(txn *badger.Txn) (Checkpoint, error) {
+	it, err := txn.Get(keyCheckpoint)
+	if err != nil {
+		return Checkpoint{}, &IntegrityError{Index: -1, What: "signed checkpoint missing", Detail: err.Error()}
+	}
+	signed, err := it.ValueCopy(nil)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	cp, err := OpenCheckpoint(signed, l.vkey)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	return cp, nil
+}
+
+// VerifiedEntry returns entry i only after proving it is in the tree the
+// latest signed checkpoint commits to (RFC 9162 §2.1.3 inclusion, from
+// stored hashes, checked against the signed root): bytes changed on disk,
+// with or without their stored hashes, are an *IntegrityError naming i,
+// never a result. It costs one signature verification and O(log n) hash
+// reads.
+func (l *Log) VerifiedEntry(i int64) ([]byte, error) {
+	var out []byte
+	err := l.db.View(func(txn *badger.Txn) error {
+		cp, err := l.signedHead(txn)
+		if err != nil {
+			return err
+		}
+		if i < 0 || i >= cp.Size {
+			return &IntegrityError{Index: i, What: "entry beyond the signed checkpoint", Expected: fmt.Sprintf("index below %d", cp.Size), Found: fmt.Sprint(i)}
+		}
+		it, err := txn.Get(indexKey(prefixEntry, i))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return &IntegrityError{Index: i, What: "entry missing"}
+		} else if err != nil {
+			return err
+		}
+		if out, err = it.ValueCopy(nil); err != nil {
+			return err
+		}
+		r := txnHashReader(txn)
+		proof, err := tlog.ProveRecord(cp.Size, i, r)
+		if err != nil {
+			return &IntegrityError{Index: i, What: "stored tree hashes", Detail: err.Error()}
+		}
+		if err := tlog.CheckRecord(proof, cp.Size, cp.Hash, i, tlog.RecordHash(out)); err != nil {
+			return &IntegrityError{Index: i, What: "entry not in the signed tree",
+				Detail: fmt.Sprintf("its bytes do not hash into the root of the signed checkpoint (size %d): %v", cp.Size, err)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
