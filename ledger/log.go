@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -85,13 +86,18 @@ type Log struct {
 }
 
 func openBadger(dir string) (*badger.DB, error) {
+	if err := checkStore(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
 	opts := badger.DefaultOptions(dir).
 		WithSyncWrites(true).
 		WithLogger(nil).
 		WithNumVersionsToKeep(1).
 		WithMemTableSize(16 << 20).
 		WithBlockCacheSize(16 << 20).
-		WithValueLogFileSize(64 << 20)
+		WithValueLogFileSize(64 << 20).
+		// A damaged block is an error on read, never garbage or a panic.
+		WithChecksumVerificationMode(options.OnBlockRead)
 	db, err := badger.Open(opts)
 	if err != nil {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
@@ -157,6 +163,9 @@ func Open(dir string, key *sign.PrivateKey) (*Log, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrNotALog, dir, err)
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrNotALog, dir)
+	}
+	if err := checkStore(dir); err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
 		return nil, fmt.Errorf("%w: %s holds no Badger store", ErrNotALog, dir)
