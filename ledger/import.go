@@ -2,10 +2,12 @@ package ledger
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/dgraph-io/badger/v4"
 	"golang.org/x/mod/sumdb/tlog"
@@ -15,34 +17,85 @@ import (
 type ImportedLog struct {
 	Name       string
 	Origin     string
-	Before     int64 // entries the local log held
+	Before     int64 // entries the local log held (its signed checkpoint)
 	After      int64 // entries it holds now
+	Recovered  int64 // unsigned entries of an interrupted import dropped first
 	Checkpoint Checkpoint
 }
 
-// Import copies the logs of the export file at path into the ledger
-// directory dir (created if missing), as replicas: each section's
-// checkpoint must verify under trusted[name] (or, if absent, the key the
-// local log already has, or else the section's own key), its entries must
-// hash to that checkpoint, and the local log, if any, must be a prefix of
-// the section: the same origin and verifier key, a size no larger, and the
-// same root at its size. Anything else is refused before a byte is
-// written (ErrExport, ErrCheckpointSignature, or an *InconsistencyError
-// with both checkpoints). The file is read twice: once to verify, once to
-// copy; the copy is committed in batches, and the section's signed
-// checkpoint is stored with the last one (until then, an interrupted
-// import leaves a log that Verify reports as unfinished; importing again
-// completes it).
+// Import copies the logs of the export file at path (a regular file: it is
+// read twice) into the ledger directory dir (created if missing), as
+// replicas. Each section's checkpoint must verify under trusted[name] (or,
+// if absent, the key the local log already has, or else the section's own
+// key), the section must name that same key, its entries must hash to that
+// checkpoint, a decisions section's origin must extend the authority
+// section's (or local log's) origin, and the local log, if any, must be a
+// prefix of the section: the same origin and verifier key, a size no
+// larger, and the same root at its size. Anything else is refused before a
+// byte is written (ErrExport, ErrCheckpointSignature, or an
+// *InconsistencyError with both checkpoints).
+//
+// The local logs stay open (Badger's directory lock) from the verifying
+// pass to the end of the copy, so nothing else appends in between. The
+// copy is committed in batches and must reproduce the verified root
+// exactly; otherwise (the file changed between the passes, a read failed)
+// the copied entries are removed again and the log is left as it was. A
+// log left with unsigned entries past its checkpoint by an interrupted
+// import is first cut back to its signed checkpoint (reported as
+// Recovered), so importing again completes it.
 func Import(dir, path string, trusted map[string]string) ([]ImportedLog, error) {
-	plan, err := planImport(dir, path, trusted)
+	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is not a regular file (an export is read twice: once to verify, once to copy)", ErrExport, path)
+	}
+	locals := map[string]*Log{}
+	defer func() {
+		for _, l := range locals {
+			l.Close()
+		}
+	}()
+	recovered := map[string]int64{}
+	for _, name := range []string{"authority", "decisions"} {
+		p := filepath.Join(dir, sectionDir(name))
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		l, err := Open(p, nil)
+		if err != nil {
+			return nil, fmt.Errorf("the local %s log: %w", name, err)
+		}
+		locals[name] = l
+		if recovered[name], err = l.recoverImport(); err != nil {
+			return nil, fmt.Errorf("the local %s log: %w", name, err)
+		}
+		if _, err := l.Checkpoint(); err != nil && l.Size() == 0 {
+			// The empty shell of an interrupted first import: nothing
+			// signed, nothing stored. Start again from nothing.
+			l.Close()
+			delete(locals, name)
+			if err := os.RemoveAll(p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	plan, err := planImport(path, locals, trusted)
+	if err != nil {
+		return nil, err
+	}
+	if testHookBetweenPasses != nil {
+		testHookBetweenPasses()
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) {
+		return nil, fmt.Errorf("%w: %s was replaced between the verifying and the copying pass; nothing imported", ErrExport, path)
+	}
 	x, err := NewExportReader(f)
 	if err != nil {
 		return nil, err
@@ -54,23 +107,32 @@ func Import(dir, path string, trusted map[string]string) ([]ImportedLog, error) 
 	for _, p := range plan {
 		sec, err := x.Next()
 		if err != nil {
+			return out, fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
+		}
+		if sec.Name != p.sec.Name || sec.Checkpoint != p.sec.Checkpoint || sec.VKey != p.sec.VKey || sec.Origin != p.sec.Origin {
+			return out, fmt.Errorf("%w: the export changed between the verifying and the copying pass (section %s); nothing more imported", ErrExport, sec.Name)
+		}
+		l := locals[sec.Name]
+		if l == nil {
+			if l, err = createReplica(filepath.Join(dir, sectionDir(sec.Name)), sec); err != nil {
+				return out, err
+			}
+			locals[sec.Name] = l
+		}
+		if err := l.copyFrom(x, sec, p); err != nil {
 			return out, err
 		}
-		l, err := openOrCreateReplica(filepath.Join(dir, sectionDir(sec.Name)), sec)
-		if err != nil {
-			return out, err
-		}
-		err = l.copyFrom(x, sec, p.before)
-		l.Close()
-		if err != nil {
-			return out, err
-		}
-		out = append(out, ImportedLog{Name: sec.Name, Origin: sec.Origin, Before: p.before, After: sec.Size, Checkpoint: p.cp})
+		out = append(out, ImportedLog{Name: sec.Name, Origin: sec.Origin, Before: p.before, After: sec.Size, Recovered: recovered[sec.Name], Checkpoint: p.cp})
 	}
 	return out, nil
 }
 
+// testHookBetweenPasses, when set by a test, runs after the verifying
+// pass and before the copying pass.
+var testHookBetweenPasses func()
+
 type importPlan struct {
+	sec    ExportedLog
 	before int64
 	cp     Checkpoint
 }
@@ -83,7 +145,7 @@ func sectionDir(name string) string {
 }
 
 // planImport is the verifying pass: nothing is written.
-func planImport(dir, path string, trusted map[string]string) ([]importPlan, error) {
+func planImport(path string, locals map[string]*Log, trusted map[string]string) ([]importPlan, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -94,68 +156,105 @@ func planImport(dir, path string, trusted map[string]string) ([]importPlan, erro
 		return nil, err
 	}
 	var plan []importPlan
-	seen := map[string]bool{}
 	for {
 		sec, err := x.Next()
 		if err == io.EOF {
-			return plan, nil
+			return plan, checkOrigins(plan, locals)
 		}
 		if err != nil {
 			return nil, err
 		}
-		if seen[sec.Name] {
-			return nil, fmt.Errorf("%w: two %s sections", ErrExport, sec.Name)
-		}
-		seen[sec.Name] = true
-		vkey := trusted[sec.Name]
-		var local *Log
-		var localCP Checkpoint
-		if _, err := os.Stat(filepath.Join(dir, sectionDir(sec.Name))); err == nil {
-			if local, err = Open(filepath.Join(dir, sectionDir(sec.Name)), nil); err != nil {
-				return nil, err
-			}
-			defer local.Close()
-			if vkey == "" {
-				vkey = local.vkey
-			}
-			if localCP, err = local.Verify(vkey, nil); err != nil {
-				return nil, fmt.Errorf("the local %s log: %w", sec.Name, err)
-			}
-			if sec.VKey != local.vkey {
-				return nil, fmt.Errorf("%w: the export's %s log is signed by %s, the local one by %s", ErrExport, sec.Name, sec.VKey, local.vkey)
+		for _, p := range plan {
+			if p.sec.Name == sec.Name {
+				return nil, fmt.Errorf("%w: two %s sections", ErrExport, sec.Name)
 			}
 		}
-		var tree TreeBuilder
-		var prefix *tlog.Hash
-		cp, err := x.VerifySection(sec, vkey, func(i int64, e []byte) error {
-			tree.Add(tlog.RecordHash(e))
-			if local != nil && i+1 == localCP.Size {
-				r := tree.Root()
-				prefix = &r
-			}
-			return nil
-		})
+		p, err := planSection(x, sec, locals[sec.Name], trusted[sec.Name])
 		if err != nil {
 			return nil, err
 		}
-		if local != nil {
-			switch {
-			case cp.Size < localCP.Size:
-				return nil, &InconsistencyError{Trusted: localCP, Found: cp, Why: "the export is older than the local " + sec.Name + " log"}
-			case localCP.Size > 0 && (prefix == nil || *prefix != localCP.Hash) || cp.Origin != localCP.Origin:
-				return nil, &InconsistencyError{Trusted: localCP, Found: cp, Why: "the export's " + sec.Name + " log forked from the local one"}
-			}
-		}
-		plan = append(plan, importPlan{before: localCP.Size, cp: cp})
+		plan = append(plan, p)
 	}
 }
 
-// openOrCreateReplica opens the log at dir, or creates an empty replica
-// of the section's log (its origin and verifier key, no signing key).
-func openOrCreateReplica(dir string, sec *ExportedLog) (*Log, error) {
-	if _, err := os.Stat(dir); err == nil {
-		return Open(dir, nil)
+// planSection verifies one section against the local log, if any.
+func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string) (importPlan, error) {
+	var localCP Checkpoint
+	if local != nil {
+		if vkey == "" {
+			vkey = local.vkey
+		}
+		var err error
+		if localCP, err = local.Verify(vkey, nil); err != nil {
+			return importPlan{}, fmt.Errorf("the local %s log: %w", sec.Name, err)
+		}
+		if sec.VKey != local.vkey {
+			return importPlan{}, fmt.Errorf("%w: the export's %s log is signed by %s, the local one by %s", ErrExport, sec.Name, sec.VKey, local.vkey)
+		}
 	}
+	if vkey == "" {
+		vkey = sec.VKey
+	}
+	if sec.VKey != vkey {
+		// The replica stores the section's key: it must be the one trusted.
+		return importPlan{}, fmt.Errorf("%w: the export's %s section names key %s, not the trusted %s", ErrExport, sec.Name, sec.VKey, vkey)
+	}
+	var tree TreeBuilder
+	var prefix *tlog.Hash
+	cp, err := x.VerifySection(sec, vkey, func(i int64, e []byte) error {
+		tree.Add(tlog.RecordHash(e))
+		if local != nil && i+1 == localCP.Size {
+			r := tree.Root()
+			prefix = &r
+		}
+		return nil
+	})
+	if err != nil {
+		return importPlan{}, err
+	}
+	if local != nil {
+		switch {
+		case cp.Size < localCP.Size:
+			return importPlan{}, &InconsistencyError{Trusted: localCP, Found: cp, Why: "the export is older than the local " + sec.Name + " log"}
+		case localCP.Size > 0 && (prefix == nil || *prefix != localCP.Hash) || cp.Origin != localCP.Origin:
+			return importPlan{}, &InconsistencyError{Trusted: localCP, Found: cp, Why: "the export's " + sec.Name + " log forked from the local one"}
+		}
+	}
+	return importPlan{sec: *sec, before: localCP.Size, cp: cp}, nil
+}
+
+// checkOrigins binds the sections to their roles: an authority origin is
+// not a decision log's, and a decision log's origin is the authority
+// origin + "/decisions/" + 16 hex digits (the export's authority section,
+// or else the local authority log).
+func checkOrigins(plan []importPlan, locals map[string]*Log) error {
+	authority := ""
+	if l := locals["authority"]; l != nil {
+		authority = l.origin
+	}
+	for _, p := range plan {
+		if p.sec.Name == "authority" {
+			if strings.Contains(p.sec.Origin, decisionsSuffix) {
+				return fmt.Errorf("%w: the authority section's origin %q is a decision log's", ErrExport, p.sec.Origin)
+			}
+			authority = p.sec.Origin
+		}
+	}
+	for _, p := range plan {
+		if p.sec.Name != "decisions" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(p.sec.Origin, authority+decisionsSuffix)
+		if authority == "" || !ok || len(rest) != 16 {
+			return fmt.Errorf("%w: the decisions section's origin %q is not %s%s<16 hex> (the authority log's)", ErrExport, p.sec.Origin, authority, decisionsSuffix)
+		}
+	}
+	return nil
+}
+
+// createReplica creates an empty replica of the section's log at dir (its
+// origin and verifier key, no signing key).
+func createReplica(dir string, sec *ExportedLog) (*Log, error) {
 	db, err := openBadger(dir)
 	if err != nil {
 		return nil, err
@@ -168,71 +267,154 @@ func openOrCreateReplica(dir string, sec *ExportedLog) (*Log, error) {
 		}
 		return nil
 	})
+	db.Close()
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
-	db.Close()
 	return Open(dir, nil)
 }
 
-// copyFrom appends the section's entries after the first skip, in
-// batches, storing the section's checkpoint with the last batch.
-func (l *Log) copyFrom(x *ExportReader, sec *ExportedLog, skip int64) error {
-	for i := int64(0); i < skip; i++ {
+// copyFrom appends the section's entries after the planned prefix, in
+// batches; the last batch stores the section's checkpoint only if the
+// tree built from the copied entries has the verified root. On any
+// failure the copied entries are removed again.
+func (l *Log) copyFrom(x *ExportReader, sec *ExportedLog, p importPlan) (err error) {
+	if l.Size() != p.before {
+		return fmt.Errorf("%w: the local %s log changed during the import (%d entries, planned %d)", ErrExport, sec.Name, l.Size(), p.before)
+	}
+	defer func() {
+		if err != nil {
+			if rerr := l.truncateTo(p.before); rerr != nil {
+				err = fmt.Errorf("%w; removing the partial copy also failed: %w", err, rerr)
+			}
+		}
+	}()
+	for i := int64(0); i < p.before; i++ {
 		if _, err := x.Entry(); err != nil {
-			return err
+			return fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
 		}
 	}
-	n := skip
-	for n < sec.Size || n == skip {
+	for n := p.before; ; {
 		txn := l.db.NewTransaction(true)
-		r := txnHashReader(txn)
-		bytes := 0
-		for n < sec.Size && bytes < MaxBatchBytes/2 {
-			e, err := x.Entry()
-			if err != nil {
-				txn.Discard()
-				return err
-			}
-			hashes, err := tlog.StoredHashes(n, e, r)
-			if err != nil {
-				txn.Discard()
-				return err
-			}
-			base := tlog.StoredHashIndex(0, n)
-			for j, h := range hashes {
-				if err := txn.Set(indexKey(prefixHash, base+int64(j)), h[:]); err != nil {
-					txn.Discard()
-					return batchErr(err)
-				}
-			}
-			if err := txn.Set(indexKey(prefixEntry, n), e); err != nil {
-				txn.Discard()
-				return batchErr(err)
-			}
-			bytes += len(e)
-			n++
+		n, err = l.copyBatch(txn, x, n, sec.Size)
+		if err == nil && n == sec.Size {
+			err = finishCopy(txn, sec, p)
 		}
-		sz := make([]byte, 8)
-		binary.BigEndian.PutUint64(sz, uint64(n))
-		if err := txn.Set(keySize, sz); err != nil {
-			txn.Discard()
+		if err == nil {
+			err = batchErr(txn.Commit())
+		}
+		txn.Discard()
+		if err != nil {
 			return err
-		}
-		if n == sec.Size {
-			if err := txn.Set(keyCheckpoint, []byte(sec.Checkpoint)); err != nil {
-				txn.Discard()
-				return err
-			}
-		}
-		if err := txn.Commit(); err != nil {
-			return batchErr(err)
 		}
 		l.size.Store(n)
 		if n == sec.Size {
 			return nil
 		}
 	}
-	return nil
+}
+
+// copyBatch writes entries n.. (up to about MaxBatchBytes/2) and the new
+// size in txn; it returns the next index.
+func (l *Log) copyBatch(txn *badger.Txn, x *ExportReader, n, size int64) (int64, error) {
+	r := txnHashReader(txn)
+	bytes := 0
+	for n < size && bytes < MaxBatchBytes/2 {
+		e, err := x.Entry()
+		if err != nil {
+			return n, fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
+		}
+		hashes, err := tlog.StoredHashes(n, e, r)
+		if err != nil {
+			return n, err
+		}
+		base := tlog.StoredHashIndex(0, n)
+		for j, h := range hashes {
+			if err := txn.Set(indexKey(prefixHash, base+int64(j)), h[:]); err != nil {
+				return n, batchErr(err)
+			}
+		}
+		if err := txn.Set(indexKey(prefixEntry, n), e); err != nil {
+			return n, batchErr(err)
+		}
+		bytes += len(e)
+		n++
+	}
+	return n, txn.Set(keySize, sizeBytes(n))
+}
+
+// finishCopy checks the copied tree against the verified checkpoint and
+// stores the signed checkpoint.
+func finishCopy(txn *badger.Txn, sec *ExportedLog, p importPlan) error {
+	root, err := tlog.TreeHash(sec.Size, txnHashReader(txn))
+	if err != nil {
+		return err
+	}
+	if root != p.cp.Hash {
+		return fmt.Errorf("%w: the copied %s entries hash to %s, not the verified root %s: the export file changed between the verifying and the copying pass; nothing of it kept",
+			ErrExport, sec.Name, hexHash(root), hexHash(p.cp.Hash))
+	}
+	return txn.Set(keyCheckpoint, []byte(sec.Checkpoint))
+}
+
+func sizeBytes(n int64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, uint64(n))
+	return b
+}
+
+// recoverImport cuts a replica left with unsigned entries past its signed
+// checkpoint (an interrupted import) back to that checkpoint: to size 0
+// when no checkpoint was ever stored. It returns how many entries it
+// dropped. Entries past a signed checkpoint were never vouched for by
+// anyone; a stored size below the checkpoint is not an interrupted import
+// and is left for Verify to report.
+func (l *Log) recoverImport() (int64, error) {
+	size := l.Size()
+	target := int64(0)
+	signed, err := l.Checkpoint()
+	var ie *IntegrityError
+	switch {
+	case err == nil:
+		cp, err := OpenCheckpoint(signed, l.vkey)
+		if err != nil {
+			return 0, err
+		}
+		target = cp.Size
+	case !errors.As(err, &ie):
+		return 0, err
+	}
+	if size <= target {
+		return 0, nil
+	}
+	return size - target, l.truncateTo(target)
+}
+
+// truncateTo removes entries n.. and the tree hashes only they produced,
+// and sets the stored size to n, in transactions of bounded size.
+func (l *Log) truncateTo(n int64) error {
+	for {
+		size := l.Size()
+		if size <= n {
+			return nil
+		}
+		from := max(n, size-1024)
+		err := l.db.Update(func(txn *badger.Txn) error {
+			for i := from; i < size; i++ {
+				if err := txn.Delete(indexKey(prefixEntry, i)); err != nil {
+					return err
+				}
+			}
+			for h := tlog.StoredHashIndex(0, from); h < tlog.StoredHashIndex(0, size); h++ {
+				if err := txn.Delete(indexKey(prefixHash, h)); err != nil {
+					return err
+				}
+			}
+			return txn.Set(keySize, sizeBytes(from))
+		})
+		if err != nil {
+			return err
+		}
+		l.size.Store(from)
+	}
 }

@@ -246,21 +246,28 @@ func ledgerImport(c *cli.Context) error {
 		}
 	}
 	logs, err := ledger.Import(c.String("dir"), c.Args().First(), trusted)
+	for _, l := range logs {
+		text := fmt.Sprintf("imported %s log %s: %d → %d entries, root %x", l.Name, l.Origin, l.Before, l.After, l.Checkpoint.Hash[:])
+		if l.Recovered > 0 {
+			text += fmt.Sprintf(" (first dropped %d unsigned entries an interrupted import left)", l.Recovered)
+		}
+		if err := emit(c, map[string]any{"log": l.Name, "origin": l.Origin, "before": l.Before, "after": l.After,
+			"recovered": l.Recovered, "root_hash": hex.EncodeToString(l.Checkpoint.Hash[:])}, text); err != nil {
+			return err
+		}
+	}
 	if err != nil {
+		what := "nothing imported"
+		if len(logs) > 0 {
+			what = "the logs above were imported, the rest not"
+		}
 		switch {
 		case errors.Is(err, ledger.ErrExport) && !errors.Is(err, ledger.ErrTampered):
-			return inputErr(fmt.Errorf("nothing imported: %w", err))
+			return inputErr(fmt.Errorf("%s: %w", what, err))
 		case errors.Is(err, ledger.ErrLocked), errors.Is(err, ledger.ErrNotALog):
 			return openErr(err)
 		}
-		return noErr(fmt.Errorf("nothing imported: %w", err))
-	}
-	for _, l := range logs {
-		if err := emit(c, map[string]any{"log": l.Name, "origin": l.Origin, "before": l.Before, "after": l.After,
-			"root_hash": hex.EncodeToString(l.Checkpoint.Hash[:])},
-			fmt.Sprintf("imported %s log %s: %d → %d entries, root %x", l.Name, l.Origin, l.Before, l.After, l.Checkpoint.Hash[:])); err != nil {
-			return err
-		}
+		return noErr(fmt.Errorf("%s: %w", what, err))
 	}
 	return nil
 }
