@@ -9,6 +9,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // AuditOptions name the checkpoint verifier keys the auditor trusts. An
@@ -50,6 +51,9 @@ type Report struct {
 	Authority   *CheckpointSummary `json:"authority_checkpoint,omitempty"`
 	DecisionLog *CheckpointSummary `json:"decision_checkpoint,omitempty"`
 	Failure     *AuditFailure      `json:"failure,omitempty"`
+
+	// the verifier keys the logs were checked with, for the state file
+	authorityVKey, decisionsVKey string
 }
 
 // AuditFailure is the evidence of a failed audit: which log, which entry
@@ -78,10 +82,11 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		return nil, err
 	}
 	defer auth.Close()
-	vkey := o.AuthorityVKey
-	if vkey == "" {
-		vkey = auth.VerifierKey()
+	vkey, err := pickVKey(o.AuthorityVKey, st.AuthorityVKey, auth.VerifierKey())
+	if err != nil {
+		return rep.fail("authority", err), nil
 	}
+	rep.authorityVKey = vkey
 	a, err := LoadAuthority(auth, vkey)
 	if err == nil {
 		err = Trust{TrustRoot: o.TrustRoot}.checkRoot(a)
@@ -107,11 +112,18 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 			return nil, err
 		}
 		defer dec.Close()
-		vkey = o.DecisionsVKey
-		if vkey == "" {
-			vkey = dec.VerifierKey()
+		if vkey, err = pickVKey(o.DecisionsVKey, st.DecisionsVKey, dec.VerifierKey()); err == nil {
+			err = checkDecisionOrigin(a.Checkpoint.Origin, dec.Origin(), vkey)
 		}
-		cp, err := dec.Verify(vkey, rep.tally)
+		if err != nil {
+			return rep.fail("decisions", err), nil
+		}
+		rep.decisionsVKey = vkey
+		bind := &authorityBinding{size: a.Checkpoint.Size, rootAt: func(n int64) (tlog.Hash, bool, error) {
+			h, err := auth.TreeHash(n)
+			return h, err == nil, err
+		}}
+		cp, err := dec.Verify(vkey, rep.tallyBound(bind))
 		if err != nil {
 			return rep.fail("decisions", err), nil
 		}
@@ -146,6 +158,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		return nil, err
 	}
 	sawDecisions := false
+	var authCP *ledger.Checkpoint
 	for {
 		sec, err := x.Next()
 		if err == io.EOF {
@@ -154,12 +167,32 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		if err != nil {
 			return rep.fail("export", err), nil
 		}
-		vkey, trusted, fn := o.AuthorityVKey, st.Authority, EntryTally(nil)
+		if (sec.Name == "decisions" && (sawDecisions || authCP == nil)) || (sec.Name == "authority" && authCP != nil) ||
+			isDecisionOrigin(sec.Origin) != (sec.Name == "decisions") {
+			return rep.fail("export", fmt.Errorf("%w: sections must be one authority log, then at most one decision log, each with its own kind of origin (found %s, origin %s)", ledger.ErrExport, sec.Name, sec.Origin)), nil
+		}
+		given, remembered := o.AuthorityVKey, st.AuthorityVKey
+		if sec.Name == "decisions" {
+			given, remembered = o.DecisionsVKey, st.DecisionsVKey
+		}
+		vkey, err := pickVKey(given, remembered, sec.VKey)
+		if err != nil {
+			return rep.fail(sec.Name, err), nil
+		}
+		trusted, fn := st.Authority, EntryTally(nil)
 		st0 := delegation.NewState()
 		fn = func(i int64, e []byte) error { _, err := st0.Apply(e); return err }
 		if sec.Name == "decisions" {
 			sawDecisions = true
-			vkey, trusted, fn = o.DecisionsVKey, st.Decisions, rep.tally
+			if err := checkDecisionOrigin(authCP.Origin, sec.Origin, vkey); err != nil {
+				return rep.fail("decisions", err), nil
+			}
+			final := *authCP
+			bind := &authorityBinding{size: final.Size, rootAt: func(n int64) (tlog.Hash, bool, error) { return final.Hash, n == final.Size, nil }}
+			trusted, fn = st.Decisions, rep.tallyBound(bind)
+			rep.decisionsVKey = vkey
+		} else {
+			rep.authorityVKey = vkey
 		}
 		prefix := &prefixCheck{trusted: trusted}
 		cp, err := x.VerifySection(sec, vkey, prefix.wrap(fn))
@@ -177,6 +210,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		} else {
 			rep.Authority = summarize(cp)
 			rep.AuthorityEntries = cp.Size
+			authCP = &cp
 		}
 		rep.EntriesVerified += cp.Size
 	}
@@ -213,7 +247,8 @@ func (rep *Report) finish(stateFile string) error {
 	if stateFile == "" {
 		return nil
 	}
-	return writeState(stateFile, &auditState{Authority: rep.Authority, Decisions: rep.DecisionLog})
+	return writeState(stateFile, &auditState{Authority: rep.Authority, Decisions: rep.DecisionLog,
+		AuthorityVKey: rep.authorityVKey, DecisionsVKey: rep.decisionsVKey})
 }
 
 // tally counts one decision entry.

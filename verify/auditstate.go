@@ -18,6 +18,10 @@ import (
 type auditState struct {
 	Authority *CheckpointSummary `json:"authority,omitempty"`
 	Decisions *CheckpointSummary `json:"decisions,omitempty"`
+	// The verifier keys the logs verified under: a later audit checks with
+	// these, so a log re-signed under another key fails.
+	AuthorityVKey string `json:"authority_vkey,omitempty"`
+	DecisionsVKey string `json:"decisions_vkey,omitempty"`
 }
 
 func (c *CheckpointSummary) checkpoint() ledger.Checkpoint {

@@ -1,0 +1,105 @@
+package verify
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/schemas"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// pickVKey returns the verifier key a log is checked with: the one the
+// caller gave, else the one the auditor's state file remembers (so a log
+// re-signed under another key fails), else the log's own.
+func pickVKey(given, remembered, own string) (string, error) {
+	switch {
+	case given != "" && remembered != "" && given != remembered:
+		return "", fmt.Errorf("the verifier key given (%s) is not the one the auditor's state remembers (%s)", given, remembered)
+	case given != "":
+		return given, nil
+	case remembered != "":
+		return remembered, nil
+	}
+	return own, nil
+}
+
+// checkDecisionOrigin binds a decision log to its authority log and its
+// key: its origin must be the authority origin + "/decisions/" + the first
+// 16 hex digits of the key id of the key that signs its checkpoints.
+func checkDecisionOrigin(authority, origin, vkey string) error {
+	pub, err := ledger.VerifierPublicKey(vkey)
+	if err != nil {
+		return err
+	}
+	want := authority + "/decisions/" + pub.ID()[:16]
+	if origin != want {
+		return &ledger.IntegrityError{Index: -1, What: "decision log origin", Expected: want, Found: origin,
+			Detail: "a decision log is named after its authority log and its runner key"}
+	}
+	return nil
+}
+
+// authorityBinding checks the authority checkpoint each decision says
+// the runner trusted against the authority log itself: its size is
+// within the log, and its root is the log's root at that size (when
+// rootAt can compute it; an export's streamed authority log gives only its
+// final root).
+type authorityBinding struct {
+	size     int64
+	rootAt   func(n int64) (tlog.Hash, bool, error)
+	lastSize int64
+	lastRoot string
+}
+
+func (b *authorityBinding) check(i int64, d *schemas.Decision) error {
+	if d.AuthorityRoot == "" {
+		return nil
+	}
+	if d.AuthoritySize > b.size {
+		return &ledger.IntegrityError{Index: i, What: "decision's authority checkpoint", Expected: fmt.Sprintf("size at most %d", b.size),
+			Found: fmt.Sprint(d.AuthoritySize), Detail: "the runner trusted an authority log longer than this one"}
+	}
+	if d.AuthoritySize == b.lastSize && d.AuthorityRoot == b.lastRoot {
+		return nil
+	}
+	root, ok, err := b.rootAt(d.AuthoritySize)
+	if err != nil {
+		return err
+	}
+	if ok && hex.EncodeToString(root[:]) != d.AuthorityRoot {
+		return &ledger.IntegrityError{Index: i, What: "decision's authority checkpoint", Expected: hex.EncodeToString(root[:]), Found: d.AuthorityRoot,
+			Detail: fmt.Sprintf("at size %d, the runner trusted a different authority log from this one (a fork, or a replaced log)", d.AuthoritySize)}
+	}
+	b.lastSize, b.lastRoot = d.AuthoritySize, d.AuthorityRoot
+	return nil
+}
+
+// tallyBound counts decisions, checking each one's authority checkpoint
+// with b (nil: no check).
+func (rep *Report) tallyBound(b *authorityBinding) ledger.EntryFunc {
+	return func(i int64, entry []byte) error {
+		rec, err := schemas.Decode(schemas.KindDecision, entry)
+		if err != nil {
+			return &delegation.RecordError{Index: i, Rule: delegation.RuleMalformed, Err: err}
+		}
+		d := rec.(*schemas.Decision)
+		if b != nil {
+			if err := b.check(i, d); err != nil {
+				return err
+			}
+		}
+		rep.ByVerdict[d.Verdict]++
+		rep.ByRule[d.Rule]++
+		rep.Decisions++
+		if d.Verdict != Refused && d.Rule != RuleOK {
+			rep.WouldRefuse++
+		}
+		return nil
+	}
+}
+
+// isDecisionOrigin reports whether origin names a decision log.
+func isDecisionOrigin(origin string) bool { return strings.Contains(origin, "/decisions/") }
