@@ -189,8 +189,10 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	if err != nil {
 		return noErr(err)
 	}
-	return emit(c, map[string]any{"valid": true, "index": p.Index, "tree_size": p.TreeSize, "root_hash": hex.EncodeToString(p.RootHash[:])},
-		fmt.Sprintf("valid: entry %d is in the tree of size %d with root %x, signed by the log key", p.Index, p.TreeSize, p.RootHash[:]))
+	// RFC 9942 signs the root only: the index and tree size travel
+	// unprotected, and several (index, size) pairs share one audit path.
+	return emit(c, map[string]any{"valid": true, "index": p.Index, "tree_size": p.TreeSize, "position_signed": false, "root_hash": hex.EncodeToString(p.RootHash[:])},
+		fmt.Sprintf("valid: the entry is in the tree with root %x, signed by the log key; the receipt places it at index %d of %d entries, which the signature does not cover (compare the root with a checkpoint of that size)", p.RootHash[:], p.Index, p.TreeSize))
 }
 
 func ledgerExport(c *cli.Context) error {
