@@ -39,6 +39,7 @@ type Gate interface {
 
 type appendReq struct {
 	entries  [][]byte
+	keys     []string // lookup keys for the first entry (AppendWithKeys)
 	prepared []any
 	bytes    int
 	first    int64
@@ -109,14 +110,24 @@ func (l *Log) Refresh() error {
 
 // submit hands a request to the committer and waits for its batch.
 func (l *Log) submit(req *appendReq) (int64, error) {
+	if err := l.enqueue(req); err != nil {
+		return 0, err
+	}
+	<-req.done
+	return req.first, req.err
+}
+
+// enqueue hands a request to the committer without waiting. Requests are
+// committed in the order they are enqueued.
+func (l *Log) enqueue(req *appendReq) error {
 	entries := req.entries
 	if len(entries) > MaxBatchEntries || req.bytes > MaxBatchBytes {
-		return 0, fmt.Errorf("%w: %d entries, %d bytes (limits %d, %d)", ErrBatchTooLarge, len(entries), req.bytes, MaxBatchEntries, MaxBatchBytes)
+		return fmt.Errorf("%w: %d entries, %d bytes (limits %d, %d)", ErrBatchTooLarge, len(entries), req.bytes, MaxBatchEntries, MaxBatchBytes)
 	}
 	l.committer.mu.Lock()
 	if l.closed {
 		l.committer.mu.Unlock()
-		return 0, ErrClosed
+		return ErrClosed
 	}
 	if !l.started {
 		l.started = true
@@ -126,8 +137,7 @@ func (l *Log) submit(req *appendReq) (int64, error) {
 	}
 	l.reqs <- req
 	l.committer.mu.Unlock()
-	<-req.done
-	return req.first, req.err
+	return nil
 }
 
 // stop refuses further appends and waits for the committer to finish.
@@ -258,6 +268,11 @@ func (l *Log) write(reqs []*appendReq) error {
 				return batchErr(err)
 			}
 			n++
+		}
+		for _, k := range req.keys {
+			if err := txn.Set(lookupKey(k), sizeBytes(req.first)); err != nil {
+				return batchErr(err)
+			}
 		}
 	}
 	root, err := tlog.TreeHash(n, r)

@@ -58,7 +58,7 @@ func goMembers(v any) map[string]bool {
 func TestCDDLMatchesGoTypes(t *testing.T) {
 	types := map[string]any{
 		"root": &Root{}, "delegation": &Delegation{}, "pin": &Pin{}, "build": &Build{},
-		"instruction": &Instruction{}, "artifact-ref": &ArtifactRef{}, "decision": &Decision{},
+		"instruction": &Instruction{}, "artifact-ref": &ArtifactRef{}, "decision": &Decision{}, "claim": &Claim{},
 		"digest-check": &DigestCheck{}, "revocation": &Revocation{}, "issuer": &Issuer{}, "quarantine": &Quarantine{}, "downgrade": &Downgrade{}, "provision": &Provision{},
 	}
 	rules := cddlMembers(t)

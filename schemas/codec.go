@@ -26,6 +26,11 @@ const (
 	// MaxRecordSize (64 SHA-512 digest pairs are about 28 KiB).
 	MaxProvision = 64
 
+	// MaxClaimSeconds is the longest an instruction's work claim may
+	// last, in seconds after its issued_at (30 days): a claim blocks the
+	// stream for every other session, so it cannot be open-ended.
+	MaxClaimSeconds = 30 * 24 * 3600
+
 	// MaxNestingDepth is the deepest nesting of arrays and maps accepted.
 	// The deepest honest record (instruction → provision list → item) is 3
 	// levels; an envelope wrapping it adds 2 more.

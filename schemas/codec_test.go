@@ -155,6 +155,11 @@ func TestFieldRules(t *testing.T) {
 		{"transport", func(i *Instruction) { i.Transport = "http" }, "transport"},
 		{"window reversed", func(i *Instruction) { i.Expires = i.NotBefore }, "expires"},
 		{"brief not UTF-8", func(i *Instruction) { i.Brief = "\xff" }, "brief"},
+		{"claim session empty", func(i *Instruction) { i.Claim = &Claim{Until: i.IssuedAt + 60} }, "claim.session"},
+		{"claim session with slash", func(i *Instruction) { i.Claim = &Claim{Session: "a/b", Until: i.IssuedAt + 60} }, "claim.session"},
+		{"claim until before issued_at", func(i *Instruction) { i.Claim = &Claim{Session: "s1", Until: i.IssuedAt} }, "claim.until"},
+		{"claim over 30 days", func(i *Instruction) { i.Claim = &Claim{Session: "s1", Until: i.IssuedAt + MaxClaimSeconds + 1} }, "claim.until"},
+		{"claim until zero", func(i *Instruction) { i.Claim = &Claim{Session: "s1"} }, "claim.until"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -76,10 +76,23 @@ type Instruction struct {
 	// destination; each is hashed on the runner and compared.
 	Provision []Provision `cbor:"provision,omitempty" json:"provision,omitempty"`
 	Brief     string      `cbor:"brief,omitempty" json:"brief,omitempty"` // UTF-8 text for the agent
-	Transport string      `cbor:"transport" json:"transport"`             // "ssh" or "local"
-	IssuedAt  int64       `cbor:"issued_at" json:"issued_at"`
-	NotBefore int64       `cbor:"not_before" json:"not_before"`
-	Expires   int64       `cbor:"expires" json:"expires"` // exclusive
+	// Claim, when present, claims the instruction's stream for a work
+	// session: while it is live, instructions for the stream from other
+	// sessions are refused on this runner.
+	Claim     *Claim `cbor:"claim,omitempty" json:"claim,omitempty"`
+	Transport string `cbor:"transport" json:"transport"` // "ssh" or "local"
+	IssuedAt  int64  `cbor:"issued_at" json:"issued_at"`
+	NotBefore int64  `cbor:"not_before" json:"not_before"`
+	Expires   int64  `cbor:"expires" json:"expires"` // exclusive
+}
+
+// Claim is a work claim on an instruction's stream: Session holds the
+// stream until Until (Unix seconds, exclusive), or until an instruction
+// from the same session with Release set is admitted.
+type Claim struct {
+	Session string `cbor:"session" json:"session"` // 1 to 64 of letters, digits, '.', '_', '-'
+	Until   int64  `cbor:"until" json:"until"`
+	Release bool   `cbor:"release,omitempty" json:"release,omitempty"`
 }
 
 // ArtifactRef names a pinned artifact. Digest, when present, is the digest
@@ -139,6 +152,9 @@ type Decision struct {
 	// HighWater is the highest version of each artifact this runner has
 	// admitted, carried forward from decision to decision: it only rises.
 	HighWater map[string]string `cbor:"high_water,omitempty" json:"high_water,omitempty"`
+	// Claim is the instruction's work claim, recorded when the decision
+	// admitted it: the runner's durable memory of who holds the stream.
+	Claim *Claim `cbor:"claim,omitempty" json:"claim,omitempty"`
 }
 
 // DigestCheck records one comparison of a locally computed digest with the

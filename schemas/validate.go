@@ -42,6 +42,7 @@ var (
 	instrIDRe  = regexp.MustCompile(`^[0-9a-f]{32}$`)
 	platformRe = regexp.MustCompile(`^[a-z0-9]{1,32}/[a-z0-9]{1,32}$`)
 	ruleRe     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,63}$`)
+	sessionRe  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 )
 
 // ValidMachine reports whether s is a machine name: 1 to 253 letters,
@@ -223,6 +224,12 @@ func (r *Instruction) Validate() error {
 	case r.Expires <= r.NotBefore:
 		return fieldErr(k, "expires", "must be after not_before")
 	}
+	if err := r.Claim.validate(k); err != nil {
+		return err
+	}
+	if c := r.Claim; c != nil && (c.Until <= r.IssuedAt || c.Until-r.IssuedAt > MaxClaimSeconds) {
+		return fieldErr(k, "claim.until", "must be after issued_at and at most %d seconds (30 days) after it", MaxClaimSeconds)
+	}
 	if len(r.Provision) > MaxProvision {
 		return fieldErr(k, "provision", "%d files: at most %d per instruction", len(r.Provision), MaxProvision)
 	}
@@ -292,6 +299,9 @@ func (r *Decision) Validate() error {
 		if !contentRe.MatchString(c.Expected) || !contentRe.MatchString(c.Actual) {
 			return fieldErr(k, "compared", "digests must be sha256:, sha384: or sha512: and lowercase hex")
 		}
+	}
+	if err := r.Claim.validate(k); err != nil {
+		return err
 	}
 	for a, v := range r.HighWater {
 		if !artifactRe.MatchString(a) || !semver.IsValid(v) {
@@ -382,6 +392,19 @@ func (r *Quarantine) Validate() error {
 		return fieldErr(k, "until", "a lift has no end time")
 	case r.Until != 0 && r.Until <= r.IssuedAt:
 		return fieldErr(k, "until", "must be after issued_at")
+	}
+	return nil
+}
+
+// validate checks a work claim, if there is one.
+func (c *Claim) validate(k Kind) error {
+	switch {
+	case c == nil:
+		return nil
+	case !sessionRe.MatchString(c.Session):
+		return fieldErr(k, "claim.session", "%q: 1 to 64 letters, digits, '.', '_' or '-'", c.Session)
+	case c.Until <= 0:
+		return fieldErr(k, "claim.until", "must be a positive Unix time")
 	}
 	return nil
 }

@@ -53,6 +53,16 @@ type Config struct {
 	// that signing time (zero if unknown).
 	MaxLedgerAge time.Duration
 	LedgerTime   time.Time
+	// History is the runner's memory of admitted ids and work claims
+	// (replay, work-claimed); nil remembers nothing.
+	History History
+	// AlwaysRefuse lists rules refused in every mode (ParseRefuse): a
+	// runner's own tightening of what its mode would admit.
+	AlwaysRefuse map[string]bool
+	// RequireReceipt refuses a dispatch without a receipt Receipts
+	// accepts (receipt-missing, receipt-invalid).
+	RequireReceipt bool
+	Receipts       ReceiptVerifier
 }
 
 // Dispatch is what the control plane sent, and where the runner keeps the
@@ -65,6 +75,9 @@ type Dispatch struct {
 	// Digest is the digest of the whole dispatch when Raw holds only its
 	// first bytes (an oversized input); "" means SHA-256 of Raw.
 	Digest string
+	// Receipt is an RFC 9942 receipt for Raw in the authority log, if the
+	// dispatch came with one.
+	Receipt []byte
 }
 
 func (d Dispatch) digest() string {
@@ -106,6 +119,10 @@ type Verdict struct {
 	// HighWater is the runner's high-water marks after this decision: the
 	// previous ones, raised by the versions this admission let run.
 	HighWater map[string]string `json:"high_water,omitempty"`
+	// Claim is the instruction's work claim, recorded with the decision.
+	Claim *schemas.Claim `json:"claim,omitempty"`
+	// HashTime is the time spent hashing binaries and provisioned files.
+	HashTime time.Duration `json:"-"`
 }
 
 // Admitted reports whether the verdict lets the dispatch run (admitted,
@@ -123,6 +140,8 @@ type admission struct {
 	// admitted are the versions of the binaries that matched their pins,
 	// for the high-water marks.
 	admitted []artifactVersion
+	// instr is the dispatch's instruction, once it parsed.
+	instr *schemas.Instruction
 }
 
 func (a *admission) fail(rule, format string, args ...any) {
@@ -133,20 +152,56 @@ func (a *admission) pass(check string) { a.v.Passed = append(a.v.Passed, check) 
 
 // Admit decides whether this runner may execute dispatch d, against the
 // authority state st (built from a verified ledger). It never panics and
-// never returns nil: an internal failure becomes a refusal under
-// RuleInternal. It does not record the decision; see Decision.
-func Admit(st *delegation.State, cfg Config, d Dispatch) (v *Verdict) {
-	now := cfg.Now()
-	a := &admission{st: st, cfg: cfg, now: now, v: &Verdict{
-		Mode: cfg.Mode, Machine: cfg.Machine, InstructionDigest: d.digest(), Time: now.UTC(),
-	}}
+// never returns nil: an internal failure (a panic anywhere in the checks,
+// the clock included) becomes a refusal under RuleInternal. It does not
+// record the decision; see Decision and Runner.
+func Admit(st *delegation.State, cfg Config, d Dispatch) *Verdict {
+	a := newAdmission(st, cfg, d)
+	a.protect(func() {
+		a.check(d)
+		a.checkHistory()
+	})
+	return a.finish()
+}
+
+// newAdmission starts an admission of d. The clock is read here, once:
+// every time check of the admission uses the same instant.
+func newAdmission(st *delegation.State, cfg Config, d Dispatch) (a *admission) {
+	a = &admission{st: st, cfg: cfg, v: &Verdict{Mode: cfg.Mode, Machine: cfg.Machine}}
+	a.protect(func() {
+		a.v.InstructionDigest = d.digest()
+		a.now = cfg.Now()
+		a.v.Time = a.now.UTC()
+	})
+	return a
+}
+
+// protect runs f, turning a panic into a RuleInternal finding with the
+// panic's value and stack.
+func (a *admission) protect(f func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.fail(RuleInternal, "internal error: %v\n%s", p, debug.Stack())
+		}
+	}()
+	f()
+}
+
+// finish decides the verdict and sets its high-water marks. A panic there
+// too becomes a refusal under RuleInternal.
+func (a *admission) finish() (v *Verdict) {
 	defer func() {
 		if p := recover(); p != nil {
 			a.v.Failed = append(a.v.Failed, Finding{RuleInternal, fmt.Sprintf("internal error: %v\n%s", p, debug.Stack())})
-			v = a.raise(a.decide()) // a refusal: carries the marks forward unchanged
+			a.v.Verdict, a.v.Rule, a.v.Class = Refused, RuleInternal, ClassInternal
+			a.v.Reason = a.v.Failed[len(a.v.Failed)-1].Reason
+			if r, ok := LookupRule(RuleInternal); ok {
+				a.v.NextAct = r.NextAct
+			}
+			a.v.HighWater = a.cfg.HighWater
+			v = a.v
 		}
 	}()
-	a.check(d)
 	return a.raise(a.decide())
 }
 
@@ -176,12 +231,9 @@ func (a *admission) raise(v *Verdict) *Verdict {
 // ledger this runner trusted before), and err is the evidence. It refuses
 // in every mode: no authority can be read from such a ledger.
 func RefuseLedger(cfg Config, d Dispatch, rule string, err error) *Verdict {
-	now := cfg.Now()
-	a := &admission{cfg: cfg, now: now, v: &Verdict{
-		Mode: cfg.Mode, Machine: cfg.Machine, InstructionDigest: d.digest(), Time: now.UTC(),
-	}}
+	a := newAdmission(nil, cfg, d)
 	a.fail(rule, "%v", err)
-	return a.decide()
+	return a.finish()
 }
 
 func (a *admission) check(d Dispatch) {
@@ -189,7 +241,8 @@ func (a *admission) check(d Dispatch) {
 	if instr == nil {
 		return
 	}
-	a.v.InstructionID, a.v.Stream = instr.ID, instr.Stream
+	a.instr = instr
+	a.v.InstructionID, a.v.Stream, a.v.Claim = instr.ID, instr.Stream, instr.Claim
 	if instr.Machine != a.cfg.Machine {
 		a.fail(RuleWrongMachine, "instruction.machine is %q, this runner is %q", instr.Machine, a.cfg.Machine)
 	} else {
@@ -230,6 +283,7 @@ func (a *admission) check(d Dispatch) {
 	}
 	a.checkProvision(instr, d.ProvisionDir)
 	a.checkLedgerAge()
+	a.checkReceipt(d)
 }
 
 // checkEnvelope parses the dispatch, verifies its signature if it has
@@ -313,8 +367,9 @@ func (a *admission) checkAuthority(instr *schemas.Instruction, signer sign.Publi
 	a.authorized = true
 }
 
-// decide turns the findings into the verdict: an integrity or internal
-// finding refuses in every mode; otherwise the first governed finding is
+// decide turns the findings into the verdict: an internal finding refuses
+// under RuleInternal; an integrity or content finding, or one the runner
+// listed in AlwaysRefuse, refuses in every mode; otherwise the first governed finding is
 // refused under enforce, would-refuse under warn, and admitted under off
 // (admitted-unsigned when no verified signature by a key delegated for
 // this dispatch stands behind it).
@@ -324,7 +379,11 @@ func (a *admission) decide() *Verdict {
 	for i := range v.Failed {
 		f := &v.Failed[i]
 		r, _ := LookupRule(f.Rule)
-		if !r.Governed() {
+		if f.Rule == RuleInternal && (hard == nil || hard.Rule != RuleInternal) {
+			hard = f // a failure of the verdict path itself names the verdict
+			continue
+		}
+		if !r.Governed() || a.cfg.AlwaysRefuse[f.Rule] {
 			if hard == nil {
 				hard = f
 			}

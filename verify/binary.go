@@ -59,7 +59,7 @@ func (a *admission) checkBinary(r role, ref schemas.ArtifactRef, path string) {
 	}
 	// One open file for the digest and the build metadata: both describe
 	// the same bytes.
-	in, err := transfer.Inspect(path, alg)
+	in, err := a.inspect(path, alg)
 	if err != nil {
 		a.fail(r.unreadable, "%s binary: %v", r.name, err)
 		return
@@ -82,7 +82,7 @@ func (a *admission) checkUnpinned(r role, ref schemas.ArtifactRef, path string) 
 		a.fail(r.unreadable, "no %s binary path was given", r.name)
 		return
 	}
-	in, err := transfer.Inspect(path, "sha256")
+	in, err := a.inspect(path, "sha256")
 	if err != nil {
 		a.fail(r.unreadable, "%s binary: %v", r.name, err)
 		return
@@ -178,7 +178,7 @@ func (a *admission) checkProvision(instr *schemas.Instruction, dir string) {
 	}
 	for _, p := range instr.Provision {
 		path := filepath.Join(dir, strings.TrimPrefix(p.Dest, ".provision/"))
-		actual, err := transfer.Compare(path, p.Digest)
+		actual, err := a.compare(path, p.Digest)
 		var mm *transfer.MismatchError
 		switch {
 		case errors.As(err, &mm):
@@ -272,3 +272,17 @@ func (a *admission) checkPinSigner(pin *delegation.PinEntry) {
 	}
 	a.pass("pin-authority")
 }
+
+// inspect is transfer.Inspect, timed into the verdict's HashTime.
+func (a *admission) inspect(path, alg string) (*transfer.Inspection, error) {
+	defer a.timeHash(time.Now())
+	return transfer.Inspect(path, alg)
+}
+
+// compare is transfer.Compare, timed into the verdict's HashTime.
+func (a *admission) compare(path, digest string) (string, error) {
+	defer a.timeHash(time.Now())
+	return transfer.Compare(path, digest)
+}
+
+func (a *admission) timeHash(start time.Time) { a.v.HashTime += time.Since(start) }

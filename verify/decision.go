@@ -20,6 +20,9 @@ func Decision(v *Verdict) *schemas.Decision {
 		Signer: v.Signer, Stream: v.Stream, Compared: v.Compared, Passed: v.Passed,
 		AuthoritySize: v.AuthoritySize, AuthorityRoot: v.AuthorityRoot, HighWater: v.HighWater,
 	}
+	if v.Admitted() {
+		d.Claim = v.Claim // only an admitted instruction holds or releases a claim
+	}
 	seen := map[string]bool{}
 	for _, f := range v.Failed {
 		if !seen[f.Rule] { // each failed rule once, in check order

@@ -37,6 +37,10 @@
 //	bad-signature              authenticity  every signature by a trusted key verifies
 //	unknown-key                authenticity  the signer's key is trusted by the ledger
 //	wrong-machine              integrity     the instruction names this machine
+//	replay                     integrity     the instruction id was never admitted on this runner before
+//	work-claimed               integrity     no other session holds a live work claim on the stream
+//	receipt-missing            integrity     a receipt accompanies the dispatch (with --require-receipt)
+//	receipt-invalid            integrity     the receipt proves the dispatch is in the verified authority log
 //	root-expired               authority     the ledger's root has not expired
 //	quarantined                authority     no signed quarantine drains this machine now (refuses in every mode)
 //	revoked                    authority     neither the signer's key nor a delegation on its chain is revoked

@@ -14,6 +14,7 @@ const (
 	ClassAuthority    Class = "authority"
 	ClassFreshness    Class = "freshness"
 	ClassProvenance   Class = "provenance"
+	ClassContent      Class = "content"
 	ClassInternal     Class = "internal"
 )
 
@@ -70,6 +71,10 @@ const (
 	RulePinExpired           = "pin-expired"
 	RuleAgentNotPinned       = "agent-not-pinned"
 	RuleInternal             = "internal-error"
+	RuleReplay               = "replay"
+	RuleWorkClaimed          = "work-claimed"
+	RuleReceiptMissing       = "receipt-missing"
+	RuleReceiptInvalid       = "receipt-invalid"
 	RuleEngineNotNamed       = "engine-not-named"
 	RuleEngineNotPinned      = "engine-not-pinned"
 	RuleEnginePinMismatch    = "engine-pin-mismatch"
@@ -107,6 +112,14 @@ var Rules = []Rule{
 		"delegate to the signer's key and sync the ledger, or sign with a key that holds a delegation", false},
 	{RuleWrongMachine, ClassIntegrity, "the instruction names this machine",
 		"dispatch the instruction to the machine it names, or issue one for this machine", false},
+	{RuleReplay, ClassIntegrity, "the instruction id was never admitted on this runner before (in any mode, across restarts)",
+		"do not re-send an instruction: issue a new one (`writ instruct` gives every instruction a new id)", false},
+	{RuleWorkClaimed, ClassIntegrity, "no other session holds a live work claim on the instruction's stream",
+		"wait until the claim named in the reason expires or its session releases it (an instruction with --release-claim), then dispatch again", false},
+	{RuleReceiptMissing, ClassIntegrity, "a receipt accompanies the dispatch (only with --require-receipt)",
+		"append the instruction to the authority log, fetch its receipt (`writ ledger receipt`), sync this runner's ledger, and send both", false},
+	{RuleReceiptInvalid, ClassIntegrity, "the receipt proves, under the authority log's key, that these exact dispatch bytes are in the authority log at or below a checkpoint this runner verified",
+		"sync this runner's ledger to a checkpoint that covers the receipt, or fetch a receipt for these exact bytes", false},
 	{RuleRootExpired, ClassAuthority, "the ledger's root has not expired",
 		"have the root key holders sign a new root; an expired root trusts nothing", false},
 	{RuleQuarantined, ClassAuthority, "no signed quarantine drains this machine now",

@@ -1,9 +1,13 @@
 package verify
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/writ-ledger/writ/schemas"
 
 	"github.com/writ-ledger/writ/ledger"
 )
@@ -37,93 +41,111 @@ func (t Trust) checkRoot(a *Authority) error {
 // stands but is not in the decision log, so the dispatch must not run.
 var ErrNotRecorded = errors.New("decision not recorded; the dispatch must not run")
 
-// AdmitAtLedger is the runner's whole admission at a ledger directory:
-// open the decision log (unlocking or, on first use, creating the runner
-// key with kp) and read the authority checkpoint this runner trusted at
-// its last decision; verify the authority log under trust.VKey and its
-// first root against trust.TrustRoot (RuleRootUntrusted); check that it
-// extends the trusted checkpoint;
-// decide with Admit; and record the decision, with the checkpoint the
-// runner trusts from now on. A ledger that fails verification or does not
-// extend the trusted checkpoint is refused (RuleLedgerUnverified,
-// RuleLedgerInconsistent) and the previous trusted checkpoint is carried
-// forward, so trust never moves to a bad ledger.
+// Runner is a runner's admission at its ledger directory, held open: the
+// decision log (locked by this process, signed by the runner key), the
+// runner's memory read from it (the authority checkpoint it trusts, its
+// high-water marks, the instruction ids it admitted and the work claims it
+// recorded), and a verified snapshot of the authority log, rebuilt when the
+// log's files change. Admit is safe for concurrent use: checks run in
+// parallel, and each decision is fixed and queued for the decision log
+// under one lock, so no two admissions of one instruction id, and no two
+// claims on one stream, can both pass; the fsync is shared by a batch.
+type Runner struct {
+	dir   string
+	trust Trust
+	cfg   Config
+	dec   *ledger.Log
+
+	loadMu sync.Mutex // serializes snapshot rebuilds
+	good   *ledger.Checkpoint
+	snap   atomic.Pointer[snapshot]
+
+	mu            sync.Mutex // guards everything below
+	trusted       *ledger.Checkpoint
+	highWater     map[string]string
+	hwGen         uint64
+	pendingIDs    map[string]int
+	pendingClaims map[string]*schemas.Claim
+	broken        error
+}
+
+// OpenRunner opens the runner at the ledger directory dir: it opens the
+// decision log (unlocking the runner key with kp, or creating it on first
+// use), reads the runner's memory from its latest decision (proven against
+// the runner's signed checkpoint), and verifies the authority log under
+// trust (see Trust). cfg carries the runner's machine, mode, platform,
+// clock, ledger-age limit, tightened rules and receipt requirement; its
+// HighWater, LedgerTime, History and Receipts are the Runner's to set.
 //
-// It returns the verdict and its decision index. Errors: a ledger
-// directory that cannot be opened at all (ledger.ErrNotALog, ErrLocked,
-// key errors), or ErrNotRecorded wrapping why the decision could not be
-// recorded (with the verdict still returned).
-func AdmitAtLedger(dir string, trust Trust, kp ledger.KeyParams, cfg Config, d Dispatch) (*Verdict, int64, error) {
-	vkey := trust.VKey
+// An authority log that fails verification does not fail OpenRunner: every
+// admission is then refused under RuleLedgerUnverified, RuleRootUntrusted
+// or RuleLedgerInconsistent, with the evidence, and recorded. Errors: a
+// ledger directory that cannot be opened (ledger.ErrNotALog,
+// ledger.ErrLocked, key errors), or ErrNotRecorded wrapping a decision log
+// that is damaged or whose latest decision cannot be read.
+func OpenRunner(dir string, trust Trust, kp ledger.KeyParams, cfg Config) (*Runner, error) {
 	origin := ""
-	auth, authErr := ledger.OpenAuthority(dir, nil)
-	switch {
-	case authErr == nil:
-		defer auth.Close()
+	if auth, err := ledger.OpenAuthority(dir, nil); err == nil {
 		origin = auth.Origin()
-		if vkey == "" {
-			vkey = auth.VerifierKey()
+		if trust.VKey == "" {
+			trust.VKey = auth.VerifierKey()
 		}
-	case !errors.Is(authErr, ledger.ErrTampered):
-		return nil, 0, authErr
+		auth.Close()
+	} else if !errors.Is(err, ledger.ErrTampered) {
+		return nil, err
 	}
 	dec, err := ledger.OpenDecisions(dir, origin, kp)
 	if err != nil {
 		if errors.Is(err, ledger.ErrTampered) {
-			return nil, 0, fmt.Errorf("%w: decision log: %w", ErrNotRecorded, err)
+			return nil, fmt.Errorf("%w: decision log: %w", ErrNotRecorded, err)
 		}
-		return nil, 0, err
+		return nil, err
 	}
-	defer dec.Close()
-	trusted, err := LastTrusted(dec)
+	r := &Runner{dir: dir, trust: trust, cfg: cfg, dec: dec, pendingIDs: map[string]int{}, pendingClaims: map[string]*schemas.Claim{}}
+	r.trusted, err = LastTrusted(dec)
 	if err == nil {
-		cfg.HighWater, err = HighWater(dec)
+		r.highWater, err = HighWater(dec)
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: reading the last decision: %w", ErrNotRecorded, err)
+		dec.Close()
+		return nil, fmt.Errorf("%w: reading the last decision: %w", ErrNotRecorded, err)
 	}
-	trust.VKey = vkey
-	v := decide(auth, authErr, trust, trusted, cfg, d)
-	index, err := Record(dec, v)
-	if err != nil {
-		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
+	r.good = r.trusted
+	if _, err := r.snapshot(); err != nil {
+		dec.Close()
+		return nil, err
 	}
-	return v, index, nil
+	return r, nil
 }
 
-// decide verifies the authority log, checks it against the trusted
-// checkpoint, admits, and sets the checkpoint the runner trusts next.
-func decide(auth *ledger.Log, authErr error, trust Trust, trusted *ledger.Checkpoint, cfg Config, d Dispatch) *Verdict {
-	keep := func(v *Verdict) *Verdict {
-		if trusted != nil {
-			v.AuthoritySize, v.AuthorityRoot = trusted.Size, hex.EncodeToString(trusted.Hash[:])
-		}
-		v.HighWater = cfg.HighWater
-		return v
+// Close closes the decision log. Admissions still in flight finish first.
+func (r *Runner) Close() error { return r.dec.Close() }
+
+// snapshot returns the current authority snapshot, rebuilding it first if
+// the authority log's files changed since it was built. While another
+// process holds the log (an import or append in progress) the current
+// snapshot is kept; the next admission looks again.
+func (r *Runner) snapshot() (*snapshot, error) {
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	cur := r.snap.Load()
+	if cur != nil && cur.sig == dirSignature(filepath.Join(r.dir, ledger.AuthorityDir)) {
+		return cur, nil
 	}
-	if authErr != nil {
-		return keep(RefuseLedger(cfg, d, RuleLedgerUnverified, authErr))
+	r.mu.Lock()
+	trusted := r.trusted
+	r.mu.Unlock()
+	s, err := loadSnapshot(r.dir, r.trust, r.good, trusted)
+	switch {
+	case errors.Is(err, ledger.ErrLocked) && cur != nil:
+		return cur, nil
+	case err != nil:
+		return nil, err
 	}
-	a, err := LoadAuthority(auth, trust.VKey)
-	if err != nil {
-		return keep(RefuseLedger(cfg, d, RuleLedgerUnverified, err))
+	if s.err == nil && s.cp.Size > 0 {
+		cp := s.cp
+		r.good = &cp // every later snapshot must extend this one
 	}
-	if err := trust.checkRoot(a); err != nil {
-		return keep(RefuseLedger(cfg, d, RuleRootUntrusted, err))
-	}
-	if trusted != nil {
-		if _, err := auth.CheckConsistent(*trusted, a.Checkpoint); err != nil {
-			return keep(RefuseLedger(cfg, d, RuleLedgerInconsistent, err))
-		}
-	}
-	if signed, err := auth.Checkpoint(); err == nil {
-		if t, err := ledger.CheckpointTime(signed, trust.VKey); err == nil {
-			cfg.LedgerTime = t
-		}
-	}
-	v := Admit(a.State, cfg, d)
-	if a.Checkpoint.Size > 0 {
-		v.AuthoritySize, v.AuthorityRoot = a.Checkpoint.Size, hex.EncodeToString(a.Checkpoint.Hash[:])
-	}
-	return v
+	r.snap.Store(s)
+	return s, nil
 }

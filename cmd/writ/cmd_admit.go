@@ -20,17 +20,14 @@ func admitCommand() *cli.Command {
 		Name:      "admit",
 		Usage:     "admit or refuse a dispatch on this runner, and record the decision",
 		ArgsUsage: "DISPATCH",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "ledger", Usage: "this runner's ledger `DIR`"},
-			&cli.StringFlag{Name: "machine", Usage: "this runner's machine `NAME`"},
-			&cli.StringFlag{Name: "mode", Value: "off", Usage: "`MODE` for authenticity, authority, freshness and provenance rules: off (admit and record), warn (admit, record what enforce would refuse), enforce (refuse); integrity rules refuse in every mode"},
+		Flags: append(runnerFlags(),
 			&cli.StringFlag{Name: "agent-binary", Usage: "`PATH` of the agent binary this dispatch would run"},
 			&cli.StringFlag{Name: "engine-binary", Usage: "`PATH` of the engine binary, when the instruction names one"},
 			&cli.StringFlag{Name: "provision-dir", Usage: "`DIR` holding the provisioned files (.provision/NAME is DIR/NAME)"},
-			&cli.DurationFlag{Name: "max-ledger-age", Usage: "refuse (stale-ledger) when the ledger's newest checkpoint was signed longer ago than `DURATION` (0: no limit)"},
+			&cli.StringFlag{Name: "receipt", Usage: "RFC 9942 receipt `FILE` for the dispatch in the authority log (see --require-receipt)"},
 			&cli.BoolFlag{Name: "rules", Usage: "list every rule id and exit"},
-			vkeyFlag, trustRootFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag, jsonFlag,
-		},
+			jsonFlag,
+		),
 		Action: admit,
 	}
 }
@@ -59,35 +56,59 @@ func printRules(c *cli.Context) error {
 	return tw.Flush()
 }
 
-func admit(c *cli.Context) error {
-	if c.Bool("rules") {
-		return printRules(c)
+// runnerFlags are the flags that configure a runner, shared by admit and
+// admission serve.
+func runnerFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "ledger", Usage: "this runner's ledger `DIR`"},
+		&cli.StringFlag{Name: "machine", Usage: "this runner's machine `NAME`"},
+		&cli.StringFlag{Name: "mode", Value: "off", Usage: "`MODE` for authenticity, authority, freshness and provenance rules: off (admit and record), warn (admit, record what enforce would refuse), enforce (refuse); integrity rules refuse in every mode"},
+		&cli.DurationFlag{Name: "max-ledger-age", Usage: "refuse (stale-ledger) when the ledger's newest checkpoint was signed longer ago than `DURATION` (0: no limit)"},
+		&cli.StringSliceFlag{Name: "refuse", Usage: "refuse on `RULE` in every mode, whatever --mode says (repeat; tightens only; see --rules)"},
+		&cli.BoolFlag{Name: "require-receipt", Usage: "admit only a dispatch whose receipt proves it is in the authority log this runner verified"},
+		vkeyFlag, trustRootFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
 	}
-	if err := wantArgs(c, 1, "one argument: the DISPATCH file, or - for stdin"); err != nil {
-		return err
-	}
+}
+
+// runnerSetup is a runner's configuration read from its flags.
+type runnerSetup struct {
+	dir   string
+	trust verify.Trust
+	kp    ledger.KeyParams
+	cfg   verify.Config
+}
+
+// readRunnerFlags validates the runner flags and unlocks (or, on first
+// use, creates) the runner key that signs the decision log.
+func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	dir, machine := c.String("ledger"), c.String("machine")
-	for _, f := range []string{"ledger", "machine", "agent-binary"} {
+	for _, f := range []string{"ledger", "machine"} {
 		if c.String(f) == "" {
-			return usageErr("--%s is required (see writ admit --help)", f)
+			return nil, usageErr("--%s is required (see writ %s --help)", f, c.Command.FullName())
 		}
 	}
 	if !schemas.ValidMachine(machine) {
-		return usageErr("--machine %q: letters, digits, '.', '_', '-', starting with a letter or digit", machine)
+		return nil, usageErr("--machine %q: letters, digits, '.', '_', '-', starting with a letter or digit", machine)
 	}
 	if c.Duration("max-ledger-age") < 0 {
-		return usageErr("--max-ledger-age %s: must not be negative (0 means no limit)", c.Duration("max-ledger-age"))
+		return nil, usageErr("--max-ledger-age %s: must not be negative (0 means no limit)", c.Duration("max-ledger-age"))
 	}
 	mode, err := verify.ParseMode(c.String("mode"))
 	if err != nil {
-		return usageErr("--%v", err)
+		return nil, usageErr("--%v", err)
 	}
-	raw, over, err := readInput(c, c.Args().First(), schemas.MaxRecordSize)
+	refuse, err := verify.ParseRefuse(c.StringSlice("refuse"))
 	if err != nil {
-		return err
+		return nil, usageErr("--refuse %v", err)
 	}
-	// The runner key signs the decision log: unlock it, or create it on
-	// first use.
+	vkey, err := vkeyValue(c, "vkey")
+	if err != nil {
+		return nil, err
+	}
+	trustRoot := c.String("trust-root")
+	if trustRoot != "" && !schemas.ValidDigest(trustRoot) {
+		return nil, usageErr("--trust-root %q: want the root record's digest, sha256: and 64 hex digits", trustRoot)
+	}
 	kp := ledger.KeyParams{Rand: rand.Reader}
 	if ledger.RunnerKeyExists(dir) {
 		kp.Identities, err = unlockIdentities(c, "the runner key")
@@ -95,14 +116,40 @@ func admit(c *cli.Context) error {
 		kp.Recipients, err = newKeyRecipients(c, "the new runner key")
 	}
 	if err != nil {
+		return nil, err
+	}
+	return &runnerSetup{
+		dir: dir, trust: verify.Trust{VKey: vkey, TrustRoot: trustRoot}, kp: kp,
+		cfg: verify.Config{
+			Machine: machine, Mode: mode, Platform: transfer.Platform(), Now: time.Now,
+			MaxLedgerAge: c.Duration("max-ledger-age"), AlwaysRefuse: refuse, RequireReceipt: c.Bool("require-receipt"),
+		},
+	}, nil
+}
+
+func admit(c *cli.Context) error {
+	if c.Bool("rules") {
+		return printRules(c)
+	}
+	if err := wantArgs(c, 1, "one argument: the DISPATCH file, or - for stdin"); err != nil {
 		return err
 	}
-	cfg := verify.Config{Machine: machine, Mode: mode, Platform: transfer.Platform(), Now: time.Now, MaxLedgerAge: c.Duration("max-ledger-age")}
-	d := verify.Dispatch{Raw: raw, AgentBinary: c.String("agent-binary"), EngineBinary: c.String("engine-binary"), ProvisionDir: c.String("provision-dir")}
-
-	vkey, err := vkeyValue(c, "vkey")
+	if c.String("agent-binary") == "" {
+		return usageErr("--agent-binary is required (see writ admit --help)")
+	}
+	setup, err := readRunnerFlags(c)
 	if err != nil {
 		return err
+	}
+	raw, over, err := readInput(c, c.Args().First(), schemas.MaxRecordSize)
+	if err != nil {
+		return err
+	}
+	d := verify.Dispatch{Raw: raw, AgentBinary: c.String("agent-binary"), EngineBinary: c.String("engine-binary"), ProvisionDir: c.String("provision-dir")}
+	if p := c.String("receipt"); p != "" {
+		if d.Receipt, err = readWhole(c, p, schemas.MaxRecordSize); err != nil {
+			return err
+		}
 	}
 	if over && c.Args().First() != "-" {
 		// Record the digest of the whole oversized file, not of its prefix.
@@ -110,11 +157,7 @@ func admit(c *cli.Context) error {
 			d.Digest = full
 		}
 	}
-	trustRoot := c.String("trust-root")
-	if trustRoot != "" && !schemas.ValidDigest(trustRoot) {
-		return usageErr("--trust-root %q: want the root record's digest, sha256: and 64 hex digits", trustRoot)
-	}
-	v, index, err := verify.AdmitAtLedger(dir, verify.Trust{VKey: vkey, TrustRoot: trustRoot}, kp, cfg, d)
+	v, index, err := verify.AdmitAtLedger(setup.dir, setup.trust, setup.kp, setup.cfg, d)
 	switch {
 	case errors.Is(err, verify.ErrNotRecorded) && v != nil:
 		return noErr(fmt.Errorf("%w (the verdict was %s, rule %s)", err, v.Verdict, v.Rule))
@@ -127,13 +170,7 @@ func admit(c *cli.Context) error {
 	if signer == "" {
 		signer = "none"
 	}
-	res := map[string]any{
-		"verdict": v.Verdict, "rule": v.Rule, "class": v.Class, "reason": v.Reason, "next_act": v.NextAct,
-		"mode": v.Mode, "instruction_id": v.InstructionID, "instruction_digest": v.InstructionDigest,
-		"signer": v.Signer, "machine": v.Machine, "stream": v.Stream, "decision_index": index,
-		"passed": nonNil(v.Passed), "failed": nonNil(v.Failed), "compared": nonNil(v.Compared),
-	}
-	err = emit(c, res,
+	err = emit(c, verdictFields(v, index),
 		"verdict: "+v.Verdict,
 		fmt.Sprintf("rule: %s (%s)", v.Rule, v.Class),
 		"reason: "+oneLine(v.Reason),
@@ -152,6 +189,21 @@ func admit(c *cli.Context) error {
 		return &exitError{code: exitNo, err: fmt.Errorf("refused"), silent: true}
 	}
 	return nil
+}
+
+// verdictFields is a verdict as the JSON object admit and admission serve
+// print.
+func verdictFields(v *verify.Verdict, index int64) map[string]any {
+	res := map[string]any{
+		"verdict": v.Verdict, "rule": v.Rule, "class": v.Class, "reason": v.Reason, "next_act": v.NextAct,
+		"mode": v.Mode, "instruction_id": v.InstructionID, "instruction_digest": v.InstructionDigest,
+		"signer": v.Signer, "machine": v.Machine, "stream": v.Stream, "decision_index": index,
+		"passed": nonNil(v.Passed), "failed": nonNil(v.Failed), "compared": nonNil(v.Compared),
+	}
+	if v.Claim != nil {
+		res["claim"] = v.Claim
+	}
+	return res
 }
 
 func orNone(s string) string {

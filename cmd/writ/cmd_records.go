@@ -292,6 +292,9 @@ func instructCommand() *cli.Command {
 			&cli.StringFlag{Name: "transport", Value: "ssh", Usage: "ssh or local"},
 			&cli.StringFlag{Name: "not-before", Value: "0s", Usage: "RFC 3339 time or duration from now"},
 			&cli.StringFlag{Name: "expires", Value: "1h", Usage: "RFC 3339 time or duration from now"},
+			&cli.StringFlag{Name: "claim-session", Usage: "claim the stream for work `SESSION`: while the claim is live, runners refuse this stream's instructions from other sessions"},
+			&cli.StringFlag{Name: "claim-until", Value: "1h", Usage: "with --claim-session: RFC 3339 time or duration from now when the claim lapses (at most 30 days)"},
+			&cli.BoolFlag{Name: "release-claim", Usage: "with --claim-session: release that session's claim on the stream"},
 			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
 		},
 		Action: instruct,
@@ -337,6 +340,15 @@ func instruct(c *cli.Context) error {
 		V: schemas.SchemaVersion, ID: hex.EncodeToString(id), Stream: c.String("stream"), Machine: c.String("machine"),
 		Agent: schemas.ArtifactRef{Name: c.String("agent"), Digest: c.String("agent-digest")},
 		Brief: string(brief), Transport: c.String("transport"), IssuedAt: now.Unix(), NotBefore: nb.Unix(), Expires: exp.Unix(),
+	}
+	if session := c.String("claim-session"); session != "" {
+		until, err := parseTime("claim-until", c.String("claim-until"), now)
+		if err != nil {
+			return err
+		}
+		rec.Claim = &schemas.Claim{Session: session, Until: until.Unix(), Release: c.Bool("release-claim")}
+	} else if c.Bool("release-claim") || c.IsSet("claim-until") {
+		return usageErr("--release-claim and --claim-until need --claim-session")
 	}
 	if err := rec.Validate(); err != nil {
 		return inputErr(err)

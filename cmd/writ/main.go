@@ -75,6 +75,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			instructCommand(),
 			ledgerCommand(),
 			admitCommand(),
+			admissionCommand(),
 			auditCommand(),
 			quickstartCommand(),
 		},

@@ -1,0 +1,88 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// prefixLookup starts the keys of AppendWithKeys: "x/" + the caller's key.
+const prefixLookup = "x/"
+
+// MaxLookupKey is the longest lookup key, in bytes.
+const MaxLookupKey = 256
+
+func lookupKey(k string) []byte { return []byte(prefixLookup + k) }
+
+// AppendWithKeys appends one entry, as Append does, and in the same
+// durable transaction points each of keys at it, so that Lookup finds the
+// latest entry stored under a key without scanning the log (a runner's
+// "has instruction X been admitted?"). The keys are an index beside the
+// log, not part of the signed tree: a caller must read the entry they
+// point to with VerifiedEntry and check it says what the key claims.
+// Errors: those of Append, and a key that is empty or longer than
+// MaxLookupKey.
+func (l *Log) AppendWithKeys(entry []byte, keys []string) (int64, error) {
+	wait, err := l.EnqueueWithKeys(entry, keys)
+	if err != nil {
+		return 0, err
+	}
+	return wait()
+}
+
+// EnqueueWithKeys is AppendWithKeys without waiting: it hands the entry to
+// the committer and returns a function that waits until it is durable and
+// returns its index (or the batch's error). Entries are committed in the
+// order they were enqueued, so a caller that enqueues under its own lock
+// fixes the log order without holding the lock through the fsync.
+func (l *Log) EnqueueWithKeys(entry []byte, keys []string) (func() (int64, error), error) {
+	for _, k := range keys {
+		if k == "" || len(k) > MaxLookupKey {
+			return nil, fmt.Errorf("lookup key of %d bytes: allowed 1 to %d", len(k), MaxLookupKey)
+		}
+	}
+	if l.signer == nil {
+		return nil, ErrNoSigner
+	}
+	if len(entry) == 0 || len(entry) > MaxEntrySize {
+		return nil, fmt.Errorf("%w: entry is %d bytes, allowed 1 to %d", ErrEntrySize, len(entry), MaxEntrySize)
+	}
+	req := &appendReq{entries: [][]byte{entry}, keys: keys, bytes: len(entry), done: make(chan struct{})}
+	if err := l.enqueue(req); err != nil {
+		return nil, err
+	}
+	return func() (int64, error) {
+		<-req.done
+		return req.first, req.err
+	}, nil
+}
+
+// Lookup returns the index of the latest entry appended under key with
+// AppendWithKeys, and false when there is none. The index is unverified
+// (see AppendWithKeys); one at or past the log's size is an
+// *IntegrityError.
+func (l *Log) Lookup(key string) (int64, bool, error) {
+	var i int64
+	found := false
+	err := l.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(lookupKey(key))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return it.Value(func(v []byte) error {
+			if len(v) != 8 {
+				return &IntegrityError{Index: -1, What: "lookup key " + key, Detail: "malformed index"}
+			}
+			i, found = int64(binary.BigEndian.Uint64(v)), true
+			return nil
+		})
+	})
+	if err == nil && found && (i < 0 || i >= l.Size()) {
+		return 0, false, &IntegrityError{Index: i, What: "lookup key " + key, Detail: fmt.Sprintf("points past the log (size %d)", l.Size())}
+	}
+	return i, found, err
+}

@@ -1,0 +1,104 @@
+package verify
+
+import (
+	"fmt"
+
+	"github.com/writ-ledger/writ/schemas"
+)
+
+// History is what a runner remembers of its own past decisions: which
+// instruction ids it admitted (replay) and who holds a work claim on each
+// stream. The product's History is the runner's decision log (with what
+// this process has recorded but not yet committed); tests may pass their
+// own. A nil History remembers nothing.
+type History interface {
+	// Admitted returns the decision index at which instruction id was
+	// admitted, and false if it never was. Errors mean the memory cannot
+	// be read, and refuse the dispatch.
+	Admitted(id string) (int64, bool, error)
+	// Claim returns the latest work claim recorded on stream and its
+	// decision index, or nil.
+	Claim(stream string) (*schemas.Claim, int64, error)
+}
+
+// ReceiptVerifier proves that entry (the exact dispatch bytes) is in the
+// authority log at or below a checkpoint the runner verified, from an RFC
+// 9942 receipt. The runner's is its verified authority snapshot.
+type ReceiptVerifier interface {
+	VerifyReceipt(receipt, entry []byte) error
+}
+
+// checkHistory refuses a replayed instruction id and an instruction for a
+// stream another session has claimed.
+func (a *admission) checkHistory() {
+	h, instr := a.cfg.History, a.instr
+	if h == nil || instr == nil {
+		return
+	}
+	if i, ok, err := h.Admitted(instr.ID); err != nil {
+		a.fail(RuleInternal, "reading this runner's decision log for replay: %v", err)
+		return
+	} else if ok {
+		a.fail(RuleReplay, "instruction %s was already admitted on this runner (%s)", instr.ID, decisionRef(i))
+	} else {
+		a.pass("no-replay")
+	}
+	c, i, err := h.Claim(instr.Stream)
+	switch {
+	case err != nil:
+		a.fail(RuleInternal, "reading this runner's decision log for work claims: %v", err)
+	case c == nil || c.Release || a.now.Unix() >= c.Until:
+		a.pass("work-unclaimed")
+	case instr.Claim != nil && instr.Claim.Session == c.Session:
+		a.pass("work-claim-held")
+	default:
+		session := "no session"
+		if instr.Claim != nil {
+			session = "session " + instr.Claim.Session
+		}
+		a.fail(RuleWorkClaimed, "stream %s is claimed by session %s until %s (%s); this instruction comes from %s",
+			instr.Stream, c.Session, unixUTC(c.Until), decisionRef(i), session)
+	}
+}
+
+// decisionRef names decision i, or one still being committed (i < 0).
+func decisionRef(i int64) string {
+	if i < 0 {
+		return "by a decision being recorded now"
+	}
+	return fmt.Sprintf("decision %d", i)
+}
+
+// checkReceipt requires a receipt proving the dispatch is in the
+// authority log, when the runner is configured to.
+func (a *admission) checkReceipt(d Dispatch) {
+	if !a.cfg.RequireReceipt {
+		return
+	}
+	switch {
+	case len(d.Receipt) == 0:
+		a.fail(RuleReceiptMissing, "this runner requires a receipt (--require-receipt) and the dispatch came without one")
+	case a.cfg.Receipts == nil:
+		a.fail(RuleReceiptInvalid, "no verified authority log to check the receipt against")
+	default:
+		if err := a.cfg.Receipts.VerifyReceipt(d.Receipt, d.Raw); err != nil {
+			a.fail(RuleReceiptInvalid, "%v", err)
+		} else {
+			a.pass("receipt")
+		}
+	}
+}
+
+// ParseRefuse returns the rules named for Config.AlwaysRefuse: each must
+// be a rule of the vocabulary other than ok. Listing a rule can only
+// tighten: there is no way to admit what a mode refuses.
+func ParseRefuse(ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, id := range ids {
+		if _, ok := LookupRule(id); !ok || id == RuleOK {
+			return nil, fmt.Errorf("%q is not a rule id (see writ admit --rules)", id)
+		}
+		out[id] = true
+	}
+	return out, nil
+}

@@ -1,0 +1,195 @@
+package verify
+
+import (
+	"encoding/hex"
+	"fmt"
+	"maps"
+
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/schemas"
+)
+
+// Lookup keys the runner writes beside its decisions (ledger.AppendWithKeys).
+const (
+	keyReplay = "replay/" // + instruction id: the decision that admitted it
+	keyClaim  = "claim/"  // + stream: the latest admitted decision with a work claim on it
+)
+
+// Admit decides dispatch d against the runner's current authority
+// snapshot and memory, and records the decision in the decision log
+// before returning: a verdict is never returned for a decision that is
+// not durable, except with ErrNotRecorded. The decision records the
+// authority checkpoint the runner trusts from now on (the snapshot's when
+// it verified, the previous one otherwise), the high-water marks, and the
+// instruction's work claim when it was admitted.
+//
+// It returns the verdict and its decision index. Errors: ErrNotRecorded
+// wrapping why the decision could not be recorded, with the verdict still
+// returned (the dispatch must not run). After a failed commit the Runner
+// refuses everything with ErrNotRecorded; it must be reopened.
+func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
+	s, err := r.snapshot()
+	if err != nil {
+		v := RefuseLedger(r.cfg, d, RuleInternal, err)
+		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
+	}
+	r.mu.Lock()
+	hw, gen := r.highWater, r.hwGen
+	r.mu.Unlock()
+	a := r.check(s, hw, d) // outside the lock: hashing runs in parallel
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.broken != nil {
+		v := RefuseLedger(r.cfg, d, RuleInternal, r.broken)
+		return v, 0, fmt.Errorf("%w: an earlier commit failed: %w", ErrNotRecorded, r.broken)
+	}
+	if cur := r.snap.Load(); cur != s || gen != r.hwGen {
+		// A newer authority snapshot or higher marks arrived meanwhile:
+		// decide again against them, so that no decision is recorded
+		// against a state the runner has already moved past.
+		s = cur
+		a = r.check(s, r.highWater, d)
+	}
+	a.cfg.History = runnerHistory{r}
+	a.protect(a.checkHistory)
+	v := a.finish()
+	var next *ledger.Checkpoint
+	if s.err == nil && s.cp.Size > 0 {
+		cp := s.cp
+		next = &cp
+	} else {
+		next = r.trusted
+	}
+	if next != nil {
+		v.AuthoritySize, v.AuthorityRoot = next.Size, hex.EncodeToString(next.Hash[:])
+	}
+	rec := Decision(v)
+	b, err := schemas.Encode(rec)
+	if err != nil {
+		return v, 0, fmt.Errorf("%w: encoding decision: %w", ErrNotRecorded, err)
+	}
+	var keys []string
+	replayKey := v.Admitted() && rec.InstructionID != ""
+	if replayKey {
+		keys = append(keys, keyReplay+rec.InstructionID)
+	}
+	if rec.Claim != nil {
+		keys = append(keys, keyClaim+rec.Stream)
+	}
+	wait, err := r.dec.EnqueueWithKeys(b, keys)
+	if err != nil {
+		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
+	}
+	// Queued in log order: what the runner remembers moves now, so that
+	// the next admission sees this one even before its fsync.
+	if replayKey {
+		r.pendingIDs[rec.InstructionID]++
+	}
+	if rec.Claim != nil {
+		r.pendingClaims[rec.Stream] = rec.Claim
+	}
+	if !maps.Equal(v.HighWater, r.highWater) {
+		r.highWater = v.HighWater
+		r.hwGen++
+	}
+	r.trusted = next
+	r.mu.Unlock()
+	index, err := wait()
+	r.mu.Lock()
+	if replayKey {
+		if r.pendingIDs[rec.InstructionID]--; r.pendingIDs[rec.InstructionID] <= 0 {
+			delete(r.pendingIDs, rec.InstructionID)
+		}
+	}
+	if rec.Claim != nil && r.pendingClaims[rec.Stream] == rec.Claim {
+		delete(r.pendingClaims, rec.Stream)
+	}
+	if err != nil {
+		r.broken = err
+		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
+	}
+	return v, index, nil
+}
+
+// check runs every check of d except the runner's history against
+// snapshot s and high-water marks hw.
+func (r *Runner) check(s *snapshot, hw map[string]string, d Dispatch) *admission {
+	cfg := r.cfg
+	cfg.HighWater, cfg.LedgerTime, cfg.History = hw, s.ledgerTime, nil
+	if s.err != nil {
+		a := newAdmission(nil, cfg, d)
+		a.fail(s.rule, "%v", s.err)
+		return a
+	}
+	cfg.Receipts = s
+	a := newAdmission(s.state, cfg, d)
+	a.protect(func() { a.check(d) })
+	return a
+}
+
+// runnerHistory is the Runner's History: decisions queued by this process
+// first, then the decision log's lookup keys, each proven by reading the
+// decision it points to against the runner's signed checkpoint. Its
+// methods run under Runner.mu.
+type runnerHistory struct{ r *Runner }
+
+// Admitted implements History. A pending decision has index -1.
+func (h runnerHistory) Admitted(id string) (int64, bool, error) {
+	if h.r.pendingIDs[id] > 0 {
+		return -1, true, nil
+	}
+	i, d, err := h.lookup(keyReplay + id)
+	if err != nil || d == nil {
+		return 0, false, err
+	}
+	if d.InstructionID != id || d.Verdict == Refused {
+		return 0, false, fmt.Errorf("the decision log's index says instruction %s was admitted at decision %d, which records %s %s", id, i, d.Verdict, d.InstructionID)
+	}
+	return i, true, nil
+}
+
+// Claim implements History. A pending decision has index -1.
+func (h runnerHistory) Claim(stream string) (*schemas.Claim, int64, error) {
+	if c := h.r.pendingClaims[stream]; c != nil {
+		return c, -1, nil
+	}
+	i, d, err := h.lookup(keyClaim + stream)
+	if err != nil || d == nil {
+		return nil, 0, err
+	}
+	if d.Stream != stream || d.Claim == nil || d.Verdict == Refused {
+		return nil, 0, fmt.Errorf("the decision log's index says decision %d holds the work claim on %s, and it does not", i, stream)
+	}
+	return d.Claim, i, nil
+}
+
+// lookup returns the decision a lookup key points to, read through the
+// runner's signed checkpoint, or nil when the key is absent.
+func (h runnerHistory) lookup(key string) (int64, *schemas.Decision, error) {
+	i, ok, err := h.r.dec.Lookup(key)
+	if err != nil || !ok {
+		return 0, nil, err
+	}
+	entry, err := h.r.dec.VerifiedEntry(i)
+	if err != nil {
+		return 0, nil, err
+	}
+	rec, err := schemas.Decode(schemas.KindDecision, entry)
+	if err != nil {
+		return 0, nil, fmt.Errorf("decision %d: %w", i, err)
+	}
+	return i, rec.(*schemas.Decision), nil
+}
+
+// AdmitAtLedger is one admission at a ledger directory: OpenRunner, Admit,
+// Close (see both). It returns the verdict and its decision index; errors
+// are those of OpenRunner and Admit.
+func AdmitAtLedger(dir string, trust Trust, kp ledger.KeyParams, cfg Config, d Dispatch) (*Verdict, int64, error) {
+	r, err := OpenRunner(dir, trust, kp, cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
+	return r.Admit(d)
+}

@@ -1,0 +1,194 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/sign"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// snapshot is the authority state a runner decides against: the authority
+// log verified in full under the trusted key, replayed into a delegation
+// state, and checked to extend every checkpoint the runner trusted
+// before. The log itself is closed once the snapshot is built, so that
+// `writ ledger import` and appends can update it while a runner serves;
+// the runner builds a new snapshot when the log's files change.
+type snapshot struct {
+	sig string // the authority directory's file names, sizes and times when loaded
+
+	// rule and err, when err is not nil, say why nothing may be admitted
+	// under this snapshot (RuleLedgerUnverified, RuleRootUntrusted,
+	// RuleLedgerInconsistent) and carry the evidence.
+	rule string
+	err  error
+
+	state      *delegation.State
+	cp         ledger.Checkpoint
+	ledgerTime time.Time      // when cp was signed (zero if unknown)
+	key        sign.PublicKey // the authority log's checkpoint key, for receipts
+
+	dir   string // the runner's ledger directory, to open the log for a receipt
+	mu    sync.Mutex
+	roots map[int64]tlog.Hash // receipt roots proven to be prefixes of cp
+}
+
+// maxRootCache bounds the receipt roots a snapshot remembers.
+const maxRootCache = 4096
+
+// dirSignature returns the names, sizes and modification times of the
+// files of dir: it changes whenever Badger writes there.
+func dirSignature(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	var b strings.Builder
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			fmt.Fprintf(&b, "%s:error;", e.Name())
+			continue
+		}
+		fmt.Fprintf(&b, "%s:%d:%d;", e.Name(), info.Size(), info.ModTime().UnixNano())
+	}
+	return b.String()
+}
+
+// loadSnapshot opens, verifies and replays the authority log of the
+// ledger at dir under trust, and checks that it extends each of trusted
+// (nil entries skipped). It returns ledger.ErrLocked unwrapped when
+// another process holds the log, so that the caller can keep its current
+// snapshot; every other failure is a snapshot that refuses.
+func loadSnapshot(dir string, trust Trust, trusted ...*ledger.Checkpoint) (*snapshot, error) {
+	s := &snapshot{sig: dirSignature(filepath.Join(dir, ledger.AuthorityDir)), dir: dir, roots: map[int64]tlog.Hash{}}
+	auth, err := ledger.OpenAuthority(dir, nil)
+	if errors.Is(err, ledger.ErrLocked) {
+		return nil, err
+	}
+	if err != nil {
+		s.rule, s.err = RuleLedgerUnverified, err
+		return s, nil
+	}
+	defer auth.Close()
+	vkey := trust.VKey
+	if vkey == "" {
+		vkey = auth.VerifierKey()
+	}
+	a, err := LoadAuthority(auth, vkey)
+	if err != nil {
+		s.rule, s.err = RuleLedgerUnverified, err
+		return s, nil
+	}
+	if err := trust.checkRoot(a); err != nil {
+		s.rule, s.err = RuleRootUntrusted, err
+		return s, nil
+	}
+	for _, t := range trusted {
+		if t == nil {
+			continue
+		}
+		if _, err := auth.CheckConsistent(*t, a.Checkpoint); err != nil {
+			s.rule, s.err = RuleLedgerInconsistent, err
+			return s, nil
+		}
+	}
+	s.state, s.cp = a.State, a.Checkpoint
+	if signed, err := auth.Checkpoint(); err == nil {
+		if t, err := ledger.CheckpointTime(signed, vkey); err == nil {
+			s.ledgerTime = t
+		}
+	}
+	if k, err := ledger.VerifierPublicKey(vkey); err == nil {
+		s.key = k
+	}
+	return s, nil
+}
+
+// ErrReceiptNotCovered: a receipt's tree is larger than the authority
+// checkpoint this runner verified, so it cannot be checked yet.
+var ErrReceiptNotCovered = errors.New("receipt is beyond the checkpoint this runner verified")
+
+// VerifyReceipt proves that entry is in the authority log this snapshot
+// verified: the RFC 9942 receipt (ledger.VerifyReceipt) verifies under the
+// authority log's key for these exact bytes, its tree size is at most the
+// verified checkpoint's, and its root is that checkpoint's root or is
+// proven a prefix of it by an RFC 9162 §2.1.4 consistency proof built from
+// the log on disk (which the proof makes untrusted input). Errors wrap
+// ledger.ErrReceipt, ErrReceiptNotCovered, or say why the log could not be
+// read.
+func (s *snapshot) VerifyReceipt(receipt, entry []byte) error {
+	if s.key.IsZero() {
+		return fmt.Errorf("the authority log's key is unknown to this runner")
+	}
+	p, err := ledger.VerifyReceipt(receipt, entry, s.key)
+	if err != nil {
+		return err
+	}
+	switch {
+	case p.TreeSize > s.cp.Size:
+		return fmt.Errorf("%w: the receipt is for tree size %d, this runner verified size %d", ErrReceiptNotCovered, p.TreeSize, s.cp.Size)
+	case p.TreeSize == s.cp.Size:
+		if p.RootHash != s.cp.Hash {
+			return fmt.Errorf("%w: the receipt's root at size %d is %s, the verified checkpoint's is %s", ledger.ErrReceipt, p.TreeSize, p.RootHash, s.cp.Hash)
+		}
+		return nil
+	}
+	s.mu.Lock()
+	known, ok := s.roots[p.TreeSize]
+	s.mu.Unlock()
+	if ok {
+		if known != p.RootHash {
+			return fmt.Errorf("%w: the receipt's root at size %d is %s, the verified log's is %s", ledger.ErrReceipt, p.TreeSize, p.RootHash, known)
+		}
+		return nil
+	}
+	if err := s.provePrefix(p.TreeSize, p.RootHash); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if len(s.roots) >= maxRootCache {
+		clear(s.roots)
+	}
+	s.roots[p.TreeSize] = p.RootHash
+	s.mu.Unlock()
+	return nil
+}
+
+// provePrefix checks that root is the root of the first size entries of
+// the tree s.cp commits to, with a consistency proof read from the log and
+// verified against both roots.
+func (s *snapshot) provePrefix(size int64, root tlog.Hash) error {
+	var (
+		auth *ledger.Log
+		err  error
+	)
+	for wait := 10 * time.Millisecond; ; wait *= 2 {
+		auth, err = ledger.Open(filepath.Join(s.dir, ledger.AuthorityDir), nil)
+		if !errors.Is(err, ledger.ErrLocked) || wait > time.Second {
+			break
+		}
+		time.Sleep(wait)
+	}
+	if err != nil {
+		return fmt.Errorf("opening the authority log to check the receipt's tree: %w", err)
+	}
+	defer auth.Close()
+	proof, err := auth.ProveConsistency(size, s.cp.Size)
+	if err != nil {
+		return fmt.Errorf("proving size %d a prefix of the verified size %d: %w", size, s.cp.Size, err)
+	}
+	if err := tlog.CheckTree(proof.Path, s.cp.Size, s.cp.Hash, size, root); err != nil {
+		return fmt.Errorf("%w: the receipt's root %s at size %d is not a prefix of the verified checkpoint (size %d, root %s)", ledger.ErrReceipt, root, size, s.cp.Size, s.cp.Hash)
+	}
+	return nil
+}
