@@ -141,10 +141,11 @@ func (l *Log) enqueue(req *appendReq) error {
 }
 
 // stop refuses further appends and waits for the committer to finish.
-func (l *Log) stop() {
+func (l *Log) stop() (already bool) {
 	l.committer.mu.Lock()
+	already = l.closed
 	l.closed = true
-	started := l.started
+	started := l.started && !already
 	if started {
 		close(l.reqs)
 	}
@@ -152,6 +153,7 @@ func (l *Log) stop() {
 	if started {
 		<-l.exited
 	}
+	return already
 }
 
 // run is the committer goroutine.

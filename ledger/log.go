@@ -225,9 +225,12 @@ func Open(dir string, key *sign.PrivateKey) (*Log, error) {
 }
 
 // Close stops accepting appends, waits for the batch in flight, and closes
-// the Badger store. The Log must not be used afterwards.
+// the Badger store. The Log must not be used afterwards; closing it again
+// does nothing.
 func (l *Log) Close() error {
-	l.stop()
+	if l.stop() {
+		return nil
+	}
 	return l.db.Close()
 }
 

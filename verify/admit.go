@@ -167,12 +167,12 @@ func Admit(st *delegation.State, cfg Config, d Dispatch) *Verdict {
 // newAdmission starts an admission of d. The clock is read here, once:
 // every time check of the admission uses the same instant.
 func newAdmission(st *delegation.State, cfg Config, d Dispatch) (a *admission) {
-	a = &admission{st: st, cfg: cfg, v: &Verdict{Mode: cfg.Mode, Machine: cfg.Machine}}
+	a = &admission{st: st, cfg: cfg, v: &Verdict{Mode: cfg.Mode, Machine: cfg.Machine}, now: time.Now()}
 	a.protect(func() {
 		a.v.InstructionDigest = d.digest()
-		a.now = cfg.Now()
-		a.v.Time = a.now.UTC()
+		a.now = cfg.Now() // a failing clock leaves the system time, for the record only: the finding refuses
 	})
+	a.v.Time = a.now.UTC()
 	return a
 }
 

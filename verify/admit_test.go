@@ -2,10 +2,12 @@ package verify_test
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +39,37 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if code == 0 && flag.Lookup("test.run").Value.String() == "" && flag.Lookup("test.skip").Value.String() == "" {
+		code = checkRuleCoverage()
+	}
 	os.Exit(code)
+}
+
+// asserted holds the rules a test asserted in all three modes (expect,
+// admitIn, TestAdmitRules).
+var asserted = struct {
+	sync.Mutex
+	rules map[string]bool
+}{rules: map[string]bool{}}
+
+func assertedRule(rule string) {
+	asserted.Lock()
+	asserted.rules[rule] = true
+	asserted.Unlock()
+}
+
+// checkRuleCoverage fails the package when a rule of the vocabulary has
+// no test asserting its exact verdict in each of the three modes. It runs
+// only when every test ran.
+func checkRuleCoverage() int {
+	code := 0
+	for _, r := range verify.Rules {
+		if !asserted.rules[r.ID] {
+			fmt.Fprintf(os.Stderr, "rule %s: no test asserts its verdict in off, warn and enforce\n", r.ID)
+			code = 1
+		}
+	}
+	return code
 }
 
 func realAgent(t *testing.T) string { return agentPath }
@@ -178,6 +210,7 @@ func TestAdmitRules(t *testing.T) {
 					t.Fatalf("decision record: %v", err)
 				}
 			}
+			assertedRule(tc.rule)
 		})
 	}
 }
@@ -283,6 +316,7 @@ func TestAdmitQuarantineAndRevocation(t *testing.T) {
 			t.Fatalf("quarantined, mode %s: %s / %s", mode, v.Verdict, v.Rule)
 		}
 	}
+	assertedRule(verify.RuleQuarantined)
 	f = newFixture(t, nil, nil, nil)
 	rev := &schemas.Revocation{V: 1, Target: f.op.Public().ID(), Reason: "compromised", IssuedAt: testkit.Epoch.Add(-time.Minute).Unix()}
 	st = f.extend(t, testkit.Seal(t, rev, f.root))
@@ -294,4 +328,19 @@ func TestAdmitQuarantineAndRevocation(t *testing.T) {
 	if v.Verdict != verify.WouldRefuse || v.Rule != verify.RuleRevoked {
 		t.Fatalf("revoked signer under warn: %s / %s", v.Verdict, v.Rule)
 	}
+}
+
+// TestAdmitBuildMismatch: a pin whose recorded build metadata is not what
+// the binary (with the pinned digest) carries is refused in every mode:
+// the pin misdescribes what it pins.
+func TestAdmitBuildMismatch(t *testing.T) {
+	f := newFixture(t, nil, func(p *schemas.Pin) { p.Build.Revision = strings.Repeat("1", 40) }, nil)
+	signed := testkit.Seal(t, instr(nil), f.op)
+	for n, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
+		v := verify.Admit(f.st, cfg(mode), verify.Dispatch{Raw: signed, AgentBinary: f.agent})
+		if v.Rule != verify.RuleBuildMismatch || v.Verdict != refusedAll[n] || !strings.Contains(v.Reason, strings.Repeat("1", 40)) {
+			t.Fatalf("mode %s: %s / %s (%s)", mode, v.Verdict, v.Rule, v.Reason)
+		}
+	}
+	assertedRule(verify.RuleBuildMismatch)
 }

@@ -78,6 +78,7 @@ func expect(t *testing.T, w *world, hw map[string]string, i *schemas.Instruction
 			t.Fatalf("mode %s: %s / %s (%s), want %s / %s; failed %v", mode, v.Verdict, v.Rule, v.Reason, verdicts[n], rule, v.Failed)
 		}
 	}
+	assertedRule(rule)
 }
 
 var admittedAll = [3]string{verify.Admitted, verify.Admitted, verify.Admitted}

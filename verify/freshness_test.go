@@ -144,6 +144,16 @@ func TestFreezes(t *testing.T) {
 			t.Errorf("%s: %s / %s (%s)", tc.name, v.Verdict, v.Rule, v.Reason)
 		}
 	}
+	// A stale ledger in each mode.
+	for n, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
+		c := cfg(mode)
+		c.MaxLedgerAge, c.LedgerTime = time.Hour, testkit.Epoch.Add(-2*time.Hour)
+		v := verify.Admit(w.st, c, verify.Dispatch{Raw: testkit.Seal(t, instr(nil), w.op), AgentBinary: agentPath})
+		if v.Rule != verify.RuleStaleLedger || v.Verdict != softAll[n] {
+			t.Fatalf("stale ledger under %s: %s / %s", mode, v.Verdict, v.Rule)
+		}
+	}
+	assertedRule(verify.RuleStaleLedger)
 }
 
 // TestCompareOnReceipt: what the runner receives is hashed here; the
@@ -178,6 +188,8 @@ func TestCompareOnReceipt(t *testing.T) {
 	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, verify.RuleOK, admittedAll)
 	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: agentPath}, verify.RuleEngineDigestMismatch, refusedAll)
 	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath}, verify.RuleEngineBinaryMissing, refusedAll)
+	wrongDigest := instr(func(i *schemas.Instruction) { i.Engine = &schemas.ArtifactRef{Name: "engine", Digest: p.Digest} })
+	expect(t, w, nil, wrongDigest, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, verify.RuleEnginePinMismatch, refusedAll)
 	unpinned := instr(func(i *schemas.Instruction) { i.Engine = &schemas.ArtifactRef{Name: "engine-x"} })
 	expect(t, w, nil, unpinned, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, verify.RuleEngineNotPinned, softAll)
 	// The runner runs an engine the instruction does not name.

@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/binary"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -55,6 +57,8 @@ func TestScripts(t *testing.T) {
 			"tamper-entry": cmdTamperEntry,
 			"flipbyte":     cmdFlipByte,
 			"truncate-log": cmdTruncateLog,
+			"set-index":    cmdSetIndex,
+			"wait-socket":  cmdWaitSocket,
 		},
 	})
 }
@@ -171,4 +175,41 @@ func cmdTruncateLog(ts *testscript.TestScript, neg bool, args []string) {
 		binary.BigEndian.PutUint64(v, n)
 		return txn.Set([]byte("m/size"), v)
 	}))
+}
+
+// cmdSetIndex points a log's lookup key at an index, directly through
+// Badger, as an attacker with disk access would:
+// set-index LOGDIR KEY INDEX
+func cmdSetIndex(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: set-index LOGDIR KEY INDEX")
+	}
+	i, err := strconv.ParseUint(args[2], 10, 64)
+	ts.Check(err)
+	db, err := badger.Open(badger.DefaultOptions(ts.MkAbs(args[0])).WithLogger(nil))
+	ts.Check(err)
+	defer db.Close()
+	v := make([]byte, 8)
+	binary.BigEndian.PutUint64(v, i)
+	ts.Check(db.Update(func(txn *badger.Txn) error { return txn.Set([]byte("x/"+args[1]), v) }))
+}
+
+// cmdWaitSocket waits up to 20 seconds for a UNIX socket to accept:
+// wait-socket PATH
+func cmdWaitSocket(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: wait-socket PATH")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		conn, err := net.Dial("unix", ts.MkAbs(args[0]))
+		if err == nil {
+			conn.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("no server on %s: %v", args[0], err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
