@@ -257,7 +257,9 @@ func TestRunnerClaims(t *testing.T) {
 	l := newRunnerLedger(t)
 	until := testkit.Epoch.Add(30 * time.Minute).Unix()
 	claim := func(session string, release bool) func(*schemas.Instruction) {
-		return func(i *schemas.Instruction) { i.Claim = &schemas.Claim{Session: session, Until: until, Release: release} }
+		return func(i *schemas.Instruction) {
+			i.Claim = &schemas.Claim{Session: session, Until: until, Release: release}
+		}
 	}
 	r := l.open(t, verify.ModeEnforce, verify.Trust{}, nil)
 	admit := func(n int, edit func(*schemas.Instruction)) *verify.Verdict {
