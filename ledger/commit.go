@@ -296,6 +296,7 @@ func (l *Log) write(reqs []*appendReq) error {
 	if err := txn.Commit(); err != nil {
 		return fmt.Errorf("committing %d entries: %w", n-first, batchErr(err))
 	}
+	l.head, l.headParsed = cp, Checkpoint{Origin: l.origin, Size: n, Hash: root}
 	l.size.Store(n)
 	return nil
 }

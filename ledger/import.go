@@ -255,7 +255,7 @@ func checkOrigins(plan []importPlan, locals map[string]*Log) error {
 // createReplica creates an empty replica of the section's log at dir (its
 // origin and verifier key, no signing key).
 func createReplica(dir string, sec *ExportedLog) (*Log, error) {
-	db, err := openBadger(dir)
+	db, err := openBadger(dir, false)
 	if err != nil {
 		return nil, err
 	}

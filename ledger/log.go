@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -81,12 +82,18 @@ type Log struct {
 
 	committer // group commit (commit.go)
 
+	// head is the signed checkpoint this process last wrote or verified,
+	// byte for byte, and what it says: checkHead verifies a stored
+	// checkpoint only when its bytes differ. Used by the committer only.
+	head       []byte
+	headParsed Checkpoint
+
 	// Now is the clock that timestamps checkpoints; nil means time.Now.
 	Now func() time.Time
 }
 
-func openBadger(dir string) (*badger.DB, error) {
-	if err := checkStore(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+func openBadger(dir string, readOnly bool) (*badger.DB, error) {
+	if err := checkStore(dir, readOnly); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	opts := badger.DefaultOptions(dir).
@@ -97,7 +104,8 @@ func openBadger(dir string) (*badger.DB, error) {
 		WithBlockCacheSize(16 << 20).
 		WithValueLogFileSize(64 << 20).
 		// A damaged block is an error on read, never garbage or a panic.
-		WithChecksumVerificationMode(options.OnBlockRead)
+		WithChecksumVerificationMode(options.OnBlockRead).
+		WithReadOnly(readOnly)
 	db, err := badger.Open(opts)
 	if err != nil {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
@@ -122,7 +130,7 @@ func Create(dir, origin string, key *sign.PrivateKey) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := openBadger(dir)
+	db, err := openBadger(dir, false)
 	if err != nil {
 		return nil, err
 	}
@@ -159,18 +167,31 @@ var emptyRoot, _ = tlog.TreeHash(0, nil)
 // metadata (origin, verifier key, size) is missing or malformed fails with
 // an *IntegrityError (ErrTampered). ErrLocked: another process has it open.
 func Open(dir string, key *sign.PrivateKey) (*Log, error) {
+	return open(dir, key, false)
+}
+
+// OpenReadOnly opens an existing log for reading and verifying without
+// writing anything to its directory (Badger's read-only mode): any number
+// of read-only opens may share the log, while no process has it open for
+// writing (ErrLocked both ways). A runner reads its authority log this
+// way, so that the files change only when the log does. Errors as Open.
+func OpenReadOnly(dir string) (*Log, error) {
+	return open(dir, nil, true)
+}
+
+func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 	if fi, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrNotALog, dir, err)
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrNotALog, dir)
 	}
-	if err := checkStore(dir); err != nil {
+	if err := checkStore(dir, readOnly); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
 		return nil, fmt.Errorf("%w: %s holds no Badger store", ErrNotALog, dir)
 	}
-	db, err := openBadger(dir)
+	db, err := openBadger(dir, readOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -331,9 +352,12 @@ func (l *Log) checkHead(txn *badger.Txn, r tlog.HashReader) error {
 	if err != nil {
 		return err
 	}
-	cp, err := OpenCheckpoint(signed, l.vkey)
-	if err != nil {
-		return fmt.Errorf("refusing to append: %w", err)
+	cp := l.headParsed
+	if !bytes.Equal(signed, l.head) { // the same bytes verify the same way
+		if cp, err = OpenCheckpoint(signed, l.vkey); err != nil {
+			return fmt.Errorf("refusing to append: %w", err)
+		}
+		l.head, l.headParsed = signed, cp
 	}
 	it, err = txn.Get(keySize)
 	if err != nil {

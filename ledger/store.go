@@ -23,14 +23,19 @@ import (
 // Badger itself uses (flock on the directory), checkStore replays the
 // MANIFEST with Badger's own reader and refuses, as an *IntegrityError,
 // a store holding a table the MANIFEST does not list or listing one that
-// is missing; ErrLocked when another process holds the store.
-func checkStore(dir string) error {
+// is missing; ErrLocked when another process holds the store. With
+// shared set it takes the lock shared, as a read-only open does.
+func checkStore(dir string, shared bool) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	how := syscall.LOCK_EX
+	if shared {
+		how = syscall.LOCK_SH
+	}
+	if err := syscall.Flock(int(d.Fd()), how|syscall.LOCK_NB); err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return fmt.Errorf("%w: %s", ErrLocked, dir)
 		}
@@ -63,9 +68,23 @@ func checkStore(dir string) error {
 	if err != nil {
 		return &IntegrityError{Index: -1, What: "store MANIFEST unreadable", Detail: err.Error() + "; refusing to open"}
 	}
+	var maxListed uint64
+	for id := range m.Tables {
+		maxListed = max(maxListed, id)
+	}
+	var leftovers []uint64
 	for id := range tables {
-		if _, ok := m.Tables[id]; !ok {
-			return &IntegrityError{Index: -1, What: "store MANIFEST", Detail: fmt.Sprintf("table %06d.sst is not listed; the MANIFEST was damaged or replaced; refusing to open (Badger would delete the table)", id)}
+		if _, ok := m.Tables[id]; ok {
+			continue
+		}
+		if id < maxListed {
+			return &IntegrityError{Index: -1, What: "store MANIFEST", Detail: fmt.Sprintf("table %06d.sst is not listed, and tables after it are; the MANIFEST was damaged or replaced; refusing to open (Badger would delete the table)", id)}
+		}
+		leftovers = append(leftovers, id)
+	}
+	if len(leftovers) > 0 {
+		if err := setAside(dir, leftovers, shared); err != nil {
+			return err
 		}
 	}
 	for id := range m.Tables {
@@ -74,6 +93,35 @@ func checkStore(dir string) error {
 		}
 		if err := checkTableFooter(filepath.Join(dir, fmt.Sprintf("%06d.sst", id))); err != nil {
 			return &IntegrityError{Index: -1, What: "store table damaged", Detail: fmt.Sprintf("%06d.sst: %v; refusing to open", id, err)}
+		}
+	}
+	return nil
+}
+
+// UnlistedSuffix names the directory beside a log's where tables its
+// MANIFEST does not list are set aside (DIR + UnlistedSuffix).
+const UnlistedSuffix = ".unlisted-tables"
+
+// setAside moves tables newer than every table the MANIFEST lists out of
+// the store, into DIR.unlisted-tables, instead of letting Badger delete
+// them. That is the shape a writer killed between writing a table and
+// recording it leaves (its data is still in the write-ahead log Badger
+// replays); it is also what a truncated MANIFEST looks like, so the
+// files are kept as evidence, and verification then finds what the store
+// lacks. A read-only open cannot move files: it refuses, saying how to
+// recover.
+func setAside(dir string, ids []uint64, readOnly bool) error {
+	if readOnly {
+		return &IntegrityError{Index: -1, What: "store MANIFEST", Detail: fmt.Sprintf("table %06d.sst is not listed (a writer was killed mid-flush, or the MANIFEST was truncated); open the log for writing once (for example `writ ledger checkpoint --refresh`) to set it aside in %s%s", ids[0], dir, UnlistedSuffix)}
+	}
+	aside := dir + UnlistedSuffix
+	if err := os.MkdirAll(aside, 0o700); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		name := fmt.Sprintf("%06d.sst", id)
+		if err := os.Rename(filepath.Join(dir, name), filepath.Join(aside, name)); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -4,14 +4,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/writ-ledger/writ/ledger"
 )
 
-// TestDamagedStoreKeepsEvidence: a damaged MANIFEST makes the log refuse
-// to open, as tamper evidence, and no table file is deleted (Badger would
-// delete every table its MANIFEST does not list).
+// TestDamagedStoreKeepsEvidence: a damaged MANIFEST is tamper evidence,
+// and no table file is deleted (Badger would delete every table its
+// MANIFEST does not list): each is still in the store or set aside.
 func TestDamagedStoreKeepsEvidence(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -42,8 +43,9 @@ func TestDamagedStoreKeepsEvidence(t *testing.T) {
 				t.Fatalf("open/verify: %v, want tamper evidence", err)
 			}
 			after, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
-			if len(after) != len(before) {
-				t.Fatalf("table files: %d before, %d after", len(before), len(after))
+			aside, _ := filepath.Glob(filepath.Join(dir+ledger.UnlistedSuffix, "*.sst"))
+			if len(after)+len(aside) != len(before) {
+				t.Fatalf("table files: %d before, %d after and %d set aside", len(before), len(after), len(aside))
 			}
 		})
 	}
@@ -97,5 +99,51 @@ func copyDir(t *testing.T, from, to string) {
 			t.Fatal(err)
 		}
 		os.WriteFile(filepath.Join(to, filepath.Base(n)), b, 0o600)
+	}
+}
+
+// TestUnlistedTableSetAside: a table newer than every listed one (what a
+// writer killed mid-flush leaves) is set aside by an open for writing and
+// the log still verifies; a read-only open refuses and says how to
+// recover; an unlisted table older than a listed one is tamper evidence.
+func TestUnlistedTableSetAside(t *testing.T) {
+	dir, vkey := newLog(t, 40)
+	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if len(tables) == 0 {
+		t.Fatal("the test log has no table files")
+	}
+	body, err := os.ReadFile(tables[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "900000.sst"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.OpenReadOnly(dir); !errors.Is(err, ledger.ErrTampered) || !strings.Contains(err.Error(), "open the log for writing once") {
+		t.Fatalf("read-only open: %v", err)
+	}
+	l, err := ledger.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Verify(vkey, nil); err != nil {
+		t.Fatalf("verify after setting aside: %v", err)
+	}
+	l.Close()
+	if _, err := os.Stat(filepath.Join(dir+ledger.UnlistedSuffix, "900000.sst")); err != nil {
+		t.Fatalf("the leftover was not set aside: %v", err)
+	}
+	if l, err := ledger.OpenReadOnly(dir); err != nil {
+		t.Fatalf("read-only open after: %v", err)
+	} else {
+		l.Close()
+	}
+
+	// Older than a listed table: not a crash leftover.
+	if err := os.WriteFile(filepath.Join(dir, "000000.sst"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.Open(dir, nil); !errors.Is(err, ledger.ErrTampered) || !strings.Contains(err.Error(), "tables after it are") {
+		t.Fatalf("unlisted old table: %v", err)
 	}
 }

@@ -85,7 +85,7 @@ type Runner struct {
 // that is damaged or whose latest decision cannot be read.
 func OpenRunner(dir string, trust Trust, kp ledger.KeyParams, cfg Config) (*Runner, error) {
 	origin := ""
-	if auth, err := ledger.OpenAuthority(dir, nil); err == nil {
+	if auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledger.AuthorityDir)); err == nil {
 		origin = auth.Origin()
 		if trust.VKey == "" {
 			trust.VKey = auth.VerifierKey()

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/writ-ledger/writ/delegation"
@@ -44,22 +44,26 @@ type snapshot struct {
 // maxRootCache bounds the receipt roots a snapshot remembers.
 const maxRootCache = 4096
 
-// dirSignature returns the names, sizes and modification times of the
-// files of dir: it changes whenever Badger writes there.
+// dirSignature identifies the state of the authority log's directory:
+// the directory's own change times (Badger creates and removes files in
+// it whenever a process opens it for writing and closes it, and on every
+// flush) and its MANIFEST's. Reading the log read-only changes neither,
+// so the signature moves only when the log may have. Two stats: cheap
+// enough to take on every admission.
 func dirSignature(dir string) string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return "error: " + err.Error()
-	}
 	var b strings.Builder
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	for _, e := range entries {
-		info, err := e.Info()
+	for _, p := range []string{dir, filepath.Join(dir, "MANIFEST")} {
+		fi, err := os.Stat(p)
 		if err != nil {
-			fmt.Fprintf(&b, "%s:error;", e.Name())
+			fmt.Fprintf(&b, "%s: %v;", p, err)
 			continue
 		}
-		fmt.Fprintf(&b, "%s:%d:%d;", e.Name(), info.Size(), info.ModTime().UnixNano())
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		if st == nil {
+			fmt.Fprintf(&b, "%d:%d;", fi.Size(), fi.ModTime().UnixNano())
+			continue
+		}
+		fmt.Fprintf(&b, "%d:%d:%d:%d.%d:%d.%d;", st.Ino, st.Size, st.Nlink, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
 	}
 	return b.String()
 }
@@ -71,7 +75,7 @@ func dirSignature(dir string) string {
 // snapshot; every other failure is a snapshot that refuses.
 func loadSnapshot(dir string, trust Trust, trusted ...*ledger.Checkpoint) (*snapshot, error) {
 	s := &snapshot{sig: dirSignature(filepath.Join(dir, ledger.AuthorityDir)), dir: dir, roots: map[int64]tlog.Hash{}}
-	auth, err := ledger.OpenAuthority(dir, nil)
+	auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledger.AuthorityDir))
 	if errors.Is(err, ledger.ErrLocked) {
 		return nil, err
 	}
@@ -173,7 +177,7 @@ func (s *snapshot) provePrefix(size int64, root tlog.Hash) error {
 		err  error
 	)
 	for wait := 10 * time.Millisecond; ; wait *= 2 {
-		auth, err = ledger.Open(filepath.Join(s.dir, ledger.AuthorityDir), nil)
+		auth, err = ledger.OpenReadOnly(filepath.Join(s.dir, ledger.AuthorityDir))
 		if !errors.Is(err, ledger.ErrLocked) || wait > time.Second {
 			break
 		}

@@ -23,7 +23,26 @@ type BuildOptions struct {
 	NoVCS    bool     // build with -buildvcs=false (no vcs.revision)
 	LDFlags  string   // extra -ldflags, e.g. "-s -w"
 	ExtraEnv []string // extra environment for go build
+	// PadBytes, if not zero, embeds a committed file of that many
+	// pseudo-random bytes, so the binary is about that much larger (a
+	// large agent for benchmarks).
+	PadBytes int
 }
+
+// paddedSource is AgentSource with an embedded pad file.
+const paddedSource = `// Command agent is the stand-in agent binary, padded with an embedded file.
+package main
+
+import (
+	_ "embed"
+	"fmt"
+)
+
+//go:embed pad.bin
+var pad []byte
+
+func main() { fmt.Println("agent: running, pad", len(pad)) }
+`
 
 // BuildAgent builds AgentSource from a fresh git repository with one
 // commit, so the binary carries real Go build metadata, and returns its
@@ -46,7 +65,22 @@ func BuildAgentIn(dir string, o BuildOptions) (string, error) {
 			firstErr = err
 		}
 	}
-	write("main.go", AgentSource)
+	source := AgentSource
+	if o.PadBytes > 0 {
+		source = paddedSource
+		pad := make([]byte, o.PadBytes)
+		x := uint64(0x9e3779b97f4a7c15)
+		for i := range pad { // xorshift: incompressible, reproducible
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			pad[i] = byte(x)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pad.bin"), pad, 0o644); err != nil {
+			return "", err
+		}
+	}
+	write("main.go", source)
 	write("go.mod", "module example.com/agent\n\ngo 1.26\n")
 	vcs := "-buildvcs=true"
 	if o.NoVCS {
@@ -63,7 +97,7 @@ func BuildAgentIn(dir string, o BuildOptions) (string, error) {
 		}
 	}
 	if o.Dirty {
-		write("main.go", AgentSource+"\n// an uncommitted edit\n")
+		write("main.go", source+"\n// an uncommitted edit\n")
 	}
 	args := []string{"go", "build", vcs, "-o", "agent"}
 	if o.LDFlags != "" {
