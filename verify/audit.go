@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +55,8 @@ type Report struct {
 
 	// the verifier keys the logs were checked with, for the state file
 	authorityVKey, decisionsVKey string
+	// admitted maps each admitted instruction id to its decision index
+	admitted map[[16]byte]int64
 }
 
 // AuditFailure is the evidence of a failed audit: which log, which entry
@@ -227,7 +230,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 type EntryTally = ledger.EntryFunc
 
 func newAudit(o AuditOptions) (*Report, *auditState, error) {
-	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}}
+	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}}
 	for _, v := range schemas.Verdicts {
 		rep.ByVerdict[v] = 0
 	}
@@ -251,13 +254,20 @@ func (rep *Report) finish(stateFile string) error {
 		AuthorityVKey: rep.authorityVKey, DecisionsVKey: rep.decisionsVKey})
 }
 
-// tally counts one decision entry.
-func (rep *Report) tally(i int64, entry []byte) error {
-	rec, err := schemas.Decode(schemas.KindDecision, entry)
-	if err != nil {
-		return &delegation.RecordError{Index: i, Rule: delegation.RuleMalformed, Err: err}
+// count counts decision i, and refuses an instruction id admitted twice.
+func (rep *Report) count(i int64, d *schemas.Decision) error {
+	if d.Verdict != Refused && d.InstructionID != "" {
+		// A runner admits an instruction id once (RuleReplay): a second
+		// admission means its replay memory was removed or bypassed.
+		var id [16]byte
+		if _, err := hex.Decode(id[:], []byte(d.InstructionID)); err != nil {
+			return &delegation.RecordError{Index: i, Rule: delegation.RuleMalformed, Err: err}
+		}
+		if first, ok := rep.admitted[id]; ok {
+			return &delegation.RecordError{Index: i, Rule: RuleReplay, Err: fmt.Errorf("instruction %s was admitted twice, at decisions %d and %d: the runner's replay memory was removed or bypassed", d.InstructionID, first, i)}
+		}
+		rep.admitted[id] = i
 	}
-	d := rec.(*schemas.Decision)
 	rep.ByVerdict[d.Verdict]++
 	rep.ByRule[d.Rule]++
 	rep.Decisions++

@@ -91,13 +91,7 @@ func (rep *Report) tallyBound(b *authorityBinding) ledger.EntryFunc {
 				return err
 			}
 		}
-		rep.ByVerdict[d.Verdict]++
-		rep.ByRule[d.Rule]++
-		rep.Decisions++
-		if d.Verdict != Refused && d.Rule != RuleOK {
-			rep.WouldRefuse++
-		}
-		return nil
+		return rep.count(i, d)
 	}
 }
 

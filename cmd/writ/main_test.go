@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -58,6 +59,7 @@ func TestScripts(t *testing.T) {
 			"flipbyte":     cmdFlipByte,
 			"truncate-log": cmdTruncateLog,
 			"set-index":    cmdSetIndex,
+			"drop-index":   cmdDropIndex,
 			"wait-socket":  cmdWaitSocket,
 		},
 	})
@@ -212,4 +214,33 @@ func cmdWaitSocket(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// cmdDropIndex deletes every lookup key of a log that starts with PREFIX,
+// directly through Badger, as an attacker with disk access would:
+// drop-index LOGDIR PREFIX
+func cmdDropIndex(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: drop-index LOGDIR PREFIX")
+	}
+	db, err := badger.Open(badger.DefaultOptions(ts.MkAbs(args[0])).WithLogger(nil))
+	ts.Check(err)
+	defer db.Close()
+	ts.Check(db.Update(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte("x/" + args[1])})
+		var keys [][]byte
+		for it.Rewind(); it.Valid(); it.Next() {
+			keys = append(keys, it.Item().KeyCopy(nil))
+		}
+		it.Close()
+		if len(keys) == 0 {
+			return fmt.Errorf("no key starts with x/%s", args[1])
+		}
+		for _, k := range keys {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
 }
