@@ -8,8 +8,12 @@
 // (findings) in check order. The verdict follows from the findings and the
 // enforcement mode:
 //
-//   - an integrity or internal finding refuses in every mode: a wrong byte
-//     is never admitted;
+//   - an internal finding (a panic anywhere in the verdict path, the clock
+//     included) refuses under internal-error, whatever else failed;
+//   - an integrity or content finding refuses in every mode: a wrong byte
+//     is never admitted; so does a governed finding whose rule the runner
+//     listed in Config.AlwaysRefuse (`writ admit --refuse RULE`), which
+//     can tighten a mode and never loosen it;
 //   - otherwise, a finding of a governed class (authenticity, authority,
 //     freshness, provenance) is refused under enforce, gives would-refuse
 //     under warn, and is admitted under off: as admitted-unsigned when no
@@ -88,6 +92,39 @@
 // it was. With Config.MaxLedgerAge set, the ledger's newest checkpoint
 // must carry a signed time (cosignature/v1, C2SP tlog-cosignature) no
 // older than that.
+//
+// # The runner's memory: replay, work claims, receipts
+//
+// A [Runner] holds a runner's ledger directory open: its decision log
+// (signed by the runner key) and a verified snapshot of the authority log,
+// read read-only and rebuilt when the log's files change, each new
+// snapshot checked to extend the last one and the checkpoint the runner
+// trusted. [Runner.Admit] runs the checks in parallel across callers, then
+// under one lock checks the runner's history, fixes the verdict, and
+// queues the decision; it returns after the decision is durable. The
+// history is the [History] interface:
+//
+//   - replay: an instruction id is admitted at most once per runner, in
+//     every mode, across restarts. The decision that admitted it is found
+//     through a lookup key written in the same transaction
+//     (ledger.Log.AppendWithKeys) and read back proven against the signed
+//     checkpoint; a refused id may come again. [Audit] fails on an id
+//     admitted twice.
+//   - work-claimed: an admitted instruction with a claim (schemas.Claim)
+//     holds its stream for the claim's session until claim.until
+//     (exclusive, at most 30 days after issued_at); instructions for the
+//     stream from another session, or from none, are refused until then,
+//     or until the same session's instruction with release set is
+//     admitted. A refused instruction never claims or releases.
+//   - receipt-missing, receipt-invalid: with Config.RequireReceipt, the
+//     dispatch must come with an RFC 9942 receipt (ledger.VerifyReceipt)
+//     for its exact bytes, under the authority log's key, over a tree of
+//     at most the verified checkpoint's size whose root is that
+//     checkpoint's or is proven its prefix (RFC 9162 §2.1.4): a control
+//     plane cannot have a runner execute what auditors will never see.
+//
+// `writ admission serve` is a Runner behind a UNIX socket; `writ admit`
+// is [AdmitAtLedger], a Runner opened for one admission.
 //
 // # Audit
 //
