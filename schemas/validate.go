@@ -303,6 +303,9 @@ func (r *Decision) Validate() error {
 	if err := r.Claim.validate(k); err != nil {
 		return err
 	}
+	if r.Claim != nil && (r.Signer == "" || r.Verdict == "refused") {
+		return fieldErr(k, "claim", "recorded only for an admitted instruction with a verified signer")
+	}
 	for a, v := range r.HighWater {
 		if !artifactRe.MatchString(a) || !semver.IsValid(v) {
 			return fieldErr(k, "high_water", "%q: %q must map an artifact name to a semantic version", a, v)

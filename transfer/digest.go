@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"strings"
+	"sync"
 )
 
 // hashBuffer is the read size while hashing, in bytes: large enough that
@@ -66,6 +67,10 @@ func ParseDigest(d string) (alg string, sum []byte, err error) {
 	return alg, sum, nil
 }
 
+// hashBuffers recycles the read buffers, so that a runner hashing many
+// small files per admission does not allocate a megabyte for each.
+var hashBuffers = sync.Pool{New: func() any { b := make([]byte, hashBuffer); return &b }}
+
 // DigestReader hashes r to its end with alg (a key of Algorithms) and
 // returns the digest and the number of bytes read. Memory is one fixed
 // buffer, whatever the length.
@@ -75,7 +80,9 @@ func DigestReader(r io.Reader, alg string) (string, int64, error) {
 		return "", 0, fmt.Errorf("%w: algorithm %q", ErrDigestSyntax, alg)
 	}
 	h := newHash()
-	n, err := io.CopyBuffer(h, r, make([]byte, hashBuffer))
+	buf := hashBuffers.Get().(*[]byte)
+	defer hashBuffers.Put(buf)
+	n, err := io.CopyBuffer(h, r, *buf)
 	if err != nil {
 		return "", n, err
 	}

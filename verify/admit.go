@@ -119,7 +119,9 @@ type Verdict struct {
 	// HighWater is the runner's high-water marks after this decision: the
 	// previous ones, raised by the versions this admission let run.
 	HighWater map[string]string `json:"high_water,omitempty"`
-	// Claim is the instruction's work claim, recorded with the decision.
+	// Claim is the instruction's work claim when the decision records it:
+	// the verdict admits and a verified, delegated signature stands behind
+	// the instruction (nil otherwise).
 	Claim *schemas.Claim `json:"claim,omitempty"`
 	// HashTime is the time spent hashing binaries and provisioned files.
 	HashTime time.Duration `json:"-"`
@@ -190,6 +192,20 @@ func (a *admission) protect(f func()) {
 // finish decides the verdict and sets its high-water marks. A panic there
 // too becomes a refusal under RuleInternal.
 func (a *admission) finish() (v *Verdict) {
+	defer func() {
+		// Only an admitted instruction with a verified, delegated signer
+		// holds or releases a claim: an unsigned one admitted under off
+		// must not lock a stream against signed work.
+		if !v.Admitted() || !a.authorized {
+			v.Claim = nil
+		} else if v.Claim != nil && v.Claim.Until-a.now.Unix() > schemas.MaxClaimSeconds {
+			// The 30 days run from this runner's clock too, not only from
+			// the issued_at the instruction claims.
+			c := *v.Claim
+			c.Until = a.now.Unix() + schemas.MaxClaimSeconds
+			v.Claim = &c
+		}
+	}()
 	defer func() {
 		if p := recover(); p != nil {
 			a.v.Failed = append(a.v.Failed, Finding{RuleInternal, fmt.Sprintf("internal error: %v\n%s", p, debug.Stack())})

@@ -9,16 +9,28 @@ import (
 // History is what a runner remembers of its own past decisions: which
 // instruction ids it admitted (replay) and who holds a work claim on each
 // stream. The product's History is the runner's decision log (with what
-// this process has recorded but not yet committed); tests may pass their
+// this process has queued but not yet committed); tests may pass their
 // own. A nil History remembers nothing.
 type History interface {
 	// Admitted returns the decision index at which instruction id was
-	// admitted, and false if it never was. Errors mean the memory cannot
-	// be read, and refuse the dispatch.
+	// admitted (-1 while that decision is being recorded), and false if
+	// it never was. Errors mean the memory cannot be read, and refuse the
+	// dispatch under RuleInternal.
 	Admitted(id string) (int64, bool, error)
-	// Claim returns the latest work claim recorded on stream and its
-	// decision index, or nil.
-	Claim(stream string) (*schemas.Claim, int64, error)
+	// Claim returns the latest work claim recorded on stream, or nil.
+	// Errors as Admitted.
+	Claim(stream string) (*HeldClaim, error)
+}
+
+// HeldClaim is a work claim as a runner recorded it: the claim, the key id
+// (64 hex) of the verified signer whose instruction made it, and the
+// decision index (-1 while being recorded). A claim is held by its
+// session and its signer together: another key naming the same session
+// does not hold it.
+type HeldClaim struct {
+	schemas.Claim
+	Signer string
+	Index  int64
 }
 
 // ReceiptVerifier proves that entry (the exact dispatch bytes) is in the
@@ -43,21 +55,27 @@ func (a *admission) checkHistory() {
 	} else {
 		a.pass("no-replay")
 	}
-	c, i, err := h.Claim(instr.Stream)
+	c, err := h.Claim(instr.Stream)
 	switch {
 	case err != nil:
 		a.fail(RuleInternal, "reading this runner's decision log for work claims: %v", err)
 	case c == nil || c.Release || a.now.Unix() >= c.Until:
 		a.pass("work-unclaimed")
-	case instr.Claim != nil && instr.Claim.Session == c.Session:
+	case instr.Claim != nil && instr.Claim.Session == c.Session && a.authorized && a.v.Signer == c.Signer:
 		a.pass("work-claim-held")
 	default:
-		session := "no session"
+		from := "no session"
 		if instr.Claim != nil {
-			session = "session " + instr.Claim.Session
+			from = "session " + instr.Claim.Session
 		}
-		a.fail(RuleWorkClaimed, "stream %s is claimed by session %s until %s (%s); this instruction comes from %s",
-			instr.Stream, c.Session, unixUTC(c.Until), decisionRef(i), session)
+		switch {
+		case !a.authorized:
+			from += ", without a verified, delegated signature"
+		case a.v.Signer != c.Signer:
+			from += ", signed by key " + a.v.Signer
+		}
+		a.fail(RuleWorkClaimed, "stream %s is claimed by session %s (key %s) until %s (%s); this instruction comes from %s",
+			instr.Stream, c.Session, c.Signer, unixUTC(c.Until), decisionRef(c.Index), from)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/writ-ledger/writ/schemas"
 
 	"github.com/writ-ledger/writ/ledger"
 )
@@ -65,7 +64,7 @@ type Runner struct {
 	highWater     map[string]string
 	hwGen         uint64
 	pendingIDs    map[string]int
-	pendingClaims map[string]*schemas.Claim
+	pendingClaims map[string]*HeldClaim
 	broken        error
 }
 
@@ -101,7 +100,7 @@ func OpenRunner(dir string, trust Trust, kp ledger.KeyParams, cfg Config) (*Runn
 		}
 		return nil, err
 	}
-	r := &Runner{dir: dir, trust: trust, cfg: cfg, dec: dec, pendingIDs: map[string]int{}, pendingClaims: map[string]*schemas.Claim{}}
+	r := &Runner{dir: dir, trust: trust, cfg: cfg, dec: dec, pendingIDs: map[string]int{}, pendingClaims: map[string]*HeldClaim{}}
 	r.trusted, err = LastTrusted(dec)
 	if err == nil {
 		r.highWater, err = HighWater(dec)

@@ -86,8 +86,10 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 	if replayKey {
 		r.pendingIDs[rec.InstructionID]++
 	}
+	var held *HeldClaim
 	if rec.Claim != nil {
-		r.pendingClaims[rec.Stream] = rec.Claim
+		held = &HeldClaim{Claim: *rec.Claim, Signer: rec.Signer, Index: -1}
+		r.pendingClaims[rec.Stream] = held
 	}
 	if !maps.Equal(v.HighWater, r.highWater) {
 		r.highWater = v.HighWater
@@ -102,7 +104,7 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 			delete(r.pendingIDs, rec.InstructionID)
 		}
 	}
-	if rec.Claim != nil && r.pendingClaims[rec.Stream] == rec.Claim {
+	if held != nil && r.pendingClaims[rec.Stream] == held {
 		delete(r.pendingClaims, rec.Stream)
 	}
 	if err != nil {
@@ -149,19 +151,19 @@ func (h runnerHistory) Admitted(id string) (int64, bool, error) {
 	return i, true, nil
 }
 
-// Claim implements History. A pending decision has index -1.
-func (h runnerHistory) Claim(stream string) (*schemas.Claim, int64, error) {
+// Claim implements History.
+func (h runnerHistory) Claim(stream string) (*HeldClaim, error) {
 	if c := h.r.pendingClaims[stream]; c != nil {
-		return c, -1, nil
+		return c, nil
 	}
 	i, d, err := h.lookup(keyClaim + stream)
 	if err != nil || d == nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if d.Stream != stream || d.Claim == nil || d.Verdict == Refused {
-		return nil, 0, fmt.Errorf("the decision log's index says decision %d holds the work claim on %s, and it does not", i, stream)
+		return nil, fmt.Errorf("the decision log's index says decision %d holds the work claim on %s, and it does not", i, stream)
 	}
-	return d.Claim, i, nil
+	return &HeldClaim{Claim: *d.Claim, Signer: d.Signer, Index: i}, nil
 }
 
 // lookup returns the decision a lookup key points to, read through the

@@ -26,13 +26,13 @@ import (
 // root, an operator who may instruct "demo" on runner-*, a release
 // engineer, a pin of the test agent) and the runner's key parameters.
 type runnerLedger struct {
-	dir               string
-	logKey            *sign.PrivateKey
-	root, op, rel     *sign.PrivateKey
-	kp                ledger.KeyParams
-	clock             atomic.Int64 // seconds after Epoch the runner's clock reads
-	authorityEntries  [][]byte
-	authorityOriginal string
+	dir                string
+	logKey             *sign.PrivateKey
+	root, op, op2, rel *sign.PrivateKey
+	kp                 ledger.KeyParams
+	clock              atomic.Int64 // seconds after Epoch the runner's clock reads
+	authorityEntries   [][]byte
+	authorityOriginal  string
 }
 
 const runnerOrigin = "example.com/runner"
@@ -43,7 +43,7 @@ func newRunnerLedger(t *testing.T) *runnerLedger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &runnerLedger{dir: t.TempDir(), logKey: testkit.Key(t, 50), root: testkit.Key(t, 1), op: testkit.Key(t, 10), rel: testkit.Key(t, 11),
+	l := &runnerLedger{dir: t.TempDir(), logKey: testkit.Key(t, 50), root: testkit.Key(t, 1), op: testkit.Key(t, 10), op2: testkit.Key(t, 13), rel: testkit.Key(t, 11),
 		kp: ledger.KeyParams{Recipients: []age.Recipient{id.Recipient()}, Identities: []age.Identity{id}, Rand: rand.Reader}}
 	auth, err := ledger.Create(filepath.Join(l.dir, ledger.AuthorityDir), runnerOrigin, l.logKey)
 	if err != nil {
@@ -67,6 +67,7 @@ func (l *runnerLedger) baseEntries(t *testing.T, pinFor time.Duration) [][]byte 
 		testkit.Seal(t, testkit.Root(1, l.root), l.root),
 		testkit.Seal(t, testkit.Delegation(l.op, []string{"instruct"}, "demo", "runner-*"), l.root),
 		testkit.Seal(t, relDel, l.root),
+		testkit.Seal(t, testkit.Delegation(l.op2, []string{"instruct"}, "demo", "runner-*"), l.root),
 		testkit.Seal(t, pin, l.rel),
 	}
 }
@@ -130,6 +131,18 @@ func (l *runnerLedger) signed(t *testing.T, n int, edit func(*schemas.Instructio
 		edit(i)
 	}
 	return testkit.Seal(t, i, l.op)
+}
+
+// admitBy admits the n-th instruction, edited, signed by key.
+func (l *runnerLedger) admitBy(t *testing.T, r *verify.Runner, key *sign.PrivateKey, n int, edit func(*schemas.Instruction)) *verify.Verdict {
+	t.Helper()
+	i := testkit.Instruction(fmt.Sprintf("%032x", n))
+	edit(i)
+	v, _, err := r.Admit(verify.Dispatch{Raw: testkit.Seal(t, i, key), AgentBinary: agentPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // admitIn admits raw once in each mode, each by a runner opened for it
@@ -282,8 +295,20 @@ func TestRunnerClaims(t *testing.T) {
 	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: l.signed(t, 4, nil)}, verify.RuleWorkClaimed, refusedAll)
 	r = l.open(t, verify.ModeOff, verify.Trust{}, nil)
 	v := admit(5, claim("s2", true))
-	if v.Rule != verify.RuleWorkClaimed || !strings.Contains(v.Reason, "claimed by session s1 until 2026-11-29T10:30:00Z (decision 1); this instruction comes from session s2") {
+	if v.Rule != verify.RuleWorkClaimed || !strings.Contains(v.Reason, "claimed by session s1 (key "+l.op.Public().ID()+") until 2026-11-29T10:30:00Z (decision 1); this instruction comes from session s2") {
 		t.Fatalf("another session releasing: %s/%s %q", v.Verdict, v.Rule, v.Reason)
+	}
+	// Another key naming the holder's session does not hold the claim, and
+	// an unsigned instruction naming it neither holds nor takes it.
+	v = l.admitBy(t, r, l.op2, 11, claim("s1", true))
+	if v.Rule != verify.RuleWorkClaimed || !strings.Contains(v.Reason, "this instruction comes from session s1, signed by key "+l.op2.Public().ID()) {
+		t.Fatalf("another key, same session: %s/%s %q", v.Verdict, v.Rule, v.Reason)
+	}
+	unsignedClaim := testkit.Instruction(fmt.Sprintf("%032x", 12))
+	unsignedClaim.Stream, unsignedClaim.Claim = "demo/other", &schemas.Claim{Session: "evil", Until: until}
+	v, _, _ = r.Admit(verify.Dispatch{Raw: bare(t, unsignedClaim), AgentBinary: agentPath})
+	if v.Verdict != verify.AdmittedUnsigned || v.Claim != nil {
+		t.Fatalf("an unsigned claim under off: %s, claim %+v", v.Verdict, v.Claim)
 	}
 	// Another stream is not claimed.
 	if v := admit(6, func(i *schemas.Instruction) { i.Stream = "demo" }); v.Rule != verify.RuleWorkClaimed {
@@ -452,7 +477,7 @@ func TestRunnerReloadsAuthority(t *testing.T) {
 	rev := &schemas.Revocation{V: 1, Target: l.op.Public().ID(), Reason: "compromised", IssuedAt: testkit.Epoch.Add(-time.Second).Unix()}
 	l.append(t, testkit.Seal(t, rev, l.root))
 	v, _, _ := r.Admit(verify.Dispatch{Raw: l.signed(t, 2, nil), AgentBinary: agentPath})
-	if v.Verdict != verify.Refused || v.Rule != verify.RuleRevoked || v.AuthoritySize != 5 {
+	if v.Verdict != verify.Refused || v.Rule != verify.RuleRevoked || v.AuthoritySize != 6 {
 		t.Fatalf("after a revocation: %s/%s (authority size %d) %s", v.Verdict, v.Rule, v.AuthoritySize, v.Reason)
 	}
 	r.Close()

@@ -75,12 +75,15 @@ func setup(work string, agentMiB, files, fileKiB, workFactor int) *bench {
 	}
 	b.run("root", "sign", "--key", "root.key", "--pub", "root.pub", "--threshold", "1", "--expires", "8760h", "--out", "root.cose")
 	b.run("ledger", "init", "--dir", b.ledger, "--root", "root.cose", "--origin", "bench.example/admission", "--work-factor", wf)
+	// One end for every delegation: a re-delegation must end within its
+	// parent's window, and "720h" read a second later would not.
+	notAfter := time.Now().Add(720 * time.Hour).UTC().Format(time.RFC3339)
 	// The chain: root delegates to lead (may re-delegate twice), lead to
 	// team (once more), team to the operator who signs instructions.
-	b.run("delegate", "--key", "root.key", "--to", "lead.pub", "--action", "instruct,delegate", "--stream", "bench/*", "--machine", "runner-*", "--depth", "2", "--not-after", "720h", "--out", "lead.del")
-	b.run("delegate", "--key", "lead.key", "--to", "team.pub", "--action", "instruct,delegate", "--stream", "bench/*", "--machine", "runner-*", "--depth", "1", "--not-after", "720h", "--out", "team.del")
-	b.run("delegate", "--key", "team.key", "--to", "op.pub", "--action", "instruct", "--stream", "bench/*", "--machine", "runner-*", "--not-after", "720h", "--out", "op.del")
-	b.run("delegate", "--key", "root.key", "--to", "rel.pub", "--action", "pin", "--artifact", "agent*", "--not-after", "720h", "--out", "rel.del")
+	b.run("delegate", "--key", "root.key", "--to", "lead.pub", "--action", "instruct,delegate", "--stream", "bench/*", "--machine", "runner-*", "--depth", "2", "--not-after", notAfter, "--out", "lead.del")
+	b.run("delegate", "--key", "lead.key", "--to", "team.pub", "--action", "instruct,delegate", "--stream", "bench/*", "--machine", "runner-*", "--depth", "1", "--not-after", notAfter, "--out", "team.del")
+	b.run("delegate", "--key", "team.key", "--to", "op.pub", "--action", "instruct", "--stream", "bench/*", "--machine", "runner-*", "--not-after", notAfter, "--out", "op.del")
+	b.run("delegate", "--key", "root.key", "--to", "rel.pub", "--action", "pin", "--artifact", "agent*", "--not-after", notAfter, "--out", "rel.del")
 	b.run("pin", "--key", "rel.key", "--artifact", "agent", "--version", "1.0.0", "--out", "big.pin", b.bigAgent)
 	b.run("pin", "--key", "rel.key", "--artifact", "agent-small", "--version", "1.0.0", "--out", "small.pin", b.smallAgent)
 	b.run("ledger", "append", "--dir", b.ledger, "lead.del", "team.del", "op.del", "rel.del", "big.pin", "small.pin")
