@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/writ-ledger/writ/schemas"
 )
@@ -53,8 +54,10 @@ func Inspect(path, alg string) (*Inspection, error) {
 }
 
 // openRegular opens path for reading only if it is a regular file: it
-// checks before opening (a FIFO would block the open) and again on the
-// open descriptor, which must be the same file.
+// checks before opening, opens without blocking (O_NONBLOCK: a FIFO
+// swapped in after the check would otherwise block the open forever), and
+// checks again on the open descriptor, which must be the same file.
+// O_NONBLOCK does not change reads of a regular file.
 func openRegular(path string) (*os.File, error) {
 	before, err := os.Stat(path)
 	if err != nil {
@@ -63,7 +66,7 @@ func openRegular(path string) (*os.File, error) {
 	if !before.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, describeMode(before.Mode()))
 	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

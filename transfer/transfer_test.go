@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -122,5 +123,52 @@ func TestNewPinOnRealBuilds(t *testing.T) {
 	o.Platform = "plan9/arm"
 	if _, err := transfer.NewPin(clean, o); err == nil {
 		t.Fatal("a platform contradicting the binary was accepted")
+	}
+}
+
+// TestFIFOSwappedInNeverBlocks: a regular file swapped for a FIFO between
+// the check and the open (a race an attacker controls) is refused or
+// hashed, and never blocks the open.
+func TestFIFOSwappedInNeverBlocks(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent")
+	os.WriteFile(path, []byte("agent"), 0o755)
+	stop := make(chan struct{})
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			tmp := filepath.Join(dir, "tmp")
+			if i%2 == 0 {
+				os.WriteFile(tmp, []byte("agent"), 0o755)
+			} else {
+				syscall.Mkfifo(tmp, 0o600)
+			}
+			os.Rename(tmp, path)
+		}
+	}()
+	defer close(stop)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+				if _, err := transfer.Inspect(path, "sha256"); err != nil && !errors.Is(err, transfer.ErrNotRegular) && !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("Inspect: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Inspect blocked on a FIFO swapped in after the check")
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/schemas"
@@ -52,9 +54,16 @@ func requestAdmission(c *cli.Context) error {
 	}
 	conn, err := net.Dial("unix", c.String("socket"))
 	if err != nil {
-		return inputErr(fmt.Errorf("connecting to the admission server: %w", err))
+		return inputErr(fmt.Errorf("connecting to the admission server: %w (is `writ admission serve --socket %s` running?)", err, c.String("socket")))
 	}
 	defer conn.Close()
+	// Only a server running as this user may answer: anyone else who
+	// bound the path could say yes to anything.
+	if uid, err := peerUID(conn.(*net.UnixConn)); err != nil {
+		return noErr(fmt.Errorf("checking who serves %s: %w", c.String("socket"), err))
+	} else if uid != os.Getuid() {
+		return noErr(fmt.Errorf("%s is served by uid %d, not by this user (uid %d): refusing its verdict", c.String("socket"), uid, os.Getuid()))
+	}
 	if err := json.NewEncoder(conn).Encode(req); err != nil {
 		return inputErr(fmt.Errorf("sending the request: %w", err))
 	}
@@ -81,6 +90,12 @@ func requestAdmission(c *cli.Context) error {
 		return err
 	}
 	run, _ := res["run"].(bool)
+	if want := schemas.SHA256Digest(raw); run && str("instruction_digest") != want {
+		return noErr(fmt.Errorf("the server's verdict is for dispatch %s, this one is %s: refusing it", str("instruction_digest"), want))
+	}
+	if run && str("rule") != verify.RuleOK {
+		fmt.Fprintf(c.App.ErrWriter, "writ: warning: admitted under --mode %s although rule %s failed; --mode enforce would refuse it\n", str("mode"), str("rule"))
+	}
 	switch {
 	case str("rule") == verify.RuleInternal:
 		return &exitError{code: exitInternal, err: fmt.Errorf("internal error during admission"), silent: true}
@@ -90,4 +105,24 @@ func requestAdmission(c *cli.Context) error {
 		return &exitError{code: exitNo, err: fmt.Errorf("refused"), silent: true}
 	}
 	return nil
+}
+
+// peerUID returns the user id of the process at the other end of conn
+// (SO_PEERCRED).
+func peerUID(conn *net.UnixConn) (int, error) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var cred *syscall.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return 0, err
+	}
+	if credErr != nil {
+		return 0, credErr
+	}
+	return int(cred.Uid), nil
 }

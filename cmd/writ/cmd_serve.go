@@ -21,6 +21,10 @@ import (
 // receipt of MaxRecordSize each, base64-encoded, plus paths.
 const maxRequest = 4*schemas.MaxRecordSize + 64<<10
 
+// maxConnections bounds the requests served at once; further clients
+// wait in the listen backlog.
+const maxConnections = 256
+
 // requestTimeout bounds how long a client may take to send its request.
 const requestTimeout = 10 * time.Second
 
@@ -109,14 +113,26 @@ func serveAdmission(c *cli.Context) error {
 	var wg sync.WaitGroup
 	var failed error
 	var once sync.Once
-	for {
+	slots := make(chan struct{}, maxConnections)
+
+	for backoff := 5 * time.Millisecond; ; {
+		slots <- struct{}{} // at most maxConnections requests at once
 		conn, err := ln.Accept()
 		if err != nil {
-			break // the listener was closed: stop
+			<-slots
+			if errors.Is(err, net.ErrClosed) {
+				break // a signal, or a fatal error, closed the listener
+			}
+			// Out of descriptors, or a connection aborted: keep serving.
+			fmt.Fprintf(c.App.ErrWriter, "writ: warning: accepting a connection: %v; retrying in %s\n", err, backoff)
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
 		}
+		backoff = 5 * time.Millisecond
 		wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer func() { <-slots; wg.Done() }()
 			if err := serveOne(r, conn); err != nil {
 				once.Do(func() { failed = err; fatal <- err })
 			}

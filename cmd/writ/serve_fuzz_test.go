@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -37,4 +38,29 @@ func FuzzReadRequest(f *testing.F) {
 			t.Fatalf("error does not name the request: %v", err)
 		}
 	})
+}
+
+// TestPeerUID: the client learns the server's user id from the kernel
+// (SO_PEERCRED), which is how it refuses a verdict from another user.
+func TestPeerUID(t *testing.T) {
+	path := t.TempDir() + "/s.sock"
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	uid, err := peerUID(conn.(*net.UnixConn))
+	if err != nil || uid != os.Getuid() {
+		t.Fatalf("peerUID = %d, %v; want %d", uid, err, os.Getuid())
+	}
 }
