@@ -63,9 +63,19 @@ func Init(dir, origin string, kp KeyParams) (*Log, error) {
 }
 
 // OpenAuthority opens the authority log of the ledger at dir. Without
-// identities it is opened for reading and verifying only; otherwise the
-// checkpoint key is unlocked with them, so that Append works.
+// identities it is opened for reading and verifying only, read-only when
+// Badger can (OpenReadOnly: readers share the log with each other and with
+// a runner's admission server), else as Open does (a store a crashed
+// writer left needs recovery that only a writing open performs);
+// otherwise the checkpoint key is unlocked with them, so that Append
+// works.
 func OpenAuthority(dir string, ids []age.Identity) (*Log, error) {
+	if len(ids) == 0 {
+		l, err := OpenReadOnly(filepath.Join(dir, AuthorityDir))
+		if err == nil || errors.Is(err, ErrLocked) || errors.Is(err, ErrNotALog) || errors.Is(err, ErrTampered) {
+			return l, err
+		}
+	}
 	var key *sign.PrivateKey
 	if len(ids) > 0 {
 		var err error

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 
 	"github.com/writ-ledger/writ/ledger"
@@ -117,6 +118,10 @@ func OpenRunner(dir string, trust Trust, kp ledger.KeyParams, cfg Config) (*Runn
 	return r, nil
 }
 
+// maxLockWait bounds the backoff while another process holds an
+// authority log that changed: about 1.3 s in all.
+const maxLockWait = 640 * time.Millisecond
+
 // Close closes the decision log. Admissions still in flight finish first.
 func (r *Runner) Close() error { return r.dec.Close() }
 
@@ -135,9 +140,17 @@ func (r *Runner) snapshot() (*snapshot, error) {
 	trusted := r.trusted
 	r.mu.Unlock()
 	s, err := loadSnapshot(r.dir, r.trust, r.good, trusted)
+	for wait := 10 * time.Millisecond; errors.Is(err, ledger.ErrLocked) && cur != nil && wait <= maxLockWait; wait *= 2 {
+		// A writer holds the log it changed: wait for it, briefly.
+		time.Sleep(wait)
+		s, err = loadSnapshot(r.dir, r.trust, r.good, trusted)
+	}
 	switch {
 	case errors.Is(err, ledger.ErrLocked) && cur != nil:
-		return cur, nil
+		// The log changed and cannot be read: deciding on the old state
+		// could miss a revocation. Refuse this one; the next looks again.
+		return &snapshot{transient: true, rule: RuleLedgerUnverified,
+			err: fmt.Errorf("the authority log changed since this runner last read it, and another process still holds it; refusing rather than deciding on the old state (retry when that process is done): %w", err)}, nil
 	case err != nil:
 		return nil, err
 	}

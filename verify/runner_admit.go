@@ -44,7 +44,7 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 		v := RefuseLedger(r.cfg, d, RuleInternal, r.broken)
 		return v, 0, fmt.Errorf("%w: an earlier commit failed: %w", ErrNotRecorded, r.broken)
 	}
-	if cur := r.snap.Load(); cur != s || gen != r.hwGen {
+	if cur := r.snap.Load(); !s.transient && (cur != s || gen != r.hwGen) {
 		// A newer authority snapshot or higher marks arrived meanwhile:
 		// decide again against them, so that no decision is recorded
 		// against a state the runner has already moved past.

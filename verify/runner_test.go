@@ -475,8 +475,22 @@ func TestRunnerReloadsAuthority(t *testing.T) {
 		t.Fatalf("%s/%s %s", v.Verdict, v.Rule, v.Reason)
 	}
 	rev := &schemas.Revocation{V: 1, Target: l.op.Public().ID(), Reason: "compromised", IssuedAt: testkit.Epoch.Add(-time.Second).Unix()}
-	l.append(t, testkit.Seal(t, rev, l.root))
+	// The revocation lands while another process still holds the log:
+	// the runner cannot read it, and refuses rather than decide on what
+	// it read before.
+	holder, err := ledger.Open(filepath.Join(l.dir, ledger.AuthorityDir), l.logKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Append([][]byte{testkit.Seal(t, rev, l.root)}); err != nil {
+		t.Fatal(err)
+	}
 	v, _, _ := r.Admit(verify.Dispatch{Raw: l.signed(t, 2, nil), AgentBinary: agentPath})
+	if v.Verdict != verify.Refused || v.Rule != verify.RuleLedgerUnverified || !strings.Contains(v.Reason, "another process still holds it") {
+		t.Fatalf("while the changed log is held: %s/%s %s", v.Verdict, v.Rule, v.Reason)
+	}
+	holder.Close()
+	v, _, _ = r.Admit(verify.Dispatch{Raw: l.signed(t, 2, nil), AgentBinary: agentPath})
 	if v.Verdict != verify.Refused || v.Rule != verify.RuleRevoked || v.AuthoritySize != 6 {
 		t.Fatalf("after a revocation: %s/%s (authority size %d) %s", v.Verdict, v.Rule, v.AuthoritySize, v.Reason)
 	}

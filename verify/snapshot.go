@@ -23,7 +23,10 @@ import (
 // `writ ledger import` and appends can update it while a runner serves;
 // the runner builds a new snapshot when the log's files change.
 type snapshot struct {
-	sig string // the authority directory's file names, sizes and times when loaded
+	sig string // dirSignature of the authority directory when loaded
+	// transient: a refusal for one admission, never stored as the
+	// runner's snapshot (the log changed and could not be read)
+	transient bool
 
 	// rule and err, when err is not nil, say why nothing may be admitted
 	// under this snapshot (RuleLedgerUnverified, RuleRootUntrusted,

@@ -52,12 +52,15 @@ func noErr(err error, hints ...string) error {
 // openErr gives an error from opening a log its exit code: 1 for a
 // damaged store (tamper evidence), 3 when another process holds it, 2 for
 // anything else (no ledger there, unreadable).
+// lockedHint is the hint for ledger.ErrLocked, wherever it surfaces.
+const lockedHint = "another writ process has this ledger open (a running `writ admission serve` holds its decision log; an append or import holds the authority log); retry when it is done, or stop the server"
+
 func openErr(err error) error {
 	switch {
 	case errors.Is(err, ledger.ErrTampered):
 		return noErr(err)
 	case errors.Is(err, ledger.ErrLocked):
-		return &exitError{code: exitInternal, err: err, hints: []string{"another writ process has this ledger open; retry when it is done"}}
+		return &exitError{code: exitUsage, err: err, hints: []string{lockedHint}}
 	}
 	return inputErr(err)
 }
@@ -84,6 +87,9 @@ func classify(err error) int {
 			return exitUsage
 		}
 	}
+	if strings.HasPrefix(err.Error(), "Required flag") { // urfave/cli: "Required flag(s) ... not set"
+		return exitUsage
+	}
 	return exitInternal
 }
 
@@ -101,6 +107,12 @@ func report(stderr io.Writer, err error) int {
 			return code
 		}
 	}
+	// A ledger in use by another process is neither a verdict nor an
+	// internal error, whichever command met it: the input cannot be used now.
+	locked := errors.Is(err, ledger.ErrLocked)
+	if locked {
+		code = exitUsage
+	}
 	msg := err.Error()
 	if code == exitInternal {
 		msg = "internal error: " + msg
@@ -110,6 +122,9 @@ func report(stderr io.Writer, err error) int {
 		for _, h := range ee.hints {
 			fmt.Fprintf(stderr, "writ: hint: %s\n", h)
 		}
+	}
+	if locked && (ee == nil || len(ee.hints) == 0) {
+		fmt.Fprintf(stderr, "writ: hint: %s\n", lockedHint)
 	}
 	return code
 }
