@@ -86,3 +86,45 @@ func (l *Log) Lookup(key string) (int64, bool, error) {
 	}
 	return i, found, err
 }
+
+// maxLookupBatch bounds the keys SetLookups writes per transaction.
+const maxLookupBatch = 4096
+
+// SetLookups points each key at an existing entry, as AppendWithKeys
+// would have: for rebuilding the index of a log whose keys were not
+// copied (an imported log) or not kept. Keys are written in the order of
+// keys, in durable transactions of at most maxLookupBatch; a later pair
+// with the same key wins. Errors: a key that is empty or longer than
+// MaxLookupKey, an index outside the log, and Badger's.
+func (l *Log) SetLookups(keys []LookupPair) error {
+	for _, p := range keys {
+		if p.Key == "" || len(p.Key) > MaxLookupKey {
+			return fmt.Errorf("lookup key of %d bytes: allowed 1 to %d", len(p.Key), MaxLookupKey)
+		}
+		if p.Index < 0 || p.Index >= l.Size() {
+			return fmt.Errorf("lookup key %s: index %d is outside the log (size %d)", p.Key, p.Index, l.Size())
+		}
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), maxLookupBatch)
+		err := l.db.Update(func(txn *badger.Txn) error {
+			for _, p := range keys[:n] {
+				if err := txn.Set(lookupKey(p.Key), sizeBytes(p.Index)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// LookupPair is one lookup key and the entry index it points to.
+type LookupPair struct {
+	Key   string
+	Index int64
+}

@@ -101,6 +101,10 @@ func OpenRunner(dir string, trust Trust, kp ledger.KeyParams, cfg Config) (*Runn
 		return nil, err
 	}
 	r := &Runner{dir: dir, trust: trust, cfg: cfg, dec: dec, pendingIDs: map[string]int{}, pendingClaims: map[string]*HeldClaim{}}
+	if err := rebuildIndex(dec); err != nil {
+		dec.Close()
+		return nil, fmt.Errorf("%w: %w", ErrNotRecorded, err)
+	}
 	r.trusted, err = LastTrusted(dec)
 	if err == nil {
 		r.highWater, err = HighWater(dec)

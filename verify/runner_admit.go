@@ -69,14 +69,8 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 	if err != nil {
 		return v, 0, fmt.Errorf("%w: encoding decision: %w", ErrNotRecorded, err)
 	}
-	var keys []string
+	keys := append(indexKeys(rec), keyIndexed)
 	replayKey := v.Admitted() && rec.InstructionID != ""
-	if replayKey {
-		keys = append(keys, keyReplay+rec.InstructionID)
-	}
-	if rec.Claim != nil {
-		keys = append(keys, keyClaim+rec.Stream)
-	}
 	wait, err := r.dec.EnqueueWithKeys(b, keys)
 	if err != nil {
 		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
