@@ -58,12 +58,19 @@ func Import(dir, path string, trusted map[string]string) ([]ImportedLog, error) 
 		}
 	}()
 	recovered := map[string]int64{}
+	var busy error // the local decision log, when another process holds it
 	for _, name := range []string{"authority", "decisions"} {
 		p := filepath.Join(dir, sectionDir(name))
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
 		l, err := Open(p, nil)
+		if errors.Is(err, ErrLocked) && name == "decisions" {
+			// A runner's admission server holds its decision log: that is
+			// an error only if the export has a decisions section.
+			busy = err
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("the local %s log: %w", name, err)
 		}
@@ -84,6 +91,11 @@ func Import(dir, path string, trusted map[string]string) ([]ImportedLog, error) 
 	plan, err := planImport(path, locals, trusted)
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range plan {
+		if p.sec.Name == "decisions" && busy != nil {
+			return nil, fmt.Errorf("the local decisions log: %w (import an export made with --authority-only to sync only the authority log)", busy)
+		}
 	}
 	if testHookBetweenPasses != nil {
 		testHookBetweenPasses()

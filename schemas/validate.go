@@ -45,6 +45,10 @@ var (
 	sessionRe  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 )
 
+// ValidSession reports whether s is a work session name for a claim: 1 to
+// 64 letters, digits, '.', '_' or '-'.
+func ValidSession(s string) bool { return sessionRe.MatchString(s) }
+
 // ValidMachine reports whether s is a machine name: 1 to 253 letters,
 // digits, '.', '_' or '-', starting with a letter or digit.
 func ValidMachine(s string) bool { return machineRe.MatchString(s) }

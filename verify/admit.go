@@ -426,6 +426,9 @@ func (a *admission) decide() *Verdict {
 	}
 	if chosen != nil {
 		v.Rule, v.Reason = chosen.Rule, chosen.Reason
+		if r, _ := LookupRule(chosen.Rule); r.Governed() && a.cfg.AlwaysRefuse[chosen.Rule] && v.Mode != ModeEnforce {
+			v.Reason += fmt.Sprintf(" (this runner refuses %s in every mode: --refuse %s)", chosen.Rule, chosen.Rule)
+		}
 	} else {
 		v.Reason = "every check passed: " + fmt.Sprint(v.Passed)
 	}

@@ -87,20 +87,20 @@ func decisionRef(i int64) string {
 	return fmt.Sprintf("decision %d", i)
 }
 
-// checkReceipt requires a receipt proving the dispatch is in the
-// authority log, when the runner is configured to.
+// checkReceipt checks the receipt that came with the dispatch, if any,
+// and requires one when the runner is configured to: a receipt given is
+// never ignored.
 func (a *admission) checkReceipt(d Dispatch) {
-	if !a.cfg.RequireReceipt {
-		return
-	}
 	switch {
+	case len(d.Receipt) == 0 && !a.cfg.RequireReceipt:
+		return
 	case len(d.Receipt) == 0:
 		a.fail(RuleReceiptMissing, "this runner requires a receipt (--require-receipt) and the dispatch came without one")
 	case a.cfg.Receipts == nil:
 		a.fail(RuleReceiptInvalid, "no verified authority log to check the receipt against")
 	default:
 		if err := a.cfg.Receipts.VerifyReceipt(d.Receipt, d.Raw); err != nil {
-			a.fail(RuleReceiptInvalid, "%v", err)
+			a.fail(RuleReceiptInvalid, "the receipt does not prove these dispatch bytes (%s) are in the authority log this runner verified: %v", a.v.InstructionDigest, err)
 		} else {
 			a.pass("receipt")
 		}
@@ -113,7 +113,10 @@ func (a *admission) checkReceipt(d Dispatch) {
 func ParseRefuse(ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, id := range ids {
-		if _, ok := LookupRule(id); !ok || id == RuleOK {
+		if id == RuleOK {
+			return nil, fmt.Errorf("%q is the rule of a verdict with no failure; name a rule that can fail (see writ admit --rules)", id)
+		}
+		if _, ok := LookupRule(id); !ok {
 			return nil, fmt.Errorf("%q is not a rule id (see writ admit --rules)", id)
 		}
 		out[id] = true

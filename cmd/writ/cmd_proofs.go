@@ -19,7 +19,8 @@ func proofCommands() []*cli.Command {
 		{
 			Name:   "export",
 			Usage:  "write both logs (entries and signed checkpoints) to one portable file an auditor can verify offline",
-			Flags:  []cli.Flag{dirFlag, &cli.StringFlag{Name: "out", Required: true, Usage: "`FILE` (- for stdout)"}, jsonFlag},
+			Flags: []cli.Flag{dirFlag, &cli.StringFlag{Name: "out", Required: true, Usage: "`FILE` (- for stdout)"},
+				&cli.BoolFlag{Name: "authority-only", Usage: "export the authority log only: what runners import to sync (a runner keeps its own decision log)"}, jsonFlag},
 			Action: ledgerExport,
 		},
 		{
@@ -207,7 +208,7 @@ func ledgerExport(c *cli.Context) error {
 	if err != nil {
 		return noErr(err)
 	}
-	if has {
+	if has && !c.Bool("authority-only") {
 		dec, err := ledger.OpenDecisionsReadOnly(dir)
 		if err != nil {
 			return openErr(err)

@@ -293,7 +293,7 @@ func instructCommand() *cli.Command {
 			&cli.StringFlag{Name: "not-before", Value: "0s", Usage: "RFC 3339 time or duration from now"},
 			&cli.StringFlag{Name: "expires", Value: "1h", Usage: "RFC 3339 time or duration from now"},
 			&cli.StringFlag{Name: "claim-session", Usage: "claim the stream for work `SESSION`: while the claim is live, runners refuse this stream's instructions from other sessions"},
-			&cli.StringFlag{Name: "claim-until", Value: "1h", Usage: "with --claim-session: RFC 3339 time or duration from now when the claim lapses (at most 30 days)"},
+			&cli.StringFlag{Name: "claim-until", Value: "1h", Usage: "with --claim-session: RFC 3339 time or duration from now when the claim lapses (at most 30 days); each admitted instruction of the session sets the claim's end again"},
 			&cli.BoolFlag{Name: "release-claim", Usage: "with --claim-session: release that session's claim on the stream"},
 			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
 		},
@@ -341,14 +341,24 @@ func instruct(c *cli.Context) error {
 		Agent: schemas.ArtifactRef{Name: c.String("agent"), Digest: c.String("agent-digest")},
 		Brief: string(brief), Transport: c.String("transport"), IssuedAt: now.Unix(), NotBefore: nb.Unix(), Expires: exp.Unix(),
 	}
-	if session := c.String("claim-session"); session != "" {
+	switch session := c.String("claim-session"); {
+	case c.IsSet("claim-session") && !schemas.ValidSession(session):
+		return usageErr("--claim-session %q: 1 to 64 letters, digits, '.', '_' or '-'", session)
+	case c.IsSet("claim-session") && c.Bool("release-claim") && c.IsSet("claim-until"):
+		return usageErr("--release-claim ends the claim: give it without --claim-until")
+	case c.IsSet("claim-session"):
 		until, err := parseTime("claim-until", c.String("claim-until"), now)
 		if err != nil {
 			return err
 		}
+		if d := until.Unix() - now.Unix(); d <= 0 || d > schemas.MaxClaimSeconds {
+			return usageErr("--claim-until %s: must be in the future and at most 30 days (720h) from now", c.String("claim-until"))
+		}
 		rec.Claim = &schemas.Claim{Session: session, Until: until.Unix(), Release: c.Bool("release-claim")}
-	} else if c.Bool("release-claim") || c.IsSet("claim-until") {
-		return usageErr("--release-claim and --claim-until need --claim-session")
+	case c.Bool("release-claim"):
+		return usageErr("--release-claim needs --claim-session (the session whose claim it ends)")
+	case c.IsSet("claim-until"):
+		return usageErr("--claim-until needs --claim-session")
 	}
 	if err := rec.Validate(); err != nil {
 		return inputErr(err)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -226,6 +227,13 @@ func readRequest(conn net.Conn) (*admissionRequest, error) {
 		return nil, fmt.Errorf("request.dispatch: %d bytes, at most %d", len(req.Dispatch), schemas.MaxRecordSize)
 	case req.AgentBinary == "":
 		return nil, fmt.Errorf("request.agent_binary: required (the path of the agent binary)")
+	}
+	for _, p := range []struct{ field, path string }{
+		{"agent_binary", req.AgentBinary}, {"engine_binary", req.EngineBinary}, {"provision_dir", req.ProvisionDir},
+	} {
+		if p.path != "" && !filepath.IsAbs(p.path) {
+			return nil, fmt.Errorf("request.%s: %q is relative; send an absolute path (the server's working directory is not the client's)", p.field, p.path)
+		}
 	}
 	return &req, nil
 }
