@@ -17,8 +17,8 @@ func proofCommands() []*cli.Command {
 	index := &cli.Int64Flag{Name: "index", Required: true, Usage: "entry `N` (0-based)"}
 	return []*cli.Command{
 		{
-			Name:   "export",
-			Usage:  "write both logs (entries and signed checkpoints) to one portable file an auditor can verify offline",
+			Name:  "export",
+			Usage: "write both logs (entries and signed checkpoints) to one portable file an auditor can verify offline",
 			Flags: []cli.Flag{dirFlag, &cli.StringFlag{Name: "out", Required: true, Usage: "`FILE` (- for stdout)"},
 				&cli.BoolFlag{Name: "authority-only", Usage: "export the authority log only: what runners import to sync (a runner keeps its own decision log)"}, jsonFlag},
 			Action: ledgerExport,
