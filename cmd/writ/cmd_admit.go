@@ -64,7 +64,7 @@ func runnerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "machine", Usage: "this runner's machine `NAME`"},
 		&cli.StringFlag{Name: "mode", Value: "off", Usage: "`MODE` for authenticity, authority, freshness and provenance rules: off (admit and record), warn (admit, record what enforce would refuse), enforce (refuse); integrity rules refuse in every mode"},
 		&cli.DurationFlag{Name: "max-ledger-age", Usage: "refuse (stale-ledger) when the ledger's newest checkpoint was signed longer ago than `DURATION` (0: no limit)"},
-		&cli.StringSliceFlag{Name: "refuse", Usage: "refuse on `RULE` in every mode, whatever --mode says (repeat; tightens only; see --rules)"},
+		&cli.StringSliceFlag{Name: "refuse", Usage: "refuse on `RULE` in every mode, whatever --mode says (repeat, or comma-separated; tightens only; `writ admit --rules` lists them)"},
 		&cli.BoolFlag{Name: "require-receipt", Usage: "admit only a dispatch whose receipt proves it is in the authority log this runner verified"},
 		vkeyFlag, trustRootFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
 	}

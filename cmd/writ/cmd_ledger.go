@@ -321,7 +321,7 @@ func recordErr(err error) error {
 // appendHints is the next act for each rule a record can be refused
 // under when it is appended.
 var appendHints = map[string]string{
-	delegation.RuleMalformed:     "the file is not a writ record envelope; make it with the writ command for its kind",
+	delegation.RuleMalformed:     "the file is not a signed writ record envelope; make it with the writ command for its kind (an unsigned instruction cannot enter the ledger: sign it with `writ instruct --key`)",
 	delegation.RuleBadSignature:  "the record was changed after signing, or signed over other bytes; sign it again",
 	delegation.RuleUnknownKey:    "append the delegation that introduces the signing key first (`writ delegate`), or sign with a key the ledger knows",
 	delegation.RuleThreshold:     "sign with the root threshold's keys (repeat --key)",
