@@ -123,8 +123,11 @@ type Verdict struct {
 	// the verdict admits and a verified, delegated signature stands behind
 	// the instruction (nil otherwise).
 	Claim *schemas.Claim `json:"claim,omitempty"`
-	// HashTime is the time spent hashing binaries and provisioned files.
-	HashTime time.Duration `json:"-"`
+	// HashTime is the time spent hashing binaries and provisioned files;
+	// RecordTime the time Runner.Admit waited for the decision to be
+	// durable (the decision log's commit and fsync).
+	HashTime   time.Duration `json:"-"`
+	RecordTime time.Duration `json:"-"`
 }
 
 // Admitted reports whether the verdict lets the dispatch run (admitted,

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"time"
 	"encoding/hex"
 	"fmt"
 	"maps"
@@ -91,7 +92,9 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 	}
 	r.trusted = next
 	r.mu.Unlock()
+	committing := time.Now()
 	index, err := wait()
+	v.RecordTime = time.Since(committing)
 	r.mu.Lock()
 	if replayKey {
 		if r.pendingIDs[rec.InstructionID]--; r.pendingIDs[rec.InstructionID] <= 0 {

@@ -12,9 +12,11 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -34,13 +36,14 @@ func fail(format string, args ...any) {
 
 // answer is the part of a verdict the benchmark reads.
 type answer struct {
-	Verdict string `json:"verdict"`
-	Rule    string `json:"rule"`
-	Reason  string `json:"reason"`
-	Run     bool   `json:"run"`
-	HashUS  int64  `json:"hash_us"`
-	TotalUS int64  `json:"total_us"`
-	Error   string `json:"error"`
+	Verdict  string `json:"verdict"`
+	Rule     string `json:"rule"`
+	Reason   string `json:"reason"`
+	Run      bool   `json:"run"`
+	HashUS   int64  `json:"hash_us"`
+	RecordUS int64  `json:"record_us"`
+	TotalUS  int64  `json:"total_us"`
+	Error    string `json:"error"`
 }
 
 func main() {
@@ -72,7 +75,7 @@ func main() {
 	for range 5 { // warm the page cache and the server
 		request(sock, b.dispatch("agent"), b.bigAgent, b.provDir)
 	}
-	var total, hash, rest, rtt []float64
+	var total, hash, rest, checks, record, rtt []float64
 	for range *requests {
 		start := time.Now()
 		a := request(sock, b.dispatch("agent"), b.bigAgent, b.provDir)
@@ -80,7 +83,10 @@ func main() {
 		total = append(total, float64(a.TotalUS))
 		hash = append(hash, float64(a.HashUS))
 		rest = append(rest, float64(a.TotalUS-a.HashUS))
+		record = append(record, float64(a.RecordUS))
+		checks = append(checks, float64(a.TotalUS-a.HashUS-a.RecordUS))
 	}
+	probe := fsyncProbe(work, b.bigAgent, 100)
 	bigRate := throughput(sock, b, "agent", b.bigAgent, *clients, *seconds)
 	smallRate := throughput(sock, b, "agent-small", b.smallAgent, *clients, *seconds)
 
@@ -107,8 +113,12 @@ func main() {
 	row("total", total)
 	row("hashing", hash)
 	row("everything else", rest)
+	row("  of which checks", checks)
+	row("  of which durable record", record)
 	row("client round trip", rtt)
+	row("fsync floor (probe)", probe)
 	fmt.Printf("everything but hashing, p99 / 1 ms target: %.2f (at most 1.00 meets it)\n", pct(rest, 99)/1000)
+	fmt.Println("(fsync floor: a 512-byte write and fsync on this disk right after hashing the agent, as the server does)")
 	fmt.Printf("decisions per second, %d concurrent clients, %.0f s each:\n", *clients, *seconds)
 	fmt.Printf("  %.1f MiB agent: %8.1f /s\n", float64(b.bigBytes)/(1<<20), bigRate)
 	fmt.Printf("  %.1f MiB agent: %8.1f /s\n", float64(b.smallBytes)/(1<<20), smallRate)
@@ -182,6 +192,35 @@ func waitSocket(sock string) {
 		}
 	}
 	fail("the server did not open %s", sock)
+}
+
+// fsyncProbe measures what the disk alone costs a durable decision: n
+// times, hash the agent file (as an admission does) and then time a
+// 512-byte write and fsync of a file in dir, in µs.
+func fsyncProbe(dir, agent string, n int) []float64 {
+	f, err := os.Create(filepath.Join(dir, "fsync.probe"))
+	if err != nil {
+		fail("%v", err)
+	}
+	defer f.Close()
+	buf, rec := make([]byte, 1<<20), make([]byte, 512)
+	var out []float64
+	for range n {
+		a, err := os.Open(agent)
+		if err != nil {
+			fail("%v", err)
+		}
+		h := sha256.New()
+		io.CopyBuffer(h, a, buf)
+		a.Close()
+		start := time.Now()
+		f.Write(rec)
+		if err := f.Sync(); err != nil {
+			fail("fsync: %v", err)
+		}
+		out = append(out, float64(time.Since(start).Microseconds()))
+	}
+	return out
 }
 
 // pct returns the p-th percentile (nearest rank) of xs.

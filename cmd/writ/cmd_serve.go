@@ -50,7 +50,8 @@ func admissionCommand() *cli.Command {
 			Description: "Each connection carries one JSON request and gets one JSON verdict:\n" +
 				`  {"dispatch": BASE64, "agent_binary": PATH, "engine_binary": PATH, "provision_dir": DIR, "receipt": BASE64}` + "\n" +
 				"The verdict has the fields of writ admit --json, and run (true only when the verdict admits\n" +
-				"and the decision is durable), hash_us and total_us. A malformed request gets {\"error\": ...}\n" +
+				"and the decision is durable), hash_us, record_us (waiting for the decision to be durable)\n" +
+				"and total_us (from the request read to the durable verdict). A malformed request gets {\"error\": ...}\n" +
 				"and is not recorded. The socket is created mode 0600. SIGINT or SIGTERM stops the server\n" +
 				"after the admissions in flight are recorded.",
 			Flags:  append(runnerFlags(), &cli.StringFlag{Name: "socket", Usage: "UNIX socket `PATH` to listen on"}),
@@ -192,11 +193,13 @@ func serveOne(r *verify.Runner, conn net.Conn) (fatal error) {
 		return nil
 	}
 	conn.SetDeadline(time.Time{}) // the verdict may hash large files
+	start = time.Now()            // total_us: from the request read to the durable verdict
 	d := verify.Dispatch{Raw: req.Dispatch, AgentBinary: req.AgentBinary, EngineBinary: req.EngineBinary, ProvisionDir: req.ProvisionDir, Receipt: req.Receipt}
 	v, index, err := r.Admit(d)
 	res := verdictFields(v, index)
 	res["run"] = err == nil && v.Admitted()
 	res["hash_us"] = v.HashTime.Microseconds()
+	res["record_us"] = v.RecordTime.Microseconds()
 	res["total_us"] = time.Since(start).Microseconds()
 	if err != nil {
 		res["error"] = err.Error()
