@@ -1,10 +1,10 @@
 package verify
 
 import (
-	"time"
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"time"
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
