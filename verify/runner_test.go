@@ -2,7 +2,6 @@ package verify_test
 
 import (
 	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"filippo.io/age"
-	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
@@ -433,37 +431,10 @@ func TestRunnerLedgerRules(t *testing.T) {
 
 	// One stored entry changed on disk.
 	m := newRunnerLedger(t)
-	flipEntry(t, filepath.Join(m.dir, ledger.AuthorityDir), 1)
+	if err := testkit.FlipStoredEntry(filepath.Join(m.dir, ledger.AuthorityDir), 1); err != nil {
+		t.Fatal(err)
+	}
 	m.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: m.signed(t, 1, nil)}, verify.RuleLedgerUnverified, refusedAll)
-}
-
-// flipEntry changes one byte of stored entry i through Badger, as an
-// attacker with disk access would.
-func flipEntry(t *testing.T, dir string, i int64) {
-	t.Helper()
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	key := make([]byte, 9)
-	key[0] = 'e'
-	binary.BigEndian.PutUint64(key[1:], uint64(i))
-	err = db.Update(func(txn *badger.Txn) error {
-		item, err := txn.Get(key)
-		if err != nil {
-			return err
-		}
-		v, err := item.ValueCopy(nil)
-		if err != nil {
-			return err
-		}
-		v[len(v)/2] ^= 1
-		return txn.Set(key, v)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestRunnerReloadsAuthority: a revocation appended while the runner is

@@ -20,11 +20,7 @@ func admitCommand() *cli.Command {
 		Name:      "admit",
 		Usage:     "admit or refuse a dispatch on this runner, and record the decision",
 		ArgsUsage: "DISPATCH",
-		Flags: append(runnerFlags(),
-			&cli.StringFlag{Name: "agent-binary", Usage: "`PATH` of the agent binary this dispatch would run"},
-			&cli.StringFlag{Name: "engine-binary", Usage: "`PATH` of the engine binary, when the instruction names one"},
-			&cli.StringFlag{Name: "provision-dir", Usage: "`DIR` holding the provisioned files (.provision/NAME is DIR/NAME)"},
-			&cli.StringFlag{Name: "receipt", Usage: "RFC 9942 receipt `FILE` for the dispatch in the authority log (see --require-receipt)"},
+		Flags: append(append(runnerFlags(), dispatchFlags()...),
 			&cli.BoolFlag{Name: "rules", Usage: "list every rule id and exit"},
 			jsonFlag,
 		),
@@ -54,6 +50,17 @@ func printRules(c *cli.Context) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Class, refuses, r.Summary)
 	}
 	return tw.Flush()
+}
+
+// dispatchFlags say where the runner keeps what a dispatch would run,
+// shared by admit and admission request.
+func dispatchFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "agent-binary", Usage: "`PATH` of the agent binary this dispatch would run"},
+		&cli.StringFlag{Name: "engine-binary", Usage: "`PATH` of the engine binary, when the instruction names one"},
+		&cli.StringFlag{Name: "provision-dir", Usage: "`DIR` holding the provisioned files (.provision/NAME is DIR/NAME)"},
+		&cli.StringFlag{Name: "receipt", Usage: "RFC 9942 receipt `FILE` for the dispatch in the authority log (always checked when given; required with --require-receipt)"},
+	}
 }
 
 // runnerFlags are the flags that configure a runner, shared by admit and

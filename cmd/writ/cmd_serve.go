@@ -60,14 +60,8 @@ func admissionCommand() *cli.Command {
 			Name:      "request",
 			Usage:     "send one dispatch to an admission server and print its verdict (exit codes as writ admit)",
 			ArgsUsage: "DISPATCH",
-			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "socket", Usage: "the server's UNIX socket `PATH`"},
-				&cli.StringFlag{Name: "agent-binary", Usage: "`PATH` of the agent binary this dispatch would run"},
-				&cli.StringFlag{Name: "engine-binary", Usage: "`PATH` of the engine binary, when the instruction names one"},
-				&cli.StringFlag{Name: "provision-dir", Usage: "`DIR` holding the provisioned files"},
-				&cli.StringFlag{Name: "receipt", Usage: "RFC 9942 receipt `FILE` for the dispatch"},
-				jsonFlag,
-			},
+			Flags: append(append([]cli.Flag{&cli.StringFlag{Name: "socket", Usage: "the server's UNIX socket `PATH`"}}, dispatchFlags()...),
+				jsonFlag),
 			Action: requestAdmission,
 		}},
 	}

@@ -110,30 +110,7 @@ func cmdTamperEntry(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	i, err := strconv.ParseInt(args[1], 10, 64)
 	ts.Check(err)
-	ts.Check(flipStoredEntry(ts.MkAbs(args[0]), i))
-}
-
-func flipStoredEntry(dir string, i int64) error {
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	key := make([]byte, 9)
-	key[0] = 'e'
-	binary.BigEndian.PutUint64(key[1:], uint64(i))
-	return db.Update(func(txn *badger.Txn) error {
-		item, err := txn.Get(key)
-		if err != nil {
-			return err
-		}
-		v, err := item.ValueCopy(nil)
-		if err != nil {
-			return err
-		}
-		v[len(v)/2] ^= 0x01
-		return txn.Set(key, v)
-	})
+	ts.Check(testkit.FlipStoredEntry(ts.MkAbs(args[0]), i))
 }
 
 // cmdFlipByte flips the lowest bit of a file's last byte: flipbyte FILE
