@@ -59,6 +59,9 @@ type Config struct {
 	// AlwaysRefuse lists rules refused in every mode (ParseRefuse): a
 	// runner's own tightening of what its mode would admit.
 	AlwaysRefuse map[string]bool
+	// ControlWorkspace is the control plane's workspace root, an absolute
+	// path on the sending host (rule R30); "" leaves R30 unchecked.
+	ControlWorkspace string
 	// RequireReceipt refuses a dispatch without a receipt Receipts
 	// accepts (receipt-missing, receipt-invalid).
 	RequireReceipt bool
@@ -301,6 +304,7 @@ func (a *admission) check(d Dispatch) {
 		a.fail(RuleEngineNotNamed, "this runner runs the engine %s, and the instruction names no engine to check it against", d.EngineBinary)
 	}
 	a.checkProvision(instr, d.ProvisionDir)
+	a.checkContent(instr)
 	a.checkLedgerAge()
 	a.checkReceipt(d)
 }

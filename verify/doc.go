@@ -71,6 +71,8 @@
 //	provision-unreadable       integrity     every provisioned file is present
 //	provision-digest-mismatch  integrity     every provisioned file hashes, here, to its digest
 //	provision-unexpected       integrity     the provision directory holds only the files the instruction names
+//	r30-workspace-path         content       R30: a remote brief names no path beneath the control plane's workspace
+//	r37-provision-citation     content       R37: every provisioned file a remote brief cites is shipped with it
 //	internal-error             internal      no internal error occurred (a panic is a refusal)
 //
 // # Binaries, rollback and freshness
@@ -125,6 +127,50 @@
 //
 // `writ admission serve` is a Runner behind a UNIX socket; `writ admit`
 // is [AdmitAtLedger], a Runner opened for one admission.
+//
+// # Remote orders: R30 and R37
+//
+// A brief sent to a remote runner (transport "ssh") is text an agent will
+// act on; two lexical content rules refuse, in every mode, orders it
+// could only fail or misread. Tokens are the brief split into lines and
+// each line on whitespace ([Tokens]); local dispatches and empty briefs
+// are outside the rules.
+//
+// R30 (r30-workspace-path): with Config.ControlWorkspace set (`writ admit
+// --control-workspace /ws/control`), a token that is that absolute path
+// or a path beneath it is refused, naming the line and the token:
+// "/ws/control/repo/main.go" and "(/ws/control/x)" are refused,
+// "/ws/controller/x" and "ws/control/x" are not. Opening quotes, brackets
+// and emphasis are skipped; trailing punctuation stays in the token.
+//
+// R37 (r37-provision-citation): a token containing the exact,
+// case-sensitive marker ".provision/" is a citation unless what precedes
+// the marker proves otherwise ([Cite]):
+//
+//	https://host/.provision/Plan.md   a URL: a scheme "name://" occurs before the marker
+//	vendor.provision/config.md        a directory x.provision/: a name character precedes it
+//	..provision/Plan.md               the same ('.' is a name character)
+//	/tmp/p.md=.provision/Plan.md      an assignment whose right-hand side starts at the marker
+//
+// A '/' before the marker is a path separator, so these are citations:
+// /repo/.provision/Plan.md, docs/.provision/Plan.md, ~/.provision/Plan.md,
+// $HOME/.provision/Plan.md, <ws>/.provision/Plan.md and the bare
+// .provision/Plan.md. A citation of exactly .provision/<name>.<ext> (name
+// characters, a dot, an extension of letters and digits, nothing after)
+// must be in the dispatch's provisioning set, or R37 refuses naming the
+// line, the destination and the remedy "--provision
+// <source>=.provision/<name>.<ext>". A citation that spells a file name
+// but cannot be normalized confidently (.provision/Plan.md… with an
+// ellipsis, `.provision/Plan.md` in markup, .provision/Plan.md* with a
+// glob, .provision/Plan.md, with punctuation, .provision/canon/Plan.md
+// nested) is refused on the raw token, verbatim, asking the author to
+// write the path plainly or ship the file: writ never guesses a
+// destination. Not citations, and never refused: directories
+// (.provision/, .provision/canon/), placeholders and extensionless
+// fragments (.provision/<document>, .provision/PLAN, .provision/PLAN_), a
+// path split across tokens, and any marker that is not exactly
+// ".provision/" (.Provision/, a division slash U+2215, a fullwidth slash
+// U+FF0F, "&#47;", a backslash, a zero-width character inside it).
 //
 // # Audit
 //

@@ -88,6 +88,8 @@ const (
 	RuleProvisionMissing     = "provision-unreadable"
 	RuleProvisionMismatch    = "provision-digest-mismatch"
 	RuleProvisionUnexpected  = "provision-unexpected"
+	RuleWorkspacePath        = "r30-workspace-path"
+	RuleProvisionCitation    = "r37-provision-citation"
 )
 
 // Rules is the rule vocabulary, in the order checks run. `writ admit
@@ -172,6 +174,10 @@ var Rules = []Rule{
 		"do not run the dispatch: the provisioned file is not the one that was signed for; ship it again", false},
 	{RuleProvisionUnexpected, ClassIntegrity, "the provision directory holds only the files the instruction names",
 		"remove what the instruction does not name from the provision directory (or re-issue the instruction naming it), then dispatch again", false},
+	{RuleWorkspacePath, ClassContent, "R30: no token of a remote brief is an absolute path beneath the control plane's workspace root (--control-workspace)",
+		"rewrite the brief without the sending host's paths: ship what the agent needs (--provision) and cite it as .provision/<name>.<ext>", false},
+	{RuleProvisionCitation, ClassContent, "R37: every provisioned file a remote brief cites (.provision/<name>.<ext>) is in this dispatch's provisioning set",
+		"ship the file the reason names (writ instruct --provision <source>=.provision/<name>.<ext>), or write the citation plainly", false},
 	{RuleInternal, ClassInternal, "the verdict was computed without an internal error",
 		"report a bug with the decision log entry; the dispatch was refused", false},
 }

@@ -73,6 +73,7 @@ func runnerFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "max-ledger-age", Usage: "refuse (stale-ledger) when the ledger's newest checkpoint was signed longer ago than `DURATION` (0: no limit)"},
 		&cli.StringSliceFlag{Name: "refuse", Usage: "refuse on `RULE` in every mode, whatever --mode says (repeat, or comma-separated; tightens only; `writ admit --rules` lists them)"},
 		&cli.BoolFlag{Name: "require-receipt", Usage: "admit only a dispatch whose receipt proves it is in the authority log this runner verified"},
+		&cli.StringFlag{Name: "control-workspace", Usage: "the control plane's workspace root, an absolute `PATH` on the sending host: a remote brief naming a path beneath it is refused (rule R30)"},
 		vkeyFlag, trustRootFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
 	}
 }
@@ -112,6 +113,9 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ws := c.String("control-workspace"); c.IsSet("control-workspace") && (!strings.HasPrefix(ws, "/") || strings.ContainsAny(ws, " \t\n")) {
+		return nil, usageErr("--control-workspace %q: an absolute path, without whitespace (a brief token never contains any)", ws)
+	}
 	trustRoot := c.String("trust-root")
 	if trustRoot != "" && !schemas.ValidDigest(trustRoot) {
 		return nil, usageErr("--trust-root %q: want the root record's digest, sha256: and 64 hex digits", trustRoot)
@@ -130,6 +134,7 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 		cfg: verify.Config{
 			Machine: machine, Mode: mode, Platform: transfer.Platform(), Now: time.Now,
 			MaxLedgerAge: c.Duration("max-ledger-age"), AlwaysRefuse: refuse, RequireReceipt: c.Bool("require-receipt"),
+			ControlWorkspace: c.String("control-workspace"),
 		},
 	}, nil
 }
