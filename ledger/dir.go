@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"filippo.io/age"
 
@@ -84,7 +85,25 @@ func OpenAuthority(dir string, ids []age.Identity) (*Log, error) {
 			return nil, fmt.Errorf("checkpoint key: %w", err)
 		}
 	}
-	return Open(filepath.Join(dir, AuthorityDir), key)
+	return OpenWaiting(filepath.Join(dir, AuthorityDir), key, WriterLockWait)
+}
+
+// WriterLockWait is how long a writer of the authority log waits for
+// readers to let go of it (a runner's admission server reads it after
+// every change, for as long as verifying it takes).
+const WriterLockWait = 15 * time.Second
+
+// OpenWaiting is Open, retrying for up to wait while another process
+// holds the log (ErrLocked after that).
+func OpenWaiting(dir string, key *sign.PrivateKey, wait time.Duration) (*Log, error) {
+	deadline := time.Now().Add(wait)
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
+		l, err := Open(dir, key)
+		if !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
+			return l, err
+		}
+		time.Sleep(pause)
+	}
 }
 
 // HasDecisions reports whether the ledger at dir has a decision log. It

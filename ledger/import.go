@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -64,7 +65,11 @@ func Import(dir, path string, trusted map[string]string) ([]ImportedLog, error) 
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
-		l, err := Open(p, nil)
+		open := Open
+		if name == "authority" {
+			open = func(dir string, key *sign.PrivateKey) (*Log, error) { return OpenWaiting(dir, key, WriterLockWait) }
+		}
+		l, err := open(p, nil)
 		if errors.Is(err, ErrLocked) && name == "decisions" {
 			// A runner's admission server holds its decision log: that is
 			// an error only if the export has a decisions section.

@@ -3,6 +3,8 @@ package verify
 import (
 	"fmt"
 
+	"github.com/writ-ledger/writ/delegation"
+
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -61,6 +63,11 @@ func (a *admission) checkHistory() {
 		a.fail(RuleInternal, "reading this runner's decision log for work claims: %v", err)
 	case c == nil || c.Release || a.now.Unix() >= c.Until:
 		a.pass("work-unclaimed")
+	case !a.holderStands(c, instr.Stream):
+		// The holder's key was revoked or lost its delegation: its claim
+		// no longer holds the stream (else a compromised key could lock
+		// streams for 30 days that its revocation cannot free).
+		a.pass("work-claim-holder-lost-authority")
 	case instr.Claim != nil && instr.Claim.Session == c.Session && a.authorized && a.v.Signer == c.Signer:
 		a.pass("work-claim-held")
 	default:
@@ -77,6 +84,20 @@ func (a *admission) checkHistory() {
 		a.fail(RuleWorkClaimed, "stream %s is claimed by session %s (key %s) until %s (%s); this instruction comes from %s",
 			instr.Stream, c.Session, c.Signer, unixUTC(c.Until), decisionRef(c.Index), from)
 	}
+}
+
+// holderStands reports whether the key that made claim c may still
+// instruct on stream for this machine, now.
+func (a *admission) holderStands(c *HeldClaim, stream string) bool {
+	if a.st == nil {
+		return true
+	}
+	k, ok := a.st.Key(c.Signer)
+	if !ok {
+		return false
+	}
+	_, err := a.st.Authorize(delegation.Request{Key: k, Action: "instruct", Stream: stream, Machine: a.cfg.Machine, At: a.now})
+	return err == nil
 }
 
 // decisionRef names decision i, or one still being committed (i < 0).

@@ -55,9 +55,11 @@ type Runner struct {
 	cfg   Config
 	dec   *ledger.Log
 
-	loadMu sync.Mutex // serializes snapshot rebuilds
-	good   *ledger.Checkpoint
-	snap   atomic.Pointer[snapshot]
+	loadMu      sync.Mutex // serializes snapshot rebuilds; guards good and locked*
+	good        *ledger.Checkpoint
+	snap        atomic.Pointer[snapshot]
+	lockedSig   string    // the changed log a writer held at the last rebuild
+	lockedSince time.Time // when that was first seen
 
 	mu            sync.Mutex // guards everything below
 	trusted       *ledger.Checkpoint
@@ -121,9 +123,9 @@ func OpenRunner(dir string, trust Trust, kp ledger.KeyParams, cfg Config) (*Runn
 	return r, nil
 }
 
-// maxLockWait bounds the backoff while another process holds an
-// authority log that changed: about 1.3 s in all.
-const maxLockWait = 640 * time.Millisecond
+// maxLockWait bounds how long admissions wait, in all, for another
+// process to release an authority log that changed.
+const maxLockWait = 1500 * time.Millisecond
 
 // Close closes the decision log. Admissions still in flight finish first.
 func (r *Runner) Close() error { return r.dec.Close() }
@@ -136,17 +138,24 @@ func (r *Runner) snapshot() (*snapshot, error) {
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
 	cur := r.snap.Load()
-	if cur != nil && cur.sig == dirSignature(filepath.Join(r.dir, ledger.AuthorityDir)) {
+	sig := dirSignature(filepath.Join(r.dir, ledger.AuthorityDir))
+	if cur != nil && cur.sig == sig {
 		return cur, nil
 	}
 	r.mu.Lock()
 	trusted := r.trusted
 	r.mu.Unlock()
 	s, err := loadSnapshot(r.dir, r.trust, r.good, trusted)
-	for wait := 10 * time.Millisecond; errors.Is(err, ledger.ErrLocked) && cur != nil && wait <= maxLockWait; wait *= 2 {
-		// A writer holds the log it changed: wait for it, briefly.
-		time.Sleep(wait)
-		s, err = loadSnapshot(r.dir, r.trust, r.good, trusted)
+	if errors.Is(err, ledger.ErrLocked) && cur != nil {
+		// A writer holds the log it changed. Wait for it, briefly, once
+		// per change: admissions arriving meanwhile do not each wait again.
+		if r.lockedSig != sig {
+			r.lockedSig, r.lockedSince = sig, time.Now()
+		}
+		for wait := 10 * time.Millisecond; errors.Is(err, ledger.ErrLocked) && time.Since(r.lockedSince) < maxLockWait; wait *= 2 {
+			time.Sleep(min(wait, maxLockWait-time.Since(r.lockedSince)))
+			s, err = loadSnapshot(r.dir, r.trust, r.good, trusted)
+		}
 	}
 	switch {
 	case errors.Is(err, ledger.ErrLocked) && cur != nil:
@@ -157,6 +166,7 @@ func (r *Runner) snapshot() (*snapshot, error) {
 	case err != nil:
 		return nil, err
 	}
+	r.lockedSig = ""
 	if s.err == nil && s.cp.Size > 0 {
 		cp := s.cp
 		r.good = &cp // every later snapshot must extend this one

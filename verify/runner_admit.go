@@ -29,7 +29,7 @@ const (
 // returned (the dispatch must not run). After a failed commit the Runner
 // refuses everything with ErrNotRecorded; it must be reopened.
 func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
-	s, err := r.snapshot()
+	s, err := r.safeSnapshot()
 	if err != nil {
 		v := RefuseLedger(r.cfg, d, RuleInternal, err)
 		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
@@ -109,6 +109,17 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
 	}
 	return v, index, nil
+}
+
+// safeSnapshot is snapshot with a panic turned into a refusal under
+// RuleInternal for this admission (recorded like any other).
+func (r *Runner) safeSnapshot() (s *snapshot, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s, err = &snapshot{transient: true, rule: RuleInternal, err: fmt.Errorf("internal error reading the authority log: %v", p)}, nil
+		}
+	}()
+	return r.snapshot()
 }
 
 // check runs every check of d except the runner's history against

@@ -460,6 +460,23 @@ func TestRunnerReloadsAuthority(t *testing.T) {
 	if v.Verdict != verify.Refused || v.Rule != verify.RuleLedgerUnverified || !strings.Contains(v.Reason, "another process still holds it") {
 		t.Fatalf("while the changed log is held: %s/%s %s", v.Verdict, v.Rule, v.Reason)
 	}
+	// Admissions arriving meanwhile do not each wait again: eight at once
+	// are refused together, not one after another (which would take 12 s).
+	start := time.Now()
+	var wg sync.WaitGroup
+	for n := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v, _, _ := r.Admit(verify.Dispatch{Raw: l.signed(t, 100+n, nil), AgentBinary: agentPath}); v.Rule != verify.RuleLedgerUnverified {
+				t.Errorf("while held: %s/%s", v.Verdict, v.Rule)
+			}
+		}()
+	}
+	wg.Wait()
+	if d := time.Since(start); d > 6*time.Second {
+		t.Fatalf("8 admissions while the log was held took %s: they waited one after another", d)
+	}
 	holder.Close()
 	v, _, _ = r.Admit(verify.Dispatch{Raw: l.signed(t, 2, nil), AgentBinary: agentPath})
 	if v.Verdict != verify.Refused || v.Rule != verify.RuleRevoked || v.AuthoritySize != 6 {
@@ -492,4 +509,25 @@ func TestRunnerFailsClosed(t *testing.T) {
 	l := newRunnerLedger(t)
 	l.admitIn(t, verify.Trust{}, func(c *verify.Config) { c.Now = func() time.Time { panic("clock failed") } },
 		verify.Dispatch{Raw: l.signed(t, 1, nil)}, verify.RuleInternal, refusedAll)
+}
+
+// TestRunnerClaimOfRevokedKey: a claim stops holding the stream when its
+// signer's key is revoked: a compromised key cannot lock streams that its
+// revocation does not free.
+func TestRunnerClaimOfRevokedKey(t *testing.T) {
+	l := newRunnerLedger(t)
+	r := l.open(t, verify.ModeEnforce, verify.Trust{}, nil)
+	until := testkit.Epoch.Add(24 * time.Hour).Unix()
+	if v := l.admitBy(t, r, l.op2, 1, func(i *schemas.Instruction) { i.Claim = &schemas.Claim{Session: "evil", Until: until} }); v.Verdict != verify.Admitted {
+		t.Fatalf("claim: %s/%s %s", v.Verdict, v.Rule, v.Reason)
+	}
+	if v := l.admitBy(t, r, l.op, 2, func(*schemas.Instruction) {}); v.Rule != verify.RuleWorkClaimed {
+		t.Fatalf("while the claim holds: %s/%s", v.Verdict, v.Rule)
+	}
+	rev := &schemas.Revocation{V: 1, Target: l.op2.Public().ID(), Reason: "compromised", IssuedAt: testkit.Epoch.Add(-time.Second).Unix()}
+	l.append(t, testkit.Seal(t, rev, l.root))
+	v := l.admitBy(t, r, l.op, 3, func(*schemas.Instruction) {})
+	if v.Verdict != verify.Admitted || !contains(v.Passed, "work-claim-holder-lost-authority") {
+		t.Fatalf("after the holder's revocation: %s/%s %s %v", v.Verdict, v.Rule, v.Reason, v.Passed)
+	}
 }

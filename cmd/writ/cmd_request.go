@@ -79,6 +79,12 @@ func requestAdmission(c *cli.Context) error {
 	if _, ok := res["verdict"]; !ok {
 		return inputErr(fmt.Errorf("the server rejected the request: %s", str("error")))
 	}
+	run, _ := res["run"].(bool)
+	if want := schemas.SHA256Digest(raw); run && str("instruction_digest") != want {
+		// Nothing of this answer is printed: a wrapper reading "run" from
+		// stdout must not see a yes.
+		return noErr(fmt.Errorf("the server's verdict is for dispatch %s, this one is %s: refusing it", str("instruction_digest"), want))
+	}
 	lines := []string{
 		"verdict: " + str("verdict"),
 		fmt.Sprintf("rule: %s (%s)", str("rule"), str("class")),
@@ -88,10 +94,6 @@ func requestAdmission(c *cli.Context) error {
 	}
 	if err := emit(c, res, lines...); err != nil {
 		return err
-	}
-	run, _ := res["run"].(bool)
-	if want := schemas.SHA256Digest(raw); run && str("instruction_digest") != want {
-		return noErr(fmt.Errorf("the server's verdict is for dispatch %s, this one is %s: refusing it", str("instruction_digest"), want))
 	}
 	if run && str("rule") != verify.RuleOK {
 		fmt.Fprintf(c.App.ErrWriter, "writ: warning: admitted under --mode %s although rule %s failed; --mode enforce would refuse it\n", str("mode"), str("rule"))
