@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
@@ -25,6 +26,12 @@ type AuditOptions struct {
 	DecisionsVKey string
 	StateFile     string
 	TrustRoot     string // digest the first root record must have; "" trusts on first use
+	// Since and Until (zero: open) bound the period the report counts:
+	// decisions with since <= time < until. Verification covers every
+	// entry whatever the period.
+	Since, Until time.Time
+	// Now is the clock for "expired"; time.Now when nil.
+	Now func() time.Time
 }
 
 // CheckpointSummary is a verified checkpoint, for reports.
@@ -52,11 +59,14 @@ type Report struct {
 	Authority   *CheckpointSummary `json:"authority_checkpoint,omitempty"`
 	DecisionLog *CheckpointSummary `json:"decision_checkpoint,omitempty"`
 	Failure     *AuditFailure      `json:"failure,omitempty"`
+	// Traffic is the report beyond verdicts and rules (see Traffic).
+	Traffic *Traffic `json:"traffic"`
 
 	// the verifier keys the logs were checked with, for the state file
 	authorityVKey, decisionsVKey string
 	// admitted maps each admitted instruction id to its decision index
 	admitted map[[16]byte]int64
+	opts     AuditOptions
 }
 
 // AuditFailure is the evidence of a failed audit: which log, which entry
@@ -90,7 +100,7 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		return rep.fail("authority", err), nil
 	}
 	rep.authorityVKey = vkey
-	a, err := LoadAuthority(auth, vkey)
+	a, err := loadAuthority(auth, vkey, rep.authorityEvent)
 	if err == nil {
 		err = Trust{TrustRoot: o.TrustRoot}.checkRoot(a)
 	}
@@ -184,7 +194,13 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		}
 		trusted, fn := st.Authority, EntryTally(nil)
 		st0 := delegation.NewState()
-		fn = func(i int64, e []byte) error { _, err := st0.Apply(e); return err }
+		fn = func(i int64, e []byte) error {
+			a, err := st0.Apply(e)
+			if err == nil {
+				rep.authorityEvent(a)
+			}
+			return err
+		}
 		if sec.Name == "decisions" {
 			sawDecisions = true
 			if err := checkDecisionOrigin(authCP.Origin, sec.Origin, vkey); err != nil {
@@ -230,7 +246,10 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 type EntryTally = ledger.EntryFunc
 
 func newAudit(o AuditOptions) (*Report, *auditState, error) {
-	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}}
+	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}, Traffic: newTraffic(), opts: o}
+	if rep.opts.Now == nil {
+		rep.opts.Now = time.Now
+	}
 	for _, v := range schemas.Verdicts {
 		rep.ByVerdict[v] = 0
 	}
@@ -247,11 +266,17 @@ func (rep *Report) fail(log string, err error) *Report {
 // finish marks the audit good and saves the new trusted checkpoints.
 func (rep *Report) finish(stateFile string) error {
 	rep.OK = true
+	rep.Traffic.finish(rep.Decisions)
 	if stateFile == "" {
 		return nil
 	}
 	return writeState(stateFile, &auditState{Authority: rep.Authority, Decisions: rep.DecisionLog,
 		AuthorityVKey: rep.authorityVKey, DecisionsVKey: rep.decisionsVKey})
+}
+
+// authorityEvent notes authority that ended in the period.
+func (rep *Report) authorityEvent(a *delegation.Applied) {
+	rep.Traffic.authorityEvent(rep.opts, a, rep.opts.Now())
 }
 
 // count counts decision i, and refuses an instruction id admitted twice.
@@ -268,6 +293,11 @@ func (rep *Report) count(i int64, d *schemas.Decision) error {
 		}
 		rep.admitted[id] = i
 	}
+	if !rep.opts.inPeriod(d.Time) {
+		rep.Traffic.OutsidePeriod++
+		return nil
+	}
+	rep.Traffic.add(i, d)
 	rep.ByVerdict[d.Verdict]++
 	rep.ByRule[d.Rule]++
 	rep.Decisions++

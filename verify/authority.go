@@ -36,9 +36,18 @@ type Authority struct {
 // *ledger.IntegrityError or a *delegation.RecordError. The returned
 // Authority appends through log.
 func LoadAuthority(log *ledger.Log, vkey string) (*Authority, error) {
+	return loadAuthority(log, vkey, nil)
+}
+
+// loadAuthority is LoadAuthority, calling applied (if not nil) with each
+// record as it is applied.
+func loadAuthority(log *ledger.Log, vkey string, applied func(*delegation.Applied)) (*Authority, error) {
 	st := delegation.NewState()
 	cp, err := log.Verify(vkey, func(i int64, entry []byte) error {
-		_, err := st.Apply(entry)
+		a, err := st.Apply(entry)
+		if err == nil && applied != nil {
+			applied(a)
+		}
 		return err
 	})
 	if err != nil {

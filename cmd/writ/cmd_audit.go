@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/ledger"
@@ -22,6 +23,10 @@ func auditCommand() *cli.Command {
 			&cli.StringFlag{Name: "state", Usage: "auditor state `FILE`: the checkpoints trusted at the last good audit; the logs must extend them, and a good audit updates it"},
 			vkeyFlag,
 			decisionsVKeyFlag, trustRootFlag,
+			&cli.StringFlag{Name: "since", Usage: "count decisions from `TIME` on (RFC 3339, or a duration from now such as -720h); every entry is verified whatever the period"},
+			&cli.StringFlag{Name: "until", Usage: "count decisions before `TIME` (RFC 3339, or a duration from now)"},
+			&cli.BoolFlag{Name: "csv", Usage: "print the report as CSV (dimension,key,count) instead of a table"},
+			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained page to `FILE` (no script, no network)"},
 			jsonFlag,
 		},
 		Action: audit,
@@ -37,7 +42,23 @@ func audit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o := verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root")}
+	o := verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root"), Now: time.Now}
+	for _, f := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &o.Since}, {"until", &o.Until}} {
+		if c.IsSet(f.name) {
+			if *f.dst, err = parseTime(f.name, c.String(f.name), time.Now()); err != nil {
+				return err
+			}
+		}
+	}
+	if !o.Since.IsZero() && !o.Until.IsZero() && !o.Until.After(o.Since) {
+		return usageErr("--until %s is not after --since %s", c.String("until"), c.String("since"))
+	}
+	if c.Bool("csv") && wantJSON(c) {
+		return usageErr("give at most one of --csv and --json")
+	}
 	var rep *verify.Report
 	switch dir, export := c.String("ledger"), c.String("export"); {
 	case (dir == "") == (export == ""):
@@ -53,7 +74,24 @@ func audit(c *cli.Context) error {
 		}
 		return openErr(err)
 	}
-	if wantJSON(c) {
+	if rep.OK && c.String("html") != "" {
+		page, err := auditHTML(rep)
+		if err != nil {
+			return err
+		}
+		if err := writeOutput(c, c.String("html"), page); err != nil {
+			return err
+		}
+	}
+	if rep.OK && c.Bool("csv") {
+		out, err := auditCSV(rep)
+		if err != nil {
+			return err
+		}
+		if _, err := c.App.Writer.Write(out); err != nil {
+			return err
+		}
+	} else if wantJSON(c) {
 		if err := emit(c, rep); err != nil {
 			return err
 		}
@@ -79,6 +117,7 @@ func audit(c *cli.Context) error {
 		for _, r := range rules {
 			lines = append(lines, fmt.Sprintf("  %-26s %d", r, rep.ByRule[r]))
 		}
+		lines = append(lines, auditLines(rep)...)
 		if err := emit(c, nil, lines...); err != nil {
 			return err
 		}

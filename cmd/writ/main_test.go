@@ -60,6 +60,7 @@ func TestScripts(t *testing.T) {
 			"truncate-log": cmdTruncateLog,
 			"set-index":    cmdSetIndex,
 			"drop-index":   cmdDropIndex,
+			"page-matches": cmdPageMatches,
 			"wait-socket":  cmdWaitSocket,
 		},
 	})

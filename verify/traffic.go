@@ -1,0 +1,191 @@
+package verify
+
+import (
+	"slices"
+	"time"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/schemas"
+)
+
+// Traffic is the audit's picture of what the runners decided, over the
+// decisions whose time falls in the period (AuditOptions.Since, Until);
+// every decision is verified whatever the period.
+type Traffic struct {
+	ByMode    map[string]int64 `json:"by_mode"`
+	ByMachine map[string]int64 `json:"by_machine"`
+	ByStream  map[string]int64 `json:"by_stream"`
+	// BySigner counts by verified signer key id (64 hex); "none" when no
+	// verified signature stood behind the dispatch.
+	BySigner map[string]int64 `json:"by_signer"`
+	// Unsigned counts the dispatches that carried no signature (rule
+	// unsigned among the failed checks); UnsignedShare is their share of
+	// the decisions counted (0 when there are none).
+	Unsigned      int64   `json:"unsigned"`
+	UnsignedShare float64 `json:"unsigned_share"`
+	// WouldRefuseByRule: the decisions admitted although a rule failed,
+	// by that rule: what enforce would have refused.
+	WouldRefuseByRule map[string]int64 `json:"would_refuse_by_rule"`
+	// Days are the counts per UTC day, oldest first.
+	Days []DayCount `json:"days"`
+	// FlaggedBuilds are the binaries admitted while flagged dirty or of
+	// unknown source, at most MaxListed of them (FlaggedBuildsTotal counts
+	// all).
+	FlaggedBuilds      []FlaggedBuild `json:"flagged_builds"`
+	FlaggedBuildsTotal int64          `json:"flagged_builds_total"`
+	// AuthorityEvents are the revocations, and the delegations and roots
+	// that expired, in the period (all of them when there is none).
+	AuthorityEvents []AuthorityEvent `json:"authority_events"`
+	// OutsidePeriod counts verified decisions left out of the counts.
+	OutsidePeriod int64 `json:"outside_period"`
+
+	days map[string]*DayCount
+}
+
+// MaxListed bounds the lists of a report (flagged builds, authority
+// events); the totals count everything.
+const MaxListed = 1000
+
+// DayCount is one UTC day (YYYY-MM-DD) of decisions.
+type DayCount struct {
+	Day         string `json:"day"`
+	Decisions   int64  `json:"decisions"`
+	Unsigned    int64  `json:"unsigned"`
+	Refused     int64  `json:"refused"`
+	WouldRefuse int64  `json:"would_refuse"`
+}
+
+// FlaggedBuild is one admission of a binary flagged dirty-build or
+// unknown-build (admitted under off or warn).
+type FlaggedBuild struct {
+	Decision    int64  `json:"decision"`
+	Time        string `json:"time"` // RFC 3339, UTC
+	Rule        string `json:"rule"`
+	Verdict     string `json:"verdict"`
+	Machine     string `json:"machine"`
+	Instruction string `json:"instruction_id"`
+	Digest      string `json:"digest,omitempty"` // the agent's digest computed on the runner
+}
+
+// AuthorityEvent is authority that ended: a revocation (at its
+// issued_at), or a delegation or root that expired (at its end).
+type AuthorityEvent struct {
+	Index   int64  `json:"index"` // authority log entry
+	Kind    string `json:"kind"`  // revocation, delegation-expired, root-expired
+	Time    string `json:"time"`  // RFC 3339, UTC
+	Subject string `json:"subject"`
+}
+
+func newTraffic() *Traffic {
+	return &Traffic{ByMode: map[string]int64{}, ByMachine: map[string]int64{}, ByStream: map[string]int64{},
+		BySigner: map[string]int64{}, WouldRefuseByRule: map[string]int64{}, days: map[string]*DayCount{},
+		Days: []DayCount{}, FlaggedBuilds: []FlaggedBuild{}, AuthorityEvents: []AuthorityEvent{}}
+}
+
+// inPeriod reports whether Unix time t is in [since, until) (zero: open).
+func (o AuditOptions) inPeriod(t int64) bool {
+	return (o.Since.IsZero() || t >= o.Since.Unix()) && (o.Until.IsZero() || t < o.Until.Unix())
+}
+
+// add counts decision i.
+func (tr *Traffic) add(i int64, d *schemas.Decision) {
+	unsigned := slices.Contains(d.Failed, RuleUnsigned)
+	would := d.Verdict != Refused && d.Rule != RuleOK
+	tr.ByMode[d.Mode]++
+	tr.ByMachine[d.Machine]++
+	stream := d.Stream
+	if stream == "" {
+		stream = "none"
+	}
+	tr.ByStream[stream]++
+	signer := d.Signer
+	if signer == "" {
+		signer = "none"
+	}
+	tr.BySigner[signer]++
+	day := time.Unix(d.Time, 0).UTC().Format(time.DateOnly)
+	dc := tr.days[day]
+	if dc == nil {
+		dc = &DayCount{Day: day}
+		tr.days[day] = dc
+	}
+	dc.Decisions++
+	if unsigned {
+		tr.Unsigned++
+		dc.Unsigned++
+	}
+	if d.Verdict == Refused {
+		dc.Refused++
+	}
+	if would {
+		tr.WouldRefuseByRule[d.Rule]++
+		dc.WouldRefuse++
+	}
+	if d.Verdict != Refused {
+		for _, r := range d.Failed {
+			if r != RuleDirtyBuild && r != RuleUnknownBuild {
+				continue
+			}
+			tr.FlaggedBuildsTotal++
+			if len(tr.FlaggedBuilds) < MaxListed {
+				fb := FlaggedBuild{Decision: i, Time: unixUTC(d.Time), Rule: r, Verdict: d.Verdict, Machine: d.Machine, Instruction: d.InstructionID}
+				for _, c := range d.Compared {
+					if c.Subject == "agent" {
+						fb.Digest = c.Actual
+					}
+				}
+				tr.FlaggedBuilds = append(tr.FlaggedBuilds, fb)
+			}
+		}
+	}
+}
+
+// finish orders the days and computes the unsigned share.
+func (tr *Traffic) finish(total int64) {
+	tr.Days = tr.Days[:0]
+	for _, dc := range tr.days {
+		tr.Days = append(tr.Days, *dc)
+	}
+	slices.SortFunc(tr.Days, func(a, b DayCount) int {
+		if a.Day < b.Day {
+			return -1
+		}
+		if a.Day > b.Day {
+			return 1
+		}
+		return 0
+	})
+	if total > 0 {
+		tr.UnsignedShare = float64(tr.Unsigned) / float64(total)
+	}
+}
+
+// authorityEvent notes authority that ended in the period, from one
+// applied authority record; now bounds expirations (not yet ended is not
+// an event).
+func (tr *Traffic) authorityEvent(o AuditOptions, a *delegation.Applied, now time.Time) {
+	var ev AuthorityEvent
+	switch r := a.Record.(type) {
+	case *schemas.Revocation:
+		ev = AuthorityEvent{Kind: "revocation", Time: unixUTC(r.IssuedAt), Subject: r.Target + " (" + r.Reason + ")"}
+		if !o.inPeriod(r.IssuedAt) {
+			return
+		}
+	case *schemas.Delegation:
+		if r.NotAfter > now.Unix() || !o.inPeriod(r.NotAfter) {
+			return
+		}
+		ev = AuthorityEvent{Kind: "delegation-expired", Time: unixUTC(r.NotAfter), Subject: a.Digest}
+	case *schemas.Root:
+		if r.Expires > now.Unix() || !o.inPeriod(r.Expires) {
+			return
+		}
+		ev = AuthorityEvent{Kind: "root-expired", Time: unixUTC(r.Expires), Subject: a.Digest}
+	default:
+		return
+	}
+	ev.Index = a.Index
+	if len(tr.AuthorityEvents) < MaxListed {
+		tr.AuthorityEvents = append(tr.AuthorityEvents, ev)
+	}
+}
