@@ -32,6 +32,30 @@ type AuditOptions struct {
 	Since, Until time.Time
 	// Now is the clock for "expired"; time.Now when nil.
 	Now func() time.Time
+	// Progress, if not nil, is told how many entries are verified of how
+	// many, every ProgressEvery entries and at the end of each log.
+	Progress func(done, total int64)
+}
+
+// ProgressEvery is how many entries pass between Progress calls.
+const ProgressEvery = 4096
+
+// counting wraps fn so that every entry counts towards the audit's
+// progress (the logs' sizes are the total).
+func (rep *Report) counting(fn ledger.EntryFunc) ledger.EntryFunc {
+	if rep.opts.Progress == nil {
+		return fn
+	}
+	return func(i int64, e []byte) error {
+		rep.progressDone++
+		if rep.progressDone%ProgressEvery == 0 {
+			rep.opts.Progress(rep.progressDone, rep.progressTotal)
+		}
+		if fn == nil {
+			return nil
+		}
+		return fn(i, e)
+	}
 }
 
 // CheckpointSummary is a verified checkpoint, for reports.
@@ -67,6 +91,8 @@ type Report struct {
 	// admitted maps each admitted instruction id to its decision index
 	admitted map[[16]byte]int64
 	opts     AuditOptions
+	// progress: entries seen, of how many
+	progressDone, progressTotal int64
 }
 
 // AuditFailure is the evidence of a failed audit: which log, which entry
@@ -100,7 +126,14 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		return rep.fail("authority", err), nil
 	}
 	rep.authorityVKey = vkey
-	a, err := loadAuthority(auth, vkey, rep.authorityEvent)
+	rep.progressTotal = auth.Size()
+	if has, _ := ledger.HasDecisions(dir, false); has {
+		if dec, err := ledger.OpenDecisionsReadOnly(dir); err == nil {
+			rep.progressTotal += dec.Size()
+			dec.Close()
+		}
+	}
+	a, err := loadAuthorityCounting(auth, vkey, rep.authorityEvent, rep.counting)
 	if err == nil {
 		err = Trust{TrustRoot: o.TrustRoot}.checkRoot(a)
 	}
@@ -136,7 +169,7 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 			h, err := auth.TreeHash(n)
 			return h, err == nil, err
 		}}
-		cp, err := dec.Verify(vkey, rep.tallyBound(bind))
+		cp, err := dec.Verify(vkey, rep.counting(rep.tallyBound(bind)))
 		if err != nil {
 			return rep.fail("decisions", err), nil
 		}
@@ -147,6 +180,9 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		}
 		rep.DecisionLog = summarize(cp)
 		rep.EntriesVerified += cp.Size
+	}
+	if o.Progress != nil {
+		o.Progress(rep.progressDone, rep.progressTotal)
 	}
 	return rep, rep.finish(o.StateFile)
 }
@@ -192,15 +228,9 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		if err != nil {
 			return rep.fail(sec.Name, err), nil
 		}
-		trusted, fn := st.Authority, EntryTally(nil)
+		trusted := st.Authority
 		st0 := delegation.NewState()
-		fn = func(i int64, e []byte) error {
-			a, err := st0.Apply(e)
-			if err == nil {
-				rep.authorityEvent(a)
-			}
-			return err
-		}
+		fn, wait := parallelApply(st0, rep.authorityEvent)
 		if sec.Name == "decisions" {
 			sawDecisions = true
 			if err := checkDecisionOrigin(authCP.Origin, sec.Origin, vkey); err != nil {
@@ -208,13 +238,17 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 			}
 			final := *authCP
 			bind := &authorityBinding{size: final.Size, rootAt: func(n int64) (tlog.Hash, bool, error) { return final.Hash, n == final.Size, nil }}
-			trusted, fn = st.Decisions, rep.tallyBound(bind)
+			wait() // no authority entries in this section
+			trusted, fn, wait = st.Decisions, rep.tallyBound(bind), func() error { return nil }
 			rep.decisionsVKey = vkey
 		} else {
 			rep.authorityVKey = vkey
 		}
 		prefix := &prefixCheck{trusted: trusted}
 		cp, err := x.VerifySection(sec, vkey, prefix.wrap(fn))
+		if werr := wait(); werr != nil {
+			err = werr // an authority entry's own refusal, with its index
+		}
 		if err == nil {
 			err = prefix.check(cp)
 		}

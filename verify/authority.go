@@ -42,14 +42,18 @@ func LoadAuthority(log *ledger.Log, vkey string) (*Authority, error) {
 // loadAuthority is LoadAuthority, calling applied (if not nil) with each
 // record as it is applied.
 func loadAuthority(log *ledger.Log, vkey string, applied func(*delegation.Applied)) (*Authority, error) {
+	return loadAuthorityCounting(log, vkey, applied, func(fn ledger.EntryFunc) ledger.EntryFunc { return fn })
+}
+
+// loadAuthorityCounting is loadAuthority with the entry callback wrapped
+// by wrap (for progress).
+func loadAuthorityCounting(log *ledger.Log, vkey string, applied func(*delegation.Applied), wrap func(ledger.EntryFunc) ledger.EntryFunc) (*Authority, error) {
 	st := delegation.NewState()
-	cp, err := log.Verify(vkey, func(i int64, entry []byte) error {
-		a, err := st.Apply(entry)
-		if err == nil && applied != nil {
-			applied(a)
-		}
-		return err
-	})
+	fn, wait := parallelApply(st, applied)
+	cp, err := log.Verify(vkey, wrap(fn))
+	if werr := wait(); werr != nil {
+		err = werr // the entry's own refusal, with its index
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,8 @@ func TestAuditTrafficCounts(t *testing.T) {
 	l.append(t, testkit.Seal(t, rev, l.root))
 
 	now := func() time.Time { return testkit.Epoch.Add(48 * time.Hour) }
-	rep, err := verify.Audit(l.dir, verify.AuditOptions{Now: now})
+	var done, total int64
+	rep, err := verify.Audit(l.dir, verify.AuditOptions{Now: now, Progress: func(d, t int64) { done, total = d, t }})
 	if err != nil || !rep.OK {
 		t.Fatalf("audit: %v %+v", err, rep.Failure)
 	}
@@ -65,6 +66,7 @@ func TestAuditTrafficCounts(t *testing.T) {
 		}
 	}
 	check("decisions", rep.Decisions, 7)
+	check("progress at the end", fmt.Sprint(done, "/", total), "13/13")
 	check("by verdict", rep.ByVerdict, map[string]int64{"admitted": 2, "admitted-unsigned": 2, "would-refuse": 1, "refused": 2})
 	check("by rule", rep.ByRule, map[string]int64{"ok": 2, "unsigned": 4, "wrong-machine": 1})
 	check("unsigned", tr.Unsigned, 4)

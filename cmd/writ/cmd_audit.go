@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
@@ -64,6 +65,9 @@ func audit(c *cli.Context) error {
 	case (dir == "") == (export == ""):
 		return usageErr("give exactly one of --ledger DIR and --export FILE")
 	case dir != "":
+		if isTerminal(c.App.ErrWriter) {
+			o.Progress = progressBar(c)
+		}
 		rep, err = verify.Audit(dir, o)
 	default:
 		rep, err = verify.AuditExport(export, o)
@@ -130,4 +134,25 @@ func audit(c *cli.Context) error {
 		return noErr(fmt.Errorf("audit failed: %s: %s", where, strings.TrimSpace(rep.Failure.Error)))
 	}
 	return nil
+}
+
+// progressBar returns a Progress callback drawing a bar on stderr (a
+// terminal) once the ledger is large enough to take a while.
+func progressBar(c *cli.Context) func(done, total int64) {
+	var bar *progressbar.ProgressBar
+	return func(done, total int64) {
+		if total < 50_000 {
+			return
+		}
+		if bar == nil {
+			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(c.App.ErrWriter),
+				progressbar.OptionSetDescription("verifying"), progressbar.OptionShowCount(),
+				progressbar.OptionSetItsString("entries"), progressbar.OptionShowIts(), progressbar.OptionThrottle(200*time.Millisecond),
+				progressbar.OptionClearOnFinish())
+		}
+		bar.Set64(done)
+		if done >= total {
+			bar.Finish()
+		}
+	}
 }

@@ -61,6 +61,8 @@ func TestScripts(t *testing.T) {
 			"set-index":    cmdSetIndex,
 			"drop-index":   cmdDropIndex,
 			"page-matches": cmdPageMatches,
+			"remove-entry": cmdRemoveEntry,
+			"swap-entries": cmdSwapEntries,
 			"wait-socket":  cmdWaitSocket,
 		},
 	})
@@ -220,5 +222,63 @@ func cmdDropIndex(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		return nil
+	}))
+}
+
+// entryKey is the ledger's storage key of entry i.
+func entryKey(i int64) []byte {
+	k := make([]byte, 9)
+	k[0] = 'e'
+	binary.BigEndian.PutUint64(k[1:], uint64(i))
+	return k
+}
+
+// cmdRemoveEntry deletes one stored entry, leaving its hashes and the
+// checkpoint: remove-entry LOGDIR INDEX
+func cmdRemoveEntry(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: remove-entry LOGDIR INDEX")
+	}
+	i, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	db, err := badger.Open(badger.DefaultOptions(ts.MkAbs(args[0])).WithLogger(nil))
+	ts.Check(err)
+	defer db.Close()
+	ts.Check(db.Update(func(txn *badger.Txn) error { return txn.Delete(entryKey(i)) }))
+}
+
+// cmdSwapEntries swaps two stored entries' bytes, leaving the hashes:
+// swap-entries LOGDIR I J
+func cmdSwapEntries(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: swap-entries LOGDIR I J")
+	}
+	i, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	j, err := strconv.ParseInt(args[2], 10, 64)
+	ts.Check(err)
+	db, err := badger.Open(badger.DefaultOptions(ts.MkAbs(args[0])).WithLogger(nil))
+	ts.Check(err)
+	defer db.Close()
+	ts.Check(db.Update(func(txn *badger.Txn) error {
+		get := func(k []byte) ([]byte, error) {
+			it, err := txn.Get(k)
+			if err != nil {
+				return nil, err
+			}
+			return it.ValueCopy(nil)
+		}
+		a, err := get(entryKey(i))
+		if err != nil {
+			return err
+		}
+		b, err := get(entryKey(j))
+		if err != nil {
+			return err
+		}
+		if err := txn.Set(entryKey(i), b); err != nil {
+			return err
+		}
+		return txn.Set(entryKey(j), a)
 	}))
 }
