@@ -245,7 +245,8 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 			rep.authorityVKey = vkey
 		}
 		prefix := &prefixCheck{trusted: trusted}
-		cp, err := x.VerifySection(sec, vkey, prefix.wrap(fn))
+		rep.progressTotal += sec.Size // sections announce their sizes as they come
+		cp, err := x.VerifySection(sec, vkey, rep.counting(prefix.wrap(fn)))
 		if werr := wait(); werr != nil {
 			err = werr // an authority entry's own refusal, with its index
 		}
@@ -272,6 +273,9 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 	}
 	if !sawDecisions && (o.DecisionsVKey != "" || st.Decisions != nil) {
 		return rep.fail("decisions", &ledger.IntegrityError{Index: -1, What: "decision log missing", Detail: "the export carries no decision log"}), nil
+	}
+	if o.Progress != nil {
+		o.Progress(rep.progressDone, rep.progressTotal)
 	}
 	return rep, rep.finish(o.StateFile)
 }

@@ -70,6 +70,9 @@ func audit(c *cli.Context) error {
 		}
 		rep, err = verify.Audit(dir, o)
 	default:
+		if isTerminal(c.App.ErrWriter) {
+			o.Progress = progressBar(c)
+		}
 		rep, err = verify.AuditExport(export, o)
 	}
 	if err != nil {
@@ -149,6 +152,9 @@ func progressBar(c *cli.Context) func(done, total int64) {
 				progressbar.OptionSetDescription("verifying"), progressbar.OptionShowCount(),
 				progressbar.OptionSetItsString("entries"), progressbar.OptionShowIts(), progressbar.OptionThrottle(200*time.Millisecond),
 				progressbar.OptionClearOnFinish())
+		}
+		if bar.GetMax64() != total {
+			bar.ChangeMax64(total) // an export announces each log's size as it comes
 		}
 		bar.Set64(done)
 		if done >= total {
