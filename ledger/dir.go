@@ -72,10 +72,7 @@ func Init(dir, origin string, kp KeyParams) (*Log, error) {
 // works.
 func OpenAuthority(dir string, ids []age.Identity) (*Log, error) {
 	if len(ids) == 0 {
-		l, err := OpenReadOnly(filepath.Join(dir, AuthorityDir))
-		if err == nil || errors.Is(err, ErrLocked) || errors.Is(err, ErrNotALog) || errors.Is(err, ErrTampered) {
-			return l, err
-		}
+		return openReading(filepath.Join(dir, AuthorityDir))
 	}
 	var key *sign.PrivateKey
 	if len(ids) > 0 {
@@ -174,7 +171,19 @@ func RunnerKeyExists(dir string) bool {
 }
 
 // OpenDecisionsReadOnly opens the decision log of the ledger at dir for
-// reading and verifying.
+// reading and verifying, read-only when Badger can (see openReading).
 func OpenDecisionsReadOnly(dir string) (*Log, error) {
-	return Open(filepath.Join(dir, DecisionsDir), nil)
+	return openReading(filepath.Join(dir, DecisionsDir))
+}
+
+// openReading opens a log to read it: read-only (OpenReadOnly: shared
+// with other readers, nothing written, no memtable or block cache
+// allocated), else as Open does, for a store a crashed writer left that
+// needs the recovery only a writing open performs.
+func openReading(dir string) (*Log, error) {
+	l, err := OpenReadOnly(dir)
+	if err == nil || errors.Is(err, ErrLocked) || errors.Is(err, ErrNotALog) || errors.Is(err, ErrTampered) {
+		return l, err
+	}
+	return Open(dir, nil)
 }

@@ -106,6 +106,11 @@ func openBadger(dir string, readOnly bool) (*badger.DB, error) {
 		// A damaged block is an error on read, never garbage or a panic.
 		WithChecksumVerificationMode(options.OnBlockRead).
 		WithReadOnly(readOnly)
+	if readOnly {
+		// A reader goes through the log about once: a small cache of
+		// decompressed blocks is enough.
+		opts = opts.WithBlockCacheSize(4 << 20)
+	}
 	db, err := badger.Open(opts)
 	if err != nil {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
