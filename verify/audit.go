@@ -169,7 +169,11 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 			h, err := auth.TreeHash(n)
 			return h, err == nil, err
 		}}
-		cp, err := dec.Verify(vkey, rep.counting(rep.tallyBound(bind)))
+		tally, wait := rep.tallyBound(bind)
+		cp, err := dec.Verify(vkey, rep.counting(tally))
+		if werr := wait(); werr != nil {
+			err = werr // a decision's own failure, with its index
+		}
 		if err != nil {
 			return rep.fail("decisions", err), nil
 		}
@@ -239,7 +243,8 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 			final := *authCP
 			bind := &authorityBinding{size: final.Size, rootAt: func(n int64) (tlog.Hash, bool, error) { return final.Hash, n == final.Size, nil }}
 			wait() // no authority entries in this section
-			trusted, fn, wait = st.Decisions, rep.tallyBound(bind), func() error { return nil }
+			trusted = st.Decisions
+			fn, wait = rep.tallyBound(bind)
 			rep.decisionsVKey = vkey
 		} else {
 			rep.authorityVKey = vkey
@@ -248,7 +253,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		rep.progressTotal += sec.Size // sections announce their sizes as they come
 		cp, err := x.VerifySection(sec, vkey, rep.counting(prefix.wrap(fn)))
 		if werr := wait(); werr != nil {
-			err = werr // an authority entry's own refusal, with its index
+			err = werr // an entry's own refusal or failure, with its index
 		}
 		if err == nil {
 			err = prefix.check(cp)

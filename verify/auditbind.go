@@ -78,21 +78,30 @@ func (b *authorityBinding) check(i int64, d *schemas.Decision) error {
 }
 
 // tallyBound counts decisions, checking each one's authority checkpoint
-// with b (nil: no check).
-func (rep *Report) tallyBound(b *authorityBinding) ledger.EntryFunc {
-	return func(i int64, entry []byte) error {
+// with b (nil: no check). Decisions are decoded on every core and counted
+// in log order; wait returns the first failure, with its index.
+func (rep *Report) tallyBound(b *authorityBinding) (ledger.EntryFunc, func() error) {
+	type decoded struct {
+		d   *schemas.Decision
+		err error
+	}
+	return ordered(func(entry []byte) decoded {
 		rec, err := schemas.Decode(schemas.KindDecision, entry)
 		if err != nil {
-			return &delegation.RecordError{Index: i, Rule: delegation.RuleMalformed, Err: err}
+			return decoded{err: err}
 		}
-		d := rec.(*schemas.Decision)
+		return decoded{d: rec.(*schemas.Decision)}
+	}, func(i int64, x decoded) error {
+		if x.err != nil {
+			return &delegation.RecordError{Index: i, Rule: delegation.RuleMalformed, Err: x.err}
+		}
 		if b != nil {
-			if err := b.check(i, d); err != nil {
+			if err := b.check(i, x.d); err != nil {
 				return err
 			}
 		}
-		return rep.count(i, d)
-	}
+		return rep.count(i, x.d)
+	})
 }
 
 // isDecisionOrigin reports whether origin names a decision log.

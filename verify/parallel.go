@@ -14,6 +14,71 @@ import (
 // memory stays flat whatever the log's size.
 const replayQueue = 256
 
+// ordered returns an entry callback that runs prepare on every core and
+// consume on the results one at a time, in log order, and a wait function
+// that returns the first error consume returned (with the index it
+// carries) once every entry handed over is done. After an error the
+// callback returns it, so that the reader stops.
+func ordered[T any](prepare func(entry []byte) T, consume func(i int64, v T) error) (ledger.EntryFunc, func() error) {
+	type job struct {
+		entry []byte
+		slot  chan T
+	}
+	type slot struct {
+		i  int64
+		ch chan T
+	}
+	jobs := make(chan job, replayQueue)
+	order := make(chan slot, replayQueue)
+	var failed atomic.Pointer[error]
+	var workers sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for j := range jobs {
+				j.slot <- prepare(j.entry)
+			}
+		}()
+	}
+	consumerDone := make(chan struct{})
+	go func() {
+		defer close(consumerDone)
+		for s := range order {
+			v := <-s.ch
+			if failed.Load() != nil {
+				continue // drain after the first error
+			}
+			if err := consume(s.i, v); err != nil {
+				failed.Store(&err)
+			}
+		}
+	}()
+	fn := func(i int64, entry []byte) error {
+		if e := failed.Load(); e != nil {
+			return *e // stop reading: the first error is the answer
+		}
+		ch := make(chan T, 1)
+		order <- slot{i, ch}
+		jobs <- job{entry: bytes.Clone(entry), slot: ch} // the reader's buffer is reused
+		return nil
+	}
+	var once sync.Once
+	wait := func() error {
+		once.Do(func() {
+			close(jobs)
+			close(order)
+			workers.Wait()
+			<-consumerDone
+		})
+		if e := failed.Load(); e != nil {
+			return *e
+		}
+		return nil
+	}
+	return fn, wait
+}
+
 // parallelApply returns an entry callback that replays authority entries
 // into st in log order while their signatures are verified on every core
 // (delegation.Prepare against st.Directory), and a wait function that
@@ -23,62 +88,12 @@ const replayQueue = 256
 // prepared (introduced by an entry still in flight) is verified by Apply
 // instead: the result is the same, only slower.
 func parallelApply(st *delegation.State, applied func(*delegation.Applied)) (ledger.EntryFunc, func() error) {
-	type job struct {
-		entry []byte
-		slot  chan *delegation.Prepared
-	}
-	jobs := make(chan job, replayQueue)
-	order := make(chan chan *delegation.Prepared, replayQueue)
-	var failed atomic.Pointer[error]
-	var workers sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
-			for j := range jobs {
-				j.slot <- delegation.Prepare(j.entry, st.Directory)
-			}
-		}()
-	}
-	applierDone := make(chan struct{})
-	go func() {
-		defer close(applierDone)
-		for slot := range order {
-			p := <-slot
-			if failed.Load() != nil {
-				continue // drain after the first refusal
-			}
+	return ordered(func(entry []byte) *delegation.Prepared { return delegation.Prepare(entry, st.Directory) },
+		func(_ int64, p *delegation.Prepared) error {
 			a, err := st.ApplyPrepared(p)
-			if err != nil {
-				failed.Store(&err)
-				continue
-			}
-			if applied != nil {
+			if err == nil && applied != nil {
 				applied(a)
 			}
-		}
-	}()
-	fn := func(i int64, entry []byte) error {
-		if e := failed.Load(); e != nil {
-			return *e // stop reading: the first refusal is the answer
-		}
-		slot := make(chan *delegation.Prepared, 1)
-		order <- slot
-		jobs <- job{entry: bytes.Clone(entry), slot: slot} // the reader's buffer is reused
-		return nil
-	}
-	var once sync.Once
-	wait := func() error {
-		once.Do(func() {
-			close(jobs)
-			close(order)
-			workers.Wait()
-			<-applierDone
+			return err
 		})
-		if e := failed.Load(); e != nil {
-			return *e
-		}
-		return nil
-	}
-	return fn, wait
 }
