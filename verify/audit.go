@@ -84,7 +84,7 @@ type Report struct {
 	DecisionLog *CheckpointSummary `json:"decision_checkpoint,omitempty"`
 	Failure     *AuditFailure      `json:"failure,omitempty"`
 	// Traffic is the report beyond verdicts and rules (see Traffic).
-	Traffic *Traffic `json:"traffic"`
+	Traffic *Traffic `json:"traffic,omitempty"`
 
 	// the verifier keys the logs were checked with, for the state file
 	authorityVKey, decisionsVKey string
@@ -290,6 +290,12 @@ type EntryTally = ledger.EntryFunc
 
 func newAudit(o AuditOptions) (*Report, *auditState, error) {
 	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}, Traffic: newTraffic(), opts: o}
+	if !o.Since.IsZero() {
+		rep.Traffic.Since = o.Since.UTC().Format(time.RFC3339Nano)
+	}
+	if !o.Until.IsZero() {
+		rep.Traffic.Until = o.Until.UTC().Format(time.RFC3339Nano)
+	}
 	if rep.opts.Now == nil {
 		rep.opts.Now = time.Now
 	}
@@ -303,6 +309,10 @@ func newAudit(o AuditOptions) (*Report, *auditState, error) {
 func (rep *Report) fail(log string, err error) *Report {
 	rep.OK = false
 	rep.Failure = failure(log, err)
+	// Counts made before the failure describe a ledger that does not
+	// verify: none of them is reported.
+	rep.Decisions, rep.WouldRefuse, rep.Traffic = 0, 0, nil
+	rep.ByVerdict, rep.ByRule = map[string]int64{}, map[string]int64{}
 	return rep
 }
 

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/writ-ledger/writ/delegation"
@@ -35,12 +36,21 @@ type Traffic struct {
 	FlaggedBuildsTotal int64          `json:"flagged_builds_total"`
 	// AuthorityEvents are the revocations, and the delegations and roots
 	// that expired, in the period (all of them when there is none).
-	AuthorityEvents []AuthorityEvent `json:"authority_events"`
+	AuthorityEvents      []AuthorityEvent `json:"authority_events"`
+	AuthorityEventsTotal int64            `json:"authority_events_total"`
+	// Since and Until are the period counted (RFC 3339, UTC), "" when
+	// open.
+	Since string `json:"since,omitempty"`
+	Until string `json:"until,omitempty"`
 	// OutsidePeriod counts verified decisions left out of the counts.
 	OutsidePeriod int64 `json:"outside_period"`
 
 	days map[string]*DayCount
 }
+
+// maxDays bounds the days filled in between the first and the last
+// decision (ten years).
+const maxDays = 3660
 
 // MaxListed bounds the lists of a report (flagged builds, authority
 // events); the totals count everything.
@@ -82,14 +92,23 @@ func newTraffic() *Traffic {
 		Days: []DayCount{}, FlaggedBuilds: []FlaggedBuild{}, AuthorityEvents: []AuthorityEvent{}}
 }
 
-// inPeriod reports whether Unix time t is in [since, until) (zero: open).
+// inPeriod reports whether Unix time t (whole seconds, as decisions
+// record it) is in [since, until) (zero: open); fractions of a second in
+// the bounds count: t >= since is t >= ceil(since).
 func (o AuditOptions) inPeriod(t int64) bool {
-	return (o.Since.IsZero() || t >= o.Since.Unix()) && (o.Until.IsZero() || t < o.Until.Unix())
+	return (o.Since.IsZero() || t >= ceilUnix(o.Since)) && (o.Until.IsZero() || t < ceilUnix(o.Until))
+}
+
+func ceilUnix(t time.Time) int64 {
+	if t.Nanosecond() > 0 {
+		return t.Unix() + 1
+	}
+	return t.Unix()
 }
 
 // add counts decision i.
 func (tr *Traffic) add(i int64, d *schemas.Decision) {
-	unsigned := slices.Contains(d.Failed, RuleUnsigned)
+	unsigned := d.Rule == RuleUnsigned || slices.Contains(d.Failed, RuleUnsigned)
 	would := d.Verdict != Refused && d.Rule != RuleOK
 	tr.ByMode[d.Mode]++
 	tr.ByMachine[d.Machine]++
@@ -146,15 +165,24 @@ func (tr *Traffic) finish(total int64) {
 	for _, dc := range tr.days {
 		tr.Days = append(tr.Days, *dc)
 	}
-	slices.SortFunc(tr.Days, func(a, b DayCount) int {
-		if a.Day < b.Day {
-			return -1
+	slices.SortFunc(tr.Days, func(a, b DayCount) int { return strings.Compare(a.Day, b.Day) })
+	// Days without decisions are days too: an outage shows as a gap.
+	if n := len(tr.Days); n > 1 {
+		first, _ := time.Parse(time.DateOnly, tr.Days[0].Day)
+		last, _ := time.Parse(time.DateOnly, tr.Days[n-1].Day)
+		if span := int(last.Sub(first).Hours()/24) + 1; span > n && span <= maxDays {
+			filled := make([]DayCount, 0, span)
+			for d, i := first, 0; !d.After(last); d = d.AddDate(0, 0, 1) {
+				if day := d.Format(time.DateOnly); i < n && tr.Days[i].Day == day {
+					filled = append(filled, tr.Days[i])
+					i++
+				} else {
+					filled = append(filled, DayCount{Day: day})
+				}
+			}
+			tr.Days = filled
 		}
-		if a.Day > b.Day {
-			return 1
-		}
-		return 0
-	})
+	}
 	if total > 0 {
 		tr.UnsignedShare = float64(tr.Unsigned) / float64(total)
 	}
@@ -185,6 +213,7 @@ func (tr *Traffic) authorityEvent(o AuditOptions, a *delegation.Applied, now tim
 		return
 	}
 	ev.Index = a.Index
+	tr.AuthorityEventsTotal++
 	if len(tr.AuthorityEvents) < MaxListed {
 		tr.AuthorityEvents = append(tr.AuthorityEvents, ev)
 	}

@@ -38,6 +38,11 @@ func TestAuditTrafficCounts(t *testing.T) {
 		{verify.ModeEnforce, 0, l.signed(t, 5, func(i *schemas.Instruction) { i.Machine = "runner-2" }), verify.Refused},
 		{verify.ModeOff, 15 * 3600, l.signed(t, 6, day2), verify.Admitted},
 		{verify.ModeOff, 15 * 3600, unsigned(7, day2), verify.AdmittedUnsigned},
+		// Three days later, after a day without decisions.
+		{verify.ModeOff, 75 * 3600, unsigned(8, func(i *schemas.Instruction) {
+			at := testkit.Epoch.Add(75 * time.Hour)
+			i.IssuedAt, i.NotBefore, i.Expires = at.Unix(), at.Unix(), at.Add(time.Hour).Unix()
+		}), verify.AdmittedUnsigned},
 	}
 	for n, s := range steps {
 		l.clock.Store(s.clock)
@@ -51,7 +56,7 @@ func TestAuditTrafficCounts(t *testing.T) {
 	rev := &schemas.Revocation{V: 1, Target: l.op2.Public().ID(), Reason: "left", IssuedAt: testkit.Epoch.Add(-time.Second).Unix()}
 	l.append(t, testkit.Seal(t, rev, l.root))
 
-	now := func() time.Time { return testkit.Epoch.Add(48 * time.Hour) }
+	now := func() time.Time { return testkit.Epoch.Add(96 * time.Hour) }
 	var done, total int64
 	rep, err := verify.Audit(l.dir, verify.AuditOptions{Now: now, Progress: func(d, t int64) { done, total = d, t }})
 	if err != nil || !rep.OK {
@@ -65,19 +70,21 @@ func TestAuditTrafficCounts(t *testing.T) {
 			t.Errorf("%s = %v, want %v", what, got, want)
 		}
 	}
-	check("decisions", rep.Decisions, 7)
-	check("progress at the end", fmt.Sprint(done, "/", total), "13/13")
-	check("by verdict", rep.ByVerdict, map[string]int64{"admitted": 2, "admitted-unsigned": 2, "would-refuse": 1, "refused": 2})
-	check("by rule", rep.ByRule, map[string]int64{"ok": 2, "unsigned": 4, "wrong-machine": 1})
-	check("unsigned", tr.Unsigned, 4)
-	check("unsigned share", fmt.Sprintf("%.4f", tr.UnsignedShare), "0.5714")
-	check("by mode", tr.ByMode, map[string]int64{"enforce": 3, "off": 3, "warn": 1})
-	check("by signer", tr.BySigner, map[string]int64{op: 3, "none": 4})
-	check("by stream", tr.ByStream, map[string]int64{"demo": 7})
-	check("by machine", tr.ByMachine, map[string]int64{"runner-1": 7})
-	check("would refuse", rep.WouldRefuse, 3)
-	check("would refuse by rule", tr.WouldRefuseByRule, map[string]int64{"unsigned": 3})
-	check("days", tr.Days, []verify.DayCount{{Day: "2026-11-29", Decisions: 5, Unsigned: 3, Refused: 2, WouldRefuse: 2}, {Day: "2026-11-30", Decisions: 2, Unsigned: 1, Refused: 0, WouldRefuse: 1}})
+	check("decisions", rep.Decisions, 8)
+	check("progress at the end", fmt.Sprint(done, "/", total), "14/14")
+	check("by verdict", rep.ByVerdict, map[string]int64{"admitted": 2, "admitted-unsigned": 3, "would-refuse": 1, "refused": 2})
+	check("by rule", rep.ByRule, map[string]int64{"ok": 2, "unsigned": 5, "wrong-machine": 1})
+	check("unsigned", tr.Unsigned, 5)
+	check("unsigned share", fmt.Sprintf("%.4f", tr.UnsignedShare), "0.6250")
+	check("by mode", tr.ByMode, map[string]int64{"enforce": 3, "off": 4, "warn": 1})
+	check("by signer", tr.BySigner, map[string]int64{op: 3, "none": 5})
+	check("by stream", tr.ByStream, map[string]int64{"demo": 8})
+	check("by machine", tr.ByMachine, map[string]int64{"runner-1": 8})
+	check("would refuse", rep.WouldRefuse, 4)
+	check("would refuse by rule", tr.WouldRefuseByRule, map[string]int64{"unsigned": 4})
+	check("days", tr.Days, []verify.DayCount{{Day: "2026-11-29", Decisions: 5, Unsigned: 3, Refused: 2, WouldRefuse: 2},
+		{Day: "2026-11-30", Decisions: 2, Unsigned: 1, Refused: 0, WouldRefuse: 1}, {Day: "2026-12-01"},
+		{Day: "2026-12-02", Decisions: 1, Unsigned: 1, WouldRefuse: 1}})
 	// The three delegations end a day after Epoch, before the audit's
 	// clock; op2 was revoked a second before Epoch.
 	var events []string
@@ -92,9 +99,27 @@ func TestAuditTrafficCounts(t *testing.T) {
 	if err != nil || !rep.OK {
 		t.Fatalf("audit since: %v %+v", err, rep.Failure)
 	}
-	check("decisions since", rep.Decisions, 2)
+	check("decisions since", rep.Decisions, 3)
 	check("outside the period", rep.Traffic.OutsidePeriod, 5)
-	check("unsigned since", rep.Traffic.Unsigned, 1)
+	check("unsigned since", rep.Traffic.Unsigned, 2)
 	check("events since", len(rep.Traffic.AuthorityEvents), 3)
-	check("entries verified", rep.EntriesVerified, 6+7)
+	check("entries verified", rep.EntriesVerified, 6+8)
+
+	// Fractions of a second in the bounds: the first day's decisions are
+	// at Epoch exactly, so half a second after it leaves them out, and an
+	// until half a second after it keeps them.
+	for _, tc := range []struct {
+		since, until time.Time
+		want         int64
+	}{
+		{testkit.Epoch.Add(500 * time.Millisecond), time.Time{}, 3},
+		{testkit.Epoch.Add(-500 * time.Millisecond), testkit.Epoch.Add(500 * time.Millisecond), 5},
+		{testkit.Epoch, testkit.Epoch, 0},
+	} {
+		rep, err := verify.Audit(l.dir, verify.AuditOptions{Now: now, Since: tc.since, Until: tc.until})
+		if err != nil || !rep.OK {
+			t.Fatalf("audit: %v", err)
+		}
+		check(fmt.Sprintf("decisions in [%s, %s)", tc.since, tc.until), rep.Decisions, tc.want)
+	}
 }

@@ -103,7 +103,11 @@ func audit(c *cli.Context) error {
 			return err
 		}
 	} else if rep.OK {
-		lines := []string{fmt.Sprintf("ok: %d entries verified (%d authority, %d decisions)", rep.EntriesVerified, rep.AuthorityEntries, rep.Decisions)}
+		logged := int64(0)
+		if rep.DecisionLog != nil {
+			logged = rep.DecisionLog.Size
+		}
+		lines := []string{fmt.Sprintf("ok: %d entries verified (%d authority, %d decisions)", rep.EntriesVerified, rep.AuthorityEntries, logged)}
 		if rep.Authority != nil {
 			lines = append(lines, fmt.Sprintf("authority checkpoint: %s size %d root %s", rep.Authority.Origin, rep.Authority.Size, rep.Authority.RootHash))
 		}

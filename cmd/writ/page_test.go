@@ -35,6 +35,7 @@ func checkPage(page, report []byte) error {
 			WouldRefuseByRule map[string]int64 `json:"would_refuse_by_rule"`
 			Unsigned          int64            `json:"unsigned"`
 			FlaggedTotal      int64            `json:"flagged_builds_total"`
+			OutsidePeriod     int64            `json:"outside_period"`
 		} `json:"traffic"`
 	}
 	if err := json.Unmarshal(report, &rep); err != nil {
@@ -43,6 +44,9 @@ func checkPage(page, report []byte) error {
 	want := map[string]int64{
 		"total:entries_verified": rep.EntriesVerified, "total:decisions": rep.Decisions, "total:unsigned": rep.Traffic.Unsigned,
 		"total:would_refuse_under_enforce": rep.WouldRefuse, "total:flagged_builds_admitted": rep.Traffic.FlaggedTotal,
+	}
+	if rep.Traffic.OutsidePeriod > 0 {
+		want["total:outside_period"] = rep.Traffic.OutsidePeriod
 	}
 	for name, m := range map[string]map[string]int64{"verdict": rep.ByVerdict, "rule": rep.ByRule, "mode": rep.Traffic.ByMode,
 		"machine": rep.Traffic.ByMachine, "stream": rep.Traffic.ByStream, "signer": rep.Traffic.BySigner, "would_refuse_rule": rep.Traffic.WouldRefuseByRule} {
