@@ -120,7 +120,7 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer auth.Close()
+	defer func() { auth.Close() }() // whichever open of it is current
 	vkey, err := pickVKey(o.AuthorityVKey, st.AuthorityVKey, auth.VerifierKey())
 	if err != nil {
 		return rep.fail("authority", err), nil
@@ -148,6 +148,16 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 	rep.Authority = summarize(a.Checkpoint)
 	rep.AuthorityEntries = a.Checkpoint.Size
 	rep.EntriesVerified = a.Checkpoint.Size
+	authCP := a.Checkpoint
+	// The replayed state is not needed for the decisions (closing the log
+	// drops the last reference to it), and closing unmaps the tables whose
+	// pages the verification made resident: a fresh read-only open serves
+	// the few tree hashes the decisions need, each proven against the
+	// verified root.
+	auth.Close()
+	if auth, err = ledger.OpenAuthority(dir, nil); err != nil {
+		return nil, err
+	}
 	has, err := ledger.HasDecisions(dir, o.DecisionsVKey != "" || st.Decisions != nil)
 	if err != nil {
 		return rep.fail("decisions", err), nil
@@ -159,15 +169,14 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		}
 		defer dec.Close()
 		if vkey, err = pickVKey(o.DecisionsVKey, st.DecisionsVKey, dec.VerifierKey()); err == nil {
-			err = checkDecisionOrigin(a.Checkpoint.Origin, dec.Origin(), vkey)
+			err = checkDecisionOrigin(authCP.Origin, dec.Origin(), vkey)
 		}
 		if err != nil {
 			return rep.fail("decisions", err), nil
 		}
 		rep.decisionsVKey = vkey
-		bind := &authorityBinding{size: a.Checkpoint.Size, rootAt: func(n int64) (tlog.Hash, bool, error) {
-			h, err := auth.TreeHash(n)
-			return h, err == nil, err
+		bind := &authorityBinding{size: authCP.Size, rootAt: func(n int64) (tlog.Hash, bool, error) {
+			return provenRoot(auth, authCP, n)
 		}}
 		tally, wait := rep.tallyBound(bind)
 		cp, err := dec.Verify(vkey, rep.counting(tally))
@@ -325,6 +334,32 @@ func (rep *Report) finish(stateFile string) error {
 	}
 	return writeState(stateFile, &auditState{Authority: rep.Authority, Decisions: rep.DecisionLog,
 		AuthorityVKey: rep.authorityVKey, DecisionsVKey: rep.decisionsVKey})
+}
+
+// provenRoot returns the root of the first n entries of the authority log
+// that verified as cp, read from the log's stored hashes and proven a
+// prefix of cp's root (RFC 9162 §2.1.4): stored hashes are not believed
+// on their own.
+func provenRoot(auth *ledger.Log, cp ledger.Checkpoint, n int64) (tlog.Hash, bool, error) {
+	h, err := auth.TreeHash(n)
+	if err != nil {
+		return h, false, err
+	}
+	if n == cp.Size || n == 0 {
+		if n == cp.Size && h != cp.Hash {
+			return h, false, &ledger.IntegrityError{Index: -1, What: "authority root", Expected: fmt.Sprintf("%x", cp.Hash[:]), Found: fmt.Sprintf("%x", h[:]), Detail: "the authority log changed during the audit"}
+		}
+		return h, true, nil
+	}
+	p, err := auth.ProveConsistency(n, cp.Size)
+	if err != nil {
+		return h, false, err
+	}
+	if err := tlog.CheckTree(p.Path, cp.Size, cp.Hash, n, h); err != nil {
+		return h, false, &ledger.IntegrityError{Index: -1, What: fmt.Sprintf("authority root at size %d", n), Found: fmt.Sprintf("%x", h[:]),
+			Detail: "the stored tree hashes do not prove it a prefix of the verified authority log"}
+	}
+	return h, true, nil
 }
 
 // authorityEvent notes authority that ended in the period.
