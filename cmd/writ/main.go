@@ -76,6 +76,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			ledgerCommand(),
 			admitCommand(),
 			admissionCommand(),
+			tokenCommand(),
 			auditCommand(),
 			quickstartCommand(),
 		},

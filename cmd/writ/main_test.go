@@ -63,6 +63,8 @@ func TestScripts(t *testing.T) {
 			"page-matches": cmdPageMatches,
 			"remove-entry": cmdRemoveEntry,
 			"swap-entries": cmdSwapEntries,
+			"idp-start":    cmdIDPStart,
+			"idp-token":    cmdIDPToken,
 			"wait-socket":  cmdWaitSocket,
 		},
 	})
