@@ -8,7 +8,8 @@
 // The address guard refuses link-local (169.254.0.0/16, fe80::/10, where
 // cloud metadata lives), multicast, unspecified, "this network"
 // (0.0.0.0/8) and broadcast addresses always, before anything else is
-// consulted. Loopback, private (RFC 1918, fc00::/7) and shared
+// consulted; an IPv4-mapped, NAT64 or 6to4 address is judged by the IPv4
+// address it carries. Loopback, private (RFC 1918, fc00::/7) and shared
 // (100.64.0.0/10) addresses are refused unless the URI being fetched is,
 // byte for byte, the jwks_uri of the root-signed, unrevoked issuer record
 // of the issuer whose token is verified; that record is re-read from the
@@ -218,7 +219,7 @@ func (g *guard) judge(address string) error {
 	if err != nil {
 		return fmt.Errorf("%w: cannot read the address %q", ErrAddressNever, address)
 	}
-	a := ap.Addr().Unmap() // ::ffff:127.0.0.1 is 127.0.0.1
+	a := embedded(ap.Addr().Unmap()) // ::ffff:127.0.0.1 is 127.0.0.1
 	switch {
 	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsMulticast() || a.IsInterfaceLocalMulticast() || a.IsUnspecified() ||
 		(a.Is4() && (a.As4()[0] == 0 || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}))):
@@ -230,6 +231,30 @@ func (g *guard) judge(address string) error {
 	}
 	return nil
 }
+
+// embedded returns the IPv4 address an IPv6 address carries to a
+// translator (NAT64, RFC 6052 64:ff9b::/96 and RFC 8215 64:ff9b:1::/48;
+// 6to4, RFC 3056 2002::/16), which is where the connection really goes;
+// else a itself.
+func embedded(a netip.Addr) netip.Addr {
+	if !a.Is6() {
+		return a
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a) || nat64Local.Contains(a):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+	}
+	return a
+}
+
+var (
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
+)
 
 // shared is RFC 6598's carrier-grade NAT space, internal to a provider.
 var shared = netip.MustParsePrefix("100.64.0.0/10")

@@ -138,6 +138,8 @@ func TestGuard(t *testing.T) {
 		{"IPv6 link-local, even recorded", "https://[fe80::1]/jwks.json", "https://[fe80::1]/jwks.json", issuer, token.ErrAddressNever},
 		{"unspecified, even recorded", "https://0.0.0.0:" + u + "/jwks.json", "https://0.0.0.0:" + u + "/jwks.json", issuer, token.ErrAddressNever},
 		{"multicast, even recorded", "https://224.0.0.1/jwks.json", "https://224.0.0.1/jwks.json", issuer, token.ErrAddressNever},
+		{"metadata through NAT64, even recorded", "https://[64:ff9b::a9fe:a9fe]/jwks.json", "https://[64:ff9b::a9fe:a9fe]/jwks.json", issuer, token.ErrAddressNever},
+		{"loopback through 6to4", good, "https://[2002:7f00:1::1]:" + u + "/jwks.json", issuer, token.ErrAddressInternal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := p.fetcher(ledgerState(t, tc.recorded, false))
