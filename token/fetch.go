@@ -71,8 +71,15 @@ type Fetcher struct {
 	cache map[string]*cached // by jwks_uri
 }
 
+// MaxStale is how long after it was fetched a key set still stands in
+// when a later fetch fails: a key the issuer removed stops verifying
+// within this time even if its endpoint is made to fail.
+const MaxStale = time.Hour
+
 type cached struct {
+	mu      sync.Mutex          // one fetch of this endpoint at a time
 	keys    *jose.JSONWebKeySet // the last good key set, nil if none
+	good    time.Time           // when it was fetched
 	attempt time.Time           // the last fetch, good or not
 	err     error               // its error, if it failed
 }
@@ -84,30 +91,38 @@ type cached struct {
 // ErrFetch, and name the host, never a query or fragment.
 func (f *Fetcher) KeySet(ctx context.Context, issuer, jwksURI string) (*jose.JSONWebKeySet, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock() // one fetch at a time: concurrent callers share it
 	if f.cache == nil {
 		f.cache = map[string]*cached{}
 	}
-	now := f.Now()
-	if c := f.cache[jwksURI]; c != nil && now.Sub(c.attempt) < MinInterval {
-		if c.keys != nil {
-			return c.keys, nil
-		}
-		return nil, c.err
-	}
-	keys, err := f.fetch(ctx, issuer, jwksURI)
 	c := f.cache[jwksURI]
 	if c == nil {
 		c = &cached{}
 		f.cache[jwksURI] = c
 	}
+	f.mu.Unlock()
+	c.mu.Lock() // callers of one endpoint share its fetch; others do not wait
+	defer c.mu.Unlock()
+	now := f.Now()
+	fresh := func() bool { return c.keys != nil && now.Sub(c.good) < MaxStale }
+	if !c.attempt.IsZero() && now.Sub(c.attempt) < MinInterval {
+		if fresh() {
+			return c.keys, nil
+		}
+		return nil, c.err
+	}
+	keys, err := f.fetch(ctx, issuer, jwksURI)
 	c.attempt, c.err = now, err
 	if err == nil {
-		c.keys = keys
-	} else if c.keys != nil {
-		return c.keys, nil // the last good key set stands in
+		c.keys, c.good = keys, now
+		return keys, nil
 	}
-	return keys, err
+	if fresh() {
+		return c.keys, nil // the last good key set stands in, for a while
+	}
+	if c.keys != nil {
+		c.err = fmt.Errorf("%w (the last good key set is older than %s)", err, MaxStale)
+	}
+	return nil, c.err
 }
 
 // where names a URL for messages: scheme, host and path only.
@@ -138,7 +153,7 @@ func (f *Fetcher) fetch(ctx context.Context, issuer, jwksURI string) (*jose.JSON
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, jwksURI, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrFetch, where(u), err)
+		return nil, fmt.Errorf("%w: %s: cannot make the request", ErrFetch, where(u))
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
@@ -175,12 +190,16 @@ func (f *Fetcher) fetch(ctx context.Context, issuer, jwksURI string) (*jose.JSON
 
 // stage names the stage a fetch error happened in.
 func stage(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // its text carries the whole URL, query included
+	}
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("timed out (each stage has %s)", StageTimeout)
 	case errors.As(err, &ne) && ne.Timeout():
-		return fmt.Sprintf("timed out (each stage has %s): %v", StageTimeout, ne)
+		return fmt.Sprintf("timed out (each stage has %s)", StageTimeout)
 	}
 	return err.Error()
 }
@@ -196,8 +215,8 @@ type guard struct {
 func (g *guard) refused(e error) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.last != nil {
-		return g.last
+	if g.last != nil && errors.Is(g.last, e) {
+		return g.last // with the address and why
 	}
 	return e
 }
@@ -224,7 +243,7 @@ func (g *guard) judge(address string) error {
 	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsMulticast() || a.IsInterfaceLocalMulticast() || a.IsUnspecified() ||
 		(a.Is4() && (a.As4()[0] == 0 || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}))):
 		return fmt.Errorf("%w: %s", ErrAddressNever, a)
-	case a.IsLoopback() || a.IsPrivate() || shared.Contains(a):
+	case a.IsLoopback() || a.IsPrivate() || shared.Contains(a) || siteLocal.Contains(a):
 		if err := g.recorded(); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrAddressInternal, a, err)
 		}
@@ -237,12 +256,12 @@ func (g *guard) judge(address string) error {
 // 6to4, RFC 3056 2002::/16), which is where the connection really goes;
 // else a itself.
 func embedded(a netip.Addr) netip.Addr {
-	if !a.Is6() {
+	if !a.Is6() || a.IsLoopback() || a.IsUnspecified() { // ::1 and :: are themselves
 		return a
 	}
 	b := a.As16()
 	switch {
-	case nat64.Contains(a) || nat64Local.Contains(a):
+	case nat64.Contains(a) || nat64Local.Contains(a) || compat.Contains(a) || siit.Contains(a):
 		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
 	case sixToFour.Contains(a):
 		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
@@ -251,6 +270,9 @@ func embedded(a netip.Addr) netip.Addr {
 }
 
 var (
+	compat     = netip.MustParsePrefix("::/96")           // IPv4-compatible, RFC 4291 §2.5.5.1
+	siit       = netip.MustParsePrefix("::ffff:0:0:0/96") // SIIT, RFC 2765
+	siteLocal  = netip.MustParsePrefix("fec0::/10")       // deprecated site-local, RFC 3879
 	nat64      = netip.MustParsePrefix("64:ff9b::/96")
 	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
 	sixToFour  = netip.MustParsePrefix("2002::/16")

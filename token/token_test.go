@@ -140,6 +140,9 @@ func TestGuard(t *testing.T) {
 		{"multicast, even recorded", "https://224.0.0.1/jwks.json", "https://224.0.0.1/jwks.json", issuer, token.ErrAddressNever},
 		{"metadata through NAT64, even recorded", "https://[64:ff9b::a9fe:a9fe]/jwks.json", "https://[64:ff9b::a9fe:a9fe]/jwks.json", issuer, token.ErrAddressNever},
 		{"loopback through 6to4", good, "https://[2002:7f00:1::1]:" + u + "/jwks.json", issuer, token.ErrAddressInternal},
+		{"IPv4-compatible loopback", good, "https://[::7f00:1]:" + u + "/jwks.json", issuer, token.ErrAddressInternal},
+		{"SIIT loopback", good, "https://[::ffff:0:7f00:1]:" + u + "/jwks.json", issuer, token.ErrAddressInternal},
+		{"site-local", good, "https://[fec0::1]:" + u + "/jwks.json", issuer, token.ErrAddressInternal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := p.fetcher(ledgerState(t, tc.recorded, false))
@@ -175,6 +178,39 @@ func TestGuardRevokedAndThreshold(t *testing.T) {
 	f = p.fetcher(st)
 	if _, err := f.KeySet(context.Background(), issuer, good); !errors.Is(err, token.ErrAddressInternal) {
 		t.Fatalf("1-of-3 record: %v", err)
+	}
+}
+
+// TestFetchErrorsHideQuery: a fetch that fails (nothing listens) names
+// the host and path, never the query a record may carry.
+func TestFetchErrorsHideQuery(t *testing.T) {
+	uri := "https://127.0.0.1:1/jwks.json?client_secret=s3cr3t"
+	p := newIDP(t)
+	_, err := p.fetcher(ledgerState(t, uri, false)).KeySet(context.Background(), issuer, uri)
+	if !errors.Is(err, token.ErrFetch) || strings.Contains(err.Error(), "s3cr3t") || strings.Contains(err.Error(), "?") {
+		t.Fatalf("failed fetch: %v", err)
+	}
+}
+
+// TestStaleKeySetExpires: when refetching fails, the last good key set
+// stands in for MaxStale after it was fetched, not forever.
+func TestStaleKeySetExpires(t *testing.T) {
+	p := newIDP(t)
+	good := p.srv.URL + "/jwks.json"
+	clock := time.Now()
+	f := p.fetcher(ledgerState(t, good, false))
+	f.Now = func() time.Time { return clock }
+	if _, err := f.KeySet(context.Background(), issuer, good); err != nil {
+		t.Fatal(err)
+	}
+	p.srv.Close() // the endpoint now fails
+	clock = clock.Add(token.MinInterval + time.Second)
+	if k, err := f.KeySet(context.Background(), issuer, good); err != nil || k == nil {
+		t.Fatalf("within MaxStale: %v", err)
+	}
+	clock = clock.Add(token.MaxStale)
+	if _, err := f.KeySet(context.Background(), issuer, good); !errors.Is(err, token.ErrFetch) || !strings.Contains(err.Error(), "older than") {
+		t.Fatalf("after MaxStale: %v", err)
 	}
 }
 
