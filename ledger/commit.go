@@ -39,7 +39,7 @@ type Gate interface {
 
 type appendReq struct {
 	entries  [][]byte
-	keys     []string // lookup keys for the first entry (AppendWithKeys)
+	keys     []string // lookup keys for the first entry (EnqueueWithKeys)
 	prepared []any
 	bytes    int
 	first    int64

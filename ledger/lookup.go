@@ -8,7 +8,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// prefixLookup starts the keys of AppendWithKeys: "x/" + the caller's key.
+// prefixLookup starts the keys of EnqueueWithKeys: "x/" + the caller's key.
 const prefixLookup = "x/"
 
 // MaxLookupKey is the longest lookup key, in bytes.
@@ -16,27 +16,19 @@ const MaxLookupKey = 256
 
 func lookupKey(k string) []byte { return []byte(prefixLookup + k) }
 
-// AppendWithKeys appends one entry, as Append does, and in the same
+// EnqueueWithKeys appends one entry, as Append does, and in the same
 // durable transaction points each of keys at it, so that Lookup finds the
 // latest entry stored under a key without scanning the log (a runner's
 // "has instruction X been admitted?"). The keys are an index beside the
 // log, not part of the signed tree: a caller must read the entry they
 // point to with VerifiedEntry and check it says what the key claims.
-// Errors: those of Append, and a key that is empty or longer than
-// MaxLookupKey.
-func (l *Log) AppendWithKeys(entry []byte, keys []string) (int64, error) {
-	wait, err := l.EnqueueWithKeys(entry, keys)
-	if err != nil {
-		return 0, err
-	}
-	return wait()
-}
-
-// EnqueueWithKeys is AppendWithKeys without waiting: it hands the entry to
-// the committer and returns a function that waits until it is durable and
-// returns its index (or the batch's error). Entries are committed in the
-// order they were enqueued, so a caller that enqueues under its own lock
-// fixes the log order without holding the lock through the fsync.
+//
+// It hands the entry to the committer and returns a function that waits
+// until it is durable and returns its index (or the batch's error).
+// Entries are committed in the order they were enqueued, so a caller that
+// enqueues under its own lock fixes the log order without holding the
+// lock through the fsync. Errors: ErrNoSigner, ErrEntrySize, ErrClosed,
+// and a key that is empty or longer than MaxLookupKey.
 func (l *Log) EnqueueWithKeys(entry []byte, keys []string) (func() (int64, error), error) {
 	for _, k := range keys {
 		if k == "" || len(k) > MaxLookupKey {
@@ -60,8 +52,8 @@ func (l *Log) EnqueueWithKeys(entry []byte, keys []string) (func() (int64, error
 }
 
 // Lookup returns the index of the latest entry appended under key with
-// AppendWithKeys, and false when there is none. The index is unverified
-// (see AppendWithKeys); one at or past the log's size is an
+// EnqueueWithKeys, and false when there is none. The index is unverified
+// (see EnqueueWithKeys); one at or past the log's size is an
 // *IntegrityError.
 func (l *Log) Lookup(key string) (int64, bool, error) {
 	var i int64
@@ -90,7 +82,7 @@ func (l *Log) Lookup(key string) (int64, bool, error) {
 // maxLookupBatch bounds the keys SetLookups writes per transaction.
 const maxLookupBatch = 4096
 
-// SetLookups points each key at an existing entry, as AppendWithKeys
+// SetLookups points each key at an existing entry, as EnqueueWithKeys
 // would have: for rebuilding the index of a log whose keys were not
 // copied (an imported log) or not kept. Keys are written in the order of
 // keys, in durable transactions of at most maxLookupBatch; a later pair

@@ -36,21 +36,19 @@ type Authority struct {
 // *ledger.IntegrityError or a *delegation.RecordError. The returned
 // Authority appends through log.
 func LoadAuthority(log *ledger.Log, vkey string) (*Authority, error) {
-	return loadAuthority(log, vkey, nil)
+	return loadAuthority(log, vkey, nil, nil)
 }
 
 // loadAuthority is LoadAuthority, calling applied (if not nil) with each
-// record as it is applied.
-func loadAuthority(log *ledger.Log, vkey string, applied func(*delegation.Applied)) (*Authority, error) {
-	return loadAuthorityCounting(log, vkey, applied, func(fn ledger.EntryFunc) ledger.EntryFunc { return fn })
-}
-
-// loadAuthorityCounting is loadAuthority with the entry callback wrapped
-// by wrap (for progress).
-func loadAuthorityCounting(log *ledger.Log, vkey string, applied func(*delegation.Applied), wrap func(ledger.EntryFunc) ledger.EntryFunc) (*Authority, error) {
+// record as it is applied, and with the entry callback wrapped by wrap
+// (if not nil; the audit counts progress).
+func loadAuthority(log *ledger.Log, vkey string, applied func(*delegation.Applied), wrap func(ledger.EntryFunc) ledger.EntryFunc) (*Authority, error) {
 	st := delegation.NewState()
 	fn, wait := parallelApply(st, applied)
-	cp, err := log.Verify(vkey, wrap(fn))
+	if wrap != nil {
+		fn = wrap(fn)
+	}
+	cp, err := log.Verify(vkey, fn)
 	if werr := wait(); werr != nil {
 		err = werr // the entry's own refusal, with its index
 	}
@@ -60,13 +58,6 @@ func loadAuthorityCounting(log *ledger.Log, vkey string, applied func(*delegatio
 	a := &Authority{Log: log, State: st, Checkpoint: cp, Now: time.Now}
 	log.SetGate(gate{a})
 	return a, nil
-}
-
-// Read runs f with the state while no batch is being applied.
-func (a *Authority) Read(f func(*delegation.State)) {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	f(a.State)
 }
 
 // Append checks every record against the authority state, in order, as if

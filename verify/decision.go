@@ -86,13 +86,3 @@ func HighWater(decisions *ledger.Log) (map[string]string, error) {
 	}
 	return d.HighWater, nil
 }
-
-// Record appends v's decision record to the decision log and returns its
-// index. The decision is durable when Record returns.
-func Record(decisions *ledger.Log, v *Verdict) (int64, error) {
-	b, err := schemas.Encode(Decision(v))
-	if err != nil {
-		return 0, fmt.Errorf("encoding decision: %w", err)
-	}
-	return decisions.Append([][]byte{b})
-}

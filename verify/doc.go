@@ -109,7 +109,7 @@
 //   - replay: an instruction id is admitted at most once per runner, in
 //     every mode, across restarts. The decision that admitted it is found
 //     through a lookup key written in the same transaction
-//     (ledger.Log.AppendWithKeys) and read back proven against the signed
+//     (ledger.Log.EnqueueWithKeys) and read back proven against the signed
 //     checkpoint; a refused id may come again. [Audit] fails on an id
 //     admitted twice.
 //   - work-claimed: an admitted instruction with a claim (schemas.Claim)
