@@ -133,7 +133,7 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 			dec.Close()
 		}
 	}
-	a, err := loadAuthorityCounting(auth, vkey, rep.authorityEvent, rep.counting)
+	a, err := loadAuthority(auth, vkey, rep.authorityEvent, rep.counting)
 	if err == nil {
 		err = Trust{TrustRoot: o.TrustRoot}.checkRoot(a)
 	}
@@ -294,9 +294,6 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 	return rep, rep.finish(o.StateFile)
 }
 
-// EntryTally is the per-entry callback type of the audits.
-type EntryTally = ledger.EntryFunc
-
 func newAudit(o AuditOptions) (*Report, *auditState, error) {
 	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}, Traffic: newTraffic(), opts: o}
 	if !o.Since.IsZero() {
@@ -338,26 +335,15 @@ func (rep *Report) finish(stateFile string) error {
 
 // provenRoot returns the root of the first n entries of the authority log
 // that verified as cp, read from the log's stored hashes and proven a
-// prefix of cp's root (RFC 9162 §2.1.4): stored hashes are not believed
-// on their own.
+// prefix of cp's root (ledger.Log.CheckConsistent, RFC 9162 §2.1.4):
+// stored hashes are not believed on their own.
 func provenRoot(auth *ledger.Log, cp ledger.Checkpoint, n int64) (tlog.Hash, bool, error) {
 	h, err := auth.TreeHash(n)
 	if err != nil {
 		return h, false, err
 	}
-	if n == cp.Size || n == 0 {
-		if n == cp.Size && h != cp.Hash {
-			return h, false, &ledger.IntegrityError{Index: -1, What: "authority root", Expected: fmt.Sprintf("%x", cp.Hash[:]), Found: fmt.Sprintf("%x", h[:]), Detail: "the authority log changed during the audit"}
-		}
-		return h, true, nil
-	}
-	p, err := auth.ProveConsistency(n, cp.Size)
-	if err != nil {
+	if _, err := auth.CheckConsistent(ledger.Checkpoint{Origin: cp.Origin, Size: n, Hash: h}, cp); err != nil {
 		return h, false, err
-	}
-	if err := tlog.CheckTree(p.Path, cp.Size, cp.Hash, n, h); err != nil {
-		return h, false, &ledger.IntegrityError{Index: -1, What: fmt.Sprintf("authority root at size %d", n), Found: fmt.Sprintf("%x", h[:]),
-			Detail: "the stored tree hashes do not prove it a prefix of the verified authority log"}
 	}
 	return h, true, nil
 }
@@ -369,11 +355,11 @@ func (rep *Report) authorityEvent(a *delegation.Applied) {
 
 // count counts decision i, and refuses an instruction id admitted twice.
 func (rep *Report) count(i int64, d *schemas.Decision) error {
-	if d.Verdict != Refused && d.InstructionID != "" {
+	if admitted := admittedID(d); admitted != "" {
 		// A runner admits an instruction id once (RuleReplay): a second
 		// admission means its replay memory was removed or bypassed.
 		var id [16]byte
-		if _, err := hex.Decode(id[:], []byte(d.InstructionID)); err != nil {
+		if _, err := hex.Decode(id[:], []byte(admitted)); err != nil {
 			return &delegation.RecordError{Index: i, Rule: delegation.RuleMalformed, Err: err}
 		}
 		if first, ok := rep.admitted[id]; ok {

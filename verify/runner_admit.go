@@ -10,7 +10,7 @@ import (
 	"github.com/writ-ledger/writ/schemas"
 )
 
-// Lookup keys the runner writes beside its decisions (ledger.AppendWithKeys).
+// Lookup keys the runner writes beside its decisions (ledger.Log.EnqueueWithKeys).
 const (
 	keyReplay = "replay/" // + instruction id: the decision that admitted it
 	keyClaim  = "claim/"  // + stream: the latest admitted decision with a work claim on it
@@ -71,15 +71,15 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 		return v, 0, fmt.Errorf("%w: encoding decision: %w", ErrNotRecorded, err)
 	}
 	keys := append(indexKeys(rec), keyIndexed)
-	replayKey := v.Admitted() && rec.InstructionID != ""
+	id := admittedID(rec)
 	wait, err := r.dec.EnqueueWithKeys(b, keys)
 	if err != nil {
 		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
 	}
 	// Queued in log order: what the runner remembers moves now, so that
 	// the next admission sees this one even before its fsync.
-	if replayKey {
-		r.pendingIDs[rec.InstructionID]++
+	if id != "" {
+		r.pendingIDs[id]++
 	}
 	var held *HeldClaim
 	if rec.Claim != nil {
@@ -96,9 +96,9 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 	index, err := wait()
 	v.RecordTime = time.Since(committing)
 	r.mu.Lock()
-	if replayKey {
-		if r.pendingIDs[rec.InstructionID]--; r.pendingIDs[rec.InstructionID] <= 0 {
-			delete(r.pendingIDs, rec.InstructionID)
+	if id != "" {
+		if r.pendingIDs[id]--; r.pendingIDs[id] <= 0 {
+			delete(r.pendingIDs, id)
 		}
 	}
 	if held != nil && r.pendingClaims[rec.Stream] == held {

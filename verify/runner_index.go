@@ -12,12 +12,22 @@ import (
 // exactly when it points at the last decision.
 const keyIndexed = "indexed"
 
+// admittedID returns the instruction id decision d admitted, or "" when it
+// admitted none (a refusal, or a dispatch that never parsed): the one
+// definition replay protection, its index and the audit share.
+func admittedID(d *schemas.Decision) string {
+	if d.Verdict == Refused {
+		return ""
+	}
+	return d.InstructionID
+}
+
 // indexKeys returns the lookup keys decision d (at its index) contributes
 // to the runner's memory: its admitted instruction id, and its work claim.
 func indexKeys(d *schemas.Decision) []string {
 	var keys []string
-	if d.Verdict != Refused && d.InstructionID != "" {
-		keys = append(keys, keyReplay+d.InstructionID)
+	if id := admittedID(d); id != "" {
+		keys = append(keys, keyReplay+id)
 	}
 	if d.Claim != nil {
 		keys = append(keys, keyClaim+d.Stream)

@@ -172,8 +172,8 @@ func (s *snapshot) VerifyReceipt(receipt, entry []byte) error {
 }
 
 // provePrefix checks that root is the root of the first size entries of
-// the tree s.cp commits to, with a consistency proof read from the log and
-// verified against both roots.
+// the tree s.cp commits to, with a consistency proof from the log's stored
+// hashes checked against both roots (ledger.Log.CheckConsistent).
 func (s *snapshot) provePrefix(size int64, root tlog.Hash) error {
 	var (
 		auth *ledger.Log
@@ -190,12 +190,8 @@ func (s *snapshot) provePrefix(size int64, root tlog.Hash) error {
 		return fmt.Errorf("opening the authority log to check the receipt's tree: %w", err)
 	}
 	defer auth.Close()
-	proof, err := auth.ProveConsistency(size, s.cp.Size)
-	if err != nil {
-		return fmt.Errorf("proving size %d a prefix of the verified size %d: %w", size, s.cp.Size, err)
-	}
-	if err := tlog.CheckTree(proof.Path, s.cp.Size, s.cp.Hash, size, root); err != nil {
-		return fmt.Errorf("%w: the receipt's root %s at size %d is not a prefix of the verified checkpoint (size %d, root %s)", ledger.ErrReceipt, root, size, s.cp.Size, s.cp.Hash)
+	if _, err := auth.CheckConsistent(ledger.Checkpoint{Origin: s.cp.Origin, Size: size, Hash: root}, s.cp); err != nil {
+		return fmt.Errorf("%w: the receipt's tree (size %d) is not a prefix of the verified checkpoint: %w", ledger.ErrReceipt, size, err)
 	}
 	return nil
 }
