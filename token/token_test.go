@@ -172,8 +172,9 @@ func TestGuardRevokedAndThreshold(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := testkit.Seal(t, &schemas.Issuer{V: 1, Issuer: issuer, JWKSURI: good, Audiences: []string{"writ"}, IssuedAt: testkit.Epoch.Add(-time.Hour).Unix()}, k1)
-	if _, err := st.Apply(rec); err == nil {
-		t.Fatal("an issuer record with 1 of 2 root signatures was applied")
+	var re *delegation.RecordError
+	if _, err := st.Apply(rec); !errors.As(err, &re) || re.Rule != delegation.RuleThreshold {
+		t.Fatalf("an issuer record with 1 of 2 root signatures: %v, want %s", err, delegation.RuleThreshold)
 	}
 	f = p.fetcher(st)
 	if _, err := f.KeySet(context.Background(), issuer, good); !errors.Is(err, token.ErrAddressInternal) {

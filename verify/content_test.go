@@ -134,7 +134,7 @@ func TestContentRules(t *testing.T) {
 			if !tc.noWorkspace {
 				c.ControlWorkspace = workspace
 			}
-			d := verify.Dispatch{Raw: sealInstr(t, w, i), AgentBinary: agentPath, ProvisionDir: prov}
+			d := verify.Dispatch{Raw: testkit.Seal(t, i, w.op), AgentBinary: agentPath, ProvisionDir: prov}
 			v := verify.Admit(w.st, c, d)
 			want := map[string]string{pass: verify.RuleOK, refDest: verify.RuleProvisionCitation, refRaw: verify.RuleProvisionCitation, refR30: verify.RuleWorkspacePath}[tc.outcome]
 			if v.Rule != want {
@@ -163,18 +163,13 @@ func TestContentRulesEveryMode(t *testing.T) {
 		for n, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
 			c := cfg(mode)
 			c.ControlWorkspace = workspace
-			v := verify.Admit(w.st, c, verify.Dispatch{Raw: sealInstr(t, w, i), AgentBinary: agentPath})
+			v := verify.Admit(w.st, c, verify.Dispatch{Raw: testkit.Seal(t, i, w.op), AgentBinary: agentPath})
 			if v.Rule != tc.rule || v.Verdict != refusedAll[n] || v.Class != verify.ClassContent {
 				t.Fatalf("%s under %s: %s / %s (%s)", tc.brief, mode, v.Verdict, v.Rule, v.Class)
 			}
 		}
 		assertedRule(tc.rule)
 	}
-}
-
-func sealInstr(t *testing.T, w *world, i *schemas.Instruction) []byte {
-	t.Helper()
-	return testkit.Seal(t, i, w.op)
 }
 
 // TestCiteKinds: the classification itself, for the documented examples.

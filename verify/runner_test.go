@@ -496,9 +496,13 @@ func TestRunnerTightens(t *testing.T) {
 	}
 	l.admitIn(t, verify.Trust{}, func(c *verify.Config) { c.AlwaysRefuse = refuse },
 		verify.Dispatch{Raw: bare(t, testkit.Instruction(fmt.Sprintf("%032x", 1)))}, verify.RuleUnsigned, refusedAll)
-	for _, bad := range []string{"ok", "unsgined", ""} {
-		if _, err := verify.ParseRefuse([]string{bad}); err == nil {
-			t.Errorf("ParseRefuse(%q) accepted", bad)
+	for bad, want := range map[string]string{
+		"ok":       `"ok" is the rule of a verdict with no failure`,
+		"unsgined": `"unsgined" is not a rule id (see writ admit --rules)`,
+		"":         `"" is not a rule id`,
+	} {
+		if _, err := verify.ParseRefuse([]string{bad}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseRefuse(%q) = %v, want %q", bad, err, want)
 		}
 	}
 }
