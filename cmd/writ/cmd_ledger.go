@@ -153,13 +153,9 @@ func ledgerAppend(c *cli.Context) error {
 		}
 		entries = append(entries, data)
 	}
-	ids, err := unlockIdentities(c, "the ledger's checkpoint key")
+	log, err := openAuthorityKeyed(c)
 	if err != nil {
 		return err
-	}
-	log, err := ledger.OpenAuthority(c.String("dir"), ids)
-	if err != nil {
-		return openErr(err)
 	}
 	defer log.Close()
 	auth, err := verify.LoadAuthority(log, log.VerifierKey())
@@ -194,13 +190,9 @@ func ledgerCheckpoint(c *cli.Context) error {
 		if c.String("log") != "authority" {
 			return usageErr("--refresh signs the authority log's checkpoint; the decision log's is signed by every admit")
 		}
-		ids, err := unlockIdentities(c, "the ledger's checkpoint key")
+		l, err := openAuthorityKeyed(c)
 		if err != nil {
 			return err
-		}
-		l, err := ledger.OpenAuthority(c.String("dir"), ids)
-		if err != nil {
-			return openErr(err)
 		}
 		err = l.Refresh()
 		l.Close()
@@ -335,4 +327,18 @@ var appendHints = map[string]string{
 	delegation.RuleOutsideWindow: "sign the record again within its signer's delegation window (issued_at), or renew the delegation",
 	delegation.RuleRevoked:       "the signer or a delegation behind it is revoked; sign with a key that is not",
 	delegation.RuleRootExpired:   "the root has expired; rotate it (`writ root sign --previous`)",
+}
+
+// openAuthorityKeyed opens the authority log of --dir with its checkpoint
+// key unlocked, for commands that sign (append, receipts, refresh).
+func openAuthorityKeyed(c *cli.Context) (*ledger.Log, error) {
+	ids, err := unlockIdentities(c, "the ledger's checkpoint key")
+	if err != nil {
+		return nil, err
+	}
+	log, err := ledger.OpenAuthority(c.String("dir"), ids)
+	if err != nil {
+		return nil, openErr(err)
+	}
+	return log, nil
 }

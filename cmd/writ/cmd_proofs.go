@@ -139,13 +139,9 @@ func ledgerEntry(c *cli.Context) error {
 }
 
 func ledgerReceipt(c *cli.Context) error {
-	ids, err := unlockIdentities(c, "the ledger's checkpoint key")
+	log, err := openAuthorityKeyed(c)
 	if err != nil {
 		return err
-	}
-	log, err := ledger.OpenAuthority(c.String("dir"), ids)
-	if err != nil {
-		return openErr(err)
 	}
 	defer log.Close()
 	r, err := log.Receipt(c.Int64("index"))
