@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/writ-ledger/writ/verify"
 )
 
 // dataK finds the counts of an audit page: data-k="dimension:key">N<.
@@ -21,52 +22,30 @@ var dataK = regexp.MustCompile(`data-k="([^":]+):([^"]*)"[^>]*>(\d+)<`)
 // checkPage compares every count on an audit page with the --json report
 // and requires the main ones to be there.
 func checkPage(page, report []byte) error {
-	var rep struct {
-		EntriesVerified int64            `json:"entries_verified"`
-		Decisions       int64            `json:"decisions"`
-		WouldRefuse     int64            `json:"would_refuse_under_enforce"`
-		ByVerdict       map[string]int64 `json:"by_verdict"`
-		ByRule          map[string]int64 `json:"by_rule"`
-		Traffic         struct {
-			ByMode            map[string]int64 `json:"by_mode"`
-			ByMachine         map[string]int64 `json:"by_machine"`
-			ByStream          map[string]int64 `json:"by_stream"`
-			BySigner          map[string]int64 `json:"by_signer"`
-			WouldRefuseByRule map[string]int64 `json:"would_refuse_by_rule"`
-			Unsigned          int64            `json:"unsigned"`
-			FlaggedTotal      int64            `json:"flagged_builds_total"`
-			OutsidePeriod     int64            `json:"outside_period"`
-		} `json:"traffic"`
-	}
+	var rep verify.Report // read back from the --json output, not from the page's code
 	if err := json.Unmarshal(report, &rep); err != nil {
 		return err
 	}
+	if rep.Traffic == nil {
+		return fmt.Errorf("the report has no traffic section")
+	}
+	t := rep.Traffic
 	want := map[string]int64{
-		"total:entries_verified": rep.EntriesVerified, "total:decisions": rep.Decisions, "total:unsigned": rep.Traffic.Unsigned,
-		"total:would_refuse_under_enforce": rep.WouldRefuse, "total:flagged_builds_admitted": rep.Traffic.FlaggedTotal,
+		"total:entries_verified": rep.EntriesVerified, "total:decisions": rep.Decisions, "total:unsigned": t.Unsigned,
+		"total:would_refuse_under_enforce": rep.WouldRefuse, "total:flagged_builds_admitted": t.FlaggedBuildsTotal,
 	}
-	if rep.Traffic.OutsidePeriod > 0 {
-		want["total:outside_period"] = rep.Traffic.OutsidePeriod
+	if t.OutsidePeriod > 0 {
+		want["total:outside_period"] = t.OutsidePeriod
 	}
-	for name, m := range map[string]map[string]int64{"verdict": rep.ByVerdict, "rule": rep.ByRule, "mode": rep.Traffic.ByMode,
-		"machine": rep.Traffic.ByMachine, "stream": rep.Traffic.ByStream, "signer": rep.Traffic.BySigner, "would_refuse_rule": rep.Traffic.WouldRefuseByRule} {
+	for name, m := range map[string]map[string]int64{"verdict": rep.ByVerdict, "rule": rep.ByRule, "mode": t.ByMode,
+		"machine": t.ByMachine, "stream": t.ByStream, "signer": t.BySigner, "would_refuse_rule": t.WouldRefuseByRule} {
 		for k, v := range m {
 			want[name+":"+k] = v
 		}
 	}
-	var raw struct {
-		Traffic struct {
-			Days []map[string]any `json:"days"`
-		} `json:"traffic"`
-	}
-	if err := json.Unmarshal(report, &raw); err != nil {
-		return err
-	}
-	for _, d := range raw.Traffic.Days {
-		day := d["day"].(string)
-		for field, dim := range map[string]string{"decisions": "day", "unsigned": "day_unsigned", "refused": "day_refused", "would_refuse": "day_would_refuse"} {
-			want[dim+":"+day] = int64(d[field].(float64))
-		}
+	for _, d := range t.Days {
+		want["day:"+d.Day], want["day_unsigned:"+d.Day] = d.Decisions, d.Unsigned
+		want["day_refused:"+d.Day], want["day_would_refuse:"+d.Day] = d.Refused, d.WouldRefuse
 	}
 	seen := map[string]bool{}
 	for _, m := range dataK.FindAllSubmatch(page, -1) {
