@@ -105,12 +105,12 @@ func TestReceipts(t *testing.T) {
 }
 
 // TestReceiptVectorShape: writ reads the COSE working group's example
-// receipt (../shared/vectors/external/cose-receipts) as RFC 9942 says:
+// receipt (testvectors/testdata/external/cose-receipts) as RFC 9942 says:
 // vds 1, one inclusion proof of leaf 3 in a tree of 5 with a 3-hash path.
 // Its signature is ES256 by a key writ does not hold, so it is parsed,
 // not verified.
 func TestReceiptVectorShape(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "shared", "vectors", "external", "cose-receipts", "inclusion-receipt.cbor"))
+	data, err := os.ReadFile(filepath.Join("..", "testvectors", "testdata", "external", "cose-receipts", "inclusion-receipt.cbor"))
 	if err != nil {
 		t.Fatalf("external receipt vector: %v", err)
 	}

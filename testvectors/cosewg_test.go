@@ -32,7 +32,7 @@ type coseKey struct {
 }
 
 // TestCOSEWGExamples runs the COSE working group's signed examples
-// (../shared/vectors/external/cose-wg-examples) through `writ verify`'s
+// (testdata/external/cose-wg-examples) through `writ verify`'s
 // code path, sign.VerifyForeign. Ed25519 examples must give their declared
 // result; examples with other algorithms (ES256, Ed448) must be refused,
 // since writ verifies Ed25519 only, and are counted, not skipped.

@@ -35,8 +35,9 @@
 //
 // # Third-party vectors
 //
-// The tests read ../shared/vectors/external beside the repository (RFC 8032
-// §7.1, Wycheproof Ed25519, the COSE working group's examples); they are
-// never copied into the project, and a missing directory fails the tests
+// The tests read testdata/external (RFC 8032 §7.1, Wycheproof Ed25519, the
+// COSE working group's examples and example receipt, the DSSE vector):
+// data copied unchanged from their publishers, each set with a SOURCE file
+// naming its origin, commit and licence. A missing file fails the tests
 // rather than skipping them.
 package testvectors

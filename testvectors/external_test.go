@@ -11,29 +11,17 @@ import (
 	"github.com/writ-ledger/writ/sign"
 )
 
-// externalDir finds ../shared/vectors/external beside the repository root
-// (the directory holding go.mod). It fails the test if it is missing.
+// externalDir is the directory of third-party vectors copied into the
+// repository (testdata/external, each set with a SOURCE file naming its
+// origin, commit and licence), so that a clone alone runs them. It fails
+// the test if the directory is missing.
 func externalDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	dir := filepath.Join("testdata", "external")
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("external vectors: %v", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	ext := filepath.Join(dir, "..", "shared", "vectors", "external")
-	if _, err := os.Stat(ext); err != nil {
-		t.Fatalf("external vectors: %v (writ's tests expect ../shared beside the repository)", err)
-	}
-	return ext
+	return dir
 }
 
 func readJSON(t *testing.T, path string, v any) {
@@ -62,7 +50,7 @@ func TestRFC8032(t *testing.T) {
 	var vectors []struct {
 		Name, PublicKey, Message, Signature string
 	}
-	readJSON(t, filepath.Join(externalDir(t), "rfc8032_ed25519_section7.1.json"), &vectors)
+	readJSON(t, filepath.Join(externalDir(t), "rfc8032", "rfc8032_ed25519_section7.1.json"), &vectors)
 	if len(vectors) == 0 {
 		t.Fatal("no vectors")
 	}
@@ -98,7 +86,7 @@ func TestWycheproofEd25519(t *testing.T) {
 			}
 		}
 	}
-	readJSON(t, filepath.Join(externalDir(t), "wycheproof_ed25519_test.json"), &file)
+	readJSON(t, filepath.Join(externalDir(t), "wycheproof", "wycheproof_ed25519_test.json"), &file)
 	n := 0
 	for _, g := range file.TestGroups {
 		k, keyErr := sign.ParsePublicKeyPEM([]byte(g.PublicKeyPem))
