@@ -1,7 +1,11 @@
 package delegation_test
 
 import (
+	"bytes"
+	"encoding/hex"
 	"errors"
+	"filippo.io/edwards25519"
+	"slices"
 	"testing"
 	"time"
 
@@ -133,5 +137,36 @@ func TestAuthorize(t *testing.T) {
 				t.Fatalf("Authorize = %v, %v; want rule %s", g, err, tc.rule)
 			}
 		})
+	}
+}
+
+// TestTorsionKeyIsNotASecondKey: a root listing A and A + T (T of order 8)
+// is refused, so one secret can never count as two distinct root keys;
+// a delegation to A + T is refused too.
+func TestTorsionKeyIsNotASecondKey(t *testing.T) {
+	r1, r2 := testkit.Key(t, 1), testkit.Key(t, 2)
+	a, err := new(edwards25519.Point).SetBytes(r1.Public().Raw())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t8raw, _ := hex.DecodeString("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")
+	t8, err := new(edwards25519.Point).SetBytes(t8raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := new(edwards25519.Point).Add(a, t8).Bytes()
+	root := testkit.Root(2, r1)
+	root.Keys = append(root.Keys, twin)
+	slices.SortFunc(root.Keys, bytes.Compare)
+	_, err = apply(t, testkit.Seal(t, root, r1))
+	var re *delegation.RecordError
+	if !errors.As(err, &re) || re.Rule != delegation.RuleMalformed || !errors.Is(err, sign.ErrInvalidKey) {
+		t.Fatalf("root listing A and A+T: %v; want %s wrapping sign.ErrInvalidKey", err, delegation.RuleMalformed)
+	}
+	del := testkit.Delegation(r2, []string{"instruct"}, "demo", "runner-*")
+	del.Key = twin
+	_, err = apply(t, testkit.Seal(t, testkit.Root(1, r1), r1), testkit.Seal(t, del, r1))
+	if !errors.As(err, &re) || re.Rule != delegation.RuleMalformed || !errors.Is(err, sign.ErrInvalidKey) {
+		t.Fatalf("delegation to A+T: %v; want %s wrapping sign.ErrInvalidKey", err, delegation.RuleMalformed)
 	}
 }

@@ -118,9 +118,9 @@ func OpenCheckpoint(signed []byte, vkey string) (Checkpoint, error) {
 	if len(signed) > MaxCheckpointSize {
 		return Checkpoint{}, fmt.Errorf("%w: %d bytes, limit %d", ErrMalformedCheckpoint, len(signed), MaxCheckpointSize)
 	}
-	v, err := note.NewVerifier(vkey)
+	v, err := NewVerifier(vkey)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: verifier key: %v", ErrCheckpointSignature, err)
+		return Checkpoint{}, fmt.Errorf("%w: verifier key: %w", ErrCheckpointSignature, err)
 	}
 	n, err := note.Open(signed, note.VerifierList(v))
 	if err != nil {
@@ -134,6 +134,19 @@ func OpenCheckpoint(signed []byte, vkey string) (Checkpoint, error) {
 		return Checkpoint{}, fmt.Errorf("%w: origin %q is not the key name %q", ErrMalformedCheckpoint, c.Origin, v.Name())
 	}
 	return c, nil
+}
+
+// NewVerifier parses a signed-note verifier key (c2sp.org/signed-note:
+// "<name>+<8 hex key hash>+<base64 of 0x01 || 32-byte key>") whose Ed25519
+// key passes sign.NewPublicKey: canonical, not of small order, in the
+// prime-order subgroup. note.NewVerifier alone accepts any 32 bytes, and a
+// small-order key verifies forged signatures. Errors wrap
+// sign.ErrInvalidKey for a key that fails those checks.
+func NewVerifier(vkey string) (note.Verifier, error) {
+	if _, err := VerifierPublicKey(vkey); err != nil {
+		return nil, err
+	}
+	return note.NewVerifier(vkey)
 }
 
 // VerifierPublicKey returns the Ed25519 key inside a signed-note verifier
@@ -152,5 +165,9 @@ func VerifierPublicKey(vkey string) (sign.PublicKey, error) {
 	if err != nil || len(raw) != 33 || raw[0] != 1 {
 		return sign.PublicKey{}, fmt.Errorf("verifier key %q is not an Ed25519 signed-note key", vkey)
 	}
-	return sign.NewPublicKey(raw[1:])
+	k, err := sign.NewPublicKey(raw[1:])
+	if err != nil {
+		return sign.PublicKey{}, fmt.Errorf("verifier key %s: %w", vkey, err)
+	}
+	return k, nil
 }

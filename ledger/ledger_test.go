@@ -2,9 +2,14 @@ package ledger_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"filippo.io/edwards25519"
 	"fmt"
+	"github.com/writ-ledger/writ/sign"
 	"os"
 	"path/filepath"
 	"testing"
@@ -308,4 +313,58 @@ func TestOpenRefusesNonLogs(t *testing.T) {
 	if _, err := ledger.Open(dir, nil); !errors.Is(err, ledger.ErrTampered) {
 		t.Fatalf("Open without m/vkey = %v", err)
 	}
+}
+
+// TestVerifierKeyRefusesWeakKeys: a signed-note verifier key is refused,
+// as a key, when its Ed25519 key is of small order (which verifies forged
+// signatures) or has a torsion component; OpenCheckpoint refuses it before
+// reading the note.
+func TestVerifierKeyRefusesWeakKeys(t *testing.T) {
+	identity := make([]byte, 32)
+	identity[0] = 1
+	good := testkit.Key(t, 1).Public().Raw()
+	a, err := new(edwards25519.Point).SetBytes(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t8, _ := new(edwards25519.Point).SetBytes(unhexT(t, "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"))
+	torsion := new(edwards25519.Point).Add(a, t8).Bytes()
+	dir, _ := newLog(t, 2)
+	l, err := ledger.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	signed, err := l.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, raw := range map[string][]byte{"small order": identity, "torsion component": torsion} {
+		vkey := noteVKey("example.com/test-log", raw)
+		if _, err := note.NewVerifier(vkey); err != nil {
+			t.Fatalf("%s: the key is not even well-formed for sumdb/note: %v", name, err)
+		}
+		if _, err := ledger.NewVerifier(vkey); !errors.Is(err, sign.ErrInvalidKey) {
+			t.Errorf("%s: NewVerifier = %v, want sign.ErrInvalidKey", name, err)
+		}
+		if _, err := ledger.OpenCheckpoint(signed, vkey); !errors.Is(err, sign.ErrInvalidKey) || !errors.Is(err, ledger.ErrCheckpointSignature) {
+			t.Errorf("%s: OpenCheckpoint = %v, want ErrCheckpointSignature wrapping sign.ErrInvalidKey", name, err)
+		}
+	}
+}
+
+// noteVKey builds a signed-note Ed25519 verifier key for any 32 bytes,
+// as c2sp.org/signed-note defines it, without checking the key.
+func noteVKey(name string, raw []byte) string {
+	h := sha256.Sum256(append([]byte(name+"\n\x01"), raw...))
+	return fmt.Sprintf("%s+%x+%s", name, h[:4], base64.StdEncoding.EncodeToString(append([]byte{1}, raw...)))
+}
+
+func unhexT(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -227,7 +227,7 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 		if !ValidOrigin(string(origin)) {
 			return &IntegrityError{Index: -1, What: "log metadata m/origin malformed", Detail: dir}
 		}
-		if _, err := note.NewVerifier(string(vkey)); err != nil {
+		if _, err := NewVerifier(string(vkey)); err != nil {
 			return &IntegrityError{Index: -1, What: "log metadata m/vkey malformed", Detail: dir + ": " + err.Error()}
 		}
 		l.origin, l.vkey = string(origin), string(vkey)

@@ -7,8 +7,10 @@
 // Keys are Ed25519 (RFC 8032) only. A public key is stored as PEM PKIX
 // ("PUBLIC KEY"); its key id is the lowercase hex SHA-256 of the PKIX DER
 // encoding (64 hex digits). A public key is checked when loaded: exactly 32
-// bytes, the canonical encoding of a point on the curve, and not of small
-// order. A private key file is an armored age file (filippo.io/age)
+// bytes, the canonical encoding of a point on the curve, not of small
+// order, and in the prime-order subgroup (no torsion component, so one
+// secret has one acceptable public key; stricter than RFC 8032, which
+// leaves this to the verifier). A private key file is an armored age file (filippo.io/age)
 // encrypted to a passphrase (scrypt, [ScryptRecipient]) or to age X25519
 // recipients ([ParseRecipients], unlocked with an identity file,
 // [LoadIdentities]), whose plaintext is the PKCS #8 PEM of the key; it is

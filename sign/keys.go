@@ -21,8 +21,8 @@ import (
 const MaxPublicKeyFile = 16 << 10
 
 // ErrInvalidKey is wrapped by every error for key material that is not an
-// acceptable Ed25519 key: wrong length, not a point, small order, not
-// Ed25519, or not PEM PKIX.
+// acceptable Ed25519 key: wrong length, not a point, small order, a torsion
+// component, not Ed25519, or not PEM PKIX.
 var ErrInvalidKey = errors.New("invalid key")
 
 // PublicKey is a checked Ed25519 public key. The zero value is not a key;
@@ -34,9 +34,11 @@ type PublicKey struct {
 
 // NewPublicKey checks raw as an Ed25519 public key (RFC 8032 §5.1.5): it
 // must be exactly 32 bytes, the canonical encoding of a point on the curve,
-// and the point must not be of small order (its multiple by the cofactor 8
-// is not the identity). It returns an error wrapping ErrInvalidKey
-// otherwise.
+// not of small order (its multiple by the cofactor 8 is not the identity),
+// and in the prime-order subgroup (its multiple by the group order ℓ is
+// the identity), so that it has no torsion component: one secret has
+// exactly one acceptable public key. It returns an error wrapping
+// ErrInvalidKey otherwise.
 func NewPublicKey(raw []byte) (PublicKey, error) {
 	if len(raw) != ed25519.PublicKeySize {
 		return PublicKey{}, fmt.Errorf("%w: Ed25519 public key is %d bytes, want 32", ErrInvalidKey, len(raw))
@@ -50,6 +52,12 @@ func NewPublicKey(raw []byte) (PublicKey, error) {
 	}
 	if new(edwards25519.Point).MultByCofactor(p).Equal(edwards25519.NewIdentityPoint()) == 1 {
 		return PublicKey{}, fmt.Errorf("%w: point of small order", ErrInvalidKey)
+	}
+	if !inPrimeOrderSubgroup(p) {
+		// A + T with T of order 2, 4 or 8: the same secret would sign as
+		// up to 8 distinct keys (and key ids), so one holder could count
+		// as several toward a threshold.
+		return PublicKey{}, fmt.Errorf("%w: point has a torsion component (not in the prime-order subgroup)", ErrInvalidKey)
 	}
 	k := PublicKey{}
 	copy(k.raw[:], raw)
@@ -165,4 +173,26 @@ func readBounded(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: file is larger than %d bytes", path, limit)
 	}
 	return data, nil
+}
+
+// orderMinusOne is ℓ − 1 (RFC 8032 §5.1: ℓ = 2^252 +
+// 27742317777372353535851937790883648493), little-endian, a canonical
+// scalar.
+var orderMinusOne = func() *edwards25519.Scalar {
+	b := [32]byte{0xec, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14}
+	b[31] = 0x10
+	s, err := edwards25519.NewScalar().SetCanonicalBytes(b[:])
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+// inPrimeOrderSubgroup reports whether [ℓ]p is the identity, computed as
+// [ℓ−1]p + p (a scalar is reduced mod ℓ, so ℓ itself cannot be given).
+// Public input: the variable-time multiplication is fine.
+func inPrimeOrderSubgroup(p *edwards25519.Point) bool {
+	q := new(edwards25519.Point).VarTimeDoubleScalarBaseMult(orderMinusOne, p, edwards25519.NewScalar())
+	q.Add(q, p)
+	return q.Equal(edwards25519.NewIdentityPoint()) == 1
 }

@@ -7,10 +7,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"filippo.io/edwards25519"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"filippo.io/age"
@@ -213,6 +215,26 @@ func TestPublicKeyChecks(t *testing.T) {
 		})
 	}
 	good := testkit.Key(t, 9).Public()
+	// A + T for T of order 2, 4 and 8: canonical points, not of small
+	// order, yet outside the prime-order subgroup; the secret of A would
+	// sign as each of them.
+	a, err := new(edwards25519.Point).SetBytes(good.Raw())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t8, err := new(edwards25519.Point).SetBytes(order8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torsion := []*edwards25519.Point{t8, new(edwards25519.Point).Add(t8, t8)}
+	torsion = append(torsion, new(edwards25519.Point).Add(torsion[1], torsion[1]))
+	for i, tp := range torsion {
+		raw := new(edwards25519.Point).Add(a, tp).Bytes()
+		k, err := sign.NewPublicKey(raw)
+		if !errors.Is(err, sign.ErrInvalidKey) || !strings.Contains(err.Error(), "torsion component") || !k.IsZero() {
+			t.Errorf("A + T (T of order %d) = %v, %v; want ErrInvalidKey for a torsion component", 8>>i, k, err)
+		}
+	}
 	k, err := sign.ParsePublicKeyPEM(good.PEM())
 	if err != nil || !k.Equal(good) {
 		t.Fatalf("PEM round trip: %v", err)

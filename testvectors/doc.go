@@ -19,7 +19,8 @@
 // defect is visible to more than one rule by construction (a 16-byte input
 // declaring a 2^63-element array is also truncated) list the classes
 // another implementation may report instead in also_acceptable. [Check] is the reference procedure: load the trusted
-// keys (32 bytes, canonical point, not of small order); decode a bare record
+// keys (32 bytes, canonical point, not of small order, in the prime-order
+// subgroup); decode a bare record
 // strictly; or parse the envelope, require the expected kind in the
 // protected header, verify every signature by a trusted key over the bytes
 // received, count distinct verified keys against the threshold, and decode

@@ -3,6 +3,8 @@ package testvectors
 import (
 	"bytes"
 	"encoding/hex"
+	"filippo.io/edwards25519"
+	"slices"
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/veraison/go-cose"
@@ -74,6 +76,14 @@ func negatives(k1, k2, k3, k4 *sign.PrivateKey, instr []byte) []Vector {
 	if bytes.Compare(smallRoot.Keys[0], smallRoot.Keys[1]) > 0 {
 		smallRoot.Keys[0], smallRoot.Keys[1] = smallRoot.Keys[1], smallRoot.Keys[0]
 	}
+	// The root's own key plus a point of order 8: a canonical point, not
+	// of small order, with a torsion component, whose secret is k1's.
+	p1, _ := new(edwards25519.Point).SetBytes(k1.Public().Raw())
+	t8, _ := new(edwards25519.Point).SetBytes(order8)
+	twinRoot := sampleRoot(1, k1)
+	twinRoot.Keys = [][]byte{k1.Public().Raw(), new(edwards25519.Point).Add(p1, t8).Bytes()}
+	slices.SortFunc(twinRoot.Keys, bytes.Compare)
+	twinRoot.Threshold = 2
 	orderTrust := Vector{Name: "trusted-key-small-order", Comment: "a verifier's trusted key that is a point of order 8",
 		Kind: ik, Signed: true, TrustedKeys: []string{hexOf(order8)}, Threshold: 1, Input: hexOf(good), Expect: "invalid", Error: ClassInvalidKey,
 		AlsoAcceptable: []string{ClassUnknownKey}}
@@ -130,6 +140,8 @@ func negatives(k1, k2, k3, k4 *sign.PrivateKey, instr []byte) []Vector {
 			seal(schemas.KindRoot, must(schemas.Marshal(th2)), k1), true, 1, k1),
 		invalid("root-key-small-order", "a root listing a point of order 8", string(schemas.KindRoot), ClassInvalidKey,
 			seal(schemas.KindRoot, must(schemas.Marshal(smallRoot)), k1), true, 1, k1),
+		invalid("root-key-torsion", "a 2-of-2 root listing k and k + T (T of order 8): one secret as two keys", string(schemas.KindRoot), ClassInvalidKey,
+			seal(schemas.KindRoot, must(schemas.Marshal(twinRoot)), k1), true, 1, k1),
 		invalid("root-key-wrong-length", "a root listing a 31-byte key: the root schema requires 32 bytes", string(schemas.KindRoot), ClassInvalidField,
 			seal(schemas.KindRoot, must(canon.Marshal(map[string]any{"v": 1, "version": 1, "keys": [][]byte{k1.Public().Raw()[:31]},
 				"threshold": 1, "issued_at": t0, "expires": t0 + day})), k1), true, 1, k1),
