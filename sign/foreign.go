@@ -21,7 +21,14 @@ type ForeignInfo struct {
 	KeyID       string         // writ key id of the key that verified
 	Payload     []byte         // the payload, as received
 	ContentType string         // protected content type, if a text string
-	Kind        schemas.Kind   // the writ record kind, if the content type names one
+	// Kind is the writ record kind the content type names, set only when
+	// the payload decodes strictly as a record of that kind
+	// (schemas.Decode); DeclaredKind is the kind named, and RecordErr why
+	// the payload is not such a record (nil when it is, or when the
+	// content type names no writ kind).
+	Kind         schemas.Kind
+	DeclaredKind schemas.Kind
+	RecordErr    error
 }
 
 // VerifyForeign checks a tagged COSE_Sign1 (RFC 9052 §4.2) or COSE_Sign
@@ -34,7 +41,10 @@ type ForeignInfo struct {
 // the signature's protected header (ErrAlgorithm); and a signature that
 // does not verify over the protected bytes received (ErrBadSignature). A
 // COSE_Sign is valid when at least one of its signatures verifies under
-// key.
+// key. A verified envelope whose content type names a writ record kind
+// is reported as that kind only when its payload decodes strictly as one
+// (ForeignInfo.Kind); otherwise ForeignInfo.RecordErr says why not: the
+// signature verifies over a payload that is not a writ record.
 func VerifyForeign(data []byte, key PublicKey) (*ForeignInfo, error) {
 	if len(data) > MaxForeignEnvelope {
 		return nil, malformed("envelope is larger than %d bytes", MaxForeignEnvelope)
@@ -142,7 +152,14 @@ func foreignInfo(form string, alg cose.Algorithm, key PublicKey, payload []byte,
 	info := &ForeignInfo{Form: form, Alg: alg, KeyID: key.ID(), Payload: bytes.Clone(payload)}
 	if ct, ok := h.Protected[cose.HeaderLabelContentType].(string); ok {
 		info.ContentType = ct
-		info.Kind, _ = schemas.KindFromContentType(ct)
+		if k, ok := schemas.KindFromContentType(ct); ok {
+			info.DeclaredKind = k
+			if _, err := schemas.Decode(k, payload); err != nil {
+				info.RecordErr = err
+			} else {
+				info.Kind = k
+			}
+		}
 	}
 	return info
 }

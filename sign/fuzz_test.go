@@ -129,7 +129,8 @@ func FuzzNewPublicKey(f *testing.F) {
 
 // FuzzVerifyForeign: `writ verify`'s parser never panics, and what it
 // accepts under a key is an envelope that key signed (the seeds are
-// signed by key 0x01, the check uses key 0x01 and 0x77).
+// signed by key 0x01, the check uses key 0x01 and 0x77), reported as a
+// writ record kind only when the payload decodes as one.
 func FuzzVerifyForeign(f *testing.F) {
 	a := testkit.Key(f, 1)
 	for _, keys := range [][]*sign.PrivateKey{{a}, {a, testkit.Key(f, 2)}} {
@@ -150,6 +151,11 @@ func FuzzVerifyForeign(f *testing.F) {
 		info, err := sign.VerifyForeign(data, a.Public())
 		if err == nil && info.KeyID != a.Public().ID() {
 			t.Fatal("info names another key")
+		}
+		if err == nil && info.Kind != "" {
+			if _, derr := schemas.Decode(info.Kind, info.Payload); derr != nil {
+				t.Fatalf("reported as a writ %s record, which the payload is not: %v", info.Kind, derr)
+			}
 		}
 	})
 }

@@ -22,7 +22,9 @@ func verifyCommand() *cli.Command {
 }
 
 // verifyEnvelope: exit 0 valid, 1 a signature that does not verify under
-// the key (or is not Ed25519), 2 malformed input or an unusable key.
+// the key (or is not Ed25519), 2 malformed input or an unusable key, and
+// also 2 for a signature that verifies over a payload whose content type
+// names a writ kind it does not decode as (a malformed record).
 func verifyEnvelope(c *cli.Context) error {
 	if err := wantArgs(c, 1, "one argument: the envelope FILE, or - for stdin"); err != nil {
 		return err
@@ -44,6 +46,17 @@ func verifyEnvelope(c *cli.Context) error {
 		return noErr(err)
 	case err != nil:
 		return inputErr(err)
+	}
+	if info.RecordErr != nil {
+		// The signature verifies, but the payload is not the record its
+		// content type names: never report it as a writ record.
+		if wantJSON(c) {
+			emit(c, map[string]any{"valid": false, "signature_valid": true, "record_valid": false, "form": info.Form,
+				"key_id": info.KeyID, "alg": int64(info.Alg), "payload_bytes": len(info.Payload), "content_type": info.ContentType,
+				"declared_kind": string(info.DeclaredKind), "kind": "", "error": info.RecordErr.Error()})
+		}
+		return inputErr(fmt.Errorf("the %s signature by key %s verifies, but its payload is not a valid writ %s record (content type %s): %w",
+			info.Form, info.KeyID, info.DeclaredKind, info.ContentType, info.RecordErr))
 	}
 	kind := string(info.Kind)
 	line := fmt.Sprintf("valid: %s signed by key %s (alg %d), payload %d bytes", info.Form, info.KeyID, info.Alg, len(info.Payload))

@@ -66,6 +66,10 @@ func TestScripts(t *testing.T) {
 			"idp-start":    cmdIDPStart,
 			"idp-token":    cmdIDPToken,
 			"wait-socket":  cmdWaitSocket,
+			"testkey":      cmdTestKey,
+			"seal-record":  cmdSealRecord,
+			"seal-raw":     cmdSealRaw,
+			"encode-cbor":  cmdEncodeCBOR,
 		},
 	})
 }
