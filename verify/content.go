@@ -52,6 +52,12 @@ var (
 	// spelled finds a file name spelled out anywhere: a name character,
 	// a dot, an extension character.
 	spelled = regexp.MustCompile(`[\p{L}\p{N}_-]\.[\p{L}\p{N}]`)
+	// spelledName is a name spelled from the marker on: it starts with a
+	// name character (letter, digit, '_' or '-').
+	spelledName = regexp.MustCompile(`^[\p{L}\p{N}_-]`)
+	// fragment is a bare name with nothing after it: name characters
+	// only, no dot.
+	fragment = regexp.MustCompile(`^[\p{L}\p{N}_-]+$`)
 )
 
 // Cite classifies one token under R37 and, for a file citation, returns
@@ -63,9 +69,11 @@ var (
 // before it ('/', '~', '$', '<', '`', a quote, or nothing) makes a
 // citation. What follows the marker decides its kind: nothing, or
 // directories ending in '/', is not a citation; exactly <name>.<ext> is a
-// file; a spelled name.ext with anything else around it is raw;
-// placeholders and extensionless fragments are not citations. The first
-// occurrence that is a citation decides.
+// file; a spelled name.ext with anything else around it is raw, and so is
+// a name (starting with a letter, digit, '_' or '-') followed by anything
+// that is not a name character; placeholders (starting with anything
+// else) and bare fragments (name characters only, nothing after them) are
+// not citations. The first occurrence that is a citation decides.
 func Cite(token string) (kind, dest string) {
 	for from := 0; ; {
 		i := strings.Index(token[from:], Marker)
@@ -85,8 +93,14 @@ func Cite(token string) (kind, dest string) {
 			return CitationFile, Marker + rest
 		case spelled.MatchString(rest):
 			return CitationRaw, ""
+		case spelledName.MatchString(rest) && !fragment.MatchString(rest):
+			// A name with something after it (.provision/Plan…,
+			// .provision/Plan</code>, .provision/PLAN*.md): whatever file
+			// it means, it cannot be normalized confidently.
+			return CitationRaw, ""
 		}
-		// .provision/<document>, .provision/PLAN: not a file name
+		// .provision/<document>, .provision/PLAN, .provision/PLAN_: a
+		// placeholder or a bare fragment, not a file name
 	}
 }
 

@@ -163,11 +163,15 @@
 // but cannot be normalized confidently (.provision/Plan.md… with an
 // ellipsis, `.provision/Plan.md` in markup, .provision/Plan.md* with a
 // glob, .provision/Plan.md, with punctuation, .provision/canon/Plan.md
-// nested) is refused on the raw token, verbatim, asking the author to
-// write the path plainly or ship the file: writ never guesses a
+// nested), and a spelled name with anything after it, extension or not
+// (.provision/Plan…, .provision/Plan</code>, .provision/PLAN*.md,
+// .provision/PLAN.), is refused on the raw token, verbatim, asking the
+// author to write the path plainly or ship the file: writ never guesses a
 // destination. Not citations, and never refused: directories
-// (.provision/, .provision/canon/), placeholders and extensionless
-// fragments (.provision/<document>, .provision/PLAN, .provision/PLAN_), a
+// (.provision/, .provision/canon/), placeholders, which start with
+// something other than a name character (.provision/<document>,
+// .provision/*.md), and bare fragments with nothing after them
+// (.provision/PLAN, .provision/PLAN_, .provision/PLAN-v2), a
 // path split across tokens, and any marker that is not exactly
 // ".provision/" (.Provision/, a division slash U+2215, a fullwidth slash
 // U+FF0F, "&#47;", a backslash, a zero-width character inside it).
