@@ -19,16 +19,16 @@ func (s *State) applyDelegation(a *Applied, r *schemas.Delegation) error {
 		return refuse(a.Index, RuleMalformed, fmt.Errorf("delegation.key: %w", err))
 	}
 	g := &Grant{Index: a.Index, Digest: a.Digest, Record: r, Key: key}
-	ok, n, ids := s.rootSigned(a.Signers)
+	ok, ids, err := s.rootAct(a)
 	switch {
+	case err != nil:
+		return err
 	case ok:
 		if r.IssuedAt >= root.Record.Expires {
 			return refusef(a.Index, RuleRootExpired, "delegation issued at %s, after root version %d expired at %s",
 				unixUTC(r.IssuedAt), root.Record.Version, unixUTC(root.Record.Expires))
 		}
 		g.Signers = ids
-	case n > 0:
-		return refusef(a.Index, RuleThreshold, "delegation signed by %d distinct root keys, threshold %d", n, root.Record.Threshold)
 	case len(a.Signers) != 1:
 		return refusef(a.Index, RuleMalformed, "a re-delegation has exactly one signer, has %d", len(a.Signers))
 	default:
@@ -114,7 +114,19 @@ func (s *State) applyRevocation(a *Applied, r *schemas.Revocation) error {
 			return refusef(a.Index, RuleUnknownTarget, "no record in this ledger names key %s", r.Target)
 		}
 	}
-	if ok, _, _ := s.rootSigned(a.Signers); !ok {
+	if root := s.Root(); isKey && slices.ContainsFunc(root.Keys, func(k sign.PublicKey) bool { return k.ID() == r.Target }) {
+		// A root key is replaced, never revoked: revoking one would leave
+		// a threshold that may no longer be reachable, and a root whose
+		// keys are not all its own. The current root's keys change only
+		// by rotation.
+		return refusef(a.Index, RuleRootKey, "key %s is a key of root version %d (ledger index %d): a root key is retired by rotating the root, not revoked",
+			r.Target, root.Record.Version, root.Index)
+	}
+	ok, _, err := s.rootAct(a)
+	if err != nil {
+		return err
+	}
+	if !ok {
 		if len(a.Signers) != 1 {
 			return refusef(a.Index, RuleThreshold, "a revocation is signed by the root threshold or by one key, not %d", len(a.Signers))
 		}
@@ -153,9 +165,10 @@ func (s *State) couldIssue(signer sign.PublicKey, id string, target any, t time.
 
 // applyIssuer accepts an issuer record signed by the root threshold.
 func (s *State) applyIssuer(a *Applied, r *schemas.Issuer) error {
-	ok, n, _ := s.rootSigned(a.Signers)
-	if !ok {
-		return refusef(a.Index, RuleThreshold, "an issuer record needs the root threshold (%d), it has %d root signatures", s.Root().Record.Threshold, n)
+	if ok, _, err := s.rootAct(a); err != nil {
+		return err
+	} else if !ok {
+		return refusef(a.Index, RuleThreshold, "an issuer record needs the root threshold (%d), no root key signed it", s.Root().Record.Threshold)
 	}
 	e := &IssuerEntry{Index: a.Index, Digest: a.Digest, Record: r}
 	setMap(s, s.issuers, r.Issuer, e)
@@ -165,9 +178,10 @@ func (s *State) applyIssuer(a *Applied, r *schemas.Issuer) error {
 
 // applyDowngrade accepts a downgrade record signed by the root threshold.
 func (s *State) applyDowngrade(a *Applied, r *schemas.Downgrade) error {
-	ok, n, _ := s.rootSigned(a.Signers)
-	if !ok {
-		return refusef(a.Index, RuleThreshold, "a downgrade record needs the root threshold (%d), it has %d root signatures", s.Root().Record.Threshold, n)
+	if ok, _, err := s.rootAct(a); err != nil {
+		return err
+	} else if !ok {
+		return refusef(a.Index, RuleThreshold, "a downgrade record needs the root threshold (%d), no root key signed it", s.Root().Record.Threshold)
 	}
 	e := &DowngradeEntry{Index: a.Index, Digest: a.Digest, Record: r}
 	appendTo(s, &s.downgrades, e)
@@ -178,7 +192,11 @@ func (s *State) applyDowngrade(a *Applied, r *schemas.Downgrade) error {
 // applyQuarantine accepts a quarantine or lift signed by the root
 // threshold or by one key holding "quarantine" for the machine.
 func (s *State) applyQuarantine(a *Applied, r *schemas.Quarantine) error {
-	if ok, _, _ := s.rootSigned(a.Signers); !ok {
+	ok, _, err := s.rootAct(a)
+	if err != nil {
+		return err
+	}
+	if !ok {
 		if err := s.applySigned(a, Request{Action: "quarantine", Machine: r.Machine, At: time.Unix(r.IssuedAt, 0)}); err != nil {
 			return err
 		}

@@ -3,6 +3,8 @@ package delegation
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/writ-ledger/writ/schemas"
@@ -21,6 +23,7 @@ const (
 	RuleUnknownTarget   = "unknown-target"    // a revocation of nothing this ledger holds
 	RuleNotSupportedYet = "not-supported"     // a valid act this version cannot apply yet
 	RuleDuplicate       = "duplicate-record"  // the same signed content is already in the log
+	RuleRootKey         = "root-key"          // a revocation of a key of the root in force: rotate the root instead
 )
 
 func refuse(index int64, rule string, err error) error {
@@ -226,6 +229,11 @@ func (s *State) applyRoot(index int64, env *sign.Envelope, p *Prepared) (*Applie
 			return nil, refusef(index, RuleThreshold, "rotation signed by %d keys of root version %d, threshold %d", n, prev.Record.Version, prev.Record.Threshold)
 		}
 	}
+	for _, k := range list {
+		if i, gone := s.revoked[k.ID()]; gone {
+			return nil, refusef(index, RuleRevoked, "root version %d lists key %s, revoked at ledger index %d: a revoked key never counts toward a threshold", r.Version, k.ID(), i)
+		}
+	}
 	e := &RootEntry{Index: index, Digest: env.Digest(), Record: r, Keys: list}
 	appendTo(s, &s.roots, e)
 	for _, k := range list {
@@ -249,11 +257,17 @@ func countAmong(keys, set []sign.PublicKey) uint64 {
 }
 
 // rootSigned reports whether the distinct signers include the current
-// root's threshold of its keys, and which of them they are.
+// root's threshold of its unrevoked keys, and which of them they are.
+// Only distinct public keys of the root in force count: a key listed
+// twice, a signature entry repeated, a key of an earlier root and a
+// revoked key count for nothing.
 func (s *State) rootSigned(signers []sign.PublicKey) (bool, uint64, []string) {
 	root := s.Root()
 	var ids []string
 	for _, k := range root.Keys {
+		if _, gone := s.revoked[k.ID()]; gone {
+			continue
+		}
 		for _, v := range signers {
 			if v.Equal(k) {
 				ids = append(ids, k.ID())
@@ -262,6 +276,50 @@ func (s *State) rootSigned(signers []sign.PublicKey) (bool, uint64, []string) {
 		}
 	}
 	return uint64(len(ids)) >= root.Record.Threshold, uint64(len(ids)), ids
+}
+
+// rootAct decides an act the root threshold may sign (a delegation, a
+// revocation, an issuer or downgrade record, a quarantine): ok when the
+// current root's threshold signed it; a RuleThreshold refusal when root
+// keys signed it without reaching the threshold, naming the rotation when
+// they are keys of a root that a later one replaced; neither when no root
+// key, current or past, signed it (a delegate's act, for the caller to
+// judge).
+func (s *State) rootAct(a *Applied) (ok bool, ids []string, err error) {
+	ok, n, ids := s.rootSigned(a.Signers)
+	if ok {
+		return true, ids, nil
+	}
+	root := s.Root()
+	if retired := s.retiredRootSigners(a.Signers); len(retired) > 0 {
+		return false, nil, refusef(a.Index, RuleThreshold,
+			"%s record signed by %d key(s) of an earlier root (%s), which root version %d (ledger index %d) replaced: only the current root's keys count, %d of them signed, threshold %d",
+			a.Kind, len(retired), strings.Join(retired, ", "), root.Record.Version, root.Index, n, root.Record.Threshold)
+	}
+	if n > 0 {
+		return false, nil, refusef(a.Index, RuleThreshold, "%s record signed by %d distinct unrevoked keys of root version %d, threshold %d",
+			a.Kind, n, root.Record.Version, root.Record.Threshold)
+	}
+	return false, nil, nil
+}
+
+// retiredRootSigners returns "key ID (root version V)" for each signer
+// that was a key of an earlier root and is not one of the current root's.
+func (s *State) retiredRootSigners(signers []sign.PublicKey) []string {
+	cur := s.Root()
+	var out []string
+	for _, v := range signers {
+		if slices.ContainsFunc(cur.Keys, v.Equal) {
+			continue
+		}
+		for i := len(s.roots) - 2; i >= 0; i-- {
+			if slices.ContainsFunc(s.roots[i].Keys, v.Equal) {
+				out = append(out, fmt.Sprintf("%s of root version %d", v.ID(), s.roots[i].Record.Version))
+				break
+			}
+		}
+	}
+	return out
 }
 
 // applySigned checks that the record has exactly one signer and that the

@@ -15,9 +15,11 @@
 //   - a root is a rotation: exactly version v+1, signed by root v's
 //     threshold of root v's keys and by its own threshold of its own
 //     keys, while root v is unexpired; from then on it is the root;
-//   - a delegation is signed by the current root's threshold of distinct
-//     root keys (counted by public key, never by key id or signature
-//     entry), or by one delegate whose unrevoked "delegate" grant, valid
+//   - a delegation is signed by the current root's threshold of distinct,
+//     unrevoked root keys (counted by public key, never by key id or
+//     signature entry; keys of an earlier root count for nothing, and a
+//     root act they sign is refused under threshold-not-met naming the
+//     rotation), or by one delegate whose unrevoked "delegate" grant, valid
 //     at the child's issued_at, it attenuates: a subset of the actions,
 //     patterns within the patterns, a window inside the window, and a
 //     depth strictly smaller;
@@ -25,7 +27,11 @@
 //     record (by record digest) from its ledger position on, permanently;
 //     it is signed by the root threshold, or by one key that holds
 //     "revoke" and could have issued the target (the delegation's issuer;
-//     a delegator of the key; a key that may pin the artifact);
+//     a delegator of the key; a key that may pin the artifact). A key of
+//     the root in force is never revoked (rule root-key): root keys are
+//     replaced by rotating the root, and a rotation may not list a
+//     revoked key (rule revoked), so no revoked key ever counts toward a
+//     threshold;
 //   - an issuer record is signed by the root threshold;
 //   - a quarantine (or its lift) is signed by the root threshold or by a
 //     key holding "quarantine" for the machine;

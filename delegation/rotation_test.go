@@ -2,6 +2,7 @@ package delegation_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,11 +65,52 @@ func TestRootRotation(t *testing.T) {
 			}
 		})
 	}
-	// After rotation the old keys no longer act as the root.
+	// After rotation the old keys no longer act as the root: a root act
+	// they sign is refused for authority (not as malformed), naming the
+	// rotation, whether one or the old threshold of them signs.
 	op := testkit.Key(t, 10)
 	del := testkit.Delegation(op, []string{"instruct"}, "demo", "runner-*")
-	chain(t, delegation.RuleNoDelegation, genesis, testkit.Seal(t, v2, o1, o2, n1, n2), testkit.Seal(t, del, o1))
-	chain(t, "", genesis, testkit.Seal(t, v2, o1, o2, n1, n2), testkit.Seal(t, del, n1, n3))
+	rotated := testkit.Seal(t, v2, o1, o2, n1, n2)
+	for _, signers := range [][]*sign.PrivateKey{{o1}, {o1, o2}, {o1, n1}} {
+		_, err := apply(t, genesis, rotated, testkit.Seal(t, del, signers...))
+		var re *delegation.RecordError
+		if !errors.As(err, &re) || re.Rule != delegation.RuleThreshold ||
+			!strings.Contains(err.Error(), "of an earlier root") || !strings.Contains(err.Error(), "which root version 2 (ledger index 1) replaced") {
+			t.Errorf("delegation signed by %d keys after the rotation: %v; want %s naming the rotation", len(signers), err, delegation.RuleThreshold)
+		}
+	}
+	chain(t, "", genesis, rotated, testkit.Seal(t, del, n1, n3))
+}
+
+// TestRevokedRootKey: a key of the root in force cannot be revoked (rule
+// root-key: rotate the root instead), so a revoked key never counts
+// toward a root threshold; a rotation that lists a revoked key is refused;
+// a key an earlier root held may be revoked once a rotation retired it.
+func TestRevokedRootKey(t *testing.T) {
+	r1, r2, r3 := testkit.Key(t, 1), testkit.Key(t, 2), testkit.Key(t, 3)
+	n1, n2 := testkit.Key(t, 4), testkit.Key(t, 5)
+	op := testkit.Key(t, 10)
+	genesis := testkit.Seal(t, rootV(1, 2, r1, r2, r3), r1, r2)
+	revoke := func(target string, signers ...*sign.PrivateKey) []byte {
+		return testkit.Seal(t, &schemas.Revocation{V: 1, Target: target, Reason: "compromised", IssuedAt: testkit.Epoch.Add(-time.Minute).Unix()}, signers...)
+	}
+	// Revoking a current root key is refused, by any signers.
+	chain(t, delegation.RuleRootKey, genesis, revoke(r3.Public().ID(), r1, r2))
+	chain(t, delegation.RuleRootKey, genesis, revoke(r3.Public().ID(), r1, r2, r3))
+	// So the key keeps its place until a rotation replaces it ...
+	del := testkit.Delegation(op, []string{"instruct"}, "demo", "runner-*")
+	chain(t, "", genesis, testkit.Seal(t, del, r1, r3))
+	// ... which then retires it; a retired root key may be revoked ...
+	v2 := rootV(2, 2, r1, r2, n1)
+	rotated := testkit.Seal(t, v2, r1, r2, n1)
+	chain(t, "", genesis, rotated, revoke(r3.Public().ID(), r1, r2))
+	// ... and a later root that lists a revoked key is refused.
+	v3 := rootV(3, 2, r1, r3, n2)
+	chain(t, delegation.RuleRevoked, genesis, rotated, revoke(r3.Public().ID(), r1, r2), testkit.Seal(t, v3, r1, n1, r3, n2))
+	// A delegate's key that a rotation then lists is refused the same way.
+	v2op := rootV(2, 2, r1, r2, op)
+	opDel := testkit.Seal(t, del, r1, r2)
+	chain(t, delegation.RuleRevoked, genesis, opDel, revoke(op.Public().ID(), r1, r2), testkit.Seal(t, v2op, r1, r2, op))
 }
 
 // TestRootExpiry: an expired root trusts nothing, and at expires == now it

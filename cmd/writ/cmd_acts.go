@@ -92,7 +92,7 @@ func quarantineCommand() *cli.Command {
 		Name:  "quarantine",
 		Usage: "sign a quarantine (drain: the machine is admitted no work) or, with --lift, its end",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "key", Required: true, Usage: "private key `FILE` holding quarantine for the machine"},
+			keysFlag("private key `FILE`: the root threshold's keys (repeat), or one key holding quarantine for the machine"),
 			&cli.StringFlag{Name: "machine", Required: true, Usage: "machine `NAME`"},
 			&cli.StringFlag{Name: "until", Usage: "RFC 3339 time or duration from now (default: until lifted)"},
 			&cli.BoolFlag{Name: "lift", Usage: "end the machine's quarantine"},
@@ -114,7 +114,7 @@ func quarantineCommand() *cli.Command {
 			if err := rec.Validate(); err != nil {
 				return inputErr(err)
 			}
-			keys, err := loadSigningKeys(c, []string{c.String("key")})
+			keys, err := loadSigningKeys(c, c.StringSlice("key"))
 			if err != nil {
 				return err
 			}

@@ -19,7 +19,7 @@ func authorityCommand() *cli.Command {
 			Usage: "may this key do this action, on this stream, machine or artifact, at this time? yes with the chain, or no with the rule",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "ledger", Required: true, Usage: "ledger `DIR`"},
-				&cli.StringFlag{Name: "key", Required: true, Usage: "the public key `FILE`"},
+				&cli.StringSliceFlag{Name: "key", Required: true, Usage: "the public key `FILE` (one)"},
 				&cli.StringFlag{Name: "action", Required: true, Usage: "instruct, pin, delegate, revoke, quarantine or issuer"},
 				&cli.StringFlag{Name: "stream"}, &cli.StringFlag{Name: "machine"}, &cli.StringFlag{Name: "artifact"},
 				&cli.StringFlag{Name: "at", Usage: "RFC 3339 time or duration from now (default: now)"},
@@ -31,7 +31,11 @@ func authorityCommand() *cli.Command {
 }
 
 func explain(c *cli.Context) error {
-	key, err := sign.LoadPublicKey(c.String("key"))
+	path, err := oneKey(c, "authority is explained for one key at a time")
+	if err != nil {
+		return err
+	}
+	key, err := sign.LoadPublicKey(path)
 	if err != nil {
 		return inputErr(err)
 	}

@@ -327,6 +327,7 @@ var appendHints = map[string]string{
 	delegation.RuleOutsideWindow: "sign the record again within its signer's delegation window (issued_at), or renew the delegation",
 	delegation.RuleRevoked:       "the signer or a delegation behind it is revoked; sign with a key that is not",
 	delegation.RuleRootExpired:   "the root has expired; rotate it (`writ root sign --previous`)",
+	delegation.RuleRootKey:       "rotate the root instead: `writ root sign --previous ROOT --key ... --pub ...` listing the keys to keep, then `writ ledger append` it",
 }
 
 // openAuthorityKeyed opens the authority log of --dir with its checkpoint

@@ -22,6 +22,21 @@ func keysFlag(usage string) cli.Flag {
 	return &cli.StringSliceFlag{Name: "key", Usage: usage}
 }
 
+// oneKey returns the one --key path of a command whose record or check
+// takes exactly one key ("" when none is given). --key is a repeatable
+// flag everywhere, so that a second --key is refused here, naming why,
+// rather than silently replacing the first.
+func oneKey(c *cli.Context, why string) (string, error) {
+	switch paths := c.StringSlice("key"); len(paths) {
+	case 0:
+		return "", nil
+	case 1:
+		return paths[0], nil
+	default:
+		return "", usageErr("--key given %d times: %s; give one --key", len(paths), why)
+	}
+}
+
 // finish encodes rec, signs it with keys (none: bare CBOR), writes it to
 // --out and prints its digest. extra adds fields to the JSON result.
 func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, extra map[string]any, more ...string) error {
@@ -235,7 +250,7 @@ func pinCommand() *cli.Command {
 		Usage:     "sign a pin: the digest, size, version and build metadata of BINARY for an artifact",
 		ArgsUsage: "BINARY",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "key", Required: true, Usage: "private key `FILE` delegated the pin action"},
+			&cli.StringSliceFlag{Name: "key", Required: true, Usage: "private key `FILE` delegated the pin action (one: a pin carries one signature)"},
 			&cli.StringFlag{Name: "artifact", Required: true, Usage: "artifact `NAME` (letters, digits, . _ - +)"},
 			&cli.StringFlag{Name: "version", Required: true, Usage: "semantic version of this release"},
 			&cli.StringFlag{Name: "platform", Usage: "GOOS/GOARCH (default: the binary's, else this machine's)"},
@@ -266,7 +281,11 @@ func pin(c *cli.Context) error {
 	} else if err != nil {
 		return inputErr(err)
 	}
-	keys, err := loadSigningKeys(c, []string{c.String("key")})
+	path, err := oneKey(c, "a pin carries exactly one signature, by a key delegated pin")
+	if err != nil {
+		return err
+	}
+	keys, err := loadSigningKeys(c, []string{path})
 	if err != nil {
 		return err
 	}
@@ -279,7 +298,7 @@ func instructCommand() *cli.Command {
 		Name:  "instruct",
 		Usage: "write an instruction for one machine: signed (--key) or, as a control plane that does not sign yet, --unsigned",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "key", Usage: "private key `FILE` delegated instruct for this stream and machine"},
+			&cli.StringSliceFlag{Name: "key", Usage: "private key `FILE` delegated instruct for this stream and machine (one: an instruction carries one signature)"},
 			&cli.BoolFlag{Name: "unsigned", Usage: "write bare deterministic CBOR with no signature"},
 			&cli.StringFlag{Name: "stream", Required: true, Usage: "the `STREAM` this instruction belongs to (the operator's delegation must cover it)"},
 			&cli.StringFlag{Name: "machine", Required: true, Usage: "the one runner `MACHINE` that may admit it"},
@@ -303,7 +322,11 @@ func instructCommand() *cli.Command {
 
 func instruct(c *cli.Context) error {
 	unsigned := c.Bool("unsigned")
-	if unsigned == (c.String("key") != "") {
+	keyPath, err := oneKey(c, "an instruction carries exactly one signature, by a key delegated instruct")
+	if err != nil {
+		return err
+	}
+	if unsigned == (keyPath != "") {
 		return usageErr("give exactly one of --key (signed) and --unsigned")
 	}
 	now := time.Now()
@@ -365,7 +388,7 @@ func instruct(c *cli.Context) error {
 	}
 	var keys []*sign.PrivateKey
 	if !unsigned {
-		if keys, err = loadSigningKeys(c, []string{c.String("key")}); err != nil {
+		if keys, err = loadSigningKeys(c, []string{keyPath}); err != nil {
 			return err
 		}
 	}

@@ -14,7 +14,7 @@ func verifyCommand() *cli.Command {
 		Usage:     "verify a tagged COSE_Sign1 or COSE_Sign (EdDSA), from writ or elsewhere, with one public key",
 		ArgsUsage: "FILE",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "key", Required: true, Usage: "the Ed25519 public key `FILE` (PEM PKIX)"},
+			&cli.StringSliceFlag{Name: "key", Required: true, Usage: "the Ed25519 public key `FILE` (PEM PKIX; one)"},
 			jsonFlag,
 		},
 		Action: verifyEnvelope,
@@ -29,7 +29,11 @@ func verifyEnvelope(c *cli.Context) error {
 	if err := wantArgs(c, 1, "one argument: the envelope FILE, or - for stdin"); err != nil {
 		return err
 	}
-	key, err := sign.LoadPublicKey(c.String("key"))
+	path, err := oneKey(c, "writ verify checks an envelope against one public key at a time")
+	if err != nil {
+		return err
+	}
+	key, err := sign.LoadPublicKey(path)
 	if err != nil {
 		return inputErr(err)
 	}
