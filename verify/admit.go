@@ -79,9 +79,14 @@ type Dispatch struct {
 	// first bytes (an oversized input); "" means SHA-256 of Raw.
 	Digest string
 	// Receipt is an RFC 9942 receipt for Raw in the authority log, if the
-	// dispatch came with one.
-	Receipt []byte
+	// dispatch came with one; ReceiptGiven says one came even when it is
+	// empty (an empty receipt is a receipt given, and fails).
+	Receipt      []byte
+	ReceiptGiven bool
 }
+
+// hasReceipt reports whether a receipt came with the dispatch.
+func (d Dispatch) hasReceipt() bool { return d.ReceiptGiven || len(d.Receipt) > 0 }
 
 func (d Dispatch) digest() string {
 	if d.Digest != "" {

@@ -53,6 +53,15 @@ func (a *admission) checkBinary(r role, ref schemas.ArtifactRef, path string) {
 		a.fail(r.unreadable, "no %s binary path was given to compare with the pin", r.name)
 		return
 	}
+	if err := transfer.CheckSize(path, pin.Record.Size); err != nil {
+		var se *transfer.SizeError
+		if errors.As(err, &se) {
+			a.fail(r.mismatch, "%s binary %s is %d bytes here; the pin at ledger index %d for %s %s says %d bytes", r.name, path, se.Actual, pin.Index, pin.Record.Artifact, pin.Record.Version, se.Expected)
+		} else {
+			a.fail(r.unreadable, "%s binary: %v", r.name, err)
+		}
+		return
+	}
 	alg, _, err := transfer.ParseDigest(pin.Record.Digest)
 	if err != nil {
 		panic(err) // the pin schema admits only sha256 digests
@@ -65,7 +74,7 @@ func (a *admission) checkBinary(r role, ref schemas.ArtifactRef, path string) {
 		return
 	}
 	a.v.Compared = append(a.v.Compared, schemas.DigestCheck{Subject: r.name, Expected: pin.Record.Digest, Actual: in.Digest})
-	if in.Digest != pin.Record.Digest {
+	if in.Digest != pin.Record.Digest || in.Size < 0 || uint64(in.Size) != pin.Record.Size {
 		a.fail(r.mismatch, "%s binary %s hashes to %s here; the pin at ledger index %d for %s %s says %s", r.name, path, in.Digest, pin.Index, pin.Record.Artifact, pin.Record.Version, pin.Record.Digest)
 		return
 	}
@@ -178,6 +187,11 @@ func (a *admission) checkProvision(instr *schemas.Instruction, dir string) {
 	}
 	for _, p := range instr.Provision {
 		path := filepath.Join(dir, strings.TrimPrefix(p.Dest, ".provision/"))
+		var se *transfer.SizeError
+		if err := transfer.CheckSize(path, p.Size); errors.As(err, &se) {
+			a.fail(RuleProvisionMismatch, "%s is %d bytes here; the instruction says %d bytes", p.Dest, se.Actual, se.Expected)
+			continue
+		}
 		actual, err := a.compare(path, p.Digest)
 		var mm *transfer.MismatchError
 		switch {

@@ -2,8 +2,10 @@ package verify_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,5 +141,48 @@ func TestBuildMetadataReadFromDisk(t *testing.T) {
 	v := w.admit(t, verify.ModeOff, nil, instr(nil), verify.Dispatch{AgentBinary: dirty})
 	if v.Verdict != verify.Refused || v.Rule != verify.RuleBuildMismatch {
 		t.Fatalf("%s / %s (%s)", v.Verdict, v.Rule, v.Reason)
+	}
+}
+
+// TestSignedSizeCompared: the size a pin or a provision entry signs is
+// compared with the file before it is hashed; a file of another size is
+// a mismatch in every mode, whatever its digest, and the reason gives
+// both sizes. A size one byte off either way is enough.
+func TestSignedSizeCompared(t *testing.T) {
+	fi, err := os.Stat(agentPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, delta := range []int64{-1, 1} {
+		w := newWorld(t)
+		p, err := transfer.NewPin(agentPath, transfer.PinOptions{Artifact: "agent", Version: "1.0.0", Platform: platform,
+			IssuedAt: testkit.Epoch.Add(-time.Hour), Expires: testkit.Epoch.Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Size = uint64(fi.Size() + delta) // the right digest, a wrong size
+		w.apply(t, testkit.Seal(t, p, w.rel))
+		expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath}, verify.RuleAgentDigestMismatch, refusedAll)
+		v := w.admit(t, verify.ModeOff, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath})
+		if want := fmt.Sprintf("is %d bytes here; the pin at ledger index 3 for agent v1.0.0 says %d bytes", fi.Size(), fi.Size()+delta); !strings.Contains(v.Reason, want) {
+			t.Errorf("reason %q lacks %q", v.Reason, want)
+		}
+	}
+	w := newWorld(t)
+	w.pin(t, agentPath, "agent", "1.0.0")
+	prov := t.TempDir()
+	body := []byte(`{"allow":[]}`)
+	if err := os.WriteFile(filepath.Join(prov, "policy.json"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []uint64{11, 13} {
+		i := instr(func(i *schemas.Instruction) {
+			i.Provision = []schemas.Provision{{Dest: ".provision/policy.json", Digest: schemas.SHA256Digest(body), Size: size}}
+		})
+		expect(t, w, nil, i, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionMismatch, refusedAll)
+		v := w.admit(t, verify.ModeOff, nil, i, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov})
+		if want := fmt.Sprintf(".provision/policy.json is 12 bytes here; the instruction says %d bytes", size); !strings.Contains(v.Reason, want) {
+			t.Errorf("reason %q lacks %q", v.Reason, want)
+		}
 	}
 }

@@ -113,9 +113,9 @@ func decisionRef(i int64) string {
 // never ignored.
 func (a *admission) checkReceipt(d Dispatch) {
 	switch {
-	case len(d.Receipt) == 0 && !a.cfg.RequireReceipt:
+	case !d.hasReceipt() && !a.cfg.RequireReceipt:
 		return
-	case len(d.Receipt) == 0:
+	case !d.hasReceipt():
 		a.fail(RuleReceiptMissing, "this runner requires a receipt (--require-receipt) and the dispatch came without one")
 	case a.cfg.Receipts == nil:
 		a.fail(RuleReceiptInvalid, "no verified authority log to check the receipt against")

@@ -374,6 +374,9 @@ func TestRunnerReceipts(t *testing.T) {
 	// A receipt for other bytes, and one from a log forked under the same key.
 	other := l.receipt(t, at+1)
 	l.admitIn(t, verify.Trust{}, require, verify.Dispatch{Raw: raw, Receipt: other}, verify.RuleReceiptInvalid, refusedAll)
+	// An empty receipt is a receipt given, and fails, required or not.
+	l.admitIn(t, verify.Trust{}, require, verify.Dispatch{Raw: raw, ReceiptGiven: true}, verify.RuleReceiptInvalid, refusedAll)
+	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: raw, Receipt: []byte{}, ReceiptGiven: true}, verify.RuleReceiptInvalid, refusedAll)
 	fork := newRunnerLedger(t)
 	fork.logKey = l.logKey
 	forkDir := t.TempDir()

@@ -158,8 +158,9 @@ func admit(c *cli.Context) error {
 		return err
 	}
 	d := verify.Dispatch{Raw: raw, AgentBinary: c.String("agent-binary"), EngineBinary: c.String("engine-binary"), ProvisionDir: c.String("provision-dir")}
-	if p := c.String("receipt"); p != "" {
-		if d.Receipt, err = readWhole(c, p, schemas.MaxRecordSize); err != nil {
+	if c.IsSet("receipt") {
+		d.ReceiptGiven = true
+		if d.Receipt, err = readWhole(c, c.String("receipt"), schemas.MaxRecordSize); err != nil {
 			return err
 		}
 	}

@@ -47,9 +47,12 @@ func requestAdmission(c *cli.Context) error {
 			}
 		}
 	}
-	if p := c.String("receipt"); p != "" {
-		if req.Receipt, err = readWhole(c, p, schemas.MaxRecordSize); err != nil {
+	if c.IsSet("receipt") {
+		if req.Receipt, err = readWhole(c, c.String("receipt"), schemas.MaxRecordSize); err != nil {
 			return err
+		}
+		if req.Receipt == nil {
+			req.Receipt = []byte{} // an empty receipt is still a receipt given: "receipt": ""
 		}
 	}
 	conn, err := net.Dial("unix", c.String("socket"))

@@ -31,7 +31,8 @@ const requestTimeout = 10 * time.Second
 
 // admissionRequest is one request to admission serve: the dispatch bytes
 // and receipt are base64 (standard, padded) in JSON, as encoding/json
-// writes []byte.
+// writes []byte. A "receipt" that is present, even "", is a receipt given
+// (and an empty one fails); absent or null means none.
 type admissionRequest struct {
 	Dispatch     []byte `json:"dispatch"`
 	AgentBinary  string `json:"agent_binary"`
@@ -188,7 +189,8 @@ func serveOne(r *verify.Runner, conn net.Conn) (fatal error) {
 	}
 	conn.SetDeadline(time.Time{}) // the verdict may hash large files
 	start = time.Now()            // total_us: from the request read to the durable verdict
-	d := verify.Dispatch{Raw: req.Dispatch, AgentBinary: req.AgentBinary, EngineBinary: req.EngineBinary, ProvisionDir: req.ProvisionDir, Receipt: req.Receipt}
+	d := verify.Dispatch{Raw: req.Dispatch, AgentBinary: req.AgentBinary, EngineBinary: req.EngineBinary, ProvisionDir: req.ProvisionDir, Receipt: req.Receipt,
+		ReceiptGiven: req.Receipt != nil} // "receipt": "" is a receipt given; absent or null is none
 	v, index, err := r.Admit(d)
 	res := verdictFields(v, index)
 	res["run"] = err == nil && v.Admitted()
