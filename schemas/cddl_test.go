@@ -20,7 +20,7 @@ func cddlMembers(t *testing.T) map[string]map[string]bool {
 	}
 	rules := map[string]map[string]bool{}
 	start := regexp.MustCompile(`^([a-z-]+) = \{$`)
-	member := regexp.MustCompile(`^\s+(\? )?"([a-z_]+)": .+,$`)
+	member := regexp.MustCompile(`^\s+(\? )?"([a-z_]+)": .+,(\s+;.*)?$`)
 	var cur map[string]bool
 	for i, line := range strings.Split(string(src), "\n") {
 		switch {

@@ -81,6 +81,9 @@ func checkPatterns(k Kind, field string, pats []string, re *regexp.Regexp, requi
 	if required && len(pats) == 0 {
 		return fieldErr(k, field, "at least one pattern is required")
 	}
+	if len(pats) > MaxPatterns {
+		return fieldErr(k, field, "%d patterns: at most %d", len(pats), MaxPatterns)
+	}
 	for i, p := range pats {
 		if !re.MatchString(p) {
 			return fieldErr(k, field, "pattern %d %q: only letters, digits, the name's punctuation and '*' are allowed", i, p)
@@ -115,8 +118,8 @@ func (r *Root) Validate() error {
 	if r.Version < 1 {
 		return fieldErr(k, "version", "must be at least 1")
 	}
-	if len(r.Keys) == 0 || len(r.Keys) > 64 {
-		return fieldErr(k, "keys", "must list 1 to 64 keys, has %d", len(r.Keys))
+	if len(r.Keys) == 0 || len(r.Keys) > MaxRootKeys {
+		return fieldErr(k, "keys", "must list 1 to %d keys, has %d", MaxRootKeys, len(r.Keys))
 	}
 	for i, key := range r.Keys {
 		if len(key) != 32 {
@@ -187,13 +190,42 @@ func (r *Pin) Validate() error {
 		return fieldErr(k, "platform", "%q: must be GOOS/GOARCH, e.g. linux/amd64", r.Platform)
 	case !digestRe.MatchString(r.Digest):
 		return fieldErr(k, "digest", "must be sha256: and 64 lowercase hex digits")
-	case !semver.IsValid(r.Version) || semver.Canonical(r.Version)+semver.Build(r.Version) != r.Version:
+	case len(r.Version) > MaxVersion:
+		return fieldErr(k, "version", "%d bytes: at most %d", len(r.Version), MaxVersion)
+	case !fullVersion(r.Version):
 		return fieldErr(k, "version", "%q is not a full semantic version with a leading v (e.g. v1.4.2)", r.Version)
 	case r.Expires <= r.IssuedAt:
 		return fieldErr(k, "expires", "must be after issued_at")
 	}
-	if r.Build != nil && r.Build.GoVersion == "" {
+	return r.Build.validate(k)
+}
+
+// fullVersion reports whether v is a semantic version with a leading "v"
+// and all three numbers (golang.org/x/mod/semver), build suffix allowed.
+func fullVersion(v string) bool {
+	return semver.IsValid(v) && semver.Canonical(v)+semver.Build(v) == v
+}
+
+// validate checks a pin's build metadata, if there is any: a Go version,
+// and every text within its limit.
+func (b *Build) validate(k Kind) error {
+	if b == nil {
+		return nil
+	}
+	if b.GoVersion == "" {
 		return fieldErr(k, "build.go_version", "is required when build is present")
+	}
+	for _, f := range []struct {
+		field, value string
+		max          int
+	}{
+		{"build.go_version", b.GoVersion, MaxBuildText}, {"build.path", b.Path, MaxBuildPath},
+		{"build.module", b.Module, MaxBuildPath}, {"build.module_version", b.ModuleVersion, MaxBuildPath},
+		{"build.vcs", b.VCS, MaxBuildText}, {"build.vcs_revision", b.Revision, MaxBuildText}, {"build.vcs_time", b.Time, MaxBuildText},
+	} {
+		if len(f.value) > f.max {
+			return fieldErr(k, f.field, "%d bytes: at most %d", len(f.value), f.max)
+		}
 	}
 	return nil
 }
@@ -221,6 +253,8 @@ func (r *Instruction) Validate() error {
 		return fieldErr(k, "engine.digest", "must be sha256: and 64 lowercase hex digits, as pins are")
 	case !utf8.ValidString(r.Brief):
 		return fieldErr(k, "brief", "must be valid UTF-8")
+	case len(r.Brief) > MaxBrief:
+		return fieldErr(k, "brief", "%d bytes: at most %d; ship longer content as a provisioned file", len(r.Brief), MaxBrief)
 	case r.Transport != "ssh" && r.Transport != "local":
 		return fieldErr(k, "transport", "must be \"ssh\" or \"local\", is %q", r.Transport)
 	case r.NotBefore <= 0:
@@ -259,10 +293,12 @@ func (r *Downgrade) Validate() error {
 	switch {
 	case !artifactRe.MatchString(r.Artifact):
 		return fieldErr(k, "artifact", "%q is not an artifact name", r.Artifact)
-	case !semver.IsValid(r.Version) || semver.Canonical(r.Version)+semver.Build(r.Version) != r.Version:
+	case len(r.Version) > MaxVersion:
+		return fieldErr(k, "version", "%d bytes: at most %d", len(r.Version), MaxVersion)
+	case !fullVersion(r.Version):
 		return fieldErr(k, "version", "%q is not a full semantic version with a leading v", r.Version)
-	case len(r.Reason) == 0 || len(r.Reason) > 256 || !utf8.ValidString(r.Reason):
-		return fieldErr(k, "reason", "must be 1 to 256 bytes of UTF-8")
+	case len(r.Reason) == 0 || len(r.Reason) > MaxReason || !utf8.ValidString(r.Reason):
+		return fieldErr(k, "reason", "must be 1 to %d bytes of UTF-8", MaxReason)
 	case r.Expires <= r.IssuedAt:
 		return fieldErr(k, "expires", "must be after issued_at")
 	}
@@ -299,7 +335,13 @@ func (r *Decision) Validate() error {
 	case r.AuthoritySize < 0:
 		return fieldErr(k, "authority_size", "must not be negative")
 	}
+	if len(r.Compared) > MaxCompared {
+		return fieldErr(k, "compared", "%d comparisons: at most %d", len(r.Compared), MaxCompared)
+	}
 	for _, c := range r.Compared {
+		if c.Subject != "agent" && c.Subject != "engine" && !provRe.MatchString(c.Subject) {
+			return fieldErr(k, "compared", "subject %q: agent, engine or a .provision/<name> destination", c.Subject)
+		}
 		if !contentRe.MatchString(c.Expected) || !contentRe.MatchString(c.Actual) {
 			return fieldErr(k, "compared", "digests must be sha256:, sha384: or sha512: and lowercase hex")
 		}
@@ -310,15 +352,21 @@ func (r *Decision) Validate() error {
 	if r.Claim != nil && (r.Signer == "" || r.Verdict == "refused") {
 		return fieldErr(k, "claim", "recorded only for an admitted instruction with a verified signer")
 	}
+	if len(r.HighWater) > MaxMarks {
+		return fieldErr(k, "high_water", "%d marks: at most %d (the artifacts the dispatch named)", len(r.HighWater), MaxMarks)
+	}
 	for a, v := range r.HighWater {
-		if !artifactRe.MatchString(a) || !semver.IsValid(v) {
-			return fieldErr(k, "high_water", "%q: %q must map an artifact name to a semantic version", a, v)
+		if !artifactRe.MatchString(a) || len(v) > MaxVersion || !fullVersion(v) {
+			return fieldErr(k, "high_water", "%q: %q must map an artifact name to a full semantic version of at most %d bytes", a, v, MaxVersion)
 		}
 	}
 	for _, list := range []struct {
 		field string
 		ids   []string
 	}{{"passed", r.Passed}, {"failed", r.Failed}} {
+		if len(list.ids) > MaxChecks {
+			return fieldErr(k, list.field, "%d entries: at most %d", len(list.ids), MaxChecks)
+		}
 		for _, id := range list.ids {
 			if !ruleRe.MatchString(id) {
 				return fieldErr(k, list.field, "%q is not a check or rule id", id)
@@ -337,8 +385,8 @@ func (r *Revocation) Validate() error {
 	if !keyIDRe.MatchString(r.Target) && !digestRe.MatchString(r.Target) {
 		return fieldErr(k, "target", "must be a key id (64 lowercase hex) or a record digest (sha256: and 64 lowercase hex)")
 	}
-	if len(r.Reason) == 0 || len(r.Reason) > 256 || !utf8.ValidString(r.Reason) {
-		return fieldErr(k, "reason", "must be 1 to 256 bytes of UTF-8")
+	if len(r.Reason) == 0 || len(r.Reason) > MaxReason || !utf8.ValidString(r.Reason) {
+		return fieldErr(k, "reason", "must be 1 to %d bytes of UTF-8", MaxReason)
 	}
 	return nil
 }
@@ -355,12 +403,12 @@ func (r *Issuer) Validate() error {
 	if err := checkHTTPSURL(r.JWKSURI); err != nil {
 		return fieldErr(k, "jwks_uri", "%v", err)
 	}
-	if len(r.Audiences) == 0 {
-		return fieldErr(k, "audiences", "at least one audience is required")
+	if len(r.Audiences) == 0 || len(r.Audiences) > MaxAudiences {
+		return fieldErr(k, "audiences", "%d audiences: 1 to %d", len(r.Audiences), MaxAudiences)
 	}
 	for i, a := range r.Audiences {
-		if a == "" || len(a) > 512 || !utf8.ValidString(a) {
-			return fieldErr(k, "audiences", "audience %d must be 1 to 512 bytes of UTF-8", i)
+		if a == "" || len(a) > MaxAudience || !utf8.ValidString(a) {
+			return fieldErr(k, "audiences", "audience %d must be 1 to %d bytes of UTF-8", i, MaxAudience)
 		}
 		if i > 0 && r.Audiences[i-1] >= a {
 			return fieldErr(k, "audiences", "audiences must be sorted and distinct")
@@ -380,8 +428,10 @@ func checkHTTPSURL(s string) error {
 		return fmt.Errorf("%q must be an absolute https URL", s)
 	case u.User != nil || u.Fragment != "" || u.RawFragment != "":
 		return fmt.Errorf("%q must not carry user info or a fragment", s)
-	case u.String() != s || len(s) > 2048:
-		return fmt.Errorf("%q is not in canonical form (or is over 2048 bytes)", s)
+	case len(s) > MaxURL:
+		return fmt.Errorf("%d bytes: at most %d", len(s), MaxURL)
+	case u.String() != s:
+		return fmt.Errorf("%q is not in canonical form", s)
 	}
 	return nil
 }

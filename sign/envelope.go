@@ -69,11 +69,16 @@ func (e *Envelope) Digest() string { return schemas.SHA256Digest(e.Raw) }
 
 // Sign wraps payload, a record of kind k, in a tagged COSE_Sign1 when one
 // key signs, or a tagged COSE_Sign with one signature per key (sorted by
-// key id) when several do. It refuses no keys, the same key twice, and a
-// payload over schemas.MaxRecordSize once wrapped.
+// key id) when several do. It refuses no keys, more than MaxSignatures
+// keys, the same key twice, and a payload over schemas.MaxRecordSize once
+// wrapped.
 func Sign(k schemas.Kind, payload []byte, keys ...*PrivateKey) ([]byte, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("signing: no keys")
+	}
+	if len(keys) > MaxSignatures {
+		// ParseEnvelope refuses more: never write what writ cannot read.
+		return nil, fmt.Errorf("signing: %d keys, an envelope carries at most %d signatures", len(keys), MaxSignatures)
 	}
 	keys = slices.Clone(keys)
 	slices.SortFunc(keys, func(a, b *PrivateKey) int { return bytes.Compare(a.public.IDBytes(), b.public.IDBytes()) })

@@ -3,6 +3,7 @@ package testvectors
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"filippo.io/edwards25519"
 	"slices"
 
@@ -153,8 +154,12 @@ func negatives(k1, k2, k3, k4 *sign.PrivateKey, instr []byte) []Vector {
 			ik, ClassNotWellFormed, hostileBytes, false, 0), ClassWrongType),
 		also(invalid("declared-length-envelope", "a tag-18 envelope declaring an array of 2^63-1 elements (also truncated)",
 			ik, ClassLimit, hostileEnvelope, true, 1, k4), ClassNotWellFormed, ClassMalformedEnvelope),
-		invalid("too-large", "a canonical, otherwise valid instruction of 65,536 bytes: one over the entry limit", ik, ClassTooLarge,
+		invalid("too-large", "a canonical instruction of 65,536 bytes, one over the entry limit, refused before decoding (its brief is over the brief limit too: no valid record is that large)", ik, ClassTooLarge,
 			oversized(), false, 0),
+		invalid("brief-over-limit", "an instruction whose brief is one byte over 32 KiB (schemas.MaxBrief)", ik, ClassInvalidField,
+			must(canon.Marshal(withBrief(schemas.MaxBrief+1))), false, 0),
+		invalid("pin-version-over-limit", "a pin whose version is a valid semantic version of 129 bytes (schemas.MaxVersion is 128)", string(schemas.KindPin), ClassInvalidField,
+			seal(schemas.KindPin, must(canon.Marshal(longVersionPin())), k2), true, 1, k2),
 	}
 }
 
@@ -167,8 +172,10 @@ func renamed() []byte {
 	return must(canon.Marshal(m))
 }
 
-// oversized is a valid instruction whose brief makes it exactly one byte
-// longer than schemas.MaxRecordSize.
+// oversized is a canonical instruction whose brief makes it exactly one
+// byte longer than schemas.MaxRecordSize. Its brief is over
+// schemas.MaxBrief too, and must be: the limits table keeps every valid
+// record within MaxRecordSize.
 func oversized() []byte {
 	in := sampleInstruction()
 	in.Brief = ""
@@ -180,7 +187,8 @@ func oversized() []byte {
 			panic(err)
 		}
 		if len(b) == schemas.MaxRecordSize+1 {
-			sanity(in.Validate() == nil, "the oversized instruction is otherwise valid")
+			var fe *schemas.FieldError
+			sanity(errors.As(in.Validate(), &fe) && fe.Field == "brief", "the oversized instruction breaks only the brief limit")
 			return b
 		}
 		sanity(len(b) <= schemas.MaxRecordSize+1, "oversized: no brief length gives exactly the limit plus one")
@@ -192,4 +200,23 @@ func taggedExpires() []byte {
 	m := instructionMap()
 	m["expires"] = cbor.Tag{Number: 1, Content: t0 + hour}
 	return must(canon.Marshal(m))
+}
+
+// withBrief is the sample instruction with a brief of n bytes.
+func withBrief(n int) *schemas.Instruction {
+	in := sampleInstruction()
+	in.Brief = string(bytes.Repeat([]byte{'x'}, n))
+	return in
+}
+
+// longVersionPin is the sample pin with a version one byte over
+// schemas.MaxVersion: "v1.0.0-" and a pre-release of dotted parts.
+func longVersionPin() *schemas.Pin {
+	p := samplePin()
+	v := "v1.0.0-"
+	for len(v) < schemas.MaxVersion+1 {
+		v += "a"
+	}
+	p.Version = v
+	return p
 }

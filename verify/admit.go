@@ -46,8 +46,9 @@ type Config struct {
 	Platform string           // GOOS/GOARCH pins are looked up for
 	Now      func() time.Time // the clock; time.Now in the product
 	// HighWater is the highest version of each artifact this runner has
-	// admitted (from its decision log); a lower pin is a rollback.
-	HighWater map[string]string
+	// admitted (from its decision log); a lower pin is a rollback. nil
+	// remembers nothing.
+	HighWater Marks
 	// MaxLedgerAge, if not zero, refuses a ledger whose newest checkpoint
 	// was signed longer ago than this (a frozen ledger); LedgerTime is
 	// that signing time (zero if unknown).
@@ -124,8 +125,11 @@ type Verdict struct {
 	// sets them.
 	AuthoritySize int64  `json:"authority_size,omitempty"`
 	AuthorityRoot string `json:"authority_root,omitempty"`
-	// HighWater is the runner's high-water marks after this decision: the
-	// previous ones, raised by the versions this admission let run.
+	// HighWater is the runner's high-water marks after this decision for
+	// the artifacts the dispatch named (the agent and the engine, at most
+	// schemas.MaxMarks): the previous marks, raised by the versions this
+	// admission let run. Marks of other artifacts are not repeated: a
+	// decision's size does not grow with the runner's history.
 	HighWater map[string]string `json:"high_water,omitempty"`
 	// Claim is the instruction's work claim when the decision records it:
 	// the verdict admits and a verified, delegated signature stands behind
@@ -155,6 +159,9 @@ type admission struct {
 	admitted []artifactVersion
 	// instr is the dispatch's instruction, once it parsed.
 	instr *schemas.Instruction
+	// named are the artifacts the instruction names (agent, engine),
+	// whose marks the decision records.
+	named []string
 }
 
 func (a *admission) fail(rule, format string, args ...any) {
@@ -225,32 +232,71 @@ func (a *admission) finish() (v *Verdict) {
 			if r, ok := LookupRule(RuleInternal); ok {
 				a.v.NextAct = r.NextAct
 			}
-			a.v.HighWater = a.cfg.HighWater
+			a.v.HighWater = a.carried()
 			v = a.v
 		}
 	}()
 	return a.raise(a.decide())
 }
 
-// raise sets the verdict's high-water marks: the configured ones, raised
-// to the version of every binary this verdict lets run. They never fall.
+// raise sets the verdict's high-water marks for the artifacts the
+// dispatch named: the runner's marks, raised to the version of every
+// binary this verdict lets run. They never fall.
 func (a *admission) raise(v *Verdict) *Verdict {
-	hw := map[string]string{}
-	for k, x := range a.cfg.HighWater {
-		hw[k] = x
-	}
+	hw := a.carried()
 	if v.Admitted() {
 		for _, p := range a.admitted {
+			if hw == nil {
+				hw = map[string]string{}
+			}
 			if cur := hw[p.artifact]; cur == "" || semver.Compare(p.version, cur) > 0 {
 				hw[p.artifact] = p.version
 			}
 		}
 	}
-	if len(hw) > 0 {
-		v.HighWater = hw
-	}
+	v.HighWater = hw
 	return v
 }
+
+// carried returns the runner's marks for the artifacts the dispatch
+// named, unchanged (nil when it holds none): what a refusal records.
+func (a *admission) carried() map[string]string {
+	var hw map[string]string
+	for _, name := range a.named {
+		if m, err := a.mark(name); err == nil && m != "" {
+			if hw == nil {
+				hw = map[string]string{}
+			}
+			hw[name] = m
+		}
+	}
+	return hw
+}
+
+// mark returns the runner's high-water mark for artifact ("" for none).
+// A memory that cannot be read is an error: the caller refuses under
+// internal-error rather than judge rollback without it.
+func (a *admission) mark(artifact string) (string, error) {
+	if a.cfg.HighWater == nil {
+		return "", nil
+	}
+	return a.cfg.HighWater.Mark(artifact)
+}
+
+// Marks is a runner's memory of the highest version of each artifact it
+// admitted: Mark returns the mark ("" when it admitted none), or an error
+// when the memory cannot be read. The product's is the runner's decision
+// log (each decision records the marks of the artifacts it judged);
+// MarkMap holds marks in memory.
+type Marks interface {
+	Mark(artifact string) (string, error)
+}
+
+// MarkMap is Marks held in a map: artifact name → semantic version.
+type MarkMap map[string]string
+
+// Mark implements Marks.
+func (m MarkMap) Mark(artifact string) (string, error) { return m[artifact], nil }
 
 // RefuseLedger returns the verdict for a dispatch that arrived while the
 // runner's ledger could not be trusted: rule is RuleLedgerUnverified (it
@@ -269,6 +315,10 @@ func (a *admission) check(d Dispatch) {
 		return
 	}
 	a.instr = instr
+	a.named = append(a.named, instr.Agent.Name)
+	if instr.Engine != nil && instr.Engine.Name != instr.Agent.Name {
+		a.named = append(a.named, instr.Engine.Name)
+	}
 	a.v.InstructionID, a.v.Stream, a.v.Claim = instr.ID, instr.Stream, instr.Claim
 	if instr.Machine != a.cfg.Machine {
 		a.fail(RuleWrongMachine, "instruction.machine is %q, this runner is %q", instr.Machine, a.cfg.Machine)

@@ -11,6 +11,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
+	"golang.org/x/mod/semver"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -90,6 +91,9 @@ type Report struct {
 	authorityVKey, decisionsVKey string
 	// admitted maps each admitted instruction id to its decision index
 	admitted map[[16]byte]int64
+	// marks holds each artifact's highest high-water mark so far and the
+	// decision that recorded it
+	marks map[string]heldMark
 	opts     AuditOptions
 	// progress: entries seen, of how many
 	progressDone, progressTotal int64
@@ -295,7 +299,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 }
 
 func newAudit(o AuditOptions) (*Report, *auditState, error) {
-	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}, Traffic: newTraffic(), opts: o}
+	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}, marks: map[string]heldMark{}, Traffic: newTraffic(), opts: o}
 	if !o.Since.IsZero() {
 		rep.Traffic.Since = o.Since.UTC().Format(time.RFC3339Nano)
 	}
@@ -367,6 +371,9 @@ func (rep *Report) count(i int64, d *schemas.Decision) error {
 		}
 		rep.admitted[id] = i
 	}
+	if err := rep.checkMarks(i, d); err != nil {
+		return err
+	}
 	if !rep.opts.inPeriod(d.Time) {
 		rep.Traffic.OutsidePeriod++
 		return nil
@@ -377,6 +384,31 @@ func (rep *Report) count(i int64, d *schemas.Decision) error {
 	rep.Decisions++
 	if d.Verdict != Refused && d.Rule != RuleOK {
 		rep.WouldRefuse++
+	}
+	return nil
+}
+
+// heldMark is an artifact's high-water mark and the decision that
+// recorded it.
+type heldMark struct {
+	version string
+	index   int64
+}
+
+// checkMarks refuses a decision that records a lower high-water mark for
+// an artifact than an earlier decision did: a runner's marks only rise, so
+// a fall means its memory of the artifact was removed or bypassed, and a
+// rollback may have run.
+func (rep *Report) checkMarks(i int64, d *schemas.Decision) error {
+	for a, v := range d.HighWater {
+		prev, ok := rep.marks[a]
+		if ok && semver.Compare(v, prev.version) < 0 {
+			return &delegation.RecordError{Index: i, Rule: RuleRollback, Err: fmt.Errorf(
+				"the high-water mark of %s fell from %s (decision %d) to %s: the runner's memory of it was removed or bypassed", a, prev.version, prev.index, v)}
+		}
+		if !ok || semver.Compare(v, prev.version) > 0 {
+			rep.marks[a] = heldMark{v, i}
+		}
 	}
 	return nil
 }

@@ -157,7 +157,11 @@ func (a *admission) checkRollback(pin *delegation.PinEntry) string {
 		version = low.Record.Version
 		relabel = fmt.Sprintf(" (the latest pin says %s, but the same bytes were pinned as %s at ledger index %d)", pin.Record.Version, version, low.Index)
 	}
-	high := a.cfg.HighWater[pin.Record.Artifact]
+	high, err := a.mark(pin.Record.Artifact)
+	if err != nil {
+		a.fail(RuleInternal, "reading this runner's high-water mark for %s: %v", pin.Record.Artifact, err)
+		return version
+	}
 	if high == "" || semver.Compare(version, high) >= 0 {
 		a.pass("no-rollback")
 		return version

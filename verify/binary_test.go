@@ -66,7 +66,7 @@ func (w *world) pin(t *testing.T, path, artifact, version string) *schemas.Pin {
 func (w *world) admit(t *testing.T, mode verify.Mode, hw map[string]string, i *schemas.Instruction, d verify.Dispatch) *verify.Verdict {
 	t.Helper()
 	c := cfg(mode)
-	c.HighWater = hw
+	c.HighWater = verify.MarkMap(hw)
 	d.Raw = testkit.Seal(t, i, w.op)
 	return verify.Admit(w.st, c, d)
 }

@@ -76,13 +76,3 @@ func lastDecision(decisions *ledger.Log) (*schemas.Decision, error) {
 	}
 	return rec.(*schemas.Decision), nil
 }
-
-// HighWater returns the high-water marks recorded by the runner's latest
-// decision: the highest version of each artifact it has admitted.
-func HighWater(decisions *ledger.Log) (map[string]string, error) {
-	d, err := lastDecision(decisions)
-	if err != nil || d == nil {
-		return nil, err
-	}
-	return d.HighWater, nil
-}

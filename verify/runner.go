@@ -43,8 +43,8 @@ var ErrNotRecorded = errors.New("decision not recorded; the dispatch must not ru
 // Runner is a runner's admission at its ledger directory, held open: the
 // decision log (locked by this process, signed by the runner key), the
 // runner's memory read from it (the authority checkpoint it trusts, its
-// high-water marks, the instruction ids it admitted and the work claims it
-// recorded), and a verified snapshot of the authority log, rebuilt when the
+// high-water mark for each artifact, the instruction ids it admitted and
+// the work claims it recorded), and a verified snapshot of the authority log, rebuilt when the
 // log's files change. Admit is safe for concurrent use: checks run in
 // parallel, and each decision is fixed and queued for the decision log
 // under one lock, so no two admissions of one instruction id, and no two
@@ -61,10 +61,12 @@ type Runner struct {
 	lockedSig   string    // the changed log a writer held at the last rebuild
 	lockedSince time.Time // when that was first seen
 
+	marksMu sync.Mutex        // guards marks
+	marks   map[string]string // high-water marks read or recorded by this process: artifact → version ("" none)
+
 	mu            sync.Mutex // guards everything below
 	trusted       *ledger.Checkpoint
-	highWater     map[string]string
-	hwGen         uint64
+	hwGen         uint64 // counts changes of marks made by this process's decisions
 	pendingIDs    map[string]int
 	pendingClaims map[string]*HeldClaim
 	broken        error
@@ -102,15 +104,12 @@ func OpenRunner(dir string, trust Trust, kp ledger.KeyParams, cfg Config) (*Runn
 		}
 		return nil, err
 	}
-	r := &Runner{dir: dir, trust: trust, cfg: cfg, dec: dec, pendingIDs: map[string]int{}, pendingClaims: map[string]*HeldClaim{}}
+	r := &Runner{dir: dir, trust: trust, cfg: cfg, dec: dec, marks: map[string]string{}, pendingIDs: map[string]int{}, pendingClaims: map[string]*HeldClaim{}}
 	if err := rebuildIndex(dec); err != nil {
 		dec.Close()
 		return nil, fmt.Errorf("%w: %w", ErrNotRecorded, err)
 	}
 	r.trusted, err = LastTrusted(dec)
-	if err == nil {
-		r.highWater, err = HighWater(dec)
-	}
 	if err != nil {
 		dec.Close()
 		return nil, fmt.Errorf("%w: reading the last decision: %w", ErrNotRecorded, err)

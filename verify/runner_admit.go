@@ -3,7 +3,6 @@ package verify
 import (
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
@@ -14,6 +13,7 @@ import (
 const (
 	keyReplay = "replay/" // + instruction id: the decision that admitted it
 	keyClaim  = "claim/"  // + stream: the latest admitted decision with a work claim on it
+	keyMark   = "mark/"   // + artifact: the latest decision recording its high-water mark
 )
 
 // Admit decides dispatch d against the runner's current authority
@@ -35,9 +35,9 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
 	}
 	r.mu.Lock()
-	hw, gen := r.highWater, r.hwGen
+	gen := r.hwGen
 	r.mu.Unlock()
-	a := r.check(s, hw, d) // outside the lock: hashing runs in parallel
+	a := r.check(s, d) // outside the lock: hashing runs in parallel
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -50,7 +50,7 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 		// decide again against them, so that no decision is recorded
 		// against a state the runner has already moved past.
 		s = cur
-		a = r.check(s, r.highWater, d)
+		a = r.check(s, d)
 	}
 	a.cfg.History = runnerHistory{r}
 	a.protect(a.checkHistory)
@@ -68,13 +68,19 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 	rec := Decision(v)
 	b, err := schemas.Encode(rec)
 	if err != nil {
-		return v, 0, fmt.Errorf("%w: encoding decision: %w", ErrNotRecorded, err)
+		// A decision that cannot be recorded as it stands is a refusal,
+		// and the refusal is recorded: never admit what the log lacks.
+		v = a.refuseUnrecordable(v, err)
+		rec = Decision(v)
+		if b, err = schemas.Encode(rec); err != nil {
+			return notRecorded(v), 0, fmt.Errorf("%w: encoding decision: %w", ErrNotRecorded, err)
+		}
 	}
 	keys := append(indexKeys(rec), keyIndexed)
 	id := admittedID(rec)
 	wait, err := r.dec.EnqueueWithKeys(b, keys)
 	if err != nil {
-		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
+		return notRecorded(v), 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
 	}
 	// Queued in log order: what the runner remembers moves now, so that
 	// the next admission sees this one even before its fsync.
@@ -86,8 +92,7 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 		held = &HeldClaim{Claim: *rec.Claim, Signer: rec.Signer, Index: -1}
 		r.pendingClaims[rec.Stream] = held
 	}
-	if !maps.Equal(v.HighWater, r.highWater) {
-		r.highWater = v.HighWater
+	if r.remember(v.HighWater) {
 		r.hwGen++
 	}
 	r.trusted = next
@@ -106,7 +111,7 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 	}
 	if err != nil {
 		r.broken = err
-		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
+		return notRecorded(v), 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
 	}
 	return v, index, nil
 }
@@ -123,10 +128,10 @@ func (r *Runner) safeSnapshot() (s *snapshot, err error) {
 }
 
 // check runs every check of d except the runner's history against
-// snapshot s and high-water marks hw.
-func (r *Runner) check(s *snapshot, hw map[string]string, d Dispatch) *admission {
+// snapshot s and the runner's high-water marks.
+func (r *Runner) check(s *snapshot, d Dispatch) *admission {
 	cfg := r.cfg
-	cfg.HighWater, cfg.LedgerTime, cfg.History = hw, s.ledgerTime, nil
+	cfg.HighWater, cfg.LedgerTime, cfg.History = runnerMarks{r}, s.ledgerTime, nil
 	if s.err != nil {
 		a := newAdmission(nil, cfg, d)
 		a.fail(s.rule, "%v", s.err)

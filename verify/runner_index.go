@@ -2,6 +2,8 @@ package verify
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
@@ -23,7 +25,8 @@ func admittedID(d *schemas.Decision) string {
 }
 
 // indexKeys returns the lookup keys decision d (at its index) contributes
-// to the runner's memory: its admitted instruction id, and its work claim.
+// to the runner's memory: its admitted instruction id, its work claim, and
+// the high-water mark of each artifact it records one for.
 func indexKeys(d *schemas.Decision) []string {
 	var keys []string
 	if id := admittedID(d); id != "" {
@@ -31,6 +34,9 @@ func indexKeys(d *schemas.Decision) []string {
 	}
 	if d.Claim != nil {
 		keys = append(keys, keyClaim+d.Stream)
+	}
+	for _, a := range slices.Sorted(maps.Keys(d.HighWater)) {
+		keys = append(keys, keyMark+a)
 	}
 	return keys
 }
@@ -83,4 +89,59 @@ func rebuildIndex(dec *ledger.Log) error {
 		return fmt.Errorf("rebuilding the replay and claim index: %w", err)
 	}
 	return dec.SetLookups(append(pairs, ledger.LookupPair{Key: keyIndexed, Index: n - 1}))
+}
+
+// runnerMarks is the Runner's Marks: the marks this process read or
+// recorded, else the decision the lookup key mark/<artifact> points to,
+// read through the runner's signed checkpoint. Safe for concurrent use.
+type runnerMarks struct{ r *Runner }
+
+// Mark implements Marks.
+func (m runnerMarks) Mark(artifact string) (string, error) {
+	r := m.r
+	r.marksMu.Lock()
+	v, ok := r.marks[artifact]
+	r.marksMu.Unlock()
+	if ok {
+		return v, nil
+	}
+	i, found, err := r.dec.Lookup(keyMark + artifact)
+	if err != nil {
+		return "", err
+	}
+	if found {
+		entry, err := r.dec.VerifiedEntry(i)
+		if err != nil {
+			return "", err
+		}
+		rec, err := schemas.Decode(schemas.KindDecision, entry)
+		if err != nil {
+			return "", fmt.Errorf("decision %d: %w", i, err)
+		}
+		if v = rec.(*schemas.Decision).HighWater[artifact]; v == "" {
+			return "", fmt.Errorf("the decision log's index says decision %d holds the high-water mark of %s, and it does not", i, artifact)
+		}
+	}
+	r.marksMu.Lock()
+	defer r.marksMu.Unlock()
+	if cur, ok := r.marks[artifact]; ok {
+		return cur, nil // recorded by a decision queued meanwhile: newer
+	}
+	r.marks[artifact] = v
+	return v, nil
+}
+
+// remember records the marks a decision queued by this process holds,
+// and reports whether any changed. Marks only rise: the decision was
+// judged against the current ones.
+func (r *Runner) remember(hw map[string]string) bool {
+	r.marksMu.Lock()
+	defer r.marksMu.Unlock()
+	changed := false
+	for a, v := range hw {
+		if r.marks[a] != v {
+			r.marks[a], changed = v, true
+		}
+	}
+	return changed
 }
