@@ -94,7 +94,7 @@ type Report struct {
 	// marks holds each artifact's highest high-water mark so far and the
 	// decision that recorded it
 	marks map[string]heldMark
-	opts     AuditOptions
+	opts  AuditOptions
 	// progress: entries seen, of how many
 	progressDone, progressTotal int64
 }
