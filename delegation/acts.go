@@ -10,29 +10,24 @@ import (
 )
 
 // applyDelegation accepts a delegation signed by the current root's
-// threshold, or by one delegate holding a "delegate" grant that it
-// attenuates (see findParent).
-func (s *State) applyDelegation(a *Applied, r *schemas.Delegation) error {
-	root := s.Root()
+// threshold (in force at both instants), or by one delegate holding a
+// "delegate" grant that it attenuates (see findParent).
+func (s *State) applyDelegation(a *Applied, r *schemas.Delegation, at instants) error {
 	key, err := sign.NewPublicKey(r.Key)
 	if err != nil {
 		return refuse(a.Index, RuleMalformed, fmt.Errorf("delegation.key: %w", err))
 	}
 	g := &Grant{Index: a.Index, Digest: a.Digest, Record: r, Key: key}
-	ok, ids, err := s.rootAct(a)
+	ok, ids, err := s.rootAct(a, at)
 	switch {
 	case err != nil:
 		return err
 	case ok:
-		if r.IssuedAt >= root.Record.Expires {
-			return refusef(a.Index, RuleRootExpired, "delegation issued at %s, after root version %d expired at %s",
-				unixUTC(r.IssuedAt), root.Record.Version, unixUTC(root.Record.Expires))
-		}
 		g.Signers = ids
 	case len(a.Signers) != 1:
 		return refusef(a.Index, RuleMalformed, "a re-delegation has exactly one signer, has %d", len(a.Signers))
 	default:
-		parent, err := s.findParent(a.Index, a.Signers[0], r)
+		parent, err := s.findParent(a.Index, a.Signers[0], r, at)
 		if err != nil {
 			return err
 		}
@@ -45,22 +40,22 @@ func (s *State) applyDelegation(a *Applied, r *schemas.Delegation) error {
 }
 
 // findParent returns the grant that lets signer issue child: it grants
-// "delegate" with depth at least 1, its whole chain is valid at the
-// child's issued_at, and the child attenuates it: a subset of its actions,
-// patterns within its patterns, a window inside its window, and a depth
-// strictly smaller. The first failure is reported.
-func (s *State) findParent(index int64, signer sign.PublicKey, child *schemas.Delegation) (*Grant, error) {
-	at := time.Unix(child.IssuedAt, 0)
-	p, err := s.Authorize(Request{Key: signer, Action: "delegate", At: at})
+// "delegate" with depth at least 1, its whole chain is valid at both
+// instants (the child's issued_at and its acceptance), and the child
+// attenuates it: a subset of its actions, patterns within its patterns, a
+// window inside its window, and a depth strictly smaller. The first
+// failure is reported.
+func (s *State) findParent(index int64, signer sign.PublicKey, child *schemas.Delegation, at instants) (*Grant, error) {
+	p, err := s.authorizeAt(Request{Key: signer, Action: "delegate"}, at)
 	if err != nil {
 		d := err.(*Denial)
 		return nil, refuse(index, d.Rule, fmt.Errorf("the signer may not delegate: %s", d.Reason))
 	}
-	// Authorize returned the first valid "delegate" grant; any of the
-	// signer's valid ones may stand behind the child.
+	// authorizeAt returned a valid "delegate" grant; any of the signer's
+	// valid ones may stand behind the child.
 	var why string
 	for _, g := range s.grants {
-		if !g.Key.Equal(signer) || !slices.Contains(g.Record.Actions, "delegate") || s.chainDenial(g, at) != nil {
+		if !g.Key.Equal(signer) || !slices.Contains(g.Record.Actions, "delegate") || s.chainDenial(g, at.issued()) != nil || s.chainDenial(g, at.accepted()) != nil {
 			continue
 		}
 		if why = attenuates(child, g.Record); why == "" {
@@ -99,9 +94,10 @@ func attenuates(child, parent *schemas.Delegation) string {
 // applyRevocation accepts a revocation by the root threshold, or by one
 // key that holds "revoke" and could have issued the target: the signer
 // of a delegation's parent grant (for that delegation, or its delegate's
-// key), or a key that may pin the artifact (for a pin). Issuer records are
-// revoked by the root threshold only. Revocation is permanent.
-func (s *State) applyRevocation(a *Applied, r *schemas.Revocation) error {
+// key), or a key that may pin the artifact (for a pin), at both instants.
+// Issuer records are revoked by the root threshold only. Revocation is
+// permanent.
+func (s *State) applyRevocation(a *Applied, r *schemas.Revocation, at instants) error {
 	if _, done := s.revoked[r.Target]; done {
 		return refusef(a.Index, RuleDuplicate, "%s is already revoked", r.Target)
 	}
@@ -122,7 +118,7 @@ func (s *State) applyRevocation(a *Applied, r *schemas.Revocation) error {
 		return refusef(a.Index, RuleRootKey, "key %s is a key of root version %d (ledger index %d): a root key is retired by rotating the root, not revoked",
 			r.Target, root.Record.Version, root.Index)
 	}
-	ok, _, err := s.rootAct(a)
+	ok, _, err := s.rootAct(a, at)
 	if err != nil {
 		return err
 	}
@@ -131,12 +127,11 @@ func (s *State) applyRevocation(a *Applied, r *schemas.Revocation) error {
 			return refusef(a.Index, RuleThreshold, "a revocation is signed by the root threshold or by one key, not %d", len(a.Signers))
 		}
 		signer := a.Signers[0]
-		at := time.Unix(r.IssuedAt, 0)
-		if _, err := s.Authorize(Request{Key: signer, Action: "revoke", At: at}); err != nil {
+		if _, err := s.authorizeAt(Request{Key: signer, Action: "revoke"}, at); err != nil {
 			d := err.(*Denial)
 			return refuse(a.Index, d.Rule, fmt.Errorf("the signer may not revoke: %s", d.Reason))
 		}
-		if !s.couldIssue(signer, r.Target, target, at) {
+		if !s.couldIssue(signer, r.Target, target, at.issued()) || !s.couldIssue(signer, r.Target, target, at.accepted()) {
 			return refusef(a.Index, RuleOutOfScope, "key %s could not have issued %s, so it may not revoke it", signer.ID(), r.Target)
 		}
 	}
@@ -164,8 +159,8 @@ func (s *State) couldIssue(signer sign.PublicKey, id string, target any, t time.
 }
 
 // applyIssuer accepts an issuer record signed by the root threshold.
-func (s *State) applyIssuer(a *Applied, r *schemas.Issuer) error {
-	if ok, _, err := s.rootAct(a); err != nil {
+func (s *State) applyIssuer(a *Applied, r *schemas.Issuer, at instants) error {
+	if ok, _, err := s.rootAct(a, at); err != nil {
 		return err
 	} else if !ok {
 		return refusef(a.Index, RuleThreshold, "an issuer record needs the root threshold (%d), no root key signed it", s.Root().Record.Threshold)
@@ -177,8 +172,8 @@ func (s *State) applyIssuer(a *Applied, r *schemas.Issuer) error {
 }
 
 // applyDowngrade accepts a downgrade record signed by the root threshold.
-func (s *State) applyDowngrade(a *Applied, r *schemas.Downgrade) error {
-	if ok, _, err := s.rootAct(a); err != nil {
+func (s *State) applyDowngrade(a *Applied, r *schemas.Downgrade, at instants) error {
+	if ok, _, err := s.rootAct(a, at); err != nil {
 		return err
 	} else if !ok {
 		return refusef(a.Index, RuleThreshold, "a downgrade record needs the root threshold (%d), no root key signed it", s.Root().Record.Threshold)
@@ -190,17 +185,31 @@ func (s *State) applyDowngrade(a *Applied, r *schemas.Downgrade) error {
 }
 
 // applyQuarantine accepts a quarantine or lift signed by the root
-// threshold or by one key holding "quarantine" for the machine.
-func (s *State) applyQuarantine(a *Applied, r *schemas.Quarantine) error {
-	ok, _, err := s.rootAct(a)
+// threshold or by one key holding "quarantine" for the machine (at both
+// instants). It replaces the machine's current act only when issued no
+// earlier than it (a lift signed before the quarantine it would end is
+// stale), and an act of the root threshold only by another act of the
+// root threshold: a delegate cannot undo the root's quarantine.
+func (s *State) applyQuarantine(a *Applied, r *schemas.Quarantine, at instants) error {
+	ok, _, err := s.rootAct(a, at)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		if err := s.applySigned(a, Request{Action: "quarantine", Machine: r.Machine, At: time.Unix(r.IssuedAt, 0)}); err != nil {
+		if err := s.applySigned(a, Request{Action: "quarantine", Machine: r.Machine}, at); err != nil {
 			return err
 		}
 	}
-	setMap(s, s.quarantines, r.Machine, &QuarantineEntry{Index: a.Index, Record: r})
+	if cur := s.quarantines[r.Machine]; cur != nil {
+		switch {
+		case r.IssuedAt < cur.Record.IssuedAt:
+			return refusef(a.Index, RuleSuperseded, "this quarantine act for %s was issued at %s, before the one in force (ledger index %d, issued at %s)",
+				r.Machine, unixUTC(r.IssuedAt), cur.Index, unixUTC(cur.Record.IssuedAt))
+		case cur.ByRoot && !ok:
+			return refusef(a.Index, RuleThreshold, "the quarantine act for %s at ledger index %d was signed by the root threshold; only the root threshold replaces or lifts it",
+				r.Machine, cur.Index)
+		}
+	}
+	setMap(s, s.quarantines, r.Machine, &QuarantineEntry{Index: a.Index, Record: r, ByRoot: ok})
 	return nil
 }

@@ -62,7 +62,8 @@ func TestReDelegation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			chain(t, tc.rule, w.genesis, w.leadDel, testkit.Seal(t, w.sub(tc.edit), w.lead))
+			sub := w.sub(tc.edit)
+			chainTimed(t, tc.rule, time.Unix(sub.IssuedAt, 0), w.genesis, w.leadDel, testkit.Seal(t, sub, w.lead))
 		})
 	}
 	t.Run("depth exhausted", func(t *testing.T) {

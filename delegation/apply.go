@@ -24,6 +24,7 @@ const (
 	RuleNotSupportedYet = "not-supported"     // a valid act this version cannot apply yet
 	RuleDuplicate       = "duplicate-record"  // the same signed content is already in the log
 	RuleRootKey         = "root-key"          // a revocation of a key of the root in force: rotate the root instead
+	RuleSuperseded      = "superseded-record" // a quarantine act issued before the machine's act in force
 )
 
 func refuse(index int64, rule string, err error) error {
@@ -69,17 +70,19 @@ func Prepare(entry []byte, dir sign.KeyLookup) *Prepared {
 }
 
 // Apply checks entry as the record at position s.Size() of the authority
-// log and, if every check passes, adds it to the state. On refusal it
-// returns a *RecordError (wrapping ErrRefused) with the rule id, and the
-// state is unchanged.
-func (s *State) Apply(entry []byte) (*Applied, error) {
-	return s.ApplyPrepared(Prepare(entry, nil))
+// log, accepted by the ledger at accepted (the signed time of the
+// checkpoint of the batch that adds it; see the package doc, "Time"), and,
+// if every check passes, adds it to the state. On refusal it returns a
+// *RecordError (wrapping ErrRefused) with the rule id, and the state is
+// unchanged.
+func (s *State) Apply(entry []byte, accepted time.Time) (*Applied, error) {
+	return s.ApplyPrepared(Prepare(entry, nil), accepted)
 }
 
 // ApplyPrepared is Apply for an entry already Prepared. Signatures
 // pre-verified under the key the state knows for their key id are not
 // verified again; every other check runs here, in order.
-func (s *State) ApplyPrepared(p *Prepared) (*Applied, error) {
+func (s *State) ApplyPrepared(p *Prepared, accepted time.Time) (*Applied, error) {
 	index := s.size
 	if p.env == nil {
 		return nil, refuse(index, RuleMalformed, p.err)
@@ -93,7 +96,7 @@ func (s *State) ApplyPrepared(p *Prepared) (*Applied, error) {
 		return nil, refusef(index, RuleDuplicate, "this %s record's content is already entry %d", p.env.Kind, prev)
 	}
 	s.undo = nil
-	a, err := s.applyEntry(index, p)
+	a, err := s.applyEntry(index, p, accepted)
 	if err != nil {
 		for i := len(s.undo) - 1; i >= 0; i-- {
 			s.undo[i]()
@@ -110,16 +113,13 @@ func (s *State) ApplyPrepared(p *Prepared) (*Applied, error) {
 	return a, nil
 }
 
-func (s *State) applyEntry(index int64, p *Prepared) (*Applied, error) {
+func (s *State) applyEntry(index int64, p *Prepared, accepted time.Time) (*Applied, error) {
 	env := p.env
-	if index == 0 {
-		if env.Kind != schemas.KindRoot {
-			return nil, refusef(0, RuleWrongKind, "entry 0 must be a root record, is %s", env.Kind)
-		}
-		return s.applyRoot(0, env, p)
+	if index == 0 && env.Kind != schemas.KindRoot {
+		return nil, refusef(0, RuleWrongKind, "entry 0 must be a root record, is %s", env.Kind)
 	}
 	if env.Kind == schemas.KindRoot {
-		return s.applyRoot(index, env, p)
+		return s.applyRoot(index, env, p, accepted)
 	}
 	verified, err := env.Verify(s.Key)
 	if err != nil {
@@ -136,27 +136,34 @@ func (s *State) applyEntry(index int64, p *Prepared) (*Applied, error) {
 	if (env.Kind == schemas.KindPin || env.Kind == schemas.KindInstruction) && len(env.Signatures) != 1 {
 		return nil, refusef(index, RuleMalformed, "a %s record carries exactly one signature, this one carries %d", env.Kind, len(env.Signatures))
 	}
-	a := &Applied{Index: index, Kind: env.Kind, Digest: env.Digest(), Record: p.rec, Signers: verified.Keys}
+	if IssuedAt(p.rec) == 0 {
+		return nil, refusef(index, RuleWrongKind, "a %s record does not belong in the authority log", env.Kind)
+	}
+	a := &Applied{Index: index, Kind: env.Kind, Digest: env.Digest(), Record: p.rec, Signers: verified.Keys, Accepted: accepted}
+	at, err := checkIssuedAt(index, env.Kind, IssuedAt(p.rec), accepted)
+	if err != nil {
+		return nil, err
+	}
 	switch r := p.rec.(type) {
 	case *schemas.Delegation:
-		err = s.applyDelegation(a, r)
+		err = s.applyDelegation(a, r, at)
 	case *schemas.Pin:
-		err = s.applySigned(a, Request{Action: "pin", Artifact: r.Artifact, At: time.Unix(r.IssuedAt, 0)})
+		err = s.applySigned(a, Request{Action: "pin", Artifact: r.Artifact}, at)
 		if err == nil {
 			pin := &PinEntry{Index: index, Digest: a.Digest, Record: r, Signer: a.Signers[0].ID()}
 			appendTo(s, &s.pins, pin)
 			setMap(s, s.byDigest, a.Digest, any(pin))
 		}
 	case *schemas.Instruction:
-		err = s.applySigned(a, Request{Action: "instruct", Stream: r.Stream, Machine: r.Machine, At: time.Unix(r.IssuedAt, 0)})
+		err = s.applySigned(a, Request{Action: "instruct", Stream: r.Stream, Machine: r.Machine}, at)
 	case *schemas.Revocation:
-		err = s.applyRevocation(a, r)
+		err = s.applyRevocation(a, r, at)
 	case *schemas.Issuer:
-		err = s.applyIssuer(a, r)
+		err = s.applyIssuer(a, r, at)
 	case *schemas.Quarantine:
-		err = s.applyQuarantine(a, r)
+		err = s.applyQuarantine(a, r, at)
 	case *schemas.Downgrade:
-		err = s.applyDowngrade(a, r)
+		err = s.applyDowngrade(a, r, at)
 	default:
 		err = refusef(index, RuleWrongKind, "a %s record does not belong in the authority log", env.Kind)
 	}
@@ -184,8 +191,10 @@ func rootKeys(index int64, r *schemas.Root) (map[string]sign.PublicKey, []sign.P
 // applyRoot accepts the first root (self-signed by its own threshold) or
 // a rotation: exactly version v+1, signed by at least root v's threshold
 // of root v's keys AND its own threshold of its own keys, while root v is
-// unexpired, and by no other key.
-func (s *State) applyRoot(index int64, env *sign.Envelope, p *Prepared) (*Applied, error) {
+// unexpired (at its issued_at and when accepted), and by no other key. A
+// root that has expired when the ledger accepts it trusts nothing and is
+// refused.
+func (s *State) applyRoot(index int64, env *sign.Envelope, p *Prepared, accepted time.Time) (*Applied, error) {
 	if p.rec == nil {
 		return nil, refuse(index, RuleMalformed, p.err)
 	}
@@ -218,12 +227,19 @@ func (s *State) applyRoot(index int64, env *sign.Envelope, p *Prepared) (*Applie
 	if n := countAmong(verified.Keys, list); n < r.Threshold {
 		return nil, refusef(index, RuleThreshold, "root version %d signed by %d of its own keys, threshold %d", r.Version, n, r.Threshold)
 	}
+	at, err := checkIssuedAt(index, schemas.KindRoot, r.IssuedAt, accepted)
+	if err != nil {
+		return nil, err
+	}
+	if accepted.Unix() >= r.Expires {
+		return nil, refusef(index, RuleRootExpired, "root version %d expires at %s, before the ledger accepted it (%s)", r.Version, unixUTC(r.Expires), accepted.UTC().Format(time.RFC3339))
+	}
 	if prev != nil {
 		switch {
 		case r.Version != prev.Record.Version+1:
 			return nil, refusef(index, RuleRootVersion, "root version %d cannot follow version %d (only %d can)", r.Version, prev.Record.Version, prev.Record.Version+1)
-		case r.IssuedAt >= prev.Record.Expires:
-			return nil, refusef(index, RuleRootExpired, "root version %d expired at %s, before this rotation was issued", prev.Record.Version, unixUTC(prev.Record.Expires))
+		case r.IssuedAt >= prev.Record.Expires || accepted.Unix() >= prev.Record.Expires:
+			return nil, refusef(index, RuleRootExpired, "root version %d expired at %s, before this rotation (%s)", prev.Record.Version, unixUTC(prev.Record.Expires), at)
 		}
 		if n := countAmong(verified.Keys, prev.Keys); n < prev.Record.Threshold {
 			return nil, refusef(index, RuleThreshold, "rotation signed by %d keys of root version %d, threshold %d", n, prev.Record.Version, prev.Record.Threshold)
@@ -239,7 +255,7 @@ func (s *State) applyRoot(index int64, env *sign.Envelope, p *Prepared) (*Applie
 	for _, k := range list {
 		s.trust(k)
 	}
-	return &Applied{Index: index, Kind: schemas.KindRoot, Digest: env.Digest(), Record: r, Signers: verified.Keys}, nil
+	return &Applied{Index: index, Kind: schemas.KindRoot, Digest: env.Digest(), Record: r, Signers: verified.Keys, Accepted: accepted}, nil
 }
 
 // countAmong returns how many distinct keys of set are among keys.
@@ -285,9 +301,12 @@ func (s *State) rootSigned(signers []sign.PublicKey) (bool, uint64, []string) {
 // they are keys of a root that a later one replaced; neither when no root
 // key, current or past, signed it (a delegate's act, for the caller to
 // judge).
-func (s *State) rootAct(a *Applied) (ok bool, ids []string, err error) {
+func (s *State) rootAct(a *Applied, at instants) (ok bool, ids []string, err error) {
 	ok, n, ids := s.rootSigned(a.Signers)
 	if ok {
+		if err := s.rootInForce(a, at); err != nil {
+			return false, nil, err
+		}
 		return true, ids, nil
 	}
 	root := s.Root()
@@ -323,13 +342,13 @@ func (s *State) retiredRootSigners(signers []sign.PublicKey) []string {
 }
 
 // applySigned checks that the record has exactly one signer and that the
-// signer is authorized for req.
-func (s *State) applySigned(a *Applied, req Request) error {
+// signer is authorized for req at both instants.
+func (s *State) applySigned(a *Applied, req Request, at instants) error {
 	if len(a.Signers) != 1 {
 		return refusef(a.Index, RuleMalformed, "a %s record has exactly one signer, has %d", a.Kind, len(a.Signers))
 	}
 	req.Key = a.Signers[0]
-	if _, err := s.Authorize(req); err != nil {
+	if _, err := s.authorizeAt(req, at); err != nil {
 		return refuse(a.Index, err.(*Denial).Rule, err)
 	}
 	return nil

@@ -9,8 +9,8 @@
 // [State.Apply]. Entry 0 must be a root record signed by at least its own
 // threshold of its own keys. Every later entry must be a signed record
 // whose signatures verify under keys earlier records introduced (and no
-// others), and whose signer is authorized for it at the record's
-// issued_at:
+// others), and whose signer is authorized for it under the time rule
+// below:
 //
 //   - a root is a rotation: exactly version v+1, signed by root v's
 //     threshold of root v's keys and by its own threshold of its own
@@ -40,6 +40,39 @@
 //
 // A record that fails any check is refused with an error and never enters
 // the state, so later records cannot lean on it.
+//
+// # Time
+//
+// Every act of every kind is judged at times its signer does not choose.
+// The authority log keeps the signed checkpoint of every batch it
+// commits (ledger.Log.HasHistory); the time the log accepted a record is
+// the signed time of the first checkpoint that covers it, the checkpoint
+// of its batch. The writer judges each record at exactly that time, and a
+// replica, an import and an auditor replay the log at the same times from
+// the same checkpoints, so every reader reaches the writer's verdict for
+// every entry. The rule, with accepted that time and issued the record's
+// issued_at:
+//
+//   - issued is at most [MaxClockSkew] (5 minutes) after accepted and at
+//     most [MaxRecordAge] (24 hours) before it, else rule issued-at-range;
+//   - the signer holds the authority at issued and at accepted: every
+//     delegation on its chain is valid and unrevoked at both, and the root
+//     in force is unexpired at both (a root act by the root threshold, a
+//     rotation, the root of the chain);
+//   - a root accepted at or after its own expiry trusts nothing, and is
+//     refused.
+//
+// So a key whose window has ended cannot act by writing an earlier
+// issued_at, and a key whose window has not begun cannot act by writing a
+// later one. Revocation is judged by ledger position: a revoked key or
+// delegation holds nothing in any entry after the revocation.
+//
+// # Quarantine
+//
+// The latest quarantine act for a machine is in force. An act issued
+// before the one in force is refused (rule superseded-record), so a lift
+// signed before a quarantine cannot end it; an act of the root threshold
+// is replaced or lifted only by another act of the root threshold.
 //
 // # Authority
 //

@@ -16,7 +16,13 @@ import (
 // accepted, anything else the exact refusal rule.
 func chain(t *testing.T, rule string, entries ...[]byte) *delegation.State {
 	t.Helper()
-	st, err := apply(t, entries...)
+	return chainTimed(t, rule, testkit.Epoch, entries...)
+}
+
+// chainTimed is chain with the last entry accepted at last.
+func chainTimed(t *testing.T, rule string, last time.Time, entries ...[]byte) *delegation.State {
+	t.Helper()
+	st, err := applyTimed(t, last, entries...)
 	if rule == "" {
 		if err != nil {
 			t.Fatalf("refused: %v", err)
@@ -120,7 +126,7 @@ func TestRootExpiry(t *testing.T) {
 	root := testkit.Root(1, r1)
 	root.Expires = testkit.Epoch.Unix()
 	del := testkit.Delegation(op, []string{"instruct"}, "demo", "runner-*")
-	st := chain(t, "", testkit.Seal(t, root, r1), testkit.Seal(t, del, r1))
+	st := chainTimed(t, "", testkit.Epoch.Add(-time.Minute), testkit.Seal(t, root, r1), testkit.Seal(t, del, r1))
 	for _, at := range []time.Time{testkit.Epoch, testkit.Epoch.Add(time.Hour)} {
 		_, err := st.Authorize(delegation.Request{Key: op.Public(), Action: "instruct", Stream: "demo", Machine: "runner-1", At: at})
 		var d *delegation.Denial

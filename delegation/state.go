@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
@@ -58,10 +59,12 @@ type IssuerEntry struct {
 	Record *schemas.Issuer
 }
 
-// QuarantineEntry is the latest quarantine act for a machine.
+// QuarantineEntry is the latest quarantine act for a machine, and
+// whether the root threshold signed it.
 type QuarantineEntry struct {
 	Index  int64
 	Record *schemas.Quarantine
+	ByRoot bool
 }
 
 // DowngradeEntry is an accepted downgrade record.
@@ -86,13 +89,15 @@ func (s *State) Downgrade(artifact, version string, t int64) *DowngradeEntry {
 	return nil
 }
 
-// Applied describes a record Apply accepted.
+// Applied describes a record Apply accepted: its ledger index, kind,
+// digest, record, verified signers, and the time the ledger accepted it.
 type Applied struct {
-	Index   int64
-	Kind    schemas.Kind
-	Digest  string
-	Record  schemas.Record
-	Signers []sign.PublicKey
+	Index    int64
+	Kind     schemas.Kind
+	Digest   string
+	Record   schemas.Record
+	Signers  []sign.PublicKey
+	Accepted time.Time
 }
 
 // State is the authority in force after a prefix of the authority log.

@@ -17,13 +17,24 @@ import (
 
 const digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
 
-// apply applies entries in order and returns the state and the error of
-// the last one.
+// apply applies entries in order, each accepted by the ledger at Epoch,
+// and returns the state and the error of the last one.
 func apply(t *testing.T, entries ...[]byte) (*delegation.State, error) {
+	t.Helper()
+	return applyTimed(t, testkit.Epoch, entries...)
+}
+
+// applyTimed is apply with the last entry accepted at last (and every
+// entry at last when that is before Epoch).
+func applyTimed(t *testing.T, last time.Time, entries ...[]byte) (*delegation.State, error) {
 	t.Helper()
 	st := delegation.NewState()
 	for i, e := range entries {
-		if _, err := st.Apply(e); err != nil {
+		at := testkit.Epoch
+		if i == len(entries)-1 || last.Before(at) {
+			at = last // times never decrease along a log
+		}
+		if _, err := st.Apply(e, at); err != nil {
 			if i != len(entries)-1 {
 				t.Fatalf("entry %d: %v", i, err)
 			}

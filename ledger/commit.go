@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"golang.org/x/mod/sumdb/tlog"
@@ -29,10 +30,13 @@ var ErrClosed = errors.New("log is closed")
 // committer calls it from one goroutine: Mark before a request's entries,
 // Admit for each (as if every entry admitted before it were already in the
 // log), Reset to undo a refused request or a batch that failed to commit,
-// and Settle once a batch is durable.
+// and Settle once a batch is durable. Admit is given the time the batch
+// is accepted at (whole seconds): the signed time of the checkpoint the
+// batch will carry, which is what a reader of the log's history replays
+// the entry at.
 type Gate interface {
 	Mark() int64
-	Admit(entry []byte, prepared any) error
+	Admit(entry []byte, prepared any, accepted time.Time) error
 	Reset(mark int64)
 	Settle()
 }
@@ -197,6 +201,13 @@ func (l *Log) run() {
 // admitted ones, their hashes, the size and a new checkpoint in one
 // transaction.
 func (l *Log) commit(batch []*appendReq) {
+	at, err := l.batchTime()
+	if err != nil {
+		for _, r := range batch {
+			r.err = err
+		}
+		return
+	}
 	var start int64
 	if l.gate != nil {
 		start = l.gate.Mark()
@@ -210,7 +221,7 @@ func (l *Log) commit(batch []*appendReq) {
 				if r.prepared != nil {
 					p = r.prepared[i]
 				}
-				if err := l.gate.Admit(e, p); err != nil {
+				if err := l.gate.Admit(e, p, at); err != nil {
 					l.gate.Reset(mark)
 					r.err = fmt.Errorf("record %d of %d: %w", i+1, len(r.entries), err)
 					break
@@ -228,7 +239,7 @@ func (l *Log) commit(batch []*appendReq) {
 		}
 		return
 	}
-	err := l.write(accepted)
+	err = l.write(accepted, at)
 	if l.gate != nil {
 		if err != nil {
 			l.gate.Reset(start)
@@ -242,9 +253,37 @@ func (l *Log) commit(batch []*appendReq) {
 	}
 }
 
-// write stores the accepted requests' entries in one durable transaction
-// and sets each request's first index.
-func (l *Log) write(reqs []*appendReq) error {
+// batchTime is the time the next batch is accepted at, in whole seconds:
+// the log's clock, but never before the signed time of the latest
+// checkpoint, so that times never decrease along the history. It reads
+// and verifies the stored checkpoint the first time.
+func (l *Log) batchTime() (time.Time, error) {
+	if l.head == nil {
+		signed, err := l.Checkpoint()
+		if err != nil {
+			return time.Time{}, err
+		}
+		cp, err := OpenCheckpoint(signed, l.vkey)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("refusing to append: %w", err)
+		}
+		t, err := CheckpointTime(signed, l.vkey)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("refusing to append: the latest checkpoint: %w", err)
+		}
+		l.head, l.headParsed, l.headTime = signed, cp, t
+	}
+	t := time.Unix(l.clock()().Unix(), 0)
+	if t.Before(l.headTime) {
+		t = l.headTime
+	}
+	return t, nil
+}
+
+// write stores the accepted requests' entries in one durable transaction,
+// with a checkpoint signed at time at (and kept in the history, for a
+// log that keeps one), and sets each request's first index.
+func (l *Log) write(reqs []*appendReq, at time.Time) error {
 	first := l.size.Load()
 	txn := l.db.NewTransaction(true)
 	defer txn.Discard()
@@ -281,9 +320,14 @@ func (l *Log) write(reqs []*appendReq) error {
 	if err != nil {
 		return err
 	}
-	cp, err := l.signCheckpoint(Checkpoint{Origin: l.origin, Size: n, Hash: root})
+	cp, err := l.signCheckpoint(Checkpoint{Origin: l.origin, Size: n, Hash: root}, at)
 	if err != nil {
 		return err
+	}
+	if l.history && n > first {
+		if err := txn.Set(historyKey(n), cp); err != nil {
+			return batchErr(err)
+		}
 	}
 	sz := make([]byte, 8)
 	binary.BigEndian.PutUint64(sz, uint64(n))
@@ -296,7 +340,7 @@ func (l *Log) write(reqs []*appendReq) error {
 	if err := txn.Commit(); err != nil {
 		return fmt.Errorf("committing %d entries: %w", n-first, batchErr(err))
 	}
-	l.head, l.headParsed = cp, Checkpoint{Origin: l.origin, Size: n, Hash: root}
+	l.head, l.headParsed, l.headTime = cp, Checkpoint{Origin: l.origin, Size: n, Hash: root}, at
 	l.size.Store(n)
 	return nil
 }

@@ -77,7 +77,7 @@ func crashRounds() int {
 // Verify must pass. Each round continues the same log.
 func TestCrashConsistency(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "log")
-	l, err := ledger.Create(dir, "example.com/crash", testkit.Key(t, 1))
+	l, err := ledger.Create(dir, "example.com/crash", testkit.Key(t, 1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func Init(dir, origin string, kp KeyParams) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Create(filepath.Join(dir, AuthorityDir), origin, key)
+	return CreateWithHistory(filepath.Join(dir, AuthorityDir), origin, key, nil)
 }
 
 // OpenAuthority opens the authority log of the ledger at dir. Without
@@ -143,7 +143,7 @@ func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 		if err != nil {
 			return nil, fmt.Errorf("creating runner key: %w", err)
 		}
-		l, err := Create(logDir, authorityOrigin+decisionsSuffix+key.Public().ID()[:16], key)
+		l, err := Create(logDir, authorityOrigin+decisionsSuffix+key.Public().ID()[:16], key, nil)
 		if err != nil {
 			os.Remove(prefix + ".key")
 			os.Remove(prefix + ".pub")

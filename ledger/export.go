@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/writ-ledger/writ/schemas"
@@ -15,15 +16,23 @@ import (
 // deterministic CBOR value of at most MaxEntrySize+64 bytes:
 //
 //	file    = header, 1*section
-//	header  = {"format": "writ-ledger-export", "v": 1, "logs": uint}
-//	section = log, *bstr            ; exactly "size" entries follow
+//	header  = {"format": "writ-ledger-export", "v": 2, "logs": uint}
+//	section = log, *bstr                 ; "history": false
+//	section =/ log, *(tstr, 1*bstr)      ; "history": true
 //	log     = {"name": "authority" / "decisions", "origin": tstr,
-//	           "vkey": tstr, "size": uint, "checkpoint": tstr}
+//	           "vkey": tstr, "size": uint, "checkpoint": tstr,
+//	           "history": bool}
 //
-// "checkpoint" is the log's signed C2SP checkpoint for exactly "size"
-// entries. An export carries everything an auditor needs to verify the
-// logs offline; nothing in it is trusted until the checkpoint verifies
-// under a key the auditor chose and the entries hash to its root.
+// Exactly "size" entries (bstr) follow a section's header. "checkpoint"
+// is the log's latest signed C2SP checkpoint, for exactly "size"
+// entries. In a section with "history" (the authority log), each batch of
+// entries is preceded by its history checkpoint (tstr): the signed,
+// timestamped checkpoint the log wrote for the batch, whose size is the
+// index after the batch's last entry; it gives every entry the time the
+// log accepted it. An export carries everything an auditor needs to
+// verify the logs offline; nothing in it is trusted until the
+// checkpoints verify under a key the auditor chose and the entries hash
+// to their roots.
 const exportFormat = "writ-ledger-export"
 
 // ErrExport is wrapped by every error for an export file that is
@@ -43,6 +52,7 @@ type ExportedLog struct {
 	VKey       string `cbor:"vkey"`
 	Size       int64  `cbor:"size"`
 	Checkpoint string `cbor:"checkpoint"`
+	History    bool   `cbor:"history"`
 }
 
 // Export writes the logs (name → log, in the order given) to w as one
@@ -50,7 +60,7 @@ type ExportedLog struct {
 // checkpoint and exactly the entries it covers.
 func Export(w io.Writer, names []string, logs []*Log) error {
 	bw := bufio.NewWriter(w)
-	if err := writeItem(bw, exportHeader{Format: exportFormat, V: 1, Logs: uint64(len(logs))}); err != nil {
+	if err := writeItem(bw, exportHeader{Format: exportFormat, V: exportVersion, Logs: uint64(len(logs))}); err != nil {
 		return err
 	}
 	for i, l := range logs {
@@ -62,10 +72,19 @@ func Export(w io.Writer, names []string, logs []*Log) error {
 		if err != nil {
 			return err
 		}
-		if err := writeItem(bw, ExportedLog{Name: names[i], Origin: l.origin, VKey: l.vkey, Size: cp.Size, Checkpoint: string(signed)}); err != nil {
+		if err := writeItem(bw, ExportedLog{Name: names[i], Origin: l.origin, VKey: l.vkey, Size: cp.Size, Checkpoint: string(signed), History: l.history}); err != nil {
 			return err
 		}
 		for j := int64(0); j < cp.Size; j++ {
+			if l.history {
+				if h, ok, err := l.historyAt(j); err != nil {
+					return err
+				} else if ok {
+					if err := writeItem(bw, string(h)); err != nil {
+						return err
+					}
+				}
+			}
 			e, err := l.Entry(j)
 			if err != nil {
 				return err
@@ -77,6 +96,10 @@ func Export(w io.Writer, names []string, logs []*Log) error {
 	}
 	return bw.Flush()
 }
+
+// exportVersion is the export format version this build writes and
+// reads: 2 carries the authority log's checkpoint history.
+const exportVersion = 2
 
 func writeItem(w io.Writer, v any) error {
 	b, err := schemas.Marshal(v)
@@ -149,8 +172,8 @@ func NewExportReader(r io.Reader) (*ExportReader, error) {
 	if err := x.decode(&h); err != nil {
 		return nil, fmt.Errorf("%w: header: %v", ErrExport, err)
 	}
-	if h.Format != exportFormat || h.V != 1 || h.Logs == 0 || h.Logs > 2 {
-		return nil, fmt.Errorf("%w: not a version 1 writ ledger export with 1 or 2 logs", ErrExport)
+	if h.Format != exportFormat || h.V != exportVersion || h.Logs == 0 || h.Logs > 2 {
+		return nil, fmt.Errorf("%w: not a version %d writ ledger export with 1 or 2 logs", ErrExport, exportVersion)
 	}
 	x.logs = h.Logs
 	return x, nil
@@ -172,30 +195,120 @@ func (x *ExportReader) Next() (*ExportedLog, error) {
 	if err := x.decode(&l); err != nil {
 		return nil, fmt.Errorf("%w: section header: %v", ErrExport, err)
 	}
-	if (l.Name != "authority" && l.Name != "decisions") || !ValidOrigin(l.Origin) || l.Size < 0 || len(l.Checkpoint) > MaxCheckpointSize {
-		return nil, fmt.Errorf("%w: section header %q is malformed", ErrExport, l.Name)
+	if (l.Name != "authority" && l.Name != "decisions") || !ValidOrigin(l.Origin) || l.Size < 0 || len(l.Checkpoint) > MaxCheckpointSize ||
+		l.History != (l.Name == "authority") {
+		return nil, fmt.Errorf("%w: section header %q is malformed (an authority section carries its checkpoint history, a decisions section none)", ErrExport, l.Name)
 	}
 	return &l, nil
 }
 
-// Entry returns the next entry of the current section.
-func (x *ExportReader) Entry() ([]byte, error) {
-	var e []byte
-	if err := x.decode(&e); err != nil {
-		return nil, fmt.Errorf("%w: entry: %v", ErrExport, err)
+// item returns the next item of the current section: an entry (a byte
+// string of 1 to MaxEntrySize bytes) or a history checkpoint (a text
+// string of at most MaxCheckpointSize bytes), exactly one of them set.
+func (x *ExportReader) item() (entry, checkpoint []byte, err error) {
+	var raw cbor.RawMessage
+	if err := x.decode(&raw); err != nil {
+		return nil, nil, fmt.Errorf("%w: entry: %v", ErrExport, err)
 	}
-	if len(e) == 0 || len(e) > MaxEntrySize {
-		return nil, fmt.Errorf("%w: an entry of %d bytes", ErrExport, len(e))
+	switch {
+	case len(raw) > 0 && raw[0]>>5 == 3: // text string
+		var s string
+		if err := exportMode.Unmarshal(raw, &s); err != nil || len(s) > MaxCheckpointSize {
+			return nil, nil, fmt.Errorf("%w: a history checkpoint that is not a bounded text string", ErrExport)
+		}
+		return nil, []byte(s), nil
+	case len(raw) > 0 && raw[0]>>5 == 2: // byte string
+		var e []byte
+		if err := exportMode.Unmarshal(raw, &e); err != nil {
+			return nil, nil, fmt.Errorf("%w: entry: %v", ErrExport, err)
+		}
+		if len(e) == 0 || len(e) > MaxEntrySize {
+			return nil, nil, fmt.Errorf("%w: an entry of %d bytes", ErrExport, len(e))
+		}
+		return e, nil, nil
 	}
-	return e, nil
+	return nil, nil, fmt.Errorf("%w: an item that is neither an entry nor a history checkpoint", ErrExport)
+}
+
+// sectionCursor reads one section's items in order: each entry with the
+// history checkpoint covering it, checking the history as it goes.
+type sectionCursor struct {
+	x    *ExportReader
+	sec  *ExportedLog
+	vkey string
+	tree TreeBuilder
+	next int64           // index of the next entry
+	cov  TimedCheckpoint // the history checkpoint covering entries below cov.Size
+	have bool
+}
+
+// entry returns the next entry, the history checkpoint covering it (zero
+// without history), and the signed history checkpoint when one preceded
+// it in the file (nil otherwise); after the batch's last entry it checks
+// the recomputed root against the checkpoint's.
+func (c *sectionCursor) entry() ([]byte, TimedCheckpoint, []byte, error) {
+	var fresh []byte
+	for {
+		e, signed, err := c.x.item()
+		if err != nil {
+			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%s entry %d: %w", c.sec.Name, c.next, err)
+		}
+		if signed == nil {
+			if c.sec.History && (!c.have || c.next >= c.cov.Size) {
+				return nil, TimedCheckpoint{}, nil, fmt.Errorf("%w: %s entry %d is not preceded by the history checkpoint of its batch", ErrExport, c.sec.Name, c.next)
+			}
+			c.tree.Add(tlog.RecordHash(e))
+			c.next++
+			if c.sec.History && c.next == c.cov.Size {
+				if root := c.tree.Root(); root != c.cov.Hash {
+					return nil, TimedCheckpoint{}, nil, &IntegrityError{Index: c.next - 1, What: fmt.Sprintf("%s history checkpoint of size %d", c.sec.Name, c.cov.Size),
+						Expected: hexHash(c.cov.Hash), Found: hexHash(root), Detail: ErrHistory.Error() + ": its root is not the root of the exported entries"}
+				}
+			}
+			return e, c.cov, fresh, nil
+		}
+		if !c.sec.History || fresh != nil || (c.have && c.next != c.cov.Size) {
+			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%w: a history checkpoint where none belongs (%s, before entry %d)", ErrExport, c.sec.Name, c.next)
+		}
+		tc, err := OpenTimedCheckpoint(signed, c.vkey)
+		if err != nil {
+			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%s history checkpoint before entry %d: %w: %w", c.sec.Name, c.next, ErrHistory, err)
+		}
+		switch {
+		case tc.Size <= c.next || tc.Size > c.sec.Size:
+			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%w: %s history checkpoint of size %d before entry %d (section size %d)", ErrHistory, c.sec.Name, tc.Size, c.next, c.sec.Size)
+		case c.have && tc.Time.Before(c.cov.Time):
+			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%w: %s history checkpoint of size %d is signed at %s, before the previous one (%s)", ErrHistory, c.sec.Name, tc.Size,
+				tc.Time.UTC().Format(time.RFC3339), c.cov.Time.UTC().Format(time.RFC3339))
+		}
+		c.cov, c.have, fresh = tc, true, signed
+	}
+}
+
+// finish checks that the history ended with the section's last entry and
+// that the section's latest checkpoint is signed no earlier.
+func (c *sectionCursor) finish() error {
+	if !c.sec.History || c.sec.Size == 0 {
+		return nil
+	}
+	if c.cov.Size != c.sec.Size {
+		return fmt.Errorf("%w: the %s history ends at size %d, the section at %d", ErrHistory, c.sec.Name, c.cov.Size, c.sec.Size)
+	}
+	if t, err := CheckpointTime([]byte(c.sec.Checkpoint), c.vkey); err != nil || t.Before(c.cov.Time) {
+		return fmt.Errorf("%w: the %s section's checkpoint is signed before its last batch, or carries no signed time", ErrHistory, c.sec.Name)
+	}
+	return nil
 }
 
 // VerifySection reads the current section's entries, hands each to fn
-// (if not nil) and checks them against the section's checkpoint, which
-// must verify under vkey ("" means the section's own key, which proves
-// only self-consistency). It returns the verified checkpoint, or an error
-// naming the entry or the mismatch (ErrExport, ErrCheckpointSignature, or
-// fn's error). Memory stays constant in the section size.
+// (if not nil) with the time the log accepted it (from the section's
+// checkpoint history, zero without one), and checks them against the
+// section's checkpoint, which must verify under vkey ("" means the
+// section's own key, which proves only self-consistency), and against
+// every history checkpoint. It returns the verified checkpoint, or an
+// error naming the entry or the mismatch (ErrExport, ErrHistory,
+// ErrCheckpointSignature, or fn's error). Memory stays constant in the
+// section size.
 func (x *ExportReader) VerifySection(l *ExportedLog, vkey string, fn EntryFunc) (Checkpoint, error) {
 	if vkey == "" {
 		vkey = l.VKey
@@ -207,20 +320,22 @@ func (x *ExportReader) VerifySection(l *ExportedLog, vkey string, fn EntryFunc) 
 	if cp.Origin != l.Origin || cp.Size != l.Size {
 		return cp, fmt.Errorf("%w: the %s checkpoint is for %s size %d, the section says %s size %d", ErrExport, l.Name, cp.Origin, cp.Size, l.Origin, l.Size)
 	}
-	var tree TreeBuilder
+	c := &sectionCursor{x: x, sec: l, vkey: vkey}
 	for i := int64(0); i < l.Size; i++ {
-		e, err := x.Entry()
+		e, cov, _, err := c.entry()
 		if err != nil {
-			return cp, fmt.Errorf("%s entry %d: %w", l.Name, i, err)
+			return cp, err
 		}
-		tree.Add(tlog.RecordHash(e))
 		if fn != nil {
-			if err := fn(i, e); err != nil {
+			if err := fn(i, e, cov.Time); err != nil {
 				return cp, err
 			}
 		}
 	}
-	if root := tree.Root(); root != cp.Hash {
+	if err := c.finish(); err != nil {
+		return cp, err
+	}
+	if root := c.tree.Root(); root != cp.Hash {
 		return cp, &IntegrityError{Index: -1, What: l.Name + " root hash", Expected: hexHash(cp.Hash), Found: hexHash(root),
 			Detail: fmt.Sprintf("the %d exported entries do not hash to the signed checkpoint's root", l.Size)}
 	}

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/sign"
@@ -32,9 +34,15 @@ type ImportedLog struct {
 // checkpoint, a decisions section's origin must extend the authority
 // section's (or local log's) origin, and the local log, if any, must be a
 // prefix of the section: the same origin and verifier key, a size no
-// larger, and the same root at its size. Anything else is refused before a
-// byte is written (ErrExport, ErrCheckpointSignature, or an
-// *InconsistencyError with both checkpoints).
+// larger, and the same root at its size, and, for a log with a checkpoint
+// history, the same accepted time for every entry it holds. check (if
+// not nil) gives, per section, the checks every entry must pass in order,
+// from entry 0, with the time it was accepted: for the authority log, the
+// same signature and authority checks an append runs, so that a replica
+// never holds what its writer would have refused. Anything else is
+// refused before a byte is written (ErrExport, ErrHistory,
+// ErrCheckpointSignature, the check's error, or an *InconsistencyError
+// with both checkpoints).
 //
 // The local logs stay open (Badger's directory lock) from the verifying
 // pass to the end of the copy, so nothing else appends in between. The
@@ -44,7 +52,7 @@ type ImportedLog struct {
 // log left with unsigned entries past its checkpoint by an interrupted
 // import is first cut back to its signed checkpoint (reported as
 // Recovered), so importing again completes it.
-func Import(dir, path string, trusted map[string]string) ([]ImportedLog, error) {
+func Import(dir, path string, trusted map[string]string, check Check) ([]ImportedLog, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -93,7 +101,7 @@ func Import(dir, path string, trusted map[string]string) ([]ImportedLog, error) 
 			}
 		}
 	}
-	plan, err := planImport(path, locals, trusted)
+	plan, err := planImport(path, locals, trusted, check)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +170,7 @@ func sectionDir(name string) string {
 }
 
 // planImport is the verifying pass: nothing is written.
-func planImport(path string, locals map[string]*Log, trusted map[string]string) ([]importPlan, error) {
+func planImport(path string, locals map[string]*Log, trusted map[string]string, check Check) ([]importPlan, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -186,7 +194,7 @@ func planImport(path string, locals map[string]*Log, trusted map[string]string) 
 				return nil, fmt.Errorf("%w: two %s sections", ErrExport, sec.Name)
 			}
 		}
-		p, err := planSection(x, sec, locals[sec.Name], trusted[sec.Name])
+		p, err := planSection(x, sec, locals[sec.Name], trusted[sec.Name], check)
 		if err != nil {
 			return nil, err
 		}
@@ -194,16 +202,22 @@ func planImport(path string, locals map[string]*Log, trusted map[string]string) 
 	}
 }
 
-// planSection verifies one section against the local log, if any.
-func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string) (importPlan, error) {
+// planSection verifies one section against the local log, if any, and
+// hands every entry of the section, from the first, to the check for its
+// log (if any), which must accept them all.
+func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, check Check) (importPlan, error) {
 	var localCP Checkpoint
+	var localTimes acceptedTimes
 	if local != nil {
 		if vkey == "" {
 			vkey = local.vkey
 		}
 		var err error
-		if localCP, err = local.Verify(vkey, nil); err != nil {
+		if localCP, err = local.Verify(vkey, localTimes.record); err != nil {
 			return importPlan{}, fmt.Errorf("the local %s log: %w", sec.Name, err)
+		}
+		if local.history != sec.History {
+			return importPlan{}, fmt.Errorf("%w: the export's %s log and the local one differ in keeping a checkpoint history", ErrExport, sec.Name)
 		}
 		if sec.VKey != local.vkey {
 			return importPlan{}, fmt.Errorf("%w: the export's %s log is signed by %s, the local one by %s", ErrExport, sec.Name, sec.VKey, local.vkey)
@@ -218,14 +232,32 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string) (im
 	}
 	var tree TreeBuilder
 	var prefix *tlog.Hash
-	cp, err := x.VerifySection(sec, vkey, func(i int64, e []byte) error {
+	var fn EntryFunc
+	var wait func() error
+	if check != nil {
+		fn, wait = check(sec.Name)
+	}
+	otherTimes := "" // the first entry the export says was accepted at another time
+	cp, err := x.VerifySection(sec, vkey, func(i int64, e []byte, accepted time.Time) error {
 		tree.Add(tlog.RecordHash(e))
+		if local != nil && i < localCP.Size && otherTimes == "" && !localTimes.at(i).Equal(accepted) {
+			otherTimes = fmt.Sprintf("the export's %s log accepted entry %d at %s, the local one at %s: another history",
+				sec.Name, i, accepted.UTC().Format(time.RFC3339), localTimes.at(i).UTC().Format(time.RFC3339))
+		}
 		if local != nil && i+1 == localCP.Size {
 			r := tree.Root()
 			prefix = &r
 		}
+		if fn != nil {
+			return fn(i, e, accepted)
+		}
 		return nil
 	})
+	if wait != nil {
+		if werr := wait(); werr != nil {
+			err = werr // the entry's own refusal, with its index
+		}
+	}
 	if err != nil {
 		return importPlan{}, err
 	}
@@ -235,6 +267,10 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string) (im
 			return importPlan{}, &InconsistencyError{Trusted: localCP, Found: cp, Why: "the export is older than the local " + sec.Name + " log"}
 		case localCP.Size > 0 && (prefix == nil || *prefix != localCP.Hash) || cp.Origin != localCP.Origin:
 			return importPlan{}, &InconsistencyError{Trusted: localCP, Found: cp, Why: "the export's " + sec.Name + " log forked from the local one"}
+		case otherTimes != "":
+			// The same entries, accepted at other times: replayed there,
+			// they could be judged otherwise.
+			return importPlan{}, &InconsistencyError{Trusted: localCP, Found: cp, Why: otherTimes}
 		}
 	}
 	return importPlan{sec: *sec, before: localCP.Size, cp: cp}, nil
@@ -277,7 +313,11 @@ func createReplica(dir string, sec *ExportedLog) (*Log, error) {
 		return nil, err
 	}
 	err = db.Update(func(txn *badger.Txn) error {
-		for k, v := range map[string][]byte{string(keyOrigin): []byte(sec.Origin), string(keyVKey): []byte(sec.VKey), string(keySize): make([]byte, 8)} {
+		meta := map[string][]byte{string(keyOrigin): []byte(sec.Origin), string(keyVKey): []byte(sec.VKey), string(keySize): make([]byte, 8)}
+		if sec.History {
+			meta[string(keyHistoryFlag)] = []byte{1}
+		}
+		for k, v := range meta {
 			if err := txn.Set([]byte(k), v); err != nil {
 				return err
 			}
@@ -292,9 +332,10 @@ func createReplica(dir string, sec *ExportedLog) (*Log, error) {
 }
 
 // copyFrom appends the section's entries after the planned prefix, in
-// batches; the last batch stores the section's checkpoint only if the
-// tree built from the copied entries has the verified root. On any
-// failure the copied entries are removed again.
+// batches, with the history checkpoints of batches that end past it; the
+// last batch stores the section's checkpoint only if the tree built from
+// the copied entries has the verified root. On any failure the copied
+// entries are removed again.
 func (l *Log) copyFrom(x *ExportReader, sec *ExportedLog, p importPlan) (err error) {
 	if l.Size() != p.before {
 		return fmt.Errorf("%w: the local %s log changed during the import (%d entries, planned %d)", ErrExport, sec.Name, l.Size(), p.before)
@@ -306,14 +347,33 @@ func (l *Log) copyFrom(x *ExportReader, sec *ExportedLog, p importPlan) (err err
 			}
 		}
 	}()
+	c := &sectionCursor{x: x, sec: sec, vkey: sec.VKey}
+	var pending [][]byte // history checkpoints read with the prefix, to store with the first batch
 	for i := int64(0); i < p.before; i++ {
-		if _, err := x.Entry(); err != nil {
+		_, cov, fresh, err := c.entry()
+		if err != nil {
 			return fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
+		}
+		if fresh != nil && cov.Size > p.before {
+			pending = append(pending, fresh)
 		}
 	}
 	for n := p.before; ; {
 		txn := l.db.NewTransaction(true)
-		n, err = l.copyBatch(txn, x, n, sec.Size)
+		err = nil
+		for _, h := range pending {
+			tc, terr := OpenTimedCheckpoint(h, sec.VKey) // verified in the first pass
+			if err = terr; err == nil {
+				err = batchErr(txn.Set(historyKey(tc.Size), h))
+			}
+			if err != nil {
+				break
+			}
+		}
+		pending = nil
+		if err == nil {
+			n, err = l.copyBatch(txn, c, n, sec.Size)
+		}
 		if err == nil && n == sec.Size {
 			err = finishCopy(txn, sec, p)
 		}
@@ -331,15 +391,21 @@ func (l *Log) copyFrom(x *ExportReader, sec *ExportedLog, p importPlan) (err err
 	}
 }
 
-// copyBatch writes entries n.. (up to about MaxBatchBytes/2) and the new
-// size in txn; it returns the next index.
-func (l *Log) copyBatch(txn *badger.Txn, x *ExportReader, n, size int64) (int64, error) {
+// copyBatch writes entries n.. (up to about MaxBatchBytes/2), the history
+// checkpoints that precede them, and the new size in txn; it returns the
+// next index.
+func (l *Log) copyBatch(txn *badger.Txn, c *sectionCursor, n, size int64) (int64, error) {
 	r := txnHashReader(txn)
 	bytes := 0
 	for n < size && bytes < MaxBatchBytes/2 {
-		e, err := x.Entry()
+		e, cov, fresh, err := c.entry()
 		if err != nil {
 			return n, fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
+		}
+		if fresh != nil {
+			if err := txn.Set(historyKey(cov.Size), fresh); err != nil {
+				return n, batchErr(err)
+			}
 		}
 		hashes, err := tlog.StoredHashes(n, e, r)
 		if err != nil {
@@ -427,6 +493,9 @@ func (l *Log) truncateTo(n int64) error {
 					return err
 				}
 			}
+			if err := deleteHistoryAfter(txn, from); err != nil {
+				return err
+			}
 			return txn.Set(keySize, sizeBytes(from))
 		})
 		if err != nil {
@@ -434,4 +503,36 @@ func (l *Log) truncateTo(n int64) error {
 		}
 		l.size.Store(from)
 	}
+}
+
+// Check makes the checks of one log's entries for Import: given the
+// section's name, an entry callback (nil: no checks for that log) and a
+// function that waits for the checks in flight and returns the first
+// refusal.
+type Check func(name string) (EntryFunc, func() error)
+
+// acceptedTimes remembers the time a log accepted each of its entries, as
+// runs of consecutive entries with the same time (one per batch at most).
+type acceptedTimes struct {
+	ends  []int64 // index after each run's last entry
+	times []time.Time
+}
+
+// record is an EntryFunc that notes entry i's accepted time.
+func (a *acceptedTimes) record(i int64, _ []byte, t time.Time) error {
+	if n := len(a.times); n > 0 && a.times[n-1].Equal(t) {
+		a.ends[n-1] = i + 1
+		return nil
+	}
+	a.ends, a.times = append(a.ends, i+1), append(a.times, t)
+	return nil
+}
+
+// at returns the accepted time of entry i (zero if not recorded).
+func (a *acceptedTimes) at(i int64) time.Time {
+	k, _ := slices.BinarySearch(a.ends, i+1)
+	if k < len(a.times) {
+		return a.times[k]
+	}
+	return time.Time{}
 }

@@ -37,7 +37,7 @@ func entries(n int) [][]byte {
 func newLog(t *testing.T, n int) (string, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "log")
-	l, err := ledger.Create(dir, "example.com/test-log", testkit.Key(t, 1))
+	l, err := ledger.Create(dir, "example.com/test-log", testkit.Key(t, 1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

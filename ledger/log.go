@@ -79,6 +79,9 @@ type Log struct {
 	vkey   string
 	signer note.Signer      // nil: read and verify only
 	key    *sign.PrivateKey // the checkpoint key behind signer, for receipts
+	// history: the log keeps the signed checkpoint of every batch
+	// (history.go), which gives each entry the time it was accepted.
+	history bool
 
 	committer // group commit (commit.go)
 
@@ -87,8 +90,11 @@ type Log struct {
 	// checkpoint only when its bytes differ. Used by the committer only.
 	head       []byte
 	headParsed Checkpoint
+	headTime   time.Time // the signed time of head (zero before it is read)
 
-	// Now is the clock that timestamps checkpoints; nil means time.Now.
+	// Now is the clock that timestamps checkpoints, and so the time a
+	// batch is accepted at (never before the latest checkpoint's); nil
+	// means time.Now.
 	Now func() time.Time
 }
 
@@ -122,9 +128,21 @@ func openBadger(dir string, readOnly bool) (*badger.DB, error) {
 }
 
 // Create makes a new, empty log in dir (which must not exist), with the
-// given origin, whose checkpoints key signs. It writes a signed checkpoint
-// of size 0.
-func Create(dir, origin string, key *sign.PrivateKey) (*Log, error) {
+// given origin, whose checkpoints key signs, and whose clock is now
+// (time.Now when nil; see Log.Now). It writes a signed checkpoint of size
+// 0.
+func Create(dir, origin string, key *sign.PrivateKey, now func() time.Time) (*Log, error) {
+	return create(dir, origin, key, now, false)
+}
+
+// CreateWithHistory is Create for a log that keeps its checkpoint
+// history (history.go): the authority log, whose every entry must carry
+// the time the log accepted it.
+func CreateWithHistory(dir, origin string, key *sign.PrivateKey, now func() time.Time) (*Log, error) {
+	return create(dir, origin, key, now, true)
+}
+
+func create(dir, origin string, key *sign.PrivateKey, now func() time.Time, history bool) (*Log, error) {
 	if !ValidOrigin(origin) {
 		return nil, fmt.Errorf("origin %q: 1 to 128 printable ASCII characters, no space or '+'", origin)
 	}
@@ -139,16 +157,20 @@ func Create(dir, origin string, key *sign.PrivateKey) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{db: db, origin: origin, vkey: vkey, signer: s, key: key}
+	l := &Log{db: db, origin: origin, vkey: vkey, signer: s, key: key, history: history, Now: now}
 	err = db.Update(func(txn *badger.Txn) error {
-		cp, err := l.signCheckpoint(Checkpoint{Origin: origin, Size: 0, Hash: emptyRoot})
+		cp, err := l.signCheckpoint(Checkpoint{Origin: origin, Size: 0, Hash: emptyRoot}, l.clock()())
 		if err != nil {
 			return err
 		}
-		for k, v := range map[string][]byte{
+		meta := map[string][]byte{
 			string(keyOrigin): []byte(origin), string(keyVKey): []byte(vkey),
 			string(keySize): make([]byte, 8), string(keyCheckpoint): cp,
-		} {
+		}
+		if history {
+			meta[string(keyHistoryFlag)] = []byte{1}
+		}
+		for k, v := range meta {
 			if err := txn.Set([]byte(k), v); err != nil {
 				return err
 			}
@@ -232,6 +254,17 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 		}
 		l.origin, l.vkey = string(origin), string(vkey)
 		l.size.Store(int64(binary.BigEndian.Uint64(size)))
+		switch it, err := txn.Get(keyHistoryFlag); {
+		case errors.Is(err, badger.ErrKeyNotFound):
+		case err != nil:
+			return err
+		default:
+			flag, err := it.ValueCopy(nil)
+			if err != nil || !bytes.Equal(flag, []byte{1}) {
+				return &IntegrityError{Index: -1, What: "log metadata m/history malformed", Detail: dir}
+			}
+			l.history = true
+		}
 		return nil
 	})
 	if err == nil && key != nil {
@@ -303,12 +336,12 @@ func (l *Log) Checkpoint() ([]byte, error) {
 }
 
 // signCheckpoint signs the checkpoint body with the log key, once as the
-// signed note and once as a timestamped cosignature/v1 (cosign.go).
-func (l *Log) signCheckpoint(c Checkpoint) ([]byte, error) {
+// signed note and once as a cosignature/v1 (cosign.go) timestamped at.
+func (l *Log) signCheckpoint(c Checkpoint, at time.Time) ([]byte, error) {
 	if l.signer == nil {
 		return nil, ErrNoSigner
 	}
-	return note.Sign(&note.Note{Text: c.Body()}, l.signer, &cosigner{name: l.origin, key: l.key, now: l.clock()})
+	return note.Sign(&note.Note{Text: c.Body()}, l.signer, &cosigner{name: l.origin, key: l.key, now: func() time.Time { return at }})
 }
 
 // clock returns the log's clock: time.Now unless a test set Now.
@@ -362,7 +395,11 @@ func (l *Log) checkHead(txn *badger.Txn, r tlog.HashReader) error {
 		if cp, err = OpenCheckpoint(signed, l.vkey); err != nil {
 			return fmt.Errorf("refusing to append: %w", err)
 		}
-		l.head, l.headParsed = signed, cp
+		t, err := CheckpointTime(signed, l.vkey)
+		if err != nil {
+			return fmt.Errorf("refusing to append: the latest checkpoint: %w", err)
+		}
+		l.head, l.headParsed, l.headTime = signed, cp, t
 	}
 	it, err = txn.Get(keySize)
 	if err != nil {

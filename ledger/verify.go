@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"golang.org/x/mod/sumdb/tlog"
@@ -44,9 +45,11 @@ func (e *IntegrityError) Error() string {
 func (e *IntegrityError) Unwrap() error { return ErrTampered }
 
 // EntryFunc is called by Verify with each entry, in order, after its leaf
-// hash has been checked. The slice is valid only during the call. A
-// non-nil error stops verification and is returned.
-type EntryFunc func(index int64, entry []byte) error
+// hash has been checked, and the time the log accepted it: the signed
+// time of the first history checkpoint covering it, for a log that keeps
+// a checkpoint history (zero otherwise). The slice is valid only during
+// the call. A non-nil error stops verification and is returned.
+type EntryFunc func(index int64, entry []byte, accepted time.Time) error
 
 // Verify checks the whole log against its latest signed checkpoint, which
 // must verify under vkey (ErrCheckpointSignature otherwise): the
@@ -54,9 +57,14 @@ type EntryFunc func(index int64, entry []byte) error
 // size-1 is present and nothing lies beyond; every leaf hash recomputed
 // from the entry's bytes and every interior hash recomputed from those
 // equal the stored tree hashes; and the recomputed root equals the
-// checkpoint's root hash. Each entry is passed to fn (if not nil) as it is
-// read. The first failure is returned as an *IntegrityError (wrapping
-// ErrTampered) naming the index. Memory does not grow with the log.
+// checkpoint's root hash. For a log with a checkpoint history, every
+// history checkpoint's timestamped signature verifies under vkey, its
+// root is the root recomputed at its size, the times never decrease, the
+// history ends at the log's size, and the latest checkpoint is signed no
+// earlier than the last of it. Each entry is passed to fn (if not nil) as
+// it is read, with the time it was accepted. The first failure is
+// returned as an *IntegrityError (wrapping ErrTampered) naming the index.
+// Memory does not grow with the log.
 func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 	signed, err := l.Checkpoint()
 	if err != nil {
@@ -82,6 +90,11 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		stored := txnHashReader(txn)
+		var hist *historyReader
+		if l.history {
+			hist = newHistoryReader(txn, vkey)
+			defer hist.close()
+		}
 		for it.Rewind(); it.Valid(); it.Next() {
 			item := it.Item()
 			k := item.Key()
@@ -97,6 +110,15 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 			}
 			if i >= size {
 				return &IntegrityError{Index: i, What: "entry beyond the checkpoint", Detail: fmt.Sprintf("the log holds %d entries", size)}
+			}
+			var accepted time.Time
+			var covering TimedCheckpoint
+			if hist != nil {
+				var err error
+				if covering, err = hist.covering(i); err != nil {
+					return err
+				}
+				accepted = covering.Time
 			}
 			err := item.Value(func(v []byte) error {
 				// Recompute the hashes this entry adds, in storage order.
@@ -121,8 +143,14 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 					return &IntegrityError{Index: i, What: fmt.Sprintf("tree hash at level %d", j), Expected: hexHash(have[j]), Found: hexHash(produced[j]),
 						Detail: "the stored tree hash differs from the hash recomputed from the entries"}
 				}
+				if hist != nil && i+1 == covering.Size {
+					if root := tree.Root(); root != covering.Hash {
+						return &IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", covering.Size), Expected: hexHash(covering.Hash), Found: hexHash(root),
+							Detail: ErrHistory.Error() + ": its root is not the root recomputed from the entries"}
+					}
+				}
 				if fn != nil {
-					return fn(i, v)
+					return fn(i, v, accepted)
 				}
 				return nil
 			})
@@ -130,6 +158,14 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 				return err
 			}
 			next++
+		}
+		if hist != nil {
+			if err := hist.finish(size); err != nil {
+				return err
+			}
+			if t, err := CheckpointTime(signed, vkey); err != nil || (size > 0 && t.Before(hist.last)) {
+				return &IntegrityError{Index: -1, What: "latest checkpoint time", Detail: ErrHistory.Error() + ": the latest checkpoint is signed before the last batch, or carries no signed time"}
+			}
 		}
 		return nil
 	})

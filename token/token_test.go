@@ -70,7 +70,7 @@ func ledgerState(t *testing.T, jwksURI string, revoke bool) *delegation.State {
 	st := delegation.NewState()
 	apply := func(e []byte) {
 		t.Helper()
-		if _, err := st.Apply(e); err != nil {
+		if _, err := st.Apply(e, testkit.Epoch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -168,12 +168,12 @@ func TestGuardRevokedAndThreshold(t *testing.T) {
 	}
 	k1, k2, k3 := testkit.Key(t, 1), testkit.Key(t, 2), testkit.Key(t, 3)
 	st := delegation.NewState()
-	if _, err := st.Apply(testkit.Seal(t, testkit.Root(2, k1, k2, k3), k1, k2)); err != nil {
+	if _, err := st.Apply(testkit.Seal(t, testkit.Root(2, k1, k2, k3), k1, k2), testkit.Epoch); err != nil {
 		t.Fatal(err)
 	}
 	rec := testkit.Seal(t, &schemas.Issuer{V: 1, Issuer: issuer, JWKSURI: good, Audiences: []string{"writ"}, IssuedAt: testkit.Epoch.Add(-time.Hour).Unix()}, k1)
 	var re *delegation.RecordError
-	if _, err := st.Apply(rec); !errors.As(err, &re) || re.Rule != delegation.RuleThreshold {
+	if _, err := st.Apply(rec, testkit.Epoch); !errors.As(err, &re) || re.Rule != delegation.RuleThreshold {
 		t.Fatalf("an issuer record with 1 of 2 root signatures: %v, want %s", err, delegation.RuleThreshold)
 	}
 	f = p.fetcher(st)

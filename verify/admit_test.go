@@ -122,7 +122,7 @@ func newFixture(t *testing.T, editRoot func(*schemas.Root), editPin func(*schema
 		testkit.Seal(t, relDel, f.root),
 		testkit.Seal(t, pin, rel),
 	} {
-		if _, err := f.st.Apply(e); err != nil {
+		if _, err := f.st.Apply(e, testkit.Epoch.Add(-30*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -296,7 +296,7 @@ func TestRuleTable(t *testing.T) {
 func (f *fixture) extend(t *testing.T, entries ...[]byte) *delegation.State {
 	t.Helper()
 	for _, e := range entries {
-		if _, err := f.st.Apply(e); err != nil {
+		if _, err := f.st.Apply(e, testkit.Epoch); err != nil {
 			t.Fatal(err)
 		}
 	}

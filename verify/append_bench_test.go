@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/internal/testkit"
-	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -24,10 +23,7 @@ func benchLedger(b testing.TB, n int) (*verify.Authority, string, [][]byte) {
 	b.Helper()
 	root, op := testkit.Key(b, 1), testkit.Key(b, 10)
 	dir := filepath.Join(b.TempDir(), "log")
-	l, err := ledger.Create(dir, "example.com/bench", testkit.Key(b, 5))
-	if err != nil {
-		b.Fatal(err)
-	}
+	l := createAuthority(b, dir, "example.com/bench", testkit.Key(b, 5), nil)
 	del := testkit.Delegation(op, []string{"instruct"}, "demo", "runner-*")
 	if _, err := l.Append([][]byte{testkit.Seal(b, testkit.Root(1, root), root), testkit.Seal(b, del, root)}); err != nil {
 		b.Fatal(err)
@@ -36,7 +32,6 @@ func benchLedger(b testing.TB, n int) (*verify.Authority, string, [][]byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	a.Now = func() time.Time { return testkit.Epoch }
 	recs := make([][]byte, n)
 	for i := range recs {
 		in := testkit.Instruction(fmt.Sprintf("%032x", i))

@@ -47,7 +47,7 @@ func (rep *Report) counting(fn ledger.EntryFunc) ledger.EntryFunc {
 	if rep.opts.Progress == nil {
 		return fn
 	}
-	return func(i int64, e []byte) error {
+	return func(i int64, e []byte, accepted time.Time) error {
 		rep.progressDone++
 		if rep.progressDone%ProgressEvery == 0 {
 			rep.opts.Progress(rep.progressDone, rep.progressTotal)
@@ -55,7 +55,7 @@ func (rep *Report) counting(fn ledger.EntryFunc) ledger.EntryFunc {
 		if fn == nil {
 			return nil
 		}
-		return fn(i, e)
+		return fn(i, e, accepted)
 	}
 }
 

@@ -23,10 +23,7 @@ func auditLedger(t *testing.T, logKey, runnerKey *sign.PrivateKey, decisionOrigi
 	t.Helper()
 	dir := t.TempDir()
 	root := testkit.Key(t, 1)
-	auth, err := ledger.Create(filepath.Join(dir, ledger.AuthorityDir), "example.com/audit", logKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	auth := createAuthority(t, filepath.Join(dir, ledger.AuthorityDir), "example.com/audit", logKey, nil)
 	defer auth.Close()
 	if _, err := auth.Append([][]byte{testkit.Seal(t, testkit.Root(1, root), root)}); err != nil {
 		t.Fatal(err)
@@ -38,7 +35,7 @@ func auditLedger(t *testing.T, logKey, runnerKey *sign.PrivateKey, decisionOrigi
 	if decisionOrigin == "" {
 		decisionOrigin = "example.com/audit/decisions/" + runnerKey.Public().ID()[:16]
 	}
-	dec, err := ledger.Create(filepath.Join(dir, ledger.DecisionsDir), decisionOrigin, runnerKey)
+	dec, err := ledger.Create(filepath.Join(dir, ledger.DecisionsDir), decisionOrigin, runnerKey, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
@@ -91,7 +92,7 @@ func (rep *Report) tallyBound(b *authorityBinding) (ledger.EntryFunc, func() err
 			return decoded{err: err}
 		}
 		return decoded{d: rec.(*schemas.Decision)}
-	}, func(i int64, x decoded) error {
+	}, func(i int64, x decoded, _ time.Time) error {
 		if x.err != nil {
 			return &delegation.RecordError{Index: i, Rule: delegation.RuleMalformed, Err: x.err}
 		}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/writ-ledger/writ/ledger"
 	"golang.org/x/mod/sumdb/tlog"
@@ -90,7 +91,7 @@ type prefixCheck struct {
 }
 
 func (p *prefixCheck) wrap(fn ledger.EntryFunc) ledger.EntryFunc {
-	return func(i int64, e []byte) error {
+	return func(i int64, e []byte, accepted time.Time) error {
 		if p.trusted != nil && i < p.trusted.Size {
 			p.tree.Add(tlog.RecordHash(e))
 			if i+1 == p.trusted.Size {
@@ -99,7 +100,7 @@ func (p *prefixCheck) wrap(fn ledger.EntryFunc) ledger.EntryFunc {
 			}
 		}
 		if fn != nil {
-			return fn(i, e)
+			return fn(i, e, accepted)
 		}
 		return nil
 	}

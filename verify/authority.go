@@ -7,13 +7,13 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
-	"github.com/writ-ledger/writ/schemas"
 )
 
-// MaxClockSkew is how far in the future a record's issued_at may be when
-// it is appended, in seconds of this machine's clock: a record dated later
-// could be used to reach past a window that has not opened yet.
-const MaxClockSkew = 5 * time.Minute
+// MaxClockSkew is how far a time a runner judges (an instruction's
+// issued_at, a checkpoint's signed time) may lie after its own clock: the
+// same skew the authority log allows between a record's issued_at and the
+// time it accepted the record (delegation.MaxClockSkew).
+const MaxClockSkew = delegation.MaxClockSkew
 
 // Authority is an authority log together with the state its verified
 // entries build. Append is safe for concurrent use: appends are batched
@@ -23,18 +23,19 @@ type Authority struct {
 	Log        *ledger.Log
 	State      *delegation.State
 	Checkpoint ledger.Checkpoint
-	// Now is the clock for the future-date check; time.Now by default.
-	Now func() time.Time
 
 	mu sync.RWMutex // guards State while the committer applies a batch
 }
 
 // LoadAuthority verifies the whole authority log against its latest
-// checkpoint under vkey (ledger.Log.Verify) and replays every entry into a
-// fresh delegation state, re-verifying each signature and each signer's
-// authority. Any failure is returned with the entry's index: an
-// *ledger.IntegrityError or a *delegation.RecordError. The returned
-// Authority appends through log.
+// checkpoint under vkey (ledger.Log.Verify, its checkpoint history
+// included) and replays every entry into a fresh delegation state at the
+// time the log accepted it, re-verifying each signature and each signer's
+// authority (delegation's time rule). Any failure is returned with the
+// entry's index: an *ledger.IntegrityError or a *delegation.RecordError.
+// A log without a checkpoint history is refused (ledger.ErrHistory): its
+// entries' times cannot be judged. The returned Authority appends through
+// log.
 func LoadAuthority(log *ledger.Log, vkey string) (*Authority, error) {
 	return loadAuthority(log, vkey, nil, nil)
 }
@@ -43,6 +44,9 @@ func LoadAuthority(log *ledger.Log, vkey string) (*Authority, error) {
 // record as it is applied, and with the entry callback wrapped by wrap
 // (if not nil; the audit counts progress).
 func loadAuthority(log *ledger.Log, vkey string, applied func(*delegation.Applied), wrap func(ledger.EntryFunc) ledger.EntryFunc) (*Authority, error) {
+	if !log.HasHistory() {
+		return nil, fmt.Errorf("%w: the authority log keeps no checkpoint history, so the time it accepted each record cannot be proven", ledger.ErrHistory)
+	}
 	st := delegation.NewState()
 	fn, wait := parallelApply(st, applied)
 	if wrap != nil {
@@ -55,7 +59,7 @@ func loadAuthority(log *ledger.Log, vkey string, applied func(*delegation.Applie
 	if err != nil {
 		return nil, err
 	}
-	a := &Authority{Log: log, State: st, Checkpoint: cp, Now: time.Now}
+	a := &Authority{Log: log, State: st, Checkpoint: cp}
 	log.SetGate(gate{a})
 	return a, nil
 }
@@ -65,8 +69,9 @@ func loadAuthority(log *ledger.Log, vkey string, applied func(*delegation.Applie
 // batch (possibly shared with concurrent callers). If any record is
 // refused, nothing of this call is appended and the error is a
 // *delegation.RecordError naming the rule, wrapped with the record's
-// position in the call. A record issued more than MaxClockSkew after Now
-// is refused. It returns what was applied.
+// position in the call. Each record is judged at the time its batch is
+// accepted (delegation's time rule), the time the batch's checkpoint
+// carries. It returns what was applied.
 func (a *Authority) Append(entries [][]byte) ([]*delegation.Applied, error) {
 	preps := make([]any, len(entries))
 	items := make([]*item, len(entries))
@@ -111,37 +116,17 @@ func (g gate) Settle() {
 	g.a.State.Settle()
 }
 
-func (g gate) Admit(entry []byte, prepared any) error {
+func (g gate) Admit(entry []byte, prepared any, accepted time.Time) error {
 	it, _ := prepared.(*item)
 	if it == nil {
 		it = &item{p: delegation.Prepare(entry, nil)}
 	}
 	g.a.mu.Lock()
 	defer g.a.mu.Unlock()
-	applied, err := g.a.State.ApplyPrepared(it.p)
+	applied, err := g.a.State.ApplyPrepared(it.p, accepted)
 	if err != nil {
 		return err
 	}
-	if t := issuedAt(applied); t.After(g.a.Now().Add(MaxClockSkew)) {
-		g.a.State.Reset(applied.Index)
-		return fmt.Errorf("issued_at %s is more than %s after this machine's clock (%s)",
-			t.UTC().Format(time.RFC3339), MaxClockSkew, g.a.Now().UTC().Format(time.RFC3339))
-	}
 	it.applied = applied
 	return nil
-}
-
-func issuedAt(a *delegation.Applied) time.Time {
-	var sec int64
-	switch r := a.Record.(type) {
-	case *schemas.Root:
-		sec = r.IssuedAt
-	case *schemas.Delegation:
-		sec = r.IssuedAt
-	case *schemas.Pin:
-		sec = r.IssuedAt
-	case *schemas.Instruction:
-		sec = r.IssuedAt
-	}
-	return time.Unix(sec, 0)
 }

@@ -41,7 +41,7 @@ func newWorld(t *testing.T) *world {
 func (w *world) apply(t *testing.T, entries ...[]byte) {
 	t.Helper()
 	for _, e := range entries {
-		if _, err := w.st.Apply(e); err != nil {
+		if _, err := w.st.Apply(e, testkit.Epoch); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -103,7 +103,7 @@ func contains(xs []string, x string) bool {
 func TestDowngradeNeedsRootThreshold(t *testing.T) {
 	w := newWorld(t)
 	rec := &schemas.Downgrade{V: 1, Artifact: "agent", Version: "v1.0.0", Reason: "r", IssuedAt: testkit.Epoch.Unix(), Expires: testkit.Epoch.Add(time.Hour).Unix()}
-	_, err := w.st.Apply(testkit.Seal(t, rec, w.rel))
+	_, err := w.st.Apply(testkit.Seal(t, rec, w.rel), testkit.Epoch)
 	var re *delegation.RecordError
 	if !errors.As(err, &re) || re.Rule != "threshold-not-met" {
 		t.Fatalf("a downgrade signed by a release key: %v", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
@@ -66,7 +67,7 @@ func rebuildIndex(dec *ledger.Log) error {
 		from = last + 1
 	}
 	var pairs []ledger.LookupPair
-	_, err = dec.Verify(dec.VerifierKey(), func(i int64, entry []byte) error {
+	_, err = dec.Verify(dec.VerifierKey(), func(i int64, entry []byte, _ time.Time) error {
 		if i < from {
 			return nil
 		}

@@ -43,11 +43,7 @@ func newRunnerLedger(t *testing.T) *runnerLedger {
 	}
 	l := &runnerLedger{dir: t.TempDir(), logKey: testkit.Key(t, 50), root: testkit.Key(t, 1), op: testkit.Key(t, 10), op2: testkit.Key(t, 13), rel: testkit.Key(t, 11),
 		kp: ledger.KeyParams{Recipients: []age.Recipient{id.Recipient()}, Identities: []age.Identity{id}, Rand: rand.Reader}}
-	auth, err := ledger.Create(filepath.Join(l.dir, ledger.AuthorityDir), runnerOrigin, l.logKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth.Close()
+	createAuthority(t, filepath.Join(l.dir, ledger.AuthorityDir), runnerOrigin, l.logKey, nil).Close()
 	l.append(t, l.baseEntries(t, 30*24*time.Hour)...)
 	return l
 }
@@ -74,10 +70,7 @@ func (l *runnerLedger) baseEntries(t *testing.T, pinFor time.Duration) [][]byte 
 // does from another process, and returns the index of the first.
 func (l *runnerLedger) append(t *testing.T, entries ...[]byte) int64 {
 	t.Helper()
-	auth, err := ledger.Open(filepath.Join(l.dir, ledger.AuthorityDir), l.logKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	auth := openAuthority(t, filepath.Join(l.dir, ledger.AuthorityDir), l.logKey, l.now)
 	defer auth.Close()
 	i, err := auth.Append(entries)
 	if err != nil {
@@ -102,8 +95,13 @@ func (l *runnerLedger) receipt(t *testing.T, index int64) []byte {
 }
 
 func (l *runnerLedger) config(mode verify.Mode) verify.Config {
-	return verify.Config{Machine: "runner-1", Mode: mode, Platform: platform,
-		Now: func() time.Time { return testkit.Epoch.Add(time.Duration(l.clock.Load()) * time.Second) }}
+	return verify.Config{Machine: "runner-1", Mode: mode, Platform: platform, Now: l.now}
+}
+
+// now is the test's clock, for the runner and the authority log alike:
+// Epoch plus l.clock seconds.
+func (l *runnerLedger) now() time.Time {
+	return testkit.Epoch.Add(time.Duration(l.clock.Load()) * time.Second)
 }
 
 // open opens the runner with mode and cfg edits; it is closed when the
@@ -380,10 +378,7 @@ func TestRunnerReceipts(t *testing.T) {
 	fork := newRunnerLedger(t)
 	fork.logKey = l.logKey
 	forkDir := t.TempDir()
-	forked, err := ledger.Create(filepath.Join(forkDir, ledger.AuthorityDir), runnerOrigin, l.logKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	forked := createAuthority(t, filepath.Join(forkDir, ledger.AuthorityDir), runnerOrigin, l.logKey, nil)
 	forked.Append([][]byte{raw})
 	forkReceipt, err := forked.Receipt(0)
 	forked.Close()
@@ -424,11 +419,7 @@ func TestRunnerLedgerRules(t *testing.T) {
 
 	// A fork: the same origin and key, another history of the same size.
 	os.RemoveAll(filepath.Join(l.dir, ledger.AuthorityDir))
-	auth, err := ledger.Create(filepath.Join(l.dir, ledger.AuthorityDir), runnerOrigin, l.logKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth.Close()
+	createAuthority(t, filepath.Join(l.dir, ledger.AuthorityDir), runnerOrigin, l.logKey, nil).Close()
 	l.append(t, l.baseEntries(t, 29*24*time.Hour)...)
 	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: l.signed(t, 3, nil)}, verify.RuleLedgerInconsistent, refusedAll)
 
@@ -453,6 +444,9 @@ func TestRunnerReloadsAuthority(t *testing.T) {
 	// the runner cannot read it, and refuses rather than decide on what
 	// it read before.
 	holder, err := ledger.Open(filepath.Join(l.dir, ledger.AuthorityDir), l.logKey)
+	if err == nil {
+		holder.Now = l.now
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

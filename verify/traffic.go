@@ -195,8 +195,11 @@ func (tr *Traffic) authorityEvent(o AuditOptions, a *delegation.Applied, now tim
 	var ev AuthorityEvent
 	switch r := a.Record.(type) {
 	case *schemas.Revocation:
-		ev = AuthorityEvent{Kind: "revocation", Time: unixUTC(r.IssuedAt), Subject: r.Target + " (" + r.Reason + ")"}
-		if !o.inPeriod(r.IssuedAt) {
+		// A revocation is in force from its ledger position: the time the
+		// log accepted it, which its signer does not choose.
+		at := a.Accepted.Unix()
+		ev = AuthorityEvent{Kind: "revocation", Time: unixUTC(at), Subject: r.Target + " (" + r.Reason + ")"}
+		if !o.inPeriod(at) {
 			return
 		}
 	case *schemas.Delegation:

@@ -53,7 +53,7 @@ func TestAuditTrafficCounts(t *testing.T) {
 			t.Fatalf("step %d: %v %s/%s, want %s", n+1, err, v.Verdict, v.Rule, s.verdict)
 		}
 	}
-	rev := &schemas.Revocation{V: 1, Target: l.op2.Public().ID(), Reason: "left", IssuedAt: testkit.Epoch.Add(-time.Second).Unix()}
+	rev := &schemas.Revocation{V: 1, Target: l.op2.Public().ID(), Reason: "left", IssuedAt: testkit.Epoch.Add(75*time.Hour - time.Second).Unix()}
 	l.append(t, testkit.Seal(t, rev, l.root))
 
 	now := func() time.Time { return testkit.Epoch.Add(96 * time.Hour) }
@@ -86,13 +86,15 @@ func TestAuditTrafficCounts(t *testing.T) {
 		{Day: "2026-11-30", Decisions: 2, Unsigned: 1, Refused: 0, WouldRefuse: 1}, {Day: "2026-12-01"},
 		{Day: "2026-12-02", Decisions: 1, Unsigned: 1, WouldRefuse: 1}})
 	// The three delegations end a day after Epoch, before the audit's
-	// clock; op2 was revoked a second before Epoch.
+	// clock; op2 was revoked when the ledger accepted the revocation,
+	// 75 hours after Epoch (its issued_at, a second earlier, is the
+	// signer's claim).
 	var events []string
 	for _, e := range tr.AuthorityEvents {
 		events = append(events, fmt.Sprintf("%d %s %s", e.Index, e.Kind, e.Time))
 	}
 	check("authority events", events, []string{"1 delegation-expired 2026-11-30T10:00:00Z", "2 delegation-expired 2026-11-30T10:00:00Z",
-		"3 delegation-expired 2026-11-30T10:00:00Z", "5 revocation 2026-11-29T09:59:59Z"})
+		"3 delegation-expired 2026-11-30T10:00:00Z", "5 revocation 2026-12-02T13:00:00Z"})
 
 	// A period: only the second day is counted; all is still verified.
 	rep, err = verify.Audit(l.dir, verify.AuditOptions{Now: now, Since: testkit.Epoch.Add(12 * time.Hour)})
@@ -102,7 +104,7 @@ func TestAuditTrafficCounts(t *testing.T) {
 	check("decisions since", rep.Decisions, 3)
 	check("outside the period", rep.Traffic.OutsidePeriod, 5)
 	check("unsigned since", rep.Traffic.Unsigned, 2)
-	check("events since", len(rep.Traffic.AuthorityEvents), 3)
+	check("events since", len(rep.Traffic.AuthorityEvents), 4)
 	check("entries verified", rep.EntriesVerified, 6+8)
 
 	// Fractions of a second in the bounds: the first day's decisions are

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -86,7 +88,7 @@ func ledgerCommand() *cli.Command {
 			},
 			{
 				Name:   "verify",
-				Usage:  "recompute every leaf and tree hash and compare with the signed checkpoint",
+				Usage:  "verify both logs end to end: every leaf, tree hash and signed checkpoint, every authority record's signatures and authority at the time the log accepted it, every decision",
 				Flags:  []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag, jsonFlag},
 				Action: ledgerVerify,
 			},
@@ -99,16 +101,10 @@ func ledgerInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	st := delegation.NewState()
-	if _, err := st.Apply(rootBytes); err != nil {
+	// The root is judged now, before anything is created, by the rules the
+	// ledger applies when it accepts it (the time rule included).
+	if _, err := delegation.NewState().Apply(rootBytes, time.Unix(time.Now().Unix(), 0)); err != nil {
 		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), err))
-	}
-	root, now := st.Root().Record, time.Now()
-	if issued := time.Unix(root.IssuedAt, 0); issued.After(now.Add(verify.MaxClockSkew)) {
-		return noErr(fmt.Errorf("root record %s: issued_at %s is more than %s after this machine's clock", c.String("root"), issued.UTC().Format(time.RFC3339), verify.MaxClockSkew))
-	}
-	if now.Unix() >= root.Expires {
-		return noErr(fmt.Errorf("root record %s: expired at %s; an expired root trusts nothing", c.String("root"), time.Unix(root.Expires, 0).UTC().Format(time.RFC3339)))
 	}
 	origin := c.String("origin")
 	if origin == "" {
@@ -120,13 +116,29 @@ func ledgerInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	log, err := ledger.Init(c.String("dir"), origin, ledger.KeyParams{Recipients: to, Rand: rand.Reader})
+	dir := c.String("dir")
+	_, statErr := os.Stat(dir)
+	log, err := ledger.Init(dir, origin, ledger.KeyParams{Recipients: to, Rand: rand.Reader})
 	if err != nil {
 		return inputErr(err)
 	}
 	defer log.Close()
-	if _, err := log.Append([][]byte{rootBytes}); err != nil {
-		return err
+	auth, err := verify.LoadAuthority(log, log.VerifierKey())
+	if err == nil {
+		_, err = auth.Append([][]byte{rootBytes}) // the same gate as every later append
+	}
+	if err != nil {
+		log.Close()
+		// Leave nothing of the ledger behind: Init made the directory (or
+		// filled an empty one).
+		if os.IsNotExist(statErr) {
+			os.RemoveAll(dir)
+		} else {
+			os.RemoveAll(filepath.Join(dir, ledger.AuthorityDir))
+			os.Remove(filepath.Join(dir, ledger.CheckpointKey+".key"))
+			os.Remove(filepath.Join(dir, ledger.CheckpointKey+".pub"))
+		}
+		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), err))
 	}
 	return emit(c, map[string]any{"vkey": log.VerifierKey(), "origin": origin, "root_digest": schemas.SHA256Digest(rootBytes), "index": 0},
 		log.VerifierKey())
@@ -229,55 +241,40 @@ type logResult struct {
 	RootHash string `json:"root_hash"`
 }
 
+// ledgerVerify verifies both logs of the ledger the way an audit does
+// (verify.Audit): every entry, tree hash, signed checkpoint and history
+// checkpoint; every authority record's signatures and authority, replayed
+// at the time the log accepted it; every decision decoded strictly and
+// bound to the authority log. It prints what verified, or the first
+// failure with its log and index.
 func ledgerVerify(c *cli.Context) error {
 	dir := c.String("dir")
-	var results []logResult
-	check := func(name string, log *ledger.Log, vkey string) error {
-		defer log.Close()
-		if vkey == "" {
-			vkey = log.VerifierKey()
-		}
-		cp, err := log.Verify(vkey, nil)
-		if err != nil {
-			index := int64(-1)
-			var ie *ledger.IntegrityError
-			if errors.As(err, &ie) {
-				index = ie.Index
-			}
-			if wantJSON(c) {
-				emit(c, map[string]any{"ok": false, "log": name, "index": index, "error": err.Error()})
-			}
-			return noErr(fmt.Errorf("%s log: %w", name, err))
-		}
-		results = append(results, logResult{name, cp.Origin, cp.Size, hex.EncodeToString(cp.Hash[:])})
-		return nil
-	}
 	vkey, err := vkeyValue(c, "vkey")
 	if err != nil {
-		return err
-	}
-	log, err := ledger.OpenAuthority(dir, nil)
-	if err != nil {
-		return openErr(err)
-	}
-	if err := check("authority", log, vkey); err != nil {
 		return err
 	}
 	dvkey, err := vkeyValue(c, "decisions-vkey")
 	if err != nil {
 		return err
 	}
-	has, err := ledger.HasDecisions(dir, dvkey != "")
+	rep, err := verify.Audit(dir, verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey})
 	if err != nil {
-		return noErr(fmt.Errorf("decisions log: %w", err))
+		return openErr(err)
 	}
-	if has {
-		dec, err := ledger.OpenDecisionsReadOnly(dir)
-		if err != nil {
-			return noErr(fmt.Errorf("decisions log: %w", err))
+	if !rep.OK {
+		f := rep.Failure
+		if wantJSON(c) {
+			emit(c, map[string]any{"ok": false, "log": f.Log, "index": f.Index, "error": f.Error})
 		}
-		if err := check("decisions", dec, dvkey); err != nil {
-			return err
+		return noErr(fmt.Errorf("%s log: %s", f.Log, f.Error), "the ledger is not the one its checkpoints sign, or holds an entry writ would refuse; keep it as evidence")
+	}
+	var results []logResult
+	for _, r := range []struct {
+		name string
+		cp   *verify.CheckpointSummary
+	}{{"authority", rep.Authority}, {"decisions", rep.DecisionLog}} {
+		if r.cp != nil {
+			results = append(results, logResult{r.name, r.cp.Origin, r.cp.Size, r.cp.RootHash})
 		}
 	}
 	var lines []string

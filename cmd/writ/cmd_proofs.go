@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/verify"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -25,9 +26,9 @@ func proofCommands() []*cli.Command {
 		},
 		{
 			Name:      "import",
-			Usage:     "copy an export's logs into a ledger directory, refusing anything that does not verify or is not consistent with what it holds",
+			Usage:     "copy an export's logs into a ledger directory, refusing anything that does not verify (every authority record's signatures and authority, replayed at the time the log accepted it) or is not consistent with what it holds",
 			ArgsUsage: "FILE",
-			Flags:     []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag, jsonFlag},
+			Flags:     []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag, trustRootFlag, jsonFlag},
 			Action:    ledgerImport,
 		},
 		{
@@ -244,7 +245,7 @@ func ledgerImport(c *cli.Context) error {
 			trusted[name] = v
 		}
 	}
-	logs, err := ledger.Import(c.String("dir"), c.Args().First(), trusted)
+	logs, err := verify.ImportLedger(c.String("dir"), c.Args().First(), trusted, c.String("trust-root"))
 	for _, l := range logs {
 		text := fmt.Sprintf("imported %s log %s: %d → %d entries, root %x", l.Name, l.Origin, l.Before, l.After, l.Checkpoint.Hash[:])
 		if l.Recovered > 0 {

@@ -1,0 +1,195 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// A log with a checkpoint history (the authority log) keeps, beside its
+// entries, the signed checkpoint of every batch it committed: the first
+// checkpoint of each size, under prefixHistory and the size. Each is
+// signed by the log key with a timestamped cosignature (cosign.go), so
+// the history proves when the log accepted every entry: entry i was
+// accepted at the signed time of the first checkpoint whose size exceeds
+// i (the checkpoint of the batch that added it). The writer judges a
+// batch's records at exactly that time, and a reader of the log, a
+// replica or an export replays them at the same time, so all reach the
+// same verdict. Times never decrease along the history.
+
+const prefixHistory = 'c'
+
+// keyHistoryFlag marks a log created with a checkpoint history.
+var keyHistoryFlag = []byte("m/history")
+
+// ErrHistory is wrapped by every error about a checkpoint history that
+// is missing, malformed or does not verify (with ErrTampered when the
+// stored log is at fault).
+var ErrHistory = errors.New("checkpoint history does not verify")
+
+// HasHistory reports whether the log keeps a checkpoint history, which
+// gives every entry the time the log accepted it.
+func (l *Log) HasHistory() bool { return l.history }
+
+// TimedCheckpoint is a checkpoint with the time its signer attests in
+// its cosignature/v1 line (Unix seconds), and the signed note as stored.
+type TimedCheckpoint struct {
+	Checkpoint
+	Time   time.Time
+	Signed []byte
+}
+
+// OpenTimedCheckpoint verifies the timestamped cosignature/v1 signature
+// by the log key of vkey on a signed checkpoint, and parses its body
+// strictly (ParseCheckpoint), whose origin must be vkey's name. The
+// cosignature covers the body and the time, so it alone proves what the
+// log key said and when. Errors wrap ErrNoTime (no cosignature by that
+// key verifies), ErrMalformedCheckpoint, or sign.ErrInvalidKey.
+func OpenTimedCheckpoint(signed []byte, vkey string) (TimedCheckpoint, error) {
+	if len(signed) > MaxCheckpointSize {
+		return TimedCheckpoint{}, fmt.Errorf("%w: %d bytes, limit %d", ErrMalformedCheckpoint, len(signed), MaxCheckpointSize)
+	}
+	t, err := CheckpointTime(signed, vkey)
+	if err != nil {
+		return TimedCheckpoint{}, err
+	}
+	body, _, _ := bytes.Cut(signed, []byte("\n\n"))
+	c, err := ParseCheckpoint(string(body) + "\n")
+	if err != nil {
+		return TimedCheckpoint{}, err
+	}
+	if v, _ := NewVerifier(vkey); v == nil || c.Origin != v.Name() {
+		return TimedCheckpoint{}, fmt.Errorf("%w: origin %q is not the verifier key's name", ErrMalformedCheckpoint, c.Origin)
+	}
+	return TimedCheckpoint{Checkpoint: c, Time: t, Signed: bytes.Clone(signed)}, nil
+}
+
+func historyKey(size int64) []byte { return indexKey(prefixHistory, size) }
+
+// historyReader walks a log's checkpoint history in size order alongside
+// its entries, verifying each checkpoint as it is first needed.
+type historyReader struct {
+	it   *badger.Iterator
+	vkey string
+	cur  TimedCheckpoint // covers the entries below cur.Size
+	last time.Time       // the previous checkpoint's time
+	have bool
+}
+
+func newHistoryReader(txn *badger.Txn, vkey string) *historyReader {
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = []byte{prefixHistory}
+	h := &historyReader{it: txn.NewIterator(opts), vkey: vkey}
+	h.it.Rewind()
+	return h
+}
+
+func (h *historyReader) close() { h.it.Close() }
+
+// covering returns the checkpoint that covers entry i: the first of the
+// history whose size exceeds i, verified, with a time no earlier than
+// the one before it.
+func (h *historyReader) covering(i int64) (TimedCheckpoint, error) {
+	for !h.have || h.cur.Size <= i {
+		if !h.it.Valid() {
+			return TimedCheckpoint{}, &IntegrityError{Index: i, What: "checkpoint history", Detail: fmt.Sprintf("%v: no checkpoint covers the entry", ErrHistory)}
+		}
+		item := h.it.Item()
+		k := item.Key()
+		if len(k) != 9 {
+			return TimedCheckpoint{}, &IntegrityError{Index: -1, What: "checkpoint history key", Found: fmt.Sprintf("%x", k)}
+		}
+		size := int64(binary.BigEndian.Uint64(k[1:]))
+		signed, err := item.ValueCopy(nil)
+		if err != nil {
+			return TimedCheckpoint{}, err
+		}
+		tc, err := OpenTimedCheckpoint(signed, h.vkey)
+		if err != nil {
+			return TimedCheckpoint{}, &IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", size), Detail: fmt.Sprintf("%v: %v", ErrHistory, err)}
+		}
+		switch {
+		case tc.Size != size:
+			return TimedCheckpoint{}, &IntegrityError{Index: i, What: "history checkpoint size", Expected: fmt.Sprint(size), Found: fmt.Sprint(tc.Size), Detail: ErrHistory.Error()}
+		case h.have && tc.Time.Before(h.last):
+			return TimedCheckpoint{}, &IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", size), Expected: "a time no earlier than " + h.last.UTC().Format(time.RFC3339),
+				Found: tc.Time.UTC().Format(time.RFC3339), Detail: ErrHistory.Error() + ": signed times went backwards"}
+		}
+		h.cur, h.last, h.have = tc, tc.Time, true
+		h.it.Next()
+	}
+	return h.cur, nil
+}
+
+// finish checks that the history ends exactly at size (the last batch's
+// checkpoint) and that nothing lies beyond it.
+func (h *historyReader) finish(size int64) error {
+	if size == 0 {
+		if h.it.Valid() {
+			return &IntegrityError{Index: -1, What: "checkpoint history", Detail: ErrHistory.Error() + ": checkpoints for an empty log"}
+		}
+		return nil
+	}
+	if !h.have || h.cur.Size != size {
+		return &IntegrityError{Index: -1, What: "checkpoint history", Detail: fmt.Sprintf("%v: it does not end at the log's size %d", ErrHistory, size)}
+	}
+	if h.it.Valid() {
+		return &IntegrityError{Index: -1, What: "checkpoint history", Detail: fmt.Sprintf("%v: a checkpoint beyond the log's size %d", ErrHistory, size)}
+	}
+	return nil
+}
+
+// historyAt returns the history checkpoint of the batch that starts at
+// entry i (the first history checkpoint whose size exceeds i, when the
+// one before it ends at i), and false when entry i does not start a
+// batch.
+func (l *Log) historyAt(i int64) ([]byte, bool, error) {
+	var out []byte
+	err := l.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = []byte{prefixHistory}
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		it.Seek(historyKey(i + 1))
+		if !it.Valid() {
+			return &IntegrityError{Index: i, What: "checkpoint history", Detail: ErrHistory.Error() + ": no checkpoint covers the entry"}
+		}
+		// The covering checkpoint starts a batch at i when i is 0 or a
+		// checkpoint of size i exists.
+		if i > 0 {
+			if _, err := txn.Get(historyKey(i)); errors.Is(err, badger.ErrKeyNotFound) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+		}
+		var err error
+		out, err = it.Item().ValueCopy(nil)
+		return err
+	})
+	return out, out != nil, err
+}
+
+// deleteHistoryAfter deletes, in txn, every history checkpoint of a size
+// above n: those of entries a truncation removes, and those a copy that
+// spanned transactions stored ahead of its entries.
+func deleteHistoryAfter(txn *badger.Txn, n int64) error {
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix, opts.PrefetchValues = []byte{prefixHistory}, false
+	it := txn.NewIterator(opts)
+	var keys [][]byte
+	for it.Seek(historyKey(n + 1)); it.Valid(); it.Next() {
+		keys = append(keys, it.Item().KeyCopy(nil))
+	}
+	it.Close()
+	for _, k := range keys {
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
