@@ -228,19 +228,30 @@ func (s *State) Revoked(target string) (int64, bool) {
 	return i, ok
 }
 
-// LatestPin returns the pin with the highest ledger index for artifact on
-// platform that has not been revoked, or nil.
-func (s *State) LatestPin(artifact, platform string) *PinEntry {
+// LatestPin returns the pin in force for artifact on platform at t: the
+// unrevoked pin with the highest ledger index whose signer still holds
+// "pin" for the artifact at t (a pin stands only while its signer's
+// delegation does, so a pin whose key expired or was revoked never
+// shadows an earlier one that stands). When no pin stands it returns the
+// latest unrevoked pin with the signer's denial, so that the caller can
+// refuse naming it; nil when there is no unrevoked pin at all.
+func (s *State) LatestPin(artifact, platform string, t time.Time) (*PinEntry, *Denial) {
+	var latest *PinEntry
+	var denial *Denial
 	for i := len(s.pins) - 1; i >= 0; i-- {
 		p := s.pins[i]
-		if _, gone := s.revoked[p.Digest]; gone {
+		if _, gone := s.revoked[p.Digest]; gone || p.Record.Artifact != artifact || p.Record.Platform != platform {
 			continue
 		}
-		if p.Record.Artifact == artifact && p.Record.Platform == platform {
-			return p
+		_, err := s.Authorize(Request{Key: s.keys[p.Signer], Action: "pin", Artifact: artifact, At: t})
+		if err == nil {
+			return p, nil
+		}
+		if latest == nil {
+			latest, denial = p, err.(*Denial)
 		}
 	}
-	return nil
+	return latest, denial
 }
 
 // LowestPinned returns the pin, revoked or not, that gave the binary

@@ -26,8 +26,9 @@ var (
 )
 
 // checkBinary checks the binary the runner would execute in role against
-// the latest pin for ref's artifact on this platform: the pin's signer
-// still holds pin, the pin is unexpired, no rollback below this runner's
+// the pin in force for ref's artifact on this platform (the latest whose
+// signer still holds pin, delegation.State.LatestPin): the pin is
+// unexpired, no rollback below this runner's
 // high-water mark (unless a downgrade record allows it), the digest the
 // instruction names (if any) is the pin's, the file on disk hashes to the
 // pin's digest here, its build metadata (read from the file, not the pin)
@@ -35,13 +36,17 @@ var (
 // pin, the file is still hashed and held against the digest the
 // instruction names, if any: a wrong byte is refused in every mode.
 func (a *admission) checkBinary(r role, ref schemas.ArtifactRef, path string) {
-	pin := a.st.LatestPin(ref.Name, a.cfg.Platform)
+	pin, denial := a.st.LatestPin(ref.Name, a.cfg.Platform, a.now)
 	if pin == nil {
 		a.fail(r.notPinned, "no pin for %s artifact %q on %s in this ledger", r.name, ref.Name, a.cfg.Platform)
 		a.checkUnpinned(r, ref, path)
 		return
 	}
-	a.checkPinSigner(pin)
+	if denial != nil {
+		a.fail(denial.Rule, "the pin at ledger index %d is no longer backed by its signer, nor is any earlier pin of %s for %s: %s", pin.Index, ref.Name, a.cfg.Platform, denial.Reason)
+	} else {
+		a.pass("pin-authority")
+	}
 	if a.now.Unix() >= pin.Record.Expires {
 		a.fail(RulePinExpired, "the %s pin at ledger index %d for %s %s expired at %s", r.name, pin.Index, pin.Record.Artifact, pin.Record.Version, unixUTC(pin.Record.Expires))
 	}
@@ -271,24 +276,6 @@ func (a *admission) failedAny(rules ...string) bool {
 		}
 	}
 	return false
-}
-
-// checkPinSigner asks whether the key that signed the pin may still pin
-// this artifact now: a pin stands only while its signer's delegation
-// does, so a release key's authority never outlives its window through a
-// long-lived (or back-dated) pin.
-func (a *admission) checkPinSigner(pin *delegation.PinEntry) {
-	key, ok := a.st.Key(pin.Signer)
-	if !ok {
-		panic("pin signer not in the state") // Apply admitted the pin with this key
-	}
-	_, err := a.st.Authorize(delegation.Request{Key: key, Action: "pin", Artifact: pin.Record.Artifact, At: a.now})
-	var d *delegation.Denial
-	if errors.As(err, &d) {
-		a.fail(d.Rule, "the pin at ledger index %d is no longer backed by its signer: %s", pin.Index, d.Reason)
-		return
-	}
-	a.pass("pin-authority")
 }
 
 // inspect is transfer.Inspect, timed into the verdict's HashTime.

@@ -186,3 +186,55 @@ func TestSignedSizeCompared(t *testing.T) {
 		}
 	}
 }
+
+// TestPinOfEndedKeyDoesNotShadow: a pin stands only while its signer
+// holds pin. Once the key of the latest pin has lost its delegation (its
+// window ended, or it was revoked), the latest pin that still stands is
+// in force: its binary is admitted, and the ended key's binary is a
+// digest mismatch in every mode, never admitted with a warning.
+func TestPinOfEndedKeyDoesNotShadow(t *testing.T) {
+	other := filepath.Join(t.TempDir(), "other")
+	body, err := os.ReadFile(agentPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body[len(body)-1] ^= 1
+	if err := os.WriteFile(other, body, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{"window ended", "key revoked"} {
+		t.Run(how, func(t *testing.T) {
+			w := newWorld(t)
+			w.pin(t, agentPath, "agent", "1.0.0")
+			short := testkit.Key(t, 14)
+			del := testkit.Delegation(short, []string{"pin"}, "", "")
+			del.NotAfter = testkit.Epoch.Add(time.Hour).Unix()
+			w.apply(t, testkit.Seal(t, del, w.root))
+			p, err := transfer.NewPin(other, transfer.PinOptions{Artifact: "agent", Version: "1.1.0", Platform: platform,
+				AllowDirty: true, AllowUnknown: true, IssuedAt: testkit.Epoch.Add(-time.Minute), Expires: testkit.Epoch.Add(30 * 24 * time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.apply(t, testkit.Seal(t, p, short))
+			at := testkit.Epoch
+			if how == "window ended" {
+				at = testkit.Epoch.Add(2 * time.Hour)
+			} else {
+				w.apply(t, testkit.Seal(t, &schemas.Revocation{V: 1, Target: short.Public().ID(), Reason: "compromised", IssuedAt: testkit.Epoch.Unix()}, w.root))
+			}
+			for _, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
+				c := cfg(mode)
+				c.Now = func() time.Time { return at }
+				i := instr(func(i *schemas.Instruction) { i.NotBefore, i.Expires = at.Add(-time.Minute).Unix(), at.Add(time.Hour).Unix() })
+				v := verify.Admit(w.st, c, verify.Dispatch{Raw: testkit.Seal(t, i, w.op), AgentBinary: other})
+				if v.Verdict != verify.Refused || v.Rule != verify.RuleAgentDigestMismatch {
+					t.Fatalf("%s: the ended key's binary: %s/%s (%s)", mode, v.Verdict, v.Rule, v.Reason)
+				}
+				v = verify.Admit(w.st, c, verify.Dispatch{Raw: testkit.Seal(t, i, w.op), AgentBinary: agentPath})
+				if !v.Admitted() || v.Rule != verify.RuleOK {
+					t.Fatalf("%s: the standing pin's binary: %s/%s (%s)", mode, v.Verdict, v.Rule, v.Reason)
+				}
+			}
+		})
+	}
+}
