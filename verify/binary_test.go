@@ -225,7 +225,9 @@ func TestPinOfEndedKeyDoesNotShadow(t *testing.T) {
 			for _, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
 				c := cfg(mode)
 				c.Now = func() time.Time { return at }
-				i := instr(func(i *schemas.Instruction) { i.NotBefore, i.Expires = at.Add(-time.Minute).Unix(), at.Add(time.Hour).Unix() })
+				i := instr(func(i *schemas.Instruction) {
+					i.NotBefore, i.Expires = at.Add(-time.Minute).Unix(), at.Add(time.Hour).Unix()
+				})
 				v := verify.Admit(w.st, c, verify.Dispatch{Raw: testkit.Seal(t, i, w.op), AgentBinary: other})
 				if v.Verdict != verify.Refused || v.Rule != verify.RuleAgentDigestMismatch {
 					t.Fatalf("%s: the ended key's binary: %s/%s (%s)", mode, v.Verdict, v.Rule, v.Reason)

@@ -8,11 +8,13 @@ import (
 	"filippo.io/age"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 )
@@ -191,4 +193,28 @@ func integers(v any) any {
 		}
 	}
 	return v
+}
+
+// cmdRawAppend appends files to the authority log of a ledger with its
+// checkpoint key (unlocked with $WRIT_PASSPHRASE) and no authority check:
+// a writer who holds the key and skips writ's gate.
+// raw-append LEDGERDIR FILE...
+func cmdRawAppend(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: raw-append LEDGERDIR FILE...")
+	}
+	id, err := sign.ScryptIdentity([]byte(ts.Getenv("WRIT_PASSPHRASE")))
+	ts.Check(err)
+	dir := ts.MkAbs(args[0])
+	key, err := sign.LoadPrivateKey(filepath.Join(dir, ledger.CheckpointKey+".key"), id)
+	ts.Check(err)
+	l, err := ledger.Open(filepath.Join(dir, ledger.AuthorityDir), key)
+	ts.Check(err)
+	defer l.Close()
+	var entries [][]byte
+	for _, f := range args[1:] {
+		entries = append(entries, []byte(ts.ReadFile(f)))
+	}
+	_, err = l.Append(entries)
+	ts.Check(err)
 }

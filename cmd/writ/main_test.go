@@ -70,6 +70,7 @@ func TestScripts(t *testing.T) {
 			"seal-record":  cmdSealRecord,
 			"seal-raw":     cmdSealRaw,
 			"encode-cbor":  cmdEncodeCBOR,
+			"raw-append":   cmdRawAppend,
 		},
 	})
 }
