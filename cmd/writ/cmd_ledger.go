@@ -325,6 +325,8 @@ var appendHints = map[string]string{
 	delegation.RuleRevoked:       "the signer or a delegation behind it is revoked; sign with a key that is not",
 	delegation.RuleRootExpired:   "the root has expired; rotate it (`writ root sign --previous`)",
 	delegation.RuleRootKey:       "rotate the root instead: `writ root sign --previous ROOT --key ... --pub ...` listing the keys to keep, then `writ ledger append` it",
+	delegation.RuleIssuedAt:      "sign the record again now and append it within 24 hours: its issued_at must be at most 5 minutes after, and at most 24 hours before, the time the ledger accepts it (check this machine's clock)",
+	delegation.RuleSuperseded:    "the machine's quarantine in force was issued later than this act: sign a new act now if it should still apply",
 }
 
 // openAuthorityKeyed opens the authority log of --dir with its checkpoint

@@ -64,7 +64,8 @@ var timeFields = map[string]bool{"issued_at": true, "not_before": true, "not_aft
 
 // cmdSealRecord encodes the record in JSONFILE (the record's JSON form,
 // times as durations from now allowed, a key written "seed:N" for that
-// test key's raw public key) strictly with schemas.Encode, signs it with
+// test key's raw public key, "keyid:N" for its key id) strictly with
+// schemas.Encode, signs it with
 // the test keys of the seeds given and writes the envelope to OUT:
 // seal-record KIND JSONFILE OUT SEED...
 func cmdSealRecord(ts *testscript.TestScript, neg bool, args []string) {
@@ -130,11 +131,14 @@ func resolve(ts *testscript.TestScript, v any, now time.Time) {
 }
 
 func resolveKey(ts *testscript.TestScript, v any) any {
-	s, ok := v.(string)
-	if !ok || !strings.HasPrefix(s, "seed:") {
-		return v
+	s, _ := v.(string)
+	switch {
+	case strings.HasPrefix(s, "seed:"):
+		return base64.StdEncoding.EncodeToString(testKey(ts, strings.TrimPrefix(s, "seed:")).Public().Raw())
+	case strings.HasPrefix(s, "keyid:"):
+		return testKey(ts, strings.TrimPrefix(s, "keyid:")).Public().ID()
 	}
-	return base64.StdEncoding.EncodeToString(testKey(ts, strings.TrimPrefix(s, "seed:")).Public().Raw())
+	return v
 }
 
 func parseWhen(ts *testscript.TestScript, s string, now time.Time) int64 {
@@ -149,7 +153,8 @@ func parseWhen(ts *testscript.TestScript, s string, now time.Time) int64 {
 }
 
 // cmdEncodeCBOR writes the JSON object in JSONFILE (times and keys as
-// seal-record takes them, numbers as integers) as deterministic CBOR,
+// seal-record takes them, "keyid:N" for that test key's key id, numbers
+// as integers) as deterministic CBOR,
 // with no record rule applied: a payload any signer could make.
 // encode-cbor JSONFILE OUT
 func cmdEncodeCBOR(ts *testscript.TestScript, neg bool, args []string) {
