@@ -12,6 +12,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/schemas"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -253,5 +254,17 @@ func TestHistoryExportImport(t *testing.T) {
 	var ie *InconsistencyError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "another history") {
 		t.Fatalf("Import of another history: %v", err)
+	}
+}
+
+// TestExportVersion1Refused: an export of the format before the history
+// (version 1) is refused, naming the version this build reads.
+func TestExportVersion1Refused(t *testing.T) {
+	b, err := schemas.Marshal(exportHeader{Format: exportFormat, V: 1, Logs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewExportReader(bytes.NewReader(b)); !errors.Is(err, ErrExport) || !strings.Contains(err.Error(), "not a version 2 writ ledger export") {
+		t.Fatalf("a version 1 export: %v", err)
 	}
 }

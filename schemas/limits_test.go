@@ -339,3 +339,30 @@ func containsBound(text string, max int) bool {
 	}
 	return false
 }
+
+// limitsTable renders the limits table as LIMITATIONS.md shows it.
+func limitsTable() string {
+	var b strings.Builder
+	b.WriteString("| record | field | maximum |\n|---|---|---|\n")
+	for _, l := range schemas.Limits {
+		fmt.Fprintf(&b, "| %s | `%s` | %d %s |\n", l.Kind, l.Field, l.Max, l.Unit)
+	}
+	return b.String()
+}
+
+// TestLimitsDocumented: LIMITATIONS.md holds the limits table exactly as
+// schemas.Limits states it, and README.md points to it.
+func TestLimitsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../LIMITATIONS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), limitsTable()) {
+		t.Errorf("LIMITATIONS.md does not hold the limits table; it should read:\n%s", limitsTable())
+	}
+	for _, want := range []string{"65,535 bytes"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("LIMITATIONS.md does not say %q", want)
+		}
+	}
+}

@@ -91,3 +91,21 @@ func exportOf(t *testing.T, l *ledger.Log) string {
 	}
 	return p
 }
+
+// TestNoHistoryRefused: an authority log that keeps no checkpoint
+// history (one made before it existed) is refused when loaded: the time
+// it accepted each record cannot be proven.
+func TestNoHistoryRefused(t *testing.T) {
+	r1 := testkit.Key(t, 1)
+	l, err := ledger.Create(filepath.Join(t.TempDir(), "log"), "example.com/old", testkit.Key(t, 50), epochClock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.Append([][]byte{testkit.Seal(t, testkit.Root(1, r1), r1)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verify.LoadAuthority(l, l.VerifierKey()); !errors.Is(err, ledger.ErrHistory) {
+		t.Fatalf("LoadAuthority without history: %v; want ledger.ErrHistory", err)
+	}
+}
