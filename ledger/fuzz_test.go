@@ -1,9 +1,16 @@
 package ledger_test
 
 import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // FuzzParseCheckpoint: an accepted checkpoint body re-serializes to
@@ -20,4 +27,139 @@ func FuzzParseCheckpoint(f *testing.F) {
 			t.Fatalf("accepted a non-canonical body %q (canonical %q)", body, c.Body())
 		}
 	})
+}
+
+// FuzzOpenTimedCheckpoint: a signed checkpoint is accepted only under the
+// key that signed it, its body re-serializes to the bytes signed, and
+// nothing panics, whatever the bytes.
+func FuzzOpenTimedCheckpoint(f *testing.F) {
+	l, err := ledger.CreateWithHistory(filepath.Join(f.TempDir(), "log"), "example.com/fuzz", testkit.Key(f, 1), func() time.Time { return testkit.Epoch })
+	if err != nil {
+		f.Fatal(err)
+	}
+	l.Append([][]byte{[]byte("a")})
+	signed, _ := l.Checkpoint()
+	vkey := l.VerifierKey()
+	l.Close()
+	other, _ := ledger.VerifierKey("example.com/fuzz", testkit.Key(f, 2).Public())
+	f.Add(signed)
+	f.Add(append([]byte(nil), signed[:len(signed)/2]...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, err := ledger.OpenTimedCheckpoint(data, other); err == nil {
+			t.Fatal("accepted under a key that signed nothing")
+		}
+		tc, err := ledger.OpenTimedCheckpoint(data, vkey)
+		if err != nil {
+			return
+		}
+		if body, _, _ := bytes.Cut(data, []byte("\n\n")); tc.Body() != string(body)+"\n" {
+			t.Fatalf("accepted body %q is not canonical", body)
+		}
+	})
+}
+
+// FuzzExportReader: reading and verifying any bytes as an export never
+// panics and never accepts a section under the genuine key whose entries
+// do not hash to its root. The seed (testdata/export.seed, written by
+// TestWriteExportSeed with -update-seed) is a real export with a
+// checkpoint history and a decisions section; the fuzzing itself opens no
+// store.
+func FuzzExportReader(f *testing.F) {
+	seed, err := os.ReadFile(filepath.Join("testdata", "export.seed"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	vkey := seedVKey(f)
+	f.Add(seed)
+	f.Add(seed[:len(seed)/2])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		x, err := ledger.NewExportReader(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for {
+			sec, err := x.Next()
+			if err != nil {
+				return
+			}
+			var tree ledger.TreeBuilder
+			key := ""
+			if sec.Name == "authority" {
+				key = vkey
+			}
+			cp, err := x.VerifySection(sec, key, func(_ int64, e []byte, _ time.Time) error {
+				tree.Add(tlog.RecordHash(e))
+				return nil
+			})
+			if err != nil {
+				return
+			}
+			if tree.Root() != cp.Hash {
+				t.Fatalf("section %s verified with entries that do not hash to its root", sec.Name)
+			}
+		}
+	})
+}
+
+// seedVKey is the authority verifier key of testdata/export.seed: key
+// 0x01.. under the origin example.com/fuzz.
+func seedVKey(t testing.TB) string {
+	k, err := ledger.VerifierKey("example.com/fuzz", testkit.Key(t, 1).Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+var updateSeed = flag.Bool("update-seed", false, "rewrite testdata/export.seed")
+
+// TestWriteExportSeed checks testdata/export.seed is an export of the
+// ledger it describes (and rewrites it with -update-seed).
+func TestWriteExportSeed(t *testing.T) {
+	dir := t.TempDir()
+	clock := func() time.Time { return testkit.Epoch }
+	auth, err := ledger.CreateWithHistory(filepath.Join(dir, "a"), "example.com/fuzz", testkit.Key(t, 1), clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := testkit.Key(t, 2)
+	dec, err := ledger.Create(filepath.Join(dir, "d"), "example.com/fuzz/decisions/"+runner.Public().ID()[:16], runner, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth.Append([][]byte{[]byte("e0"), []byte("e1")})
+	auth.Append([][]byte{[]byte("e2")})
+	dec.Append([][]byte{[]byte("d0")})
+	var b bytes.Buffer
+	if err := ledger.Export(&b, []string{"authority", "decisions"}, []*ledger.Log{auth, dec}); err != nil {
+		t.Fatal(err)
+	}
+	auth.Close()
+	dec.Close()
+	path := filepath.Join("testdata", "export.seed")
+	if *updateSeed {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, err := ledger.NewExportReader(bytes.NewReader(mustRead(t, path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := x.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.VerifySection(sec, seedVKey(t), nil); err != nil || sec.Size != 3 || !sec.History {
+		t.Fatalf("the seed's authority section: %+v, %v", sec, err)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
