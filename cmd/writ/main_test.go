@@ -38,6 +38,9 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
+			// A race-detector build sleeps a second at every exit by
+			// default; the scripts start hundreds of writ processes.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			if err := copyFile(agent, filepath.Join(env.WorkDir, "agent")); err != nil {
 				return err
 			}
