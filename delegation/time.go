@@ -101,7 +101,7 @@ func (s *State) rootInForce(a *Applied, at instants) error {
 	return nil
 }
 
-// describe names the two instants for a reason.
+// String names the two instants, for a reason.
 func (t instants) String() string {
 	return fmt.Sprintf("issued at %s, accepted at %s", t.issued().UTC().Format(time.RFC3339), t.accepted().UTC().Format(time.RFC3339))
 }
