@@ -145,13 +145,7 @@ func TestHistoryTampered(t *testing.T) {
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := build(t)
-			db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = db.Update(edit)
-			db.Close()
-			if err != nil {
+			if err := testkit.EditStore(dir, edit); err != nil {
 				t.Fatal(err)
 			}
 			l, err := Open(dir, nil)
@@ -181,13 +175,7 @@ func TestHistoryCheckpointRemoved(t *testing.T) {
 	c.appendAt(t, t0.Add(20*time.Second), "c")
 	c.appendAt(t, t0.Add(30*time.Second), "d")
 	c.Close()
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(txn *badger.Txn) error { return txn.Delete(historyKey(3)) })
-	db.Close()
-	if err != nil {
+	if err := testkit.EditStore(dir, func(txn *badger.Txn) error { return txn.Delete(historyKey(3)) }); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Open(dir, nil)

@@ -11,15 +11,10 @@ import (
 // checkpoint alone: what an attacker with write access to the disk can
 // do. The log must not be open.
 func FlipStoredEntry(dir string, i int64) error {
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-	if err != nil {
-		return err
-	}
-	defer db.Close()
 	key := make([]byte, 9)
 	key[0] = 'e' // ledger's entry prefix, then the big-endian index
 	binary.BigEndian.PutUint64(key[1:], uint64(i))
-	return db.Update(func(txn *badger.Txn) error {
+	return EditStore(dir, func(txn *badger.Txn) error {
 		item, err := txn.Get(key)
 		if err != nil {
 			return err
@@ -31,4 +26,16 @@ func FlipStoredEntry(dir string, i int64) error {
 		v[len(v)/2] ^= 0x01
 		return txn.Set(key, v)
 	})
+}
+
+// EditStore runs edit in one Badger transaction on the store in dir,
+// directly, as an attacker with write access to the disk would. The log
+// must not be open.
+func EditStore(dir string, edit func(*badger.Txn) error) error {
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Update(edit)
 }
