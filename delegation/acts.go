@@ -18,7 +18,7 @@ func (s *State) applyDelegation(a *Applied, r *schemas.Delegation, at instants) 
 		return refuse(a.Index, RuleMalformed, fmt.Errorf("delegation.key: %w", err))
 	}
 	g := &Grant{Index: a.Index, Digest: a.Digest, Record: r, Key: key}
-	ok, ids, err := s.rootAct(a, at)
+	ok, ids, err := s.rootAct(a, at, true)
 	switch {
 	case err != nil:
 		return err
@@ -118,7 +118,7 @@ func (s *State) applyRevocation(a *Applied, r *schemas.Revocation, at instants) 
 		return refusef(a.Index, RuleRootKey, "key %s is a key of root version %d (ledger index %d): a root key is retired by rotating the root, not revoked",
 			r.Target, root.Record.Version, root.Index)
 	}
-	ok, _, err := s.rootAct(a, at)
+	ok, _, err := s.rootAct(a, at, true)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (s *State) couldIssue(signer sign.PublicKey, id string, target any, t time.
 
 // applyIssuer accepts an issuer record signed by the root threshold.
 func (s *State) applyIssuer(a *Applied, r *schemas.Issuer, at instants) error {
-	if ok, _, err := s.rootAct(a, at); err != nil {
+	if ok, _, err := s.rootAct(a, at, false); err != nil {
 		return err
 	} else if !ok {
 		return refusef(a.Index, RuleThreshold, "an issuer record needs the root threshold (%d), no root key signed it", s.Root().Record.Threshold)
@@ -173,7 +173,7 @@ func (s *State) applyIssuer(a *Applied, r *schemas.Issuer, at instants) error {
 
 // applyDowngrade accepts a downgrade record signed by the root threshold.
 func (s *State) applyDowngrade(a *Applied, r *schemas.Downgrade, at instants) error {
-	if ok, _, err := s.rootAct(a, at); err != nil {
+	if ok, _, err := s.rootAct(a, at, false); err != nil {
 		return err
 	} else if !ok {
 		return refusef(a.Index, RuleThreshold, "a downgrade record needs the root threshold (%d), no root key signed it", s.Root().Record.Threshold)
@@ -187,11 +187,12 @@ func (s *State) applyDowngrade(a *Applied, r *schemas.Downgrade, at instants) er
 // applyQuarantine accepts a quarantine or lift signed by the root
 // threshold or by one key holding "quarantine" for the machine (at both
 // instants). It replaces the machine's current act only when issued no
-// earlier than it (a lift signed before the quarantine it would end is
-// stale), and an act of the root threshold only by another act of the
-// root threshold: a delegate cannot undo the root's quarantine.
+// earlier than the ledger accepted that act (a lift signed before the
+// quarantine it would end is stale), and, while the root threshold's
+// quarantine drains the machine, only by another act of the root
+// threshold: a delegate cannot undo or shorten the root's quarantine.
 func (s *State) applyQuarantine(a *Applied, r *schemas.Quarantine, at instants) error {
-	ok, _, err := s.rootAct(a, at)
+	ok, _, err := s.rootAct(a, at, true)
 	if err != nil {
 		return err
 	}
@@ -202,14 +203,14 @@ func (s *State) applyQuarantine(a *Applied, r *schemas.Quarantine, at instants) 
 	}
 	if cur := s.quarantines[r.Machine]; cur != nil {
 		switch {
-		case r.IssuedAt < cur.Record.IssuedAt:
-			return refusef(a.Index, RuleSuperseded, "this quarantine act for %s was issued at %s, before the one in force (ledger index %d, issued at %s)",
-				r.Machine, unixUTC(r.IssuedAt), cur.Index, unixUTC(cur.Record.IssuedAt))
-		case cur.ByRoot && !ok:
-			return refusef(a.Index, RuleThreshold, "the quarantine act for %s at ledger index %d was signed by the root threshold; only the root threshold replaces or lifts it",
+		case r.IssuedAt < cur.Accepted.Unix():
+			return refusef(a.Index, RuleSuperseded, "this quarantine act for %s was issued at %s, before the ledger accepted the act in force (ledger index %d, at %s)",
+				r.Machine, unixUTC(r.IssuedAt), cur.Index, cur.Accepted.UTC().Format(time.RFC3339))
+		case cur.ByRoot && !ok && cur.drains(at.accepted()):
+			return refusef(a.Index, RuleThreshold, "the root threshold's quarantine of %s (ledger index %d) is in force; only the root threshold replaces or lifts it",
 				r.Machine, cur.Index)
 		}
 	}
-	setMap(s, s.quarantines, r.Machine, &QuarantineEntry{Index: a.Index, Record: r, ByRoot: ok})
+	setMap(s, s.quarantines, r.Machine, &QuarantineEntry{Index: a.Index, Record: r, ByRoot: ok, Accepted: a.Accepted})
 	return nil
 }

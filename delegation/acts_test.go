@@ -135,8 +135,16 @@ func TestIssuerAndQuarantine(t *testing.T) {
 	iss := &schemas.Issuer{V: 1, Issuer: "https://idp.example", JWKSURI: "https://idp.example/jwks.json", Audiences: []string{"writ"}, IssuedAt: testkit.Epoch.Unix() - 60}
 	chain(t, delegation.RuleThreshold, genesis, testkit.Seal(t, iss, r1))
 	st := chain(t, "", genesis, testkit.Seal(t, iss, r1, r3))
-	if st.Issuer("https://idp.example") == nil {
-		t.Fatal("issuer record not in force")
+	if e, d := st.Issuer("https://idp.example", testkit.Epoch); e == nil || d != nil {
+		t.Fatalf("issuer record not in force: %v", d)
+	}
+	// It stands on the root: once the root has expired, it is not in force.
+	expiry := time.Unix(st.Root().Record.Expires, 0)
+	if e, d := st.Issuer("https://idp.example", expiry); e != nil || d == nil || d.Rule != delegation.RuleRootExpired {
+		t.Fatalf("issuer record at the root's expiry: %v, %v; want root-expired", e, d)
+	}
+	if e, _ := st.Issuer("https://idp.example", expiry.Add(-time.Second)); e == nil {
+		t.Fatal("issuer record not in force a second before the root expires")
 	}
 	qd := testkit.Delegation(ops, []string{"quarantine"}, "", "")
 	qd.Machines = []string{"runner-*"}
@@ -145,7 +153,7 @@ func TestIssuerAndQuarantine(t *testing.T) {
 	if st.Quarantine("runner-7", testkit.Epoch.Unix()) == nil || st.Quarantine("runner-8", testkit.Epoch.Unix()) != nil {
 		t.Fatal("quarantine not in force for exactly runner-7")
 	}
-	lift := &schemas.Quarantine{V: 1, Machine: "runner-7", Lift: true, IssuedAt: testkit.Epoch.Unix() - 30}
+	lift := &schemas.Quarantine{V: 1, Machine: "runner-7", Lift: true, IssuedAt: testkit.Epoch.Unix()}
 	st = chain(t, "", genesis, testkit.Seal(t, qd, r1, r2), testkit.Seal(t, q, ops), testkit.Seal(t, lift, ops))
 	if st.Quarantine("runner-7", testkit.Epoch.Unix()) != nil {
 		t.Fatal("a lifted quarantine is still in force")

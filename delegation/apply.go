@@ -300,14 +300,19 @@ func (s *State) rootSigned(signers []sign.PublicKey) (bool, uint64, []string) {
 // keys signed it without reaching the threshold, naming the rotation when
 // they are keys of a root that a later one replaced; neither when no root
 // key, current or past, signed it (a delegate's act, for the caller to
-// judge).
-func (s *State) rootAct(a *Applied, at instants) (ok bool, ids []string, err error) {
+// judge). delegable says the act may also be a delegate's: one signer who
+// holds a delegation is then judged as that delegate, even when its key is
+// (or was) a root key too.
+func (s *State) rootAct(a *Applied, at instants, delegable bool) (ok bool, ids []string, err error) {
 	ok, n, ids := s.rootSigned(a.Signers)
 	if ok {
 		if err := s.rootInForce(a, at); err != nil {
 			return false, nil, err
 		}
 		return true, ids, nil
+	}
+	if delegable && len(a.Signers) == 1 && s.holdsGrant(a.Signers[0]) {
+		return false, nil, nil // one key that is also a delegate: judged as the delegate's act
 	}
 	root := s.Root()
 	if retired := s.retiredRootSigners(a.Signers); len(retired) > 0 {
@@ -320,6 +325,11 @@ func (s *State) rootAct(a *Applied, at instants) (ok bool, ids []string, err err
 			a.Kind, n, root.Record.Version, root.Record.Threshold)
 	}
 	return false, nil, nil
+}
+
+// holdsGrant reports whether key holds any delegation in the state.
+func (s *State) holdsGrant(key sign.PublicKey) bool {
+	return slices.ContainsFunc(s.grants, func(g *Grant) bool { return g.Key.Equal(key) })
 }
 
 // retiredRootSigners returns "key ID (root version V)" for each signer

@@ -115,12 +115,8 @@ func (s *State) chainDenial(g *Grant, t time.Time) *Denial {
 // (RuleOutOfScope), none has a chain valid at r.At (the denial of the
 // last candidate: RuleRevoked or RuleOutsideWindow).
 func (s *State) Authorize(r Request) (*Grant, error) {
-	root := s.Root()
-	if root == nil {
-		return nil, &Denial{RuleNoDelegation, "the ledger has no root"}
-	}
-	if r.At.Unix() >= root.Record.Expires {
-		return nil, &Denial{RuleRootExpired, fmt.Sprintf("root version %d expired at %s", root.Record.Version, unixUTC(root.Record.Expires))}
+	if d := s.rootExpiredAt(r.At); d != nil {
+		return nil, d
 	}
 	if i, ok := s.revoked[r.Key.ID()]; ok {
 		return nil, &Denial{RuleRevoked, fmt.Sprintf("key %s was revoked at ledger index %d", r.Key.ID(), i)}

@@ -167,3 +167,22 @@ func TestRotationRootRules(t *testing.T) {
 		t.Run(name, func(t *testing.T) { chain(t, delegation.RuleMalformed, genesis, raw(edit)) })
 	}
 }
+
+// TestRootKeyAlsoDelegate: a key that is (or was) a root key and also
+// holds a delegation acts as that delegate when it signs alone: after a
+// rotation retired it, and while it is one key of a 2-of-2 root.
+func TestRootKeyAlsoDelegate(t *testing.T) {
+	r1, r2, r3 := testkit.Key(t, 1), testkit.Key(t, 2), testkit.Key(t, 3)
+	genesis := testkit.Seal(t, rootV(1, 1, r1), r1)
+	del := testkit.Delegation(r1, []string{"quarantine"}, "", "")
+	del.Machines = []string{"runner-*"}
+	q := testkit.Seal(t, &schemas.Quarantine{V: 1, Machine: "runner-1", IssuedAt: testkit.Epoch.Unix()}, r1)
+	// Retired by a rotation to r2: its quarantine is the delegate's.
+	rotated := testkit.Seal(t, rootV(2, 1, r2), r1, r2)
+	chain(t, "", genesis, rotated, testkit.Seal(t, del, r2), q)
+	// Without the delegation it is refused, naming the rotation.
+	chain(t, delegation.RuleThreshold, genesis, rotated, q)
+	// One key of a 2-of-2 root that also holds the delegation.
+	two := testkit.Seal(t, rootV(1, 2, r1, r3), r1, r3)
+	chain(t, "", two, testkit.Seal(t, del, r1, r3), q)
+}

@@ -59,12 +59,21 @@ type IssuerEntry struct {
 	Record *schemas.Issuer
 }
 
-// QuarantineEntry is the latest quarantine act for a machine, and
-// whether the root threshold signed it.
+// QuarantineEntry is the latest quarantine act for a machine, whether
+// the root threshold signed it, and when the ledger accepted it.
 type QuarantineEntry struct {
-	Index  int64
-	Record *schemas.Quarantine
-	ByRoot bool
+	Index    int64
+	Record   *schemas.Quarantine
+	ByRoot   bool
+	Accepted time.Time
+}
+
+// drains reports whether the act quarantines the machine at t: it is a
+// quarantine (not a lift), the ledger accepted it by t, and its until (if
+// any) has not passed.
+func (q *QuarantineEntry) drains(t time.Time) bool {
+	u := t.Unix()
+	return !q.Record.Lift && u >= q.Accepted.Unix() && (q.Record.Until == 0 || u < q.Record.Until)
 }
 
 // DowngradeEntry is an accepted downgrade record.
@@ -75,8 +84,12 @@ type DowngradeEntry struct {
 }
 
 // Downgrade returns an unrevoked, unexpired (at unix time t) downgrade
-// record allowing artifact at exactly version, or nil.
+// record allowing artifact at exactly version, or nil; nil too when the
+// root that signed it has expired at t.
 func (s *State) Downgrade(artifact, version string, t int64) *DowngradeEntry {
+	if s.rootExpiredAt(time.Unix(t, 0)) != nil {
+		return nil
+	}
 	for i := len(s.downgrades) - 1; i >= 0; i-- {
 		d := s.downgrades[i]
 		if _, gone := s.revoked[d.Digest]; gone {
@@ -271,23 +284,44 @@ func (s *State) LowestPinned(artifact, platform, digest string) *PinEntry {
 	return low
 }
 
-// Issuer returns the unrevoked issuer record for the issuer URL, or nil.
-func (s *State) Issuer(url string) *IssuerEntry {
+// Issuer returns the unrevoked issuer record for the issuer URL in force
+// at t, or nil when there is none. An issuer record stands on the root
+// that signed it: when the root in force has expired at t, it returns nil
+// and the RuleRootExpired denial.
+func (s *State) Issuer(url string, t time.Time) (*IssuerEntry, *Denial) {
 	e := s.issuers[url]
 	if e == nil {
-		return nil
+		return nil, nil
 	}
 	if _, gone := s.revoked[e.Digest]; gone {
-		return nil
+		return nil, nil
 	}
-	return e
+	if d := s.rootExpiredAt(t); d != nil {
+		return nil, d
+	}
+	return e, nil
+}
+
+// rootExpiredAt returns the RuleRootExpired denial when the root in force
+// has expired at t (at expires it already has), else nil.
+func (s *State) rootExpiredAt(t time.Time) *Denial {
+	root := s.Root()
+	if root == nil {
+		return &Denial{RuleNoDelegation, "the ledger has no root"}
+	}
+	if t.Unix() >= root.Record.Expires {
+		return &Denial{RuleRootExpired, fmt.Sprintf("root version %d expired at %s", root.Record.Version, unixUTC(root.Record.Expires))}
+	}
+	return nil
 }
 
 // Quarantine returns the quarantine in force for machine at unix time t,
-// or nil.
+// or nil: the machine's latest act, when it is a quarantine the ledger
+// accepted by t whose until (if any) has not passed. It is judged from the
+// time the ledger accepted it, not the issued_at its signer chose.
 func (s *State) Quarantine(machine string, t int64) *QuarantineEntry {
 	q := s.quarantines[machine]
-	if q == nil || q.Record.Lift || (q.Record.Until != 0 && t >= q.Record.Until) || t < q.Record.IssuedAt {
+	if q == nil || !q.drains(time.Unix(t, 0)) {
 		return nil
 	}
 	return q

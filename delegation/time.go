@@ -78,11 +78,13 @@ func checkIssuedAt(index int64, kind schemas.Kind, issued int64, accepted time.T
 // says it acted and when the ledger accepted the act).
 func (s *State) authorizeAt(r Request, at instants) (*Grant, error) {
 	var g *Grant
-	for _, t := range at {
+	for i, t := range at {
 		r.At = t
 		var err error
 		if g, err = s.Authorize(r); err != nil {
-			return nil, err
+			d := *err.(*Denial)
+			d.Reason += [2]string{" (the record's issued_at)", " (when the ledger accepted the record)"}[i]
+			return nil, &d
 		}
 	}
 	return g, nil

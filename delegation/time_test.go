@@ -186,4 +186,31 @@ func TestQuarantineOrder(t *testing.T) {
 	if st.Quarantine("runner-1", at.Unix()) != nil {
 		t.Fatal("the root's lift did not end its quarantine")
 	}
+	// Once the root has lifted its quarantine, or it has ended, a
+	// delegate may quarantine the machine again.
+	chain(t, "", append(base, q(at.Add(-time.Minute), false, r1), q(at, true, r1), q(at, false, ops))...)
+	ended := testkit.Seal(t, &schemas.Quarantine{V: 1, Machine: "runner-1", Until: at.Add(time.Minute).Unix(), IssuedAt: at.Unix()}, r1)
+	chainTimed(t, "", at.Add(2*time.Minute), append(base, ended, q(at.Add(2*time.Minute), false, ops))...)
+	chainTimed(t, delegation.RuleThreshold, at.Add(30*time.Second), append(base, ended, q(at.Add(30*time.Second), true, ops))...)
+	// A delegate's lift dated ahead (within the skew) does not lock the
+	// root out: the root's act is judged against the time the ledger
+	// accepted the lift, and is in force from its own acceptance.
+	st = chain(t, "", append(base, q(at.Add(4*time.Minute), true, ops), q(at, false, r1))...)
+	if st.Quarantine("runner-1", at.Unix()) == nil {
+		t.Fatal("the root's quarantine after a forward-dated lift is not in force")
+	}
+}
+
+// TestQuarantineInForceFromAcceptance: a quarantine is in force from the
+// time the ledger accepted it, whatever issued_at its signer wrote.
+func TestQuarantineInForceFromAcceptance(t *testing.T) {
+	r1 := testkit.Key(t, 1)
+	ahead := testkit.Seal(t, &schemas.Quarantine{V: 1, Machine: "runner-1", IssuedAt: testkit.Epoch.Add(4 * time.Minute).Unix()}, r1)
+	st := chain(t, "", testkit.Seal(t, testkit.Root(1, r1), r1), ahead)
+	if st.Quarantine("runner-1", testkit.Epoch.Unix()) == nil {
+		t.Fatal("a quarantine dated 4 minutes ahead is not in force when accepted")
+	}
+	if st.Quarantine("runner-1", testkit.Epoch.Add(-time.Second).Unix()) != nil {
+		t.Fatal("a quarantine is in force before the ledger accepted it")
+	}
 }

@@ -160,12 +160,22 @@ func (r *Issuer) version() uint64      { return r.V }
 func (r *Quarantine) version() uint64  { return r.V }
 func (r *Downgrade) version() uint64   { return r.V }
 
-// Encode applies r's field rules and returns its deterministic encoding.
-// It returns the *FieldError from Validate, or an error wrapping
-// ErrTooLarge when the encoding exceeds MaxRecordSize.
+// Encode applies r's field rules and returns its deterministic encoding,
+// after decoding it back with Decode: writ never writes a record it would
+// refuse to read. It returns the *FieldError from Validate, an error
+// wrapping ErrTooLarge when the encoding exceeds MaxRecordSize, or the
+// error Decode gives the encoding (wrapping ErrMalformed) when it does
+// not read back.
 func Encode(r Record) ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	return Marshal(r)
+	b, err := Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Decode(r.Kind(), b); err != nil {
+		return nil, fmt.Errorf("the %s record would not read back: %w", r.Kind(), err)
+	}
+	return b, nil
 }

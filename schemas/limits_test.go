@@ -366,3 +366,16 @@ func TestLimitsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeReadsBack: a record whose text is not valid UTF-8 (here in a
+// pin's build metadata, which comes from the binary) is refused by Encode
+// naming the field (and Encode decodes what it returns, so it never
+// returns bytes Decode refuses).
+func TestEncodeReadsBack(t *testing.T) {
+	p := maximal(t, schemas.KindPin).(*schemas.Pin)
+	p.Build.Path = "example.com/\xffagent"
+	var fe *schemas.FieldError
+	if _, err := schemas.Encode(p); !errors.As(err, &fe) || fe.Field != "build.path" {
+		t.Fatalf("Encode with invalid UTF-8 in build.path: %v; want a *FieldError for build.path", err)
+	}
+}

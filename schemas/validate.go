@@ -226,6 +226,9 @@ func (b *Build) validate(k Kind) error {
 		if len(f.value) > f.max {
 			return fieldErr(k, f.field, "%d bytes: at most %d", len(f.value), f.max)
 		}
+		if !utf8.ValidString(f.value) {
+			return fieldErr(k, f.field, "must be valid UTF-8 (the binary's build information is not)")
+		}
 	}
 	return nil
 }

@@ -291,8 +291,10 @@ func (g *guard) recorded() error {
 	if err != nil {
 		return fmt.Errorf("reading the ledger: %v", err)
 	}
-	e := st.Issuer(g.issuer)
+	e, denial := st.Issuer(g.issuer, time.Now())
 	switch {
+	case denial != nil:
+		return fmt.Errorf("%s: %s", denial.Rule, denial.Reason)
 	case e == nil:
 		return fmt.Errorf("no unrevoked issuer record for %s", g.issuer)
 	case e.Record.JWKSURI != g.uri:

@@ -57,7 +57,10 @@ func Verify(ctx context.Context, st *delegation.State, f *Fetcher, issuer, audie
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	e := st.Issuer(issuer)
+	e, denial := st.Issuer(issuer, now)
+	if denial != nil {
+		return nil, fmt.Errorf("%w: %s: the issuer record stands on the root, and %s", ErrInvalid, denial.Rule, denial.Reason)
+	}
 	if e == nil {
 		return nil, fmt.Errorf("%w: unknown-issuer: the ledger holds no unrevoked, root-signed issuer record for %s", ErrInvalid, issuer)
 	}

@@ -305,4 +305,13 @@ func TestVerify(t *testing.T) {
 	if _, err := token.Verify(ctx, ledgerState(t, "", false), f, issuer, "writ", p.sign(t, nil, nil), now); !errors.Is(err, token.ErrInvalid) || !strings.Contains(err.Error(), "unknown-issuer") {
 		t.Fatalf("no record: %v", err)
 	}
+	// The issuer record stands on the root: once the root has expired, a
+	// token that is otherwise valid is refused (its own exp set past it).
+	later := time.Unix(st.Root().Record.Expires, 0)
+	late := p.sign(t, nil, func(c *jwt.Claims) {
+		c.IssuedAt, c.NotBefore, c.Expiry = jwt.NewNumericDate(later), jwt.NewNumericDate(later), jwt.NewNumericDate(later.Add(time.Hour))
+	})
+	if _, err := token.Verify(ctx, st, f, issuer, "writ", late, later); !errors.Is(err, token.ErrInvalid) || !strings.Contains(err.Error(), "root-expired") {
+		t.Fatalf("a token under an expired root: %v; want root-expired", err)
+	}
 }

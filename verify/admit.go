@@ -384,21 +384,25 @@ func (a *admission) checkEnvelope(raw []byte) (*schemas.Instruction, sign.Public
 		a.fail(RuleMalformedDispatch, "%v", err)
 		return nil, none
 	}
-	if len(env.Signatures) != 1 {
+	wrongKind := env.Kind != schemas.KindInstruction
+	rec, err := schemas.Decode(schemas.KindInstruction, env.Payload)
+	switch {
+	case wrongKind && err != nil:
+		// Say what the file is, not why its payload is no instruction.
+		a.fail(RuleMalformedDispatch, "the envelope holds a %s record, not an instruction: dispatch an instruction (`writ instruct`)", env.Kind)
+		return nil, none
+	case err != nil:
+		a.fail(RuleMalformedDispatch, "payload: %v", err)
+		return nil, none
+	case len(env.Signatures) != 1:
 		a.fail(RuleMalformedDispatch, "an instruction carries exactly one signature, this envelope carries %d", len(env.Signatures))
 		return nil, none
 	}
 	a.pass("envelope")
-	wrongKind := env.Kind != schemas.KindInstruction
 	if wrongKind {
 		// The signature vouches for a record of another kind; it counts
 		// for nothing here, so an instruction inside stands as unsigned.
 		a.fail(RuleWrongKind, "the envelope was signed as a %s record, not an instruction", env.Kind)
-	}
-	rec, err := schemas.Decode(schemas.KindInstruction, env.Payload)
-	if err != nil {
-		a.fail(RuleMalformedDispatch, "payload: %v", err)
-		return nil, none
 	}
 	instr := rec.(*schemas.Instruction)
 	if wrongKind {
@@ -431,11 +435,11 @@ func (a *admission) checkAuthority(instr *schemas.Instruction, signer sign.Publi
 	if future {
 		times = times[:1]
 	}
-	for _, at := range times {
+	for i, at := range times {
 		_, err := a.st.Authorize(delegation.Request{Key: signer, Action: "instruct", Stream: instr.Stream, Machine: instr.Machine, At: at})
 		var d *delegation.Denial
 		if errors.As(err, &d) {
-			a.fail(d.Rule, "%s", d.Reason)
+			a.fail(d.Rule, "%s%s", d.Reason, [2]string{" (this runner's clock)", " (the instruction's issued_at)"}[i])
 			return
 		} else if err != nil {
 			panic(err) // Authorize returns only Denials

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
 	"unicode"
@@ -42,38 +43,44 @@ const (
 )
 
 var (
-	// scheme is an RFC 3986 §3.1 scheme followed by "://".
-	scheme = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://`)
+	// urlBefore matches when the text before a marker ends inside a URL:
+	// an RFC 3986 §3.1 scheme, "://", and URL characters running up to
+	// the marker. Characters that end a URL in prose and markup (quotes,
+	// brackets, braces, parentheses, commas, '<', '>', '|', '\', '^',
+	// '`') stop it: a URL earlier in the token does not swallow a later
+	// citation.
+	urlBefore = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[A-Za-z0-9._~%!$&*+;=:@/?#-]*$`)
 	// fileName is one file name with an extension: name characters, a
 	// dot, and an extension of letters and digits.
 	fileName = regexp.MustCompile(`^[\p{L}\p{N}_-][\p{L}\p{N}_.-]*\.[\p{L}\p{N}]+$`)
 	// nestedDir is one or more directory names, each ending in '/'.
 	nestedDir = regexp.MustCompile(`^(?:[\p{L}\p{N}_.-]+/)+$`)
-	// spelled finds a file name spelled out anywhere: a name character,
-	// a dot, an extension character.
-	spelled = regexp.MustCompile(`[\p{L}\p{N}_-]\.[\p{L}\p{N}]`)
-	// spelledName is a name spelled from the marker on: it starts with a
-	// name character (letter, digit, '_' or '-').
-	spelledName = regexp.MustCompile(`^[\p{L}\p{N}_-]`)
 	// fragment is a bare name with nothing after it: name characters
 	// only, no dot.
 	fragment = regexp.MustCompile(`^[\p{L}\p{N}_-]+$`)
+	// placeholder is a stand-in, not a name: angle-bracketed words or
+	// globs, an optional extension, and nothing spelled after them
+	// (.provision/<document>, .provision/<name>.md, .provision/*.md).
+	placeholder = regexp.MustCompile(`^(<[^<>]*>|\*)+(\.[\p{L}\p{N}]+)?[^\p{L}\p{N}]*$`)
+	// nameChar finds a letter or digit anywhere.
+	nameChar = regexp.MustCompile(`[\p{L}\p{N}]`)
 )
 
 // Cite classifies one token under R37 and, for a file citation, returns
 // its destination (.provision/<name>.<ext>). Each occurrence of the
-// marker is judged by what precedes it: a scheme ("name://") anywhere
-// before it makes a URL; a name character (letter, digit, '_', '-', '.')
-// right before it makes a directory named "x.provision/"; a '=' right
-// before it makes the right-hand side of an assignment. Anything else
-// before it ('/', '~', '$', '<', '`', a quote, or nothing) makes a
-// citation. What follows the marker decides its kind: nothing, or
-// directories ending in '/', is not a citation; exactly <name>.<ext> is a
-// file; a spelled name.ext with anything else around it is raw, and so is
-// a name (starting with a letter, digit, '_' or '-') followed by anything
-// that is not a name character; placeholders (starting with anything
-// else) and bare fragments (name characters only, nothing after them) are
-// not citations. The first occurrence that is a citation decides.
+// marker is judged by what precedes it: inside a URL (a scheme "name://"
+// and URL characters running up to the marker) it is part of the URL; a
+// name character (letter, digit, '_', '-', '.') right before it makes a
+// directory named "x.provision/"; a '=' right before it makes the
+// right-hand side of an assignment. Anything else before it ('/', '~',
+// '$', '<', '`', a quote, a bracket, or nothing) makes a citation. What
+// follows the marker decides its kind: nothing, or directories ending in
+// '/', is not a citation; exactly <name>.<ext> is a file; a placeholder
+// (angle-bracketed words or globs, an optional extension, nothing spelled
+// after: <document>, <name>.md, *.md) or a bare fragment (name characters
+// only: PLAN, PLAN_) is not a citation; anything else that spells a
+// letter or digit (Plan…, Plan</code>, PLAN*.md, {plan,spec}.md,
+// canon/Plan) is raw. The first occurrence that is a citation decides.
 func Cite(token string) (kind, dest string) {
 	for from := 0; ; {
 		i := strings.Index(token[from:], Marker)
@@ -91,16 +98,15 @@ func Cite(token string) (kind, dest string) {
 			continue // .provision/ or .provision/canon/: a directory
 		case fileName.MatchString(rest):
 			return CitationFile, Marker + rest
-		case spelled.MatchString(rest):
-			return CitationRaw, ""
-		case spelledName.MatchString(rest) && !fragment.MatchString(rest):
-			// A name with something after it (.provision/Plan…,
-			// .provision/Plan</code>, .provision/PLAN*.md): whatever file
-			// it means, it cannot be normalized confidently.
+		case placeholder.MatchString(rest) || fragment.MatchString(rest):
+			continue // .provision/<document>, .provision/*.md, .provision/PLAN
+		case nameChar.MatchString(rest):
+			// Anything else that spells something (.provision/Plan…,
+			// .provision/Plan</code>, .provision/PLAN*.md,
+			// .provision/{plan,spec}.md): whatever file it means, it
+			// cannot be normalized confidently.
 			return CitationRaw, ""
 		}
-		// .provision/<document>, .provision/PLAN, .provision/PLAN_: a
-		// placeholder or a bare fragment, not a file name
 	}
 }
 
@@ -108,8 +114,8 @@ func Cite(token string) (kind, dest string) {
 // citation by what precedes it.
 func citesAt(token string, at int) bool {
 	before := token[:at]
-	if scheme.MatchString(before) {
-		return false // a URL: https://host/.provision/Plan.md
+	if urlBefore.MatchString(before) {
+		return false // inside a URL: https://host/.provision/Plan.md
 	}
 	if before == "" {
 		return true // the bare form
@@ -169,18 +175,35 @@ func (a *admission) checkContent(instr *schemas.Instruction) {
 	}
 }
 
-// beneath reports whether token is the absolute path root or a path
-// under it (root without a trailing '/'; "" is the filesystem root).
-// Quotes, brackets and emphasis opening the token are skipped first
-// ("`/ws/a`", "(/ws/a)"): they do not make the path any less real on the
-// sending host. What follows the path is not trimmed: "/ws/a," is still
-// beneath /ws.
+// beneath reports whether token spells, anywhere, an absolute path that
+// is root or lies under it (root without a trailing '/'; "" is the
+// filesystem root). An absolute path starts at a '/' that begins the
+// token or follows a character no path name holds (quotes, brackets, '=',
+// ':', ...: "`/ws/a`", "--config=/ws/a", "file:///ws/a") and runs while
+// path characters follow; it is cleaned (path.Clean: "//", "/./", "/../")
+// before it is compared, as the sending host would resolve it.
 func beneath(token, root string) bool {
-	token = strings.TrimLeft(token, "\"'`([{<*_")
-	if !strings.HasPrefix(token, "/") {
-		return false
+	for i := 0; i < len(token); i++ {
+		if token[i] != '/' || (i > 0 && isPathChar(token[i-1])) {
+			continue
+		}
+		j := i
+		for j < len(token) && isPathChar(token[j]) {
+			j++
+		}
+		p := path.Clean(token[i:j])
+		if p == root || strings.HasPrefix(p, root+"/") || (root == "" && strings.HasPrefix(p, "/")) {
+			return true
+		}
+		i = j
 	}
-	return token == root || strings.HasPrefix(token, root+"/")
+	return false
+}
+
+// isPathChar reports whether c can be part of a path name as a brief
+// writes one: letters, digits, '/', '.', '_', '-', '~', '+', '@', '%'.
+func isPathChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/._-~+@%", c) >= 0 || c >= 0x80
 }
 
 // list joins violations, at most maxReported of them and a count of the

@@ -137,17 +137,21 @@
 // are outside the rules.
 //
 // R30 (r30-workspace-path): with Config.ControlWorkspace set (`writ admit
-// --control-workspace /ws/control`), a token that is that absolute path
-// or a path beneath it is refused, naming the line and the token:
-// "/ws/control/repo/main.go" and "(/ws/control/x)" are refused,
-// "/ws/controller/x" and "ws/control/x" are not. Opening quotes, brackets
-// and emphasis are skipped; trailing punctuation stays in the token.
+// --control-workspace /ws/control`), a token that spells that absolute
+// path or a path beneath it anywhere is refused, naming the line and the
+// token. An absolute path starts at a '/' that begins the token or
+// follows a character no path name holds, and is cleaned ("//", "/./",
+// "/../") as the sending host would resolve it: "/ws/control/repo/main.go",
+// "(/ws/control/x)", "--config=/ws/control/app.yaml", "/ws//control/x",
+// "file:///ws/control/x" and "PATH=/bin:/ws/control/bin" are refused;
+// "/ws/controller/x", "ws/control/x" and "https://host/ws/control/x" are
+// not.
 //
 // R37 (r37-provision-citation): a token containing the exact,
 // case-sensitive marker ".provision/" is a citation unless what precedes
 // the marker proves otherwise ([Cite]):
 //
-//	https://host/.provision/Plan.md   a URL: a scheme "name://" occurs before the marker
+//	https://host/.provision/Plan.md   inside a URL: a scheme "name://" and URL characters run up to the marker
 //	vendor.provision/config.md        a directory x.provision/: a name character precedes it
 //	..provision/Plan.md               the same ('.' is a name character)
 //	/tmp/p.md=.provision/Plan.md      an assignment whose right-hand side starts at the marker
@@ -163,13 +167,17 @@
 // but cannot be normalized confidently (.provision/Plan.md… with an
 // ellipsis, `.provision/Plan.md` in markup, .provision/Plan.md* with a
 // glob, .provision/Plan.md, with punctuation, .provision/canon/Plan.md
-// nested), and a spelled name with anything after it, extension or not
-// (.provision/Plan…, .provision/Plan</code>, .provision/PLAN*.md,
-// .provision/PLAN.), is refused on the raw token, verbatim, asking the
-// author to write the path plainly or ship the file: writ never guesses a
-// destination. Not citations, and never refused: directories
-// (.provision/, .provision/canon/), placeholders, which start with
-// something other than a name character (.provision/<document>,
+// nested), and anything else after the marker that spells a letter or
+// digit (.provision/Plan…, .provision/Plan</code>, .provision/PLAN*.md,
+// .provision/PLAN., .provision/{plan,spec}.md), is refused on the raw
+// token, verbatim, asking the author to write the path plainly or ship
+// the file: writ never guesses a destination. A URL earlier in the token
+// does not hide a later citation: quotes, brackets, braces, parentheses
+// and commas end a URL ({"ref":"https://wiki/x","plan":".provision/P.md"}
+// and [https://wiki/P](.provision/P.md) cite). Not citations, and never
+// refused: directories (.provision/, .provision/canon/), placeholders
+// (angle-bracketed words or globs, an optional extension, nothing
+// spelled after: .provision/<document>, .provision/<name>.md,
 // .provision/*.md), and bare fragments with nothing after them
 // (.provision/PLAN, .provision/PLAN_, .provision/PLAN-v2), a
 // path split across tokens, and any marker that is not exactly

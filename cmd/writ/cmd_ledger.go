@@ -302,6 +302,10 @@ func recordErr(err error) error {
 		hints = append(hints, h)
 	}
 	if rule == delegation.RuleMalformed {
+		if errors.Is(err, schemas.ErrInvalid) {
+			// A well-formed envelope whose record breaks a field rule.
+			hints = []string{"the record breaks the field rule named above; make it again with the writ command for its kind"}
+		}
 		return inputErr(err, hints...)
 	}
 	return noErr(err, hints...)
@@ -321,9 +325,9 @@ var appendHints = map[string]string{
 	delegation.RuleDuplicate:     "nothing to do: the ledger already holds this record",
 	delegation.RuleNoDelegation:  "delegate the signing key first (`writ delegate --to KEY.pub --action ...`) and append that",
 	delegation.RuleOutOfScope:    "sign with a key whose delegation covers this, or delegate it (`writ delegate`); `writ authority explain` shows what the key holds",
-	delegation.RuleOutsideWindow: "sign the record again within its signer's delegation window (issued_at), or renew the delegation",
+	delegation.RuleOutsideWindow: "sign the record again while its signer's delegation covers both its issued_at and the time of the append (the reason names the instant that failed), or renew the delegation",
 	delegation.RuleRevoked:       "the signer or a delegation behind it is revoked; sign with a key that is not",
-	delegation.RuleRootExpired:   "the root has expired; rotate it (`writ root sign --previous`)",
+	delegation.RuleRootExpired:   "an expired root trusts nothing and cannot be rotated (rotate before it expires, `writ root sign --previous`); start a new ledger with a new root",
 	delegation.RuleRootKey:       "rotate the root instead: `writ root sign --previous ROOT --key ... --pub ...` listing the keys to keep, then `writ ledger append` it",
 	delegation.RuleIssuedAt:      "sign the record again now and append it within 24 hours: its issued_at must be at most 5 minutes after, and at most 24 hours before, the time the ledger accepts it (check this machine's clock)",
 	delegation.RuleSuperseded:    "the machine's quarantine in force was issued later than this act: sign a new act now if it should still apply",

@@ -35,6 +35,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	app := newApp(stdin, stdout, stderr)
+	app.Metadata = map[string]any{"args": args}
 	return report(stderr, app.Run(args))
 }
 
@@ -87,13 +88,25 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 
 // onUsage makes every command report flag errors, including a missing
 // required flag, as bad usage (exit 2): urfave/cli would report a missing
-// required flag as a plain error after printing the whole help.
+// required flag as a plain error after printing the whole help. A flag
+// that takes one value and is given twice is bad usage too: urfave/cli
+// would keep the last value silently (a trust anchor such as --vkey or
+// --trust-root must never be dropped).
 func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 	for _, c := range cmds {
 		path := strings.TrimSpace(prefix + " " + c.Name)
 		c.OnUsageError = f
 		var required []string
+		single, valued := map[string]bool{}, map[string]bool{}
 		for _, fl := range c.Flags {
+			name := fl.Names()[0]
+			switch fl.(type) {
+			case *cli.BoolFlag:
+			case *cli.StringSliceFlag:
+				valued[name] = true
+			default:
+				valued[name], single[name] = true, true
+			}
 			switch x := fl.(type) {
 			case *cli.StringFlag:
 				if x.Required {
@@ -107,8 +120,12 @@ func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 				}
 			}
 		}
-		if action := c.Action; action != nil && len(required) > 0 {
+		if action := c.Action; action != nil {
 			c.Action = func(ctx *cli.Context) error {
+				args, _ := ctx.App.Metadata["args"].([]string)
+				if name := repeatedFlag(args, single, valued); name != "" {
+					return usageErr("--%s given more than once; it takes one value (see writ %s --help)", name, path)
+				}
 				for _, name := range required {
 					if !ctx.IsSet(name) {
 						return usageErr("--%s is required (see writ %s --help)", name, path)
@@ -119,6 +136,33 @@ func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 		}
 		onUsage(c.Subcommands, f, path)
 	}
+}
+
+// repeatedFlag returns the first flag of single given more than once in
+// args ("--name V", "--name=V", "-name V"), skipping the value each flag
+// of valued takes when it is not written with "=".
+func repeatedFlag(args []string, single, valued map[string]bool) string {
+	seen := map[string]bool{}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if valued[name] && !hasValue {
+			i++ // the next argument is this flag's value
+		}
+		if single[name] {
+			if seen[name] {
+				return name
+			}
+			seen[name] = true
+		}
+	}
+	return ""
 }
 
 func withRequired(usage string) string {
