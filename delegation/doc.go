@@ -58,7 +58,8 @@
 //   - the signer holds the authority at issued and at accepted: every
 //     delegation on its chain is valid and unrevoked at both, and the root
 //     in force is unexpired at both (a root act by the root threshold, a
-//     rotation, the root of the chain);
+//     rotation, the root of the chain); an act of the root threshold is
+//     not dated before the root whose keys sign it was issued;
 //   - a root accepted at or after its own expiry trusts nothing, and is
 //     refused.
 //

@@ -91,9 +91,15 @@ func (s *State) authorizeAt(r Request, at instants) (*Grant, error) {
 }
 
 // rootInForce refuses an act of the root threshold when the root in force
-// has expired at either instant (at expires it already has).
+// has expired at either instant (at expires it already has), or when the
+// act is dated before that root was issued: its keys held no authority
+// then.
 func (s *State) rootInForce(a *Applied, at instants) error {
 	root := s.Root()
+	if at.issued().Unix() < root.Record.IssuedAt {
+		return refusef(a.Index, RuleOutsideWindow, "%s record issued at %s, before root version %d, whose keys sign it, was issued (%s)",
+			a.Kind, at.issued().UTC().Format(time.RFC3339), root.Record.Version, unixUTC(root.Record.IssuedAt))
+	}
 	for _, t := range at {
 		if t.Unix() >= root.Record.Expires {
 			return refusef(a.Index, RuleRootExpired, "%s record judged at %s, when root version %d had expired (at %s)",

@@ -214,3 +214,16 @@ func TestQuarantineInForceFromAcceptance(t *testing.T) {
 		t.Fatal("a quarantine is in force before the ledger accepted it")
 	}
 }
+
+// TestRootActDatedBeforeItsRoot: an act of the root threshold dated
+// before the root whose keys sign it was issued is refused: those keys
+// held no authority then.
+func TestRootActDatedBeforeItsRoot(t *testing.T) {
+	r1 := testkit.Key(t, 1)
+	root := testkit.Root(1, r1)
+	del := testkit.Delegation(testkit.Key(t, 30), []string{"instruct"}, "demo", "runner-*")
+	del.IssuedAt = root.IssuedAt - 1
+	chain(t, delegation.RuleOutsideWindow, testkit.Seal(t, root, r1), testkit.Seal(t, del, r1))
+	del.IssuedAt = root.IssuedAt
+	chain(t, "", testkit.Seal(t, root, r1), testkit.Seal(t, del, r1))
+}
