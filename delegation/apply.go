@@ -240,6 +240,9 @@ func (s *State) applyRoot(index int64, env *sign.Envelope, p *Prepared, accepted
 			return nil, refusef(index, RuleRootVersion, "root version %d cannot follow version %d (only %d can)", r.Version, prev.Record.Version, prev.Record.Version+1)
 		case r.IssuedAt >= prev.Record.Expires || accepted.Unix() >= prev.Record.Expires:
 			return nil, refusef(index, RuleRootExpired, "root version %d expired at %s, before this rotation (%s)", prev.Record.Version, unixUTC(prev.Record.Expires), at)
+		case r.IssuedAt < prev.Record.IssuedAt:
+			return nil, refusef(index, RuleOutsideWindow, "root version %d is dated %s, before root version %d, whose keys sign the rotation, was issued (%s)",
+				r.Version, unixUTC(r.IssuedAt), prev.Record.Version, unixUTC(prev.Record.IssuedAt))
 		}
 		if n := countAmong(verified.Keys, prev.Keys); n < prev.Record.Threshold {
 			return nil, refusef(index, RuleThreshold, "rotation signed by %d keys of root version %d, threshold %d", n, prev.Record.Version, prev.Record.Threshold)

@@ -58,8 +58,11 @@
 //   - the signer holds the authority at issued and at accepted: every
 //     delegation on its chain is valid and unrevoked at both, and the root
 //     in force is unexpired at both (a root act by the root threshold, a
-//     rotation, the root of the chain); an act of the root threshold is
-//     not dated before the root whose keys sign it was issued;
+//     rotation, the root of the chain); an act of the root threshold
+//     needs, at its issued_at, the threshold of the root in force then
+//     (the last issued by then), so keys that became root keys only later
+//     cannot date an act back into an earlier root's time, and a rotation
+//     is not dated before the root it replaces;
 //   - a root accepted at or after its own expiry trusts nothing, and is
 //     refused.
 //

@@ -39,7 +39,7 @@ func chainTimed(t *testing.T, rule string, last time.Time, entries ...[]byte) *d
 func rootV(version, th uint64, keys ...*sign.PrivateKey) *schemas.Root {
 	r := testkit.Root(th, keys...)
 	r.Version = version
-	r.IssuedAt -= int64(version) // distinct content per version, issued before the acts it signs
+	r.IssuedAt += int64(version) - 10 // distinct content per version, in version order, issued before the acts they sign
 	return r
 }
 

@@ -2,6 +2,7 @@ package delegation
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/writ-ledger/writ/schemas"
@@ -90,23 +91,56 @@ func (s *State) authorizeAt(r Request, at instants) (*Grant, error) {
 	return g, nil
 }
 
-// rootInForce refuses an act of the root threshold when the root in force
-// has expired at either instant (at expires it already has), or when the
-// act is dated before that root was issued: its keys held no authority
-// then.
+// rootInForce refuses an act the current root's threshold signed unless
+// its signers held the root's authority at both instants: at acceptance,
+// the current root unexpired; at issued_at, the root in force then (the
+// last one issued by then; the current one, or an earlier one the
+// rotation replaced) unexpired, with its threshold of its own distinct,
+// unrevoked keys among the signers. Keys that became root keys only later
+// held no authority at an earlier issued_at.
 func (s *State) rootInForce(a *Applied, at instants) error {
 	root := s.Root()
-	if at.issued().Unix() < root.Record.IssuedAt {
-		return refusef(a.Index, RuleOutsideWindow, "%s record issued at %s, before root version %d, whose keys sign it, was issued (%s)",
-			a.Kind, at.issued().UTC().Format(time.RFC3339), root.Record.Version, unixUTC(root.Record.IssuedAt))
-	}
 	for _, t := range at {
 		if t.Unix() >= root.Record.Expires {
 			return refusef(a.Index, RuleRootExpired, "%s record judged at %s, when root version %d had expired (at %s)",
 				a.Kind, t.UTC().Format(time.RFC3339), root.Record.Version, unixUTC(root.Record.Expires))
 		}
 	}
+	then := s.rootAt(at.issued())
+	switch {
+	case then == nil:
+		return refusef(a.Index, RuleOutsideWindow, "%s record issued at %s, before the first root was issued (%s)",
+			a.Kind, at.issued().UTC().Format(time.RFC3339), unixUTC(s.roots[0].Record.IssuedAt))
+	case then == root:
+		return nil
+	case at.issued().Unix() >= then.Record.Expires:
+		return refusef(a.Index, RuleRootExpired, "%s record issued at %s, when root version %d had expired (at %s)",
+			a.Kind, at.issued().UTC().Format(time.RFC3339), then.Record.Version, unixUTC(then.Record.Expires))
+	}
+	var n uint64
+	for _, k := range then.Keys {
+		if _, gone := s.revoked[k.ID()]; !gone && slices.ContainsFunc(a.Signers, k.Equal) {
+			n++
+		}
+	}
+	if n < then.Record.Threshold {
+		return refusef(a.Index, RuleOutsideWindow, "%s record issued at %s, when root version %d was in force, signed by %d of its keys, threshold %d: the signers did not hold the root's authority then",
+			a.Kind, at.issued().UTC().Format(time.RFC3339), then.Record.Version, n, then.Record.Threshold)
+	}
 	return nil
+}
+
+// rootAt returns the root in force at t by issue time: the last root of
+// the chain issued at or before t (rotations are issued in version order),
+// or nil before the first.
+func (s *State) rootAt(t time.Time) *RootEntry {
+	var out *RootEntry
+	for _, r := range s.roots {
+		if r.Record.IssuedAt <= t.Unix() {
+			out = r
+		}
+	}
+	return out
 }
 
 // String names the two instants, for a reason.

@@ -146,7 +146,7 @@ func (a *admission) checkContent(instr *schemas.Instruction) {
 	for _, p := range instr.Provision {
 		shipped[p.Dest] = true
 	}
-	root := strings.TrimRight(a.cfg.ControlWorkspace, "/")
+	root := strings.TrimRight(path.Clean(a.cfg.ControlWorkspace), "/") // "/ws//control/." is /ws/control
 	var r30, r37 []string
 	for _, t := range Tokens(instr.Brief) {
 		if a.cfg.ControlWorkspace != "" && beneath(t.Text, root) {
@@ -183,6 +183,10 @@ func (a *admission) checkContent(instr *schemas.Instruction) {
 // path characters follow; it is cleaned (path.Clean: "//", "/./", "/../")
 // before it is compared, as the sending host would resolve it.
 func beneath(token, root string) bool {
+	under := func(p string) bool {
+		p = path.Clean(p)
+		return p == root || strings.HasPrefix(p, root+"/") || (root == "" && strings.HasPrefix(p, "/"))
+	}
 	for i := 0; i < len(token); i++ {
 		if token[i] != '/' || (i > 0 && isPathChar(token[i-1])) {
 			continue
@@ -191,9 +195,14 @@ func beneath(token, root string) bool {
 		for j < len(token) && isPathChar(token[j]) {
 			j++
 		}
-		p := path.Clean(token[i:j])
-		if p == root || strings.HasPrefix(p, root+"/") || (root == "" && strings.HasPrefix(p, "/")) {
+		if under(token[i:j]) {
 			return true
+		}
+		// file://host/path names /path on that host.
+		if run := token[i:j]; strings.HasPrefix(run, "//") && i >= 5 && strings.EqualFold(token[i-5:i], "file:") {
+			if k := strings.IndexByte(run[2:], '/'); k >= 0 && under(run[2+k:]) {
+				return true
+			}
 		}
 		i = j
 	}
@@ -201,9 +210,12 @@ func beneath(token, root string) bool {
 }
 
 // isPathChar reports whether c can be part of a path name as a brief
-// writes one: letters, digits, '/', '.', '_', '-', '~', '+', '@', '%'.
+// writes one: ASCII letters, digits, '/', '.', '_', '-', '~', '+', '@',
+// '%'. Any other byte, a non-ASCII one included (a curly quote, a
+// zero-width space), ends a path and may start one: R30 errs toward
+// seeing a path, never toward missing one.
 func isPathChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/._-~+@%", c) >= 0 || c >= 0x80
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/._-~+@%", c) >= 0
 }
 
 // list joins violations, at most maxReported of them and a count of the

@@ -124,6 +124,11 @@ var contentCases = []struct {
 	{"file URL", "open file:///ws/control/x", refR30, `"file:///ws/control/x"`, false, false},
 	{"after a colon", "PATH=/usr/bin:/ws/control/bin", refR30, `"PATH=/usr/bin:/ws/control/bin"`, false, false},
 	{"a URL whose path looks alike", "https://host/ws/control/x", pass, "", false, false},
+	{"in curly quotes", "“/ws/control/secrets.env”", refR30, `"“/ws/control/secrets.env”"`, false, false},
+	{"after a zero-width space", "\u200b/ws/control/x", refR30, `line 1: "\u200b/ws/control/x"`, false, false},
+	{"an ellipsis right after the root", "/ws/control…", refR30, `"/ws/control…"`, false, false},
+	{"in full-width parentheses", "（/ws/control/x）", refR30, `"（/ws/control/x）"`, false, false},
+	{"a file URL with a host", "file://localhost/ws/control/x", refR30, `"file://localhost/ws/control/x"`, false, false},
 	{"sibling directory", "/ws/controller/x", pass, "", false, false},
 	{"relative look-alike", "ws/control/x", pass, "", false, false},
 	{"runner's own path", "/srv/runner/x", pass, "", false, false},
@@ -247,4 +252,21 @@ func FuzzBrief(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestR30WorkspaceSpellings: the runner's workspace is cleaned as a brief
+// path is: written with a trailing "/.", a doubled slash or a trailing
+// slash, it still catches the paths beneath it.
+func TestR30WorkspaceSpellings(t *testing.T) {
+	w := newWorld(t)
+	w.pin(t, agentPath, "agent", "1.0.0")
+	i := instr(func(i *schemas.Instruction) { i.Brief = "cat /ws/control/secrets.env" })
+	for _, ws := range []string{"/ws/control/.", "/ws//control", "/ws/control/", "/ws/x/../control"} {
+		c := cfg(verify.ModeEnforce)
+		c.ControlWorkspace = ws
+		v := verify.Admit(w.st, c, verify.Dispatch{Raw: testkit.Seal(t, i, w.op), AgentBinary: agentPath})
+		if v.Verdict != verify.Refused || v.Rule != verify.RuleWorkspacePath {
+			t.Errorf("workspace %q: %s / %s (%s)", ws, v.Verdict, v.Rule, v.Reason)
+		}
+	}
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -34,6 +36,9 @@ func explain(c *cli.Context) error {
 	path, err := oneKey(c, "authority is explained for one key at a time")
 	if err != nil {
 		return err
+	}
+	if a := c.String("action"); !slices.Contains(schemas.Actions, a) {
+		return usageErr("--action %q: one of %v", a, schemas.Actions)
 	}
 	key, err := sign.LoadPublicKey(path)
 	if err != nil {

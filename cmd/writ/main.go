@@ -89,21 +89,26 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 // onUsage makes every command report flag errors, including a missing
 // required flag, as bad usage (exit 2): urfave/cli would report a missing
 // required flag as a plain error after printing the whole help. A flag
-// that takes one value and is given twice is bad usage too: urfave/cli
-// would keep the last value silently (a trust anchor such as --vkey or
+// that takes one value (or a switch) given twice, and a text flag given
+// an empty value, are bad usage too: urfave/cli would keep the last value,
+// or treat "" as not given, silently (a trust anchor such as --vkey or
 // --trust-root must never be dropped).
 func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 	for _, c := range cmds {
 		path := strings.TrimSpace(prefix + " " + c.Name)
 		c.OnUsageError = f
 		var required []string
-		single, valued := map[string]bool{}, map[string]bool{}
+		single, valued, text := map[string]bool{}, map[string]bool{}, []string{}
 		for _, fl := range c.Flags {
 			name := fl.Names()[0]
 			switch fl.(type) {
 			case *cli.BoolFlag:
+				single[name] = name != "json" // --json goes before or after the command name
 			case *cli.StringSliceFlag:
 				valued[name] = true
+			case *cli.StringFlag:
+				valued[name], single[name] = true, true
+				text = append(text, name)
 			default:
 				valued[name], single[name] = true, true
 			}
@@ -125,6 +130,11 @@ func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 				args, _ := ctx.App.Metadata["args"].([]string)
 				if name := repeatedFlag(args, single, valued); name != "" {
 					return usageErr("--%s given more than once; it takes one value (see writ %s --help)", name, path)
+				}
+				for _, name := range text {
+					if ctx.IsSet(name) && ctx.String(name) == "" {
+						return usageErr("--%s is given an empty value; give a value, or leave the flag out (see writ %s --help)", name, path)
+					}
 				}
 				for _, name := range required {
 					if !ctx.IsSet(name) {
