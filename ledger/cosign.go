@@ -66,28 +66,49 @@ func (c *cosigner) Sign(msg []byte) ([]byte, error) {
 // of vkey. It returns ErrNoTime if there is none that verifies. It does
 // not verify the checkpoint itself; see OpenCheckpoint.
 func CheckpointTime(signed []byte, vkey string) (time.Time, error) {
-	key, err := VerifierPublicKey(vkey)
+	v, err := newCosigVerifier(vkey)
 	if err != nil {
 		return time.Time{}, err
 	}
+	return v.time(signed)
+}
+
+// cosigVerifier checks cosignature/v1 lines by one log key, parsed and
+// checked once (a log's history holds a checkpoint per batch).
+type cosigVerifier struct {
+	name string
+	key  sign.PublicKey
+	hash uint32
+}
+
+func newCosigVerifier(vkey string) (*cosigVerifier, error) {
+	key, err := VerifierPublicKey(vkey)
+	if err != nil {
+		return nil, err
+	}
 	name := strings.SplitN(vkey, "+", 2)[0]
+	return &cosigVerifier{name: name, key: key, hash: cosignHash(name, key)}, nil
+}
+
+// time returns the signed time of the first cosignature/v1 line by the
+// key that verifies over the checkpoint's body, or ErrNoTime.
+func (v *cosigVerifier) time(signed []byte) (time.Time, error) {
 	body, sigs, ok := bytes.Cut(signed, []byte("\n\n"))
 	if !ok {
 		return time.Time{}, fmt.Errorf("%w: no signature block", ErrNoTime)
 	}
 	body = append(body, '\n')
-	want := cosignHash(name, key)
 	for _, line := range strings.Split(string(sigs), "\n") {
-		rest, ok := strings.CutPrefix(line, "\u2014 "+name+" ")
+		rest, ok := strings.CutPrefix(line, "\u2014 "+v.name+" ")
 		if !ok {
 			continue
 		}
 		raw, err := base64.StdEncoding.DecodeString(rest)
-		if err != nil || len(raw) != 4+8+64 || binary.BigEndian.Uint32(raw) != want {
+		if err != nil || len(raw) != 4+8+64 || binary.BigEndian.Uint32(raw) != v.hash {
 			continue
 		}
 		t := binary.BigEndian.Uint64(raw[4:12])
-		if key.Verify(cosignMessage(t, body), raw[12:]) == nil && t <= 1<<62 {
+		if v.key.Verify(cosignMessage(t, body), raw[12:]) == nil && t <= 1<<62 {
 			return time.Unix(int64(t), 0), nil
 		}
 	}

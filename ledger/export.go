@@ -236,6 +236,7 @@ type sectionCursor struct {
 	x    *ExportReader
 	sec  *ExportedLog
 	vkey string
+	cv   *cosigVerifier // vkey's, parsed on first use
 	tree TreeBuilder
 	next int64           // index of the next entry
 	cov  TimedCheckpoint // the history checkpoint covering entries below cov.Size
@@ -270,7 +271,12 @@ func (c *sectionCursor) entry() ([]byte, TimedCheckpoint, []byte, error) {
 		if !c.sec.History || fresh != nil || (c.have && c.next != c.cov.Size) {
 			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%w: a history checkpoint where none belongs (%s, before entry %d)", ErrExport, c.sec.Name, c.next)
 		}
-		tc, err := OpenTimedCheckpoint(signed, c.vkey)
+		if c.cv == nil {
+			if c.cv, err = newCosigVerifier(c.vkey); err != nil {
+				return nil, TimedCheckpoint{}, nil, fmt.Errorf("%s history: %w", c.sec.Name, err)
+			}
+		}
+		tc, err := c.cv.open(signed)
 		if err != nil {
 			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%s history checkpoint before entry %d: %w: %w", c.sec.Name, c.next, ErrHistory, err)
 		}

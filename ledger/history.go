@@ -50,10 +50,19 @@ type TimedCheckpoint struct {
 // log key said and when. Errors wrap ErrNoTime (no cosignature by that
 // key verifies), ErrMalformedCheckpoint, or sign.ErrInvalidKey.
 func OpenTimedCheckpoint(signed []byte, vkey string) (TimedCheckpoint, error) {
+	v, err := newCosigVerifier(vkey)
+	if err != nil {
+		return TimedCheckpoint{}, err
+	}
+	return v.open(signed)
+}
+
+// open is OpenTimedCheckpoint under an already parsed key.
+func (v *cosigVerifier) open(signed []byte) (TimedCheckpoint, error) {
 	if len(signed) > MaxCheckpointSize {
 		return TimedCheckpoint{}, fmt.Errorf("%w: %d bytes, limit %d", ErrMalformedCheckpoint, len(signed), MaxCheckpointSize)
 	}
-	t, err := CheckpointTime(signed, vkey)
+	t, err := v.time(signed)
 	if err != nil {
 		return TimedCheckpoint{}, err
 	}
@@ -62,7 +71,7 @@ func OpenTimedCheckpoint(signed []byte, vkey string) (TimedCheckpoint, error) {
 	if err != nil {
 		return TimedCheckpoint{}, err
 	}
-	if v, _ := NewVerifier(vkey); v == nil || c.Origin != v.Name() {
+	if c.Origin != v.name {
 		return TimedCheckpoint{}, fmt.Errorf("%w: origin %q is not the verifier key's name", ErrMalformedCheckpoint, c.Origin)
 	}
 	return TimedCheckpoint{Checkpoint: c, Time: t, Signed: bytes.Clone(signed)}, nil
@@ -74,18 +83,22 @@ func historyKey(size int64) []byte { return indexKey(prefixHistory, size) }
 // its entries, verifying each checkpoint as it is first needed.
 type historyReader struct {
 	it   *badger.Iterator
-	vkey string
+	v    *cosigVerifier
 	cur  TimedCheckpoint // covers the entries below cur.Size
 	last time.Time       // the previous checkpoint's time
 	have bool
 }
 
-func newHistoryReader(txn *badger.Txn, vkey string) *historyReader {
+func newHistoryReader(txn *badger.Txn, vkey string) (*historyReader, error) {
+	v, err := newCosigVerifier(vkey)
+	if err != nil {
+		return nil, err
+	}
 	opts := badger.DefaultIteratorOptions
 	opts.Prefix = []byte{prefixHistory}
-	h := &historyReader{it: txn.NewIterator(opts), vkey: vkey}
+	h := &historyReader{it: txn.NewIterator(opts), v: v}
 	h.it.Rewind()
-	return h
+	return h, nil
 }
 
 func (h *historyReader) close() { h.it.Close() }
@@ -108,7 +121,7 @@ func (h *historyReader) covering(i int64) (TimedCheckpoint, error) {
 		if err != nil {
 			return TimedCheckpoint{}, err
 		}
-		tc, err := OpenTimedCheckpoint(signed, h.vkey)
+		tc, err := h.v.open(signed)
 		if err != nil {
 			return TimedCheckpoint{}, &IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", size), Detail: fmt.Sprintf("%v: %v", ErrHistory, err)}
 		}

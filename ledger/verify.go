@@ -92,7 +92,10 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 		stored := txnHashReader(txn)
 		var hist *historyReader
 		if l.history {
-			hist = newHistoryReader(txn, vkey)
+			var err error
+			if hist, err = newHistoryReader(txn, vkey); err != nil {
+				return err
+			}
 			defer hist.close()
 		}
 		for it.Rewind(); it.Valid(); it.Next() {
