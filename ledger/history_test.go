@@ -45,6 +45,19 @@ func (c *clockLog) appendAt(t *testing.T, at time.Time, entries ...string) {
 	}
 }
 
+// threeBatches makes a closed log with three batches, accepted 10, 20 and
+// 30 seconds after t0: entries 0 and 1, then 2, then 3.
+func threeBatches(t *testing.T, t0 time.Time) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "log")
+	c := newClockLog(t, dir, t0)
+	c.appendAt(t, t0.Add(10*time.Second), "a", "b")
+	c.appendAt(t, t0.Add(20*time.Second), "c")
+	c.appendAt(t, t0.Add(30*time.Second), "d")
+	c.Close()
+	return dir
+}
+
 // acceptedTimesOf verifies the log and returns each entry's accepted time.
 func acceptedTimesOf(t *testing.T, l *Log) ([]time.Time, error) {
 	t.Helper()
@@ -90,15 +103,6 @@ func TestHistoryAcceptedTimes(t *testing.T) {
 // the history.
 func TestHistoryTampered(t *testing.T) {
 	t0 := time.Unix(1_800_000_000, 0)
-	build := func(t *testing.T) string {
-		dir := filepath.Join(t.TempDir(), "log")
-		c := newClockLog(t, dir, t0)
-		c.appendAt(t, t0.Add(10*time.Second), "a", "b")
-		c.appendAt(t, t0.Add(20*time.Second), "c")
-		c.appendAt(t, t0.Add(30*time.Second), "d")
-		c.Close()
-		return dir
-	}
 	get := func(txn *badger.Txn, size int64) []byte {
 		it, err := txn.Get(historyKey(size))
 		if err != nil {
@@ -144,7 +148,7 @@ func TestHistoryTampered(t *testing.T) {
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
-			dir := build(t)
+			dir := threeBatches(t, t0)
 			if err := testkit.EditStore(dir, edit); err != nil {
 				t.Fatal(err)
 			}
@@ -169,12 +173,7 @@ func TestHistoryTampered(t *testing.T) {
 // test pins that it moves times later and no other way.
 func TestHistoryCheckpointRemoved(t *testing.T) {
 	t0 := time.Unix(1_800_000_000, 0)
-	dir := filepath.Join(t.TempDir(), "log")
-	c := newClockLog(t, dir, t0)
-	c.appendAt(t, t0.Add(10*time.Second), "a", "b")
-	c.appendAt(t, t0.Add(20*time.Second), "c")
-	c.appendAt(t, t0.Add(30*time.Second), "d")
-	c.Close()
+	dir := threeBatches(t, t0)
 	if err := testkit.EditStore(dir, func(txn *badger.Txn) error { return txn.Delete(historyKey(3)) }); err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,7 @@ func cmdTruncateLog(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: truncate-log LOGDIR")
 	}
-	ts.Check(updateStore(ts.MkAbs(args[0]), func(txn *badger.Txn) error {
+	ts.Check(testkit.EditStore(ts.MkAbs(args[0]), func(txn *badger.Txn) error {
 		item, err := txn.Get([]byte("m/size"))
 		if err != nil {
 			return err
@@ -210,7 +210,7 @@ func cmdDropIndex(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: drop-index LOGDIR PREFIX")
 	}
-	ts.Check(updateStore(ts.MkAbs(args[0]), func(txn *badger.Txn) error {
+	ts.Check(testkit.EditStore(ts.MkAbs(args[0]), func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte("x/" + args[1])})
 		var keys [][]byte
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -245,7 +245,7 @@ func cmdRemoveEntry(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	i, err := strconv.ParseInt(args[1], 10, 64)
 	ts.Check(err)
-	ts.Check(updateStore(ts.MkAbs(args[0]), func(txn *badger.Txn) error { return txn.Delete(entryKey(i)) }))
+	ts.Check(testkit.EditStore(ts.MkAbs(args[0]), func(txn *badger.Txn) error { return txn.Delete(entryKey(i)) }))
 }
 
 // cmdSwapEntries swaps two stored entries' bytes, leaving the hashes:
@@ -258,7 +258,7 @@ func cmdSwapEntries(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	j, err := strconv.ParseInt(args[2], 10, 64)
 	ts.Check(err)
-	ts.Check(updateStore(ts.MkAbs(args[0]), func(txn *badger.Txn) error {
+	ts.Check(testkit.EditStore(ts.MkAbs(args[0]), func(txn *badger.Txn) error {
 		get := func(k []byte) ([]byte, error) {
 			it, err := txn.Get(k)
 			if err != nil {
@@ -279,15 +279,4 @@ func cmdSwapEntries(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return txn.Set(entryKey(j), a)
 	}))
-}
-
-// updateStore runs f in one update transaction of the Badger store at
-// dir, directly, as an attacker with disk access would.
-func updateStore(dir string, f func(*badger.Txn) error) error {
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	return db.Update(f)
 }
