@@ -13,11 +13,13 @@ var ErrInconsistent = errors.New("log is inconsistent with a trusted checkpoint"
 
 // InconsistencyError is the evidence that a log shrank or forked: the
 // checkpoint trusted before, the one found now, and the consistency proof
-// that failed (empty when the log shrank).
+// that failed (empty when the log shrank), and, where the reader had
+// them, both signed checkpoints as they were read (signed notes).
 type InconsistencyError struct {
-	Trusted, Found Checkpoint
-	Proof          *ConsistencyProof
-	Why            string
+	Trusted, Found             Checkpoint
+	TrustedSigned, FoundSigned []byte
+	Proof                      *ConsistencyProof
+	Why                        string
 }
 
 func (e *InconsistencyError) Error() string {

@@ -1,0 +1,253 @@
+package ledger
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/writ-ledger/writ/ledger/tiles"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// ErrPublish is wrapped by every refusal to publish into a directory
+// that holds something other than an older copy of this log.
+var ErrPublish = errors.New("refusing to publish")
+
+// Published reports what Publish did.
+type Published struct {
+	Before, After int64 // the published tree size before and after
+	Files         int   // files written (the checkpoint included)
+	Bytes         int64 // bytes written
+}
+
+// Publish writes the log, at its latest signed checkpoint, into the
+// directory to as a static c2sp.org/tlog-tiles log: hash tiles, entry
+// bundles and, for a log with a checkpoint history, history bundles
+// (tiles.KindHistory), then the signed checkpoint, last. It is
+// incremental: it reads the checkpoint already published there, which
+// must verify under the log's key and have a size no larger and the
+// same root at its size (else an error wrapping ErrPublish, or an
+// *InconsistencyError for another tree), and writes only the tiles that
+// changed since (tlog.NewTiles); a full tile already there is never
+// rewritten. Every file is written to a temporary name, synced and
+// renamed, so a reader sees a whole file or none, and a reader that sees
+// the new checkpoint finds every tile it needs. Before writing, it checks
+// that the stored tree has the signed root, and every published entry's
+// leaf hash against the stored one (an *IntegrityError otherwise).
+func (l *Log) Publish(to string) (Published, error) {
+	var res Published
+	signed, err := l.Checkpoint()
+	if err != nil {
+		return res, err
+	}
+	cp, err := OpenCheckpoint(signed, l.vkey)
+	if err != nil {
+		return res, err
+	}
+	old, err := l.publishedSize(to, cp)
+	if err != nil {
+		return res, err
+	}
+	res.Before, res.After = old, cp.Size
+	err = l.db.View(func(txn *badger.Txn) error {
+		r := txnHashReader(txn)
+		if root, err := tlog.TreeHash(cp.Size, r); err != nil || root != cp.Hash {
+			return &IntegrityError{Index: -1, What: "stored root hash", Expected: hexHash(cp.Hash), Found: fmt.Sprint(hexHash(root), err), Detail: "the stored tree is not the signed one; refusing to publish (run `writ ledger verify`)"}
+		}
+		for _, t := range tlog.NewTiles(tiles.Height, old, cp.Size) {
+			kinds := []tiles.Tile{{Kind: tiles.KindHashTile, Level: t.L, N: t.N, W: t.W}}
+			if t.L == 0 {
+				kinds = append(kinds, tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: t.N, W: t.W})
+				if l.history {
+					kinds = append(kinds, tiles.Tile{Kind: tiles.KindHistory, Level: -1, N: t.N, W: t.W})
+				}
+			}
+			for _, k := range kinds {
+				name := filepath.Join(to, filepath.FromSlash(k.Path()))
+				if _, err := os.Stat(name); err == nil && k.W == tiles.Width {
+					continue // full tiles never change
+				}
+				data, err := l.readTile(txn, k, cp.Size)
+				if err != nil {
+					return err
+				}
+				if err := writeAtomic(name, data); err != nil {
+					return err
+				}
+				res.Files++
+				res.Bytes += int64(len(data))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	if err := writeAtomic(filepath.Join(to, "checkpoint"), signed); err != nil {
+		return res, err
+	}
+	res.Files++
+	res.Bytes += int64(len(signed))
+	return res, nil
+}
+
+// publishedSize returns the size of the checkpoint already published at
+// to (0 if none), after checking that it is this log's and a prefix of cp.
+func (l *Log) publishedSize(to string, cp Checkpoint) (int64, error) {
+	b, err := os.ReadFile(filepath.Join(to, "checkpoint"))
+	if errors.Is(err, os.ErrNotExist) {
+		if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
+			return 0, fmt.Errorf("%w: %s is not empty and has no checkpoint: not a published log", ErrPublish, to)
+		}
+		return 0, nil
+	} else if err != nil {
+		return 0, err
+	}
+	pub, err := OpenCheckpoint(b, l.vkey)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s holds a checkpoint this log's key did not sign: %w", ErrPublish, to, err)
+	}
+	if pub.Size > cp.Size {
+		return 0, &InconsistencyError{Trusted: pub, Found: cp, Why: "the published log is larger than this one: refusing to publish an older tree over it"}
+	}
+	root, err := l.TreeHash(pub.Size)
+	if err != nil {
+		return 0, err
+	}
+	if root != pub.Hash {
+		return 0, &InconsistencyError{Trusted: pub, Found: cp, Why: "the published log forked from this one"}
+	}
+	return pub.Size, nil
+}
+
+// ReadTile returns the bytes of tile t of the tree of the given size,
+// which must not exceed the log's signed checkpoint: a hash tile
+// (tlog.ReadTileData), an entry bundle, or a history bundle (the history
+// checkpoints of the sizes from N*256+1 to N*256+W, in size order: the
+// batches that end in the tile, none when one batch spans it). A tile the tree does not have yet wraps ErrNotFound.
+func (l *Log) ReadTile(t tiles.Tile, size int64) ([]byte, error) {
+	var out []byte
+	err := l.db.View(func(txn *badger.Txn) error {
+		cp, err := l.signedHead(txn)
+		if err != nil {
+			return err
+		}
+		if size > cp.Size {
+			return fmt.Errorf("%w: tree size %d is past the signed checkpoint's %d", ErrNotFound, size, cp.Size)
+		}
+		out, err = l.readTile(txn, t, size)
+		return err
+	})
+	return out, err
+}
+
+func (l *Log) readTile(txn *badger.Txn, t tiles.Tile, size int64) ([]byte, error) {
+	level := max(t.Level, 0)
+	if t.W < 1 || t.W > tiles.Width || t.N < 0 {
+		return nil, fmt.Errorf("%w: tile %s", ErrNotFound, t.Path())
+	}
+	// The tile covers entries [start, end) of level 0 ...
+	span := int64(1) << (tiles.Height * level)
+	start, end := t.N*tiles.Width*span, (t.N*tiles.Width+int64(t.W))*span
+	if end > size || end/span != (t.N*tiles.Width+int64(t.W)) {
+		return nil, fmt.Errorf("%w: tile %s is not in a tree of size %d", ErrNotFound, t.Path(), size)
+	}
+	// ... and a partial tile only at the tree's edge.
+	if t.W < tiles.Width && (t.N+1)*tiles.Width*span <= size {
+		return nil, fmt.Errorf("%w: tile %s is full in a tree of size %d", ErrNotFound, t.Path(), size)
+	}
+	if t.W < tiles.Width && end != size && t.Kind != tiles.KindHashTile {
+		return nil, fmt.Errorf("%w: bundle %s is not the edge of a tree of size %d", ErrNotFound, t.Path(), size)
+	}
+	r := txnHashReader(txn)
+	switch t.Kind {
+	case tiles.KindHashTile:
+		return tlog.ReadTileData(tlog.Tile{H: tiles.Height, L: t.Level, N: t.N, W: t.W}, r)
+	case tiles.KindEntries:
+		var b []byte
+		for i := start; i < end; i++ {
+			it, err := txn.Get(indexKey(prefixEntry, i))
+			if err != nil {
+				return nil, &IntegrityError{Index: i, What: "entry missing", Detail: err.Error()}
+			}
+			e, err := it.ValueCopy(nil)
+			if err != nil {
+				return nil, err
+			}
+			leaf, err := r.ReadHashes([]int64{tlog.StoredHashIndex(0, i)})
+			if err != nil {
+				return nil, err
+			}
+			if tlog.RecordHash(e) != leaf[0] {
+				return nil, &IntegrityError{Index: i, What: "entry", Detail: "its leaf hash is not the stored one; refusing to publish it (run `writ ledger verify`)"}
+			}
+			if b, err = tiles.AppendBundle(b, e); err != nil {
+				return nil, &IntegrityError{Index: i, What: "entry", Detail: err.Error()}
+			}
+		}
+		return b, nil
+	case tiles.KindHistory:
+		if !l.history {
+			return nil, fmt.Errorf("%w: this log keeps no checkpoint history", ErrNotFound)
+		}
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = []byte{prefixHistory}
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		var b []byte
+		for it.Seek(historyKey(start + 1)); it.Valid(); it.Next() {
+			k := it.Item().Key()
+			if len(k) != 9 || int64(binary.BigEndian.Uint64(k[1:])) > end {
+				break
+			}
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return nil, err
+			}
+			if b, err = tiles.AppendBundle(b, v); err != nil {
+				return nil, &IntegrityError{Index: -1, What: "history checkpoint", Detail: err.Error()}
+			}
+		}
+		if len(b) == 0 && end == size {
+			return nil, &IntegrityError{Index: end - 1, What: "checkpoint history", Detail: ErrHistory.Error() + ": no checkpoint at the tree's size"}
+		}
+		return append([]byte{}, b...), nil // empty when one batch spans the whole tile
+	}
+	return nil, fmt.Errorf("%w: %s is not a tile", ErrNotFound, t.Path())
+}
+
+// writeAtomic writes data to name through a temporary file in the same
+// directory, synced, then renamed over name (0644: published files are
+// public).
+func writeAtomic(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(name), ".tmp-"+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+

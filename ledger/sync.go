@@ -1,0 +1,147 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/writ-ledger/writ/ledger/tiles"
+)
+
+// ErrSourceLog is wrapped by every *SourceError: a file the source
+// published is malformed or does not chain to its signed checkpoint.
+var ErrSourceLog = errors.New("the published log does not verify")
+
+// SourceError is the evidence against one published file: its path, the
+// entry it concerns (-1 if none), the signed checkpoint it had to chain
+// to, and what was expected and found.
+type SourceError struct {
+	Path       string
+	Index      int64
+	Checkpoint Checkpoint
+	What       string
+	Expected   string
+	Found      string
+}
+
+func (e *SourceError) Error() string {
+	s := fmt.Sprintf("%s: %s", e.Path, e.What)
+	if e.Index >= 0 {
+		s = fmt.Sprintf("%s: entry %d: %s", e.Path, e.Index, e.What)
+	}
+	if e.Expected != "" || e.Found != "" {
+		s += fmt.Sprintf(": expected %s, found %s", e.Expected, e.Found)
+	}
+	return s + fmt.Sprintf(" (against the signed checkpoint of size %d, root %s)", e.Checkpoint.Size, hexHash(e.Checkpoint.Hash))
+}
+
+// Unwrap returns ErrSourceLog.
+func (e *SourceError) Unwrap() error { return ErrSourceLog }
+
+// SyncOptions says whom a replica trusts and how its entries are checked.
+type SyncOptions struct {
+	// VKey is the verifier key of the log's checkpoints. A new replica
+	// requires it; an existing one must hold this key (empty: the
+	// replica's own).
+	VKey string
+	// History: a new replica keeps a checkpoint history (an authority
+	// log), so the source must publish history bundles.
+	History bool
+	// Check gives the checks every entry passes, in log order, with the
+	// time the log accepted it (as for Import). fresh says the callback
+	// sees the log from entry 0; otherwise the caller's state already
+	// covers the replica's entries up to Verified, and only new entries
+	// are passed. Nil: no checks beyond the tree and its signatures.
+	Check func(fresh bool) (EntryFunc, func() error)
+	// Verified is the signed checkpoint the caller's check state covers
+	// (Synced.Signed of the previous sync), or nil.
+	Verified []byte
+	// Now is the clock for the reported time (nil: time.Now).
+	Now func() time.Time
+}
+
+// Synced reports what Sync did.
+type Synced struct {
+	Before, After int64      // entries the replica held before and after
+	Checkpoint    Checkpoint // the signed checkpoint the replica holds now
+	Signed        []byte     // its bytes (SyncOptions.Verified for the next sync)
+	Requests      int        // files fetched, the checkpoint included
+	Bytes         int64      // bytes fetched
+	Refreshed     bool       // same tree, newer checkpoint stored
+}
+
+// Sync grows the replica log in directory dir from the published log at
+// src (c2sp.org/tlog-tiles, as Publish writes it), and creates it when
+// dir does not exist yet. It fetches the checkpoint, which must verify
+// under the replica's key (ErrCheckpointSignature); when it is the one
+// opts.Verified names, that is all. A smaller checkpoint, or one that
+// forks from the replica, is an *InconsistencyError with both signed
+// checkpoints and the failing consistency proof (built from the source's
+// hash tiles, which are read only to give this evidence). Otherwise it
+// fetches only the entry bundles (and history bundles) from the tile
+// holding the replica's size, recomputes the tree from the replica's
+// verified compact range and the new entries (no hash tile is trusted),
+// checks every history checkpoint's signature, time and root, runs
+// opts.Check on every new entry, and stores all of it with the signed
+// checkpoint, or nothing: a refusal or failure removes what was copied,
+// so the replica is left as it was. A file that does not chain to the
+// signed checkpoint is a *SourceError; a source that cannot be read
+// wraps tiles.ErrFetch.
+func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (Synced, error) {
+	var res Synced
+	signed, err := src.Get(ctx, "checkpoint", MaxCheckpointSize)
+	res.Requests, res.Bytes = 1, int64(len(signed))
+	if err != nil {
+		return res, err
+	}
+	if opts.Verified != nil && bytes.Equal(signed, opts.Verified) {
+		res.Signed = signed
+		res.Checkpoint, err = OpenCheckpoint(signed, opts.VKey)
+		res.Before, res.After = res.Checkpoint.Size, res.Checkpoint.Size
+		return res, err
+	}
+	local, created, err := openReplica(dir, signed, opts)
+	if err != nil {
+		return res, err
+	}
+	defer local.Close()
+	s := &syncer{ctx: ctx, src: src, l: local, res: &res, opts: opts}
+	err = s.run(signed)
+	if err != nil && created {
+		local.Close()
+		os.RemoveAll(dir)
+	}
+	return res, err
+}
+
+// openReplica opens the replica at dir for writing, or creates it with
+// the checkpoint's origin and opts.VKey.
+func openReplica(dir string, signed []byte, opts SyncOptions) (*Log, bool, error) {
+	if _, err := os.Stat(dir); err == nil {
+		l, err := OpenWaiting(dir, nil, WriterLockWait)
+		if err != nil {
+			return nil, false, err
+		}
+		if opts.VKey != "" && opts.VKey != l.vkey {
+			l.Close()
+			return nil, false, fmt.Errorf("%w: the replica at %s is of key %s, not %s", ErrWrongKey, dir, l.vkey, opts.VKey)
+		}
+		if opts.Check != nil && opts.History != l.history {
+			l.Close()
+			return nil, false, fmt.Errorf("%w: the replica at %s differs from the log it syncs in keeping a checkpoint history", ErrNotALog, dir)
+		}
+		return l, false, nil
+	}
+	if opts.VKey == "" {
+		return nil, false, fmt.Errorf("%w: no replica at %s yet: give the verifier key of the log to create one", ErrWrongKey, dir)
+	}
+	cp, err := OpenCheckpoint(signed, opts.VKey)
+	if err != nil {
+		return nil, false, err
+	}
+	l, err := createReplica(dir, &ExportedLog{Origin: cp.Origin, VKey: opts.VKey, History: opts.History})
+	return l, err == nil, err
+}

@@ -1,0 +1,236 @@
+package ledger
+
+import (
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/writ-ledger/writ/ledger/tiles"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// extend fetches, proves, checks and stores the entries past the
+// replica's size; on any failure it removes what it stored.
+func (s *syncer) extend() (err error) {
+	l := s.l
+	before := s.local.Size
+	defer func() {
+		if err != nil {
+			if rerr := l.truncateTo(before); rerr != nil {
+				err = fmt.Errorf("%w; removing the partial copy also failed: %w", err, rerr)
+			}
+		}
+	}()
+	txn := l.db.NewTransaction(true)
+	defer func() { txn.Discard() }()
+	tb, err := l.compactRange(txn, before)
+	if err != nil {
+		return err
+	}
+	h := &historyQueue{s: s, next: before / tiles.Width}
+	if l.history && before > 0 {
+		item, err := txn.Get(historyKey(before))
+		if err != nil {
+			return &IntegrityError{Index: before - 1, What: "checkpoint history", Detail: ErrHistory.Error() + ": the replica's last batch has no checkpoint"}
+		}
+		v, _ := item.ValueCopy(nil)
+		last, err := s.cv.open(v)
+		if err != nil {
+			return err
+		}
+		h.last = last.Time
+	}
+	r := txnHashReader(txn)
+	pending := 0
+	for n := before / tiles.Width; n*tiles.Width < s.remote.Size; n++ {
+		w := int(min(tiles.Width, s.remote.Size-n*tiles.Width))
+		t := tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: n, W: w}
+		data, err := s.get(t, int64(w)*(2+MaxEntrySize))
+		if err != nil {
+			return s.finishChecks(err)
+		}
+		entries, err := tiles.ParseBundle(data, w)
+		if err != nil {
+			return s.finishChecks(&SourceError{Path: t.Path(), Index: -1, Checkpoint: s.remote, What: err.Error()})
+		}
+		for j, e := range entries {
+			i := n*tiles.Width + int64(j)
+			leaf := tlog.RecordHash(e)
+			if i < before {
+				stored, err := r.ReadHashes([]int64{tlog.StoredHashIndex(0, i)})
+				if err != nil {
+					return err
+				}
+				if stored[0] != leaf {
+					return s.finishChecks(s.mismatch(&SourceError{Path: t.Path(), Index: i, What: "an entry the replica holds differs",
+						Expected: "leaf hash " + hexHash(stored[0]), Found: "leaf hash " + hexHash(leaf)}))
+				}
+				continue
+			}
+			var accepted time.Time
+			var cover TimedCheckpoint
+			if l.history {
+				if cover, err = h.covering(i); err != nil {
+					return s.finishChecks(err)
+				}
+				accepted = cover.Time
+			}
+			produced := tb.Add(leaf)
+			base := tlog.StoredHashIndex(0, i)
+			for k, x := range produced {
+				if err := txn.Set(indexKey(prefixHash, base+int64(k)), x[:]); err != nil {
+					return batchErr(err)
+				}
+			}
+			if err := txn.Set(indexKey(prefixEntry, i), e); err != nil {
+				return batchErr(err)
+			}
+			pending += len(e) + 64
+			if l.history && cover.Size == i+1 {
+				if root := tb.Root(); root != cover.Hash {
+					return s.finishChecks(s.mismatch(&SourceError{Path: t.Path(), Index: i,
+						What:     fmt.Sprintf("the entries up to this one do not hash to the signed history checkpoint of size %d", cover.Size),
+						Expected: "root " + hexHash(cover.Hash), Found: "root " + hexHash(root)}))
+				}
+				if err := txn.Set(historyKey(cover.Size), cover.Signed); err != nil {
+					return batchErr(err)
+				}
+			}
+			if s.fn != nil {
+				if err := s.fn(i, e, accepted); err != nil {
+					return s.finishChecks(err)
+				}
+			}
+			if pending >= MaxBatchBytes/2 {
+				if err := txn.Set(keySize, sizeBytes(i+1)); err != nil {
+					return batchErr(err)
+				}
+				if err := batchErr(txn.Commit()); err != nil {
+					return err
+				}
+				l.size.Store(i + 1)
+				txn = l.db.NewTransaction(true)
+				r, pending = txnHashReader(txn), 0
+			}
+		}
+	}
+	if root := tb.Root(); root != s.remote.Hash {
+		return s.finishChecks(s.mismatch(&SourceError{Path: "checkpoint", Index: -1, What: "the published entries do not hash to the signed root",
+			Expected: "root " + hexHash(s.remote.Hash), Found: "root " + hexHash(root)}))
+	}
+	if l.history && (!h.have || h.cur.Size != s.remote.Size) {
+		return s.finishChecks(&SourceError{Path: h.lastPath, Index: -1, Checkpoint: s.remote, What: ErrHistory.Error() + ": the history does not end at the checkpoint's size"})
+	}
+	if err := s.finishChecks(nil); err != nil {
+		return err
+	}
+	if err := txn.Set(keySize, sizeBytes(s.remote.Size)); err != nil {
+		return batchErr(err)
+	}
+	if err := txn.Set(keyCheckpoint, s.remoteSigned); err != nil {
+		return batchErr(err)
+	}
+	if err := batchErr(txn.Commit()); err != nil {
+		return err
+	}
+	l.size.Store(s.remote.Size)
+	s.res.After, s.res.Checkpoint, s.res.Signed = s.remote.Size, s.remote, s.remoteSigned
+	return nil
+}
+
+// historyQueue reads history bundles ahead of the entries, in tile
+// order, and hands out the checkpoint covering each new entry.
+type historyQueue struct {
+	s        *syncer
+	next     int64 // the next history bundle to fetch
+	queue    []TimedCheckpoint
+	cur      TimedCheckpoint
+	have     bool
+	last     time.Time
+	lastPath string
+}
+
+// covering returns the first history checkpoint whose size exceeds i,
+// fetching history bundles as needed.
+func (h *historyQueue) covering(i int64) (TimedCheckpoint, error) {
+	for !h.have || h.cur.Size <= i {
+		for len(h.queue) == 0 {
+			if err := h.fetch(i); err != nil {
+				return TimedCheckpoint{}, err
+			}
+		}
+		h.cur, h.have, h.queue = h.queue[0], true, h.queue[1:]
+	}
+	return h.cur, nil
+}
+
+// fetch reads the next history bundle and queues its checkpoints past the
+// replica's size, verified: signed by the log key, sizes increasing
+// within the tile, times never decreasing; those the replica holds must
+// be the ones it holds.
+func (h *historyQueue) fetch(i int64) error {
+	s := h.s
+	if h.next*tiles.Width >= s.remote.Size {
+		return &SourceError{Path: h.lastPath, Index: i, Checkpoint: s.remote, What: ErrHistory.Error() + ": no history checkpoint covers the entry"}
+	}
+	w := int(min(tiles.Width, s.remote.Size-h.next*tiles.Width))
+	t := tiles.Tile{Kind: tiles.KindHistory, Level: -1, N: h.next, W: w}
+	h.next++
+	h.lastPath = t.Path()
+	data, err := s.get(t, tiles.Width*(2+MaxCheckpointSize))
+	if err != nil {
+		return err
+	}
+	var cps [][]byte
+	if len(data) > 0 {
+		if cps, err = tiles.ParseBundle(data, -1); err != nil {
+			return &SourceError{Path: t.Path(), Index: -1, Checkpoint: s.remote, What: err.Error()}
+		}
+	}
+	lo, hi := t.N*tiles.Width, t.N*tiles.Width+int64(w)
+	prev := lo
+	for _, b := range cps {
+		tc, err := s.cv.open(b)
+		if err != nil {
+			return &SourceError{Path: t.Path(), Index: -1, Checkpoint: s.remote, What: fmt.Sprintf("%v: %v", ErrHistory, err)}
+		}
+		if tc.Size <= prev || tc.Size > hi {
+			return &SourceError{Path: t.Path(), Index: -1, Checkpoint: s.remote, What: ErrHistory.Error() + ": a checkpoint outside the tile, or out of order",
+				Expected: fmt.Sprintf("a size in %d..%d above %d", lo+1, hi, prev), Found: fmt.Sprint(tc.Size)}
+		}
+		prev = tc.Size
+		if tc.Size <= s.local.Size {
+			if err := h.same(tc); err != nil {
+				return err
+			}
+			continue
+		}
+		if tc.Time.Before(h.last) {
+			return &SourceError{Path: t.Path(), Index: tc.Size - 1, Checkpoint: s.remote, What: ErrHistory.Error() + ": signed times went backwards",
+				Expected: "a time no earlier than " + h.last.UTC().Format(time.RFC3339), Found: tc.Time.UTC().Format(time.RFC3339)}
+		}
+		h.last = tc.Time
+		h.queue = append(h.queue, tc)
+	}
+	return nil
+}
+
+// same checks that a published history checkpoint of a size the replica
+// holds is the replica's own.
+func (h *historyQueue) same(tc TimedCheckpoint) error {
+	s := h.s
+	var mine []byte
+	err := s.l.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(historyKey(tc.Size))
+		if err == nil {
+			mine, err = item.ValueCopy(nil)
+		}
+		return err
+	})
+	if err != nil || string(mine) != string(tc.Signed) {
+		return s.inconsistent(nil, fmt.Sprintf("the published log's history checkpoint of size %d (root %s, time %s) is not the replica's: another history",
+			tc.Size, hex.EncodeToString(tc.Hash[:]), tc.Time.UTC().Format(time.RFC3339)))
+	}
+	return nil
+}

@@ -1,0 +1,212 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/writ-ledger/writ/ledger/tiles"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// syncer is one Sync of one replica.
+type syncer struct {
+	ctx  context.Context
+	src  tiles.Source
+	l    *Log
+	res  *Synced
+	opts SyncOptions
+	cv   *cosigVerifier
+	fn   EntryFunc
+	wait func() error
+
+	local, remote             Checkpoint
+	localSigned, remoteSigned []byte
+}
+
+func (s *syncer) get(t tiles.Tile, max int64) ([]byte, error) {
+	b, err := s.src.Get(s.ctx, t.Path(), max)
+	s.res.Requests++
+	s.res.Bytes += int64(len(b))
+	return b, err
+}
+
+func (s *syncer) run(signed []byte) (err error) {
+	l := s.l
+	if _, err := l.recoverImport(); err != nil {
+		return fmt.Errorf("the replica: %w", err)
+	}
+	if s.remote, err = OpenCheckpoint(signed, l.vkey); err != nil {
+		return fmt.Errorf("the published checkpoint at %s: %w", s.src, err)
+	}
+	s.remoteSigned = signed
+	if s.cv, err = newCosigVerifier(l.vkey); err != nil {
+		return err
+	}
+	localSigned, lerr := l.Checkpoint()
+	fresh := s.opts.Verified == nil || lerr != nil || !bytes.Equal(localSigned, s.opts.Verified)
+	if s.opts.Check != nil {
+		s.fn, s.wait = s.opts.Check(fresh)
+	}
+	switch {
+	case lerr == nil && fresh:
+		if s.local, err = l.Verify(l.vkey, s.fn); err != nil {
+			return s.finishChecks(fmt.Errorf("the replica: %w", err))
+		}
+	case lerr == nil:
+		if s.local, err = OpenCheckpoint(localSigned, l.vkey); err != nil {
+			return err
+		}
+	case l.Size() == 0:
+		s.local = Checkpoint{Origin: l.origin, Hash: emptyRoot}
+	default:
+		return lerr
+	}
+	s.localSigned = localSigned
+	s.res.Before, s.res.After, s.res.Checkpoint, s.res.Signed = s.local.Size, s.local.Size, s.local, localSigned
+	switch {
+	case s.remote.Origin != s.local.Origin:
+		return s.inconsistent(nil, fmt.Sprintf("the published log's origin is %q, the replica's %q", s.remote.Origin, s.local.Origin))
+	case s.remote.Size < s.local.Size:
+		return s.finishChecks(s.older())
+	case s.remote.Size == s.local.Size && s.remote.Hash != s.local.Hash:
+		return s.inconsistent(nil, "the published log forked from the replica: the same size with another root")
+	case s.remote.Size == s.local.Size:
+		if err := s.finishChecks(nil); err != nil {
+			return err
+		}
+		return s.refresh()
+	}
+	return s.extend()
+}
+
+// finishChecks waits for the entry checks in flight: their refusal, with
+// its index, comes before err (a consequence of stopping early).
+func (s *syncer) finishChecks(err error) error {
+	if s.wait != nil {
+		if werr := s.wait(); werr != nil {
+			return werr
+		}
+	}
+	return err
+}
+
+func (s *syncer) inconsistent(p *ConsistencyProof, why string) error {
+	return &InconsistencyError{Trusted: s.local, Found: s.remote, TrustedSigned: s.localSigned, FoundSigned: s.remoteSigned, Proof: p, Why: why}
+}
+
+// older explains a published checkpoint smaller than the replica's: a
+// prefix of it (a rollback, or a stale mirror) or a fork, with the
+// consistency proof from the replica's own tree.
+func (s *syncer) older() error {
+	p, err := s.l.ProveConsistency(s.remote.Size, s.local.Size)
+	if err != nil {
+		return err
+	}
+	q := *p
+	q.OldRoot = s.remote.Hash
+	if q.Verify() == nil && p.OldRoot == s.remote.Hash {
+		return s.inconsistent(p, "the published checkpoint is older than the replica's (a rollback, or a stale mirror)")
+	}
+	return s.inconsistent(p, "the published log forked from the replica: its smaller tree is not a prefix of the replica's")
+}
+
+// refresh stores a newer checkpoint of the same tree (a writer's
+// `ledger checkpoint --refresh`), so that freshness checks see its time.
+func (s *syncer) refresh() error {
+	if bytes.Equal(s.remoteSigned, s.localSigned) {
+		return nil
+	}
+	newT, err := CheckpointTime(s.remoteSigned, s.l.vkey)
+	if err != nil {
+		return nil // an untimed checkpoint never replaces one
+	}
+	oldT, err := CheckpointTime(s.localSigned, s.l.vkey)
+	if err == nil && !newT.After(oldT) {
+		return nil
+	}
+	if err := s.l.db.Update(func(txn *badger.Txn) error { return txn.Set(keyCheckpoint, s.remoteSigned) }); err != nil {
+		return err
+	}
+	s.res.Refreshed, s.res.Checkpoint, s.res.Signed = true, s.remote, s.remoteSigned
+	return nil
+}
+
+// compactRange returns a TreeBuilder holding the roots of the complete
+// subtrees of the first n entries, read from the stored hashes.
+func (l *Log) compactRange(txn *badger.Txn, n int64) (TreeBuilder, error) {
+	b := TreeBuilder{n: n}
+	r := txnHashReader(txn)
+	start := int64(0)
+	for k := 62; k >= 0; k-- {
+		if n&(1<<k) == 0 {
+			continue
+		}
+		h, err := r.ReadHashes([]int64{tlog.StoredHashIndex(k, start>>k)})
+		if err != nil {
+			return b, err
+		}
+		b.stack = append(b.stack, h[0])
+		start += 1 << k
+	}
+	return b, nil
+}
+
+// remoteProof builds the consistency proof from the replica's tree to the
+// published one out of the source's hash tiles, which tlog checks against
+// the published root as it reads them.
+func (s *syncer) remoteProof() (*ConsistencyProof, error) {
+	tree := tlog.Tree{N: s.remote.Size, Hash: s.remote.Hash}
+	r := tlog.TileHashReader(tree, &tileReader{s: s})
+	path, err := tlog.ProveTree(s.remote.Size, s.local.Size, r)
+	if err != nil {
+		return nil, err
+	}
+	return &ConsistencyProof{OldSize: s.local.Size, NewSize: s.remote.Size, OldRoot: s.local.Hash, NewRoot: s.remote.Hash, Path: path}, nil
+}
+
+// tileReader reads hash tiles from the source for tlog.TileHashReader.
+type tileReader struct{ s *syncer }
+
+func (t *tileReader) Height() int { return tiles.Height }
+
+func (t *tileReader) ReadTiles(ts []tlog.Tile) ([][]byte, error) {
+	out := make([][]byte, len(ts))
+	for i, x := range ts {
+		tile := tiles.Tile{Kind: tiles.KindHashTile, Level: x.L, N: x.N, W: x.W}
+		b, err := t.s.get(tile, 32*tiles.Width)
+		if err != nil {
+			return nil, err
+		}
+		if err := tiles.ParseHashTile(b, x.W); err != nil {
+			return nil, fmt.Errorf("%s: %w", tile.Path(), err)
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+func (t *tileReader) SaveTiles([]tlog.Tile, [][]byte) {}
+
+// mismatch turns a published file that does not lead to the signed root
+// into evidence: when the source's hash tiles prove that the published
+// tree extends the replica's, the file is at fault (a *SourceError);
+// otherwise the published log forked from the replica.
+func (s *syncer) mismatch(se *SourceError) error {
+	se.Checkpoint = s.remote
+	p, err := s.remoteProof()
+	if err == nil {
+		if p.Verify() == nil {
+			return se
+		}
+		return s.inconsistent(p, "the published log forked from the replica: the consistency proof from its hash tiles fails")
+	}
+	if errors.Is(err, tiles.ErrFetch) && s.ctx.Err() != nil {
+		return se
+	}
+	se.What += fmt.Sprintf(" (and its hash tiles give no consistency proof from the replica's tree: %v)", err)
+	return se
+}
+
