@@ -250,4 +250,3 @@ func writeAtomic(name string, data []byte) error {
 	}
 	return err
 }
-

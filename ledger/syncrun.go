@@ -209,4 +209,3 @@ func (s *syncer) mismatch(se *SourceError) error {
 	se.What += fmt.Sprintf(" (and its hash tiles give no consistency proof from the replica's tree: %v)", err)
 	return se
 }
-
