@@ -68,6 +68,7 @@ type Synced struct {
 	Before, After int64      // entries the replica held before and after
 	Checkpoint    Checkpoint // the signed checkpoint the replica holds now
 	Signed        []byte     // its bytes (SyncOptions.Verified for the next sync)
+	VKey          string     // the replica's verifier key
 	Requests      int        // files fetched, the checkpoint included
 	Bytes         int64      // bytes fetched
 	Refreshed     bool       // same tree, newer checkpoint stored
@@ -98,7 +99,7 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 		return res, err
 	}
 	if opts.Verified != nil && bytes.Equal(signed, opts.Verified) {
-		res.Signed = signed
+		res.Signed, res.VKey = signed, opts.VKey
 		res.Checkpoint, err = OpenCheckpoint(signed, opts.VKey)
 		res.Before, res.After = res.Checkpoint.Size, res.Checkpoint.Size
 		return res, err
@@ -108,6 +109,7 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 		return res, err
 	}
 	defer local.Close()
+	res.VKey = local.vkey
 	s := &syncer{ctx: ctx, src: src, l: local, res: &res, opts: opts}
 	err = s.run(signed)
 	if err != nil && created {

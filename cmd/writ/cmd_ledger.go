@@ -92,7 +92,7 @@ func ledgerCommand() *cli.Command {
 				Flags:  []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag, jsonFlag},
 				Action: ledgerVerify,
 			},
-		}, proofCommands()...),
+		}, append(proofCommands(), fleetCommands()...)...),
 	}
 }
 

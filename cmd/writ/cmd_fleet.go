@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/tiles"
+	"github.com/writ-ledger/writ/verify"
+)
+
+var decisionsLogFlag = &cli.BoolFlag{Name: "decisions", Usage: "the runner's decision log instead of the authority log"}
+
+func fleetCommands() []*cli.Command {
+	return []*cli.Command{
+		{
+			Name:  "publish",
+			Usage: "write the log as C2SP tlog-tiles static files into --to (incremental; the checkpoint last), for any web server or CDN to serve",
+			Flags: []cli.Flag{dirFlag, decisionsLogFlag,
+				&cli.StringFlag{Name: "to", Required: true, Usage: "output `DIR`ectory (created; an older publication of the same log is extended)"}, jsonFlag},
+			Action: ledgerPublish,
+		},
+		{
+			Name:  "serve",
+			Usage: "serve the log's C2SP tlog-tiles read API over HTTP, straight from the ledger, with /metrics",
+			Flags: []cli.Flag{dirFlag, decisionsLogFlag,
+				&cli.StringFlag{Name: "listen", Required: true, Usage: "`ADDR`ess to listen on (host:port; port 0 picks one)"},
+				&cli.StringFlag{Name: "addr-file", Usage: "also write the address it listens on to `FILE`"},
+				&cli.IntFlag{Name: "max-in-flight", Value: 16, Usage: "at most `N` requests read the log at once"}},
+			Action: ledgerServe,
+		},
+		{
+			Name:  "sync",
+			Usage: "grow (or create) a verified replica of an authority log from its published tiles: exit 0 synced, 1 refused, 2 bad input or unreachable source",
+			Flags: []cli.Flag{dirFlag,
+				&cli.StringFlag{Name: "from", Required: true, Usage: "the published log: an https:// `URL`, http:// on loopback, or a directory"},
+				&cli.StringFlag{Name: "vkey", Usage: "the log's checkpoint verifier `KEY` (required to create a replica; else must be the replica's)"},
+				trustRootFlag,
+				&cli.DurationFlag{Name: "watch", Usage: "keep syncing every `DURATION` (backing off on errors) until interrupted"},
+				&cli.DurationFlag{Name: "timeout", Value: tiles.DefaultTimeout, Usage: "cut off a request that takes longer than `DURATION`"},
+				jsonFlag},
+			Action: ledgerSync,
+		},
+	}
+}
+
+// openEitherLog opens the authority log, or with --decisions the decision
+// log, of the ledger at --dir for reading.
+func openEitherLog(c *cli.Context) (*ledger.Log, string, error) {
+	dir := c.String("dir")
+	if !c.Bool("decisions") {
+		l, err := ledger.OpenAuthority(dir, nil)
+		return l, "authority", err
+	}
+	if has, err := ledger.HasDecisions(dir, false); err != nil {
+		return nil, "decisions", err
+	} else if !has {
+		return nil, "decisions", usageErr("%s has no decision log yet (it is created by the first `writ admit`)", dir)
+	}
+	l, err := ledger.OpenDecisionsReadOnly(dir)
+	return l, "decisions", err
+}
+
+func ledgerPublish(c *cli.Context) error {
+	if err := wantArgs(c, 0, "no arguments"); err != nil {
+		return err
+	}
+	l, name, err := openEitherLog(c)
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return openErr(err)
+	}
+	defer l.Close()
+	// Never publish what a replica would refuse: the log is verified and,
+	// for the authority log, replayed, as `writ ledger append` does.
+	if name == "authority" {
+		_, err = verify.LoadAuthority(l, l.VerifierKey())
+	} else {
+		_, err = l.Verify(l.VerifierKey(), nil)
+	}
+	if err != nil {
+		return noErr(fmt.Errorf("the %s log does not verify, nothing published: %w", name, err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
+	}
+	p, err := l.Publish(c.String("to"))
+	if err != nil {
+		if errors.Is(err, ledger.ErrPublish) || errors.Is(err, ledger.ErrInconsistent) {
+			return noErr(err, "--to must be empty, or hold an older publication of this same log")
+		}
+		return err
+	}
+	return emit(c, map[string]any{"log": name, "origin": l.Origin(), "before": p.Before, "after": p.After, "files": p.Files, "bytes": p.Bytes},
+		fmt.Sprintf("published %s log %s: %d → %d entries, %d files, %d bytes, into %s", name, l.Origin(), p.Before, p.After, p.Files, p.Bytes, c.String("to")))
+}
+
+func ledgerSync(c *cli.Context) error {
+	if err := wantArgs(c, 0, "no arguments"); err != nil {
+		return err
+	}
+	vkey, err := vkeyValue(c, "vkey")
+	if err != nil {
+		return err
+	}
+	src, err := tiles.OpenSource(c.String("from"), c.Duration("timeout"))
+	if err != nil {
+		return inputErr(fmt.Errorf("--from: %w", err))
+	}
+	dir := c.String("dir")
+	if _, err := os.Stat(filepath.Join(dir, ledger.AuthorityDir)); err != nil && vkey == "" {
+		return usageErr("%s holds no authority log yet: give --vkey (the log's checkpoint verifier key, `writ ledger vkey` on the writer) to create a replica", dir)
+	}
+	r := &verify.Replica{Dir: dir, Source: src, VKey: vkey, TrustRoot: c.String("trust-root")}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	every := c.Duration("watch")
+	if every <= 0 {
+		res, err := r.Sync(ctx)
+		if err != nil {
+			return syncErr(err)
+		}
+		return emitSynced(c, res)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "writ: syncing %s from %s every %s\n", dir, src, every)
+	var last []byte
+	for wait := every; ; {
+		res, err := r.Sync(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			wait = min(2*wait, max(16*every, time.Minute))
+			fmt.Fprintf(c.App.ErrWriter, "writ: sync: %v; next try in %s\n", syncErr(err), wait)
+		default:
+			wait = every
+			if string(res.Signed) != string(last) {
+				if err := emitSynced(c, res); err != nil {
+					return err
+				}
+				last = res.Signed
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+func emitSynced(c *cli.Context, res ledger.Synced) error {
+	text := fmt.Sprintf("synced authority log %s: %d → %d entries, root %x (%d requests, %d bytes)",
+		res.Checkpoint.Origin, res.Before, res.After, res.Checkpoint.Hash[:], res.Requests, res.Bytes)
+	if res.Before == res.After {
+		text = fmt.Sprintf("authority log %s is up to date: %d entries, root %x (%d requests, %d bytes)",
+			res.Checkpoint.Origin, res.After, res.Checkpoint.Hash[:], res.Requests, res.Bytes)
+		if res.Refreshed {
+			text += "; stored its newer checkpoint"
+		}
+	}
+	return emit(c, map[string]any{"origin": res.Checkpoint.Origin, "before": res.Before, "after": res.After,
+		"root_hash": hex.EncodeToString(res.Checkpoint.Hash[:]), "requests": res.Requests, "bytes": res.Bytes, "refreshed": res.Refreshed}, text)
+}
+
+// syncErr gives a sync failure its exit code and evidence: 1 for what
+// the published log or its entries fail, 2 for a source that cannot be
+// read or a replica that cannot be opened.
+func syncErr(err error) error {
+	var ie *ledger.InconsistencyError
+	var re *delegation.RecordError
+	switch {
+	case errors.As(err, &ie):
+		return noErr(fmt.Errorf("nothing synced: %w", err), evidence(ie)...)
+	case errors.As(err, &re):
+		return recordErr(fmt.Errorf("nothing synced: %w", err))
+	case errors.Is(err, ledger.ErrSourceLog), errors.Is(err, ledger.ErrCheckpointSignature), errors.Is(err, ledger.ErrMalformedCheckpoint),
+		errors.Is(err, ledger.ErrTampered), errors.Is(err, verify.ErrRootUntrusted), errors.Is(err, ledger.ErrHistory):
+		return noErr(fmt.Errorf("nothing synced: %w", err))
+	case errors.Is(err, tiles.ErrFetch):
+		return inputErr(fmt.Errorf("nothing synced: %w", err), "check --from; a source that stalls or sends more than a file can hold is cut off")
+	case errors.Is(err, ledger.ErrWrongKey):
+		return inputErr(err)
+	}
+	return openErr(err)
+}
+
+// evidence gives both signed checkpoints of an inconsistency as hint
+// lines, each line of a note on its own (escaped as every diagnostic is).
+func evidence(ie *ledger.InconsistencyError) []string {
+	var out []string
+	for _, n := range []struct {
+		what string
+		note []byte
+	}{{"the replica's signed checkpoint:", ie.TrustedSigned}, {"the published signed checkpoint:", ie.FoundSigned}} {
+		if len(n.note) == 0 {
+			continue
+		}
+		out = append(out, n.what)
+		for _, line := range strings.Split(strings.TrimSuffix(string(n.note), "\n"), "\n") {
+			out = append(out, "  "+oneLine(line))
+		}
+	}
+	return out
+}

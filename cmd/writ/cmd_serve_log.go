@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/ledger"
+)
+
+func ledgerServe(c *cli.Context) error {
+	if err := wantArgs(c, 0, "no arguments"); err != nil {
+		return err
+	}
+	// Open once now, so that a wrong directory fails here, not per request.
+	l, name, err := openEitherLog(c)
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return openErr(err)
+	}
+	origin, vkey := l.Origin(), l.VerifierKey()
+	l.Close()
+	open := func() (*ledger.Log, error) {
+		l, _, err := openEitherLog(c)
+		return l, err
+	}
+	metrics := newLogMetrics(origin)
+	srv := ledger.NewServer(open, ledger.ServeOptions{MaxInFlight: c.Int("max-in-flight"), Metrics: metrics})
+	defer srv.Close()
+	ln, err := net.Listen("tcp", c.String("listen"))
+	if err != nil {
+		return inputErr(fmt.Errorf("--listen: %w", err))
+	}
+	addr := ln.Addr().String()
+	if f := c.String("addr-file"); f != "" {
+		if err := os.WriteFile(f, []byte(addr+"\n"), 0o644); err != nil {
+			ln.Close()
+			return inputErr(fmt.Errorf("--addr-file: %w", err))
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics.handler())
+	mux.Handle("/", srv)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10}
+	fmt.Fprintf(c.App.Writer, "serving %s log %s at http://%s/ (verifier key %s)\n", name, origin, addr, vkey)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		hs.Shutdown(shut)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// logMetrics is what `writ ledger serve` exposes at /metrics (Prometheus
+// text format): the tree size and the signed time of the checkpoint it
+// last served, the checkpoint's age, and requests and bytes by kind and
+// status.
+type logMetrics struct {
+	reg      *prometheus.Registry
+	size     prometheus.Gauge
+	signed   atomic.Int64 // Unix seconds of the last checkpoint served
+	requests *prometheus.CounterVec
+	bytes    *prometheus.CounterVec
+}
+
+func newLogMetrics(origin string) *logMetrics {
+	m := &logMetrics{reg: prometheus.NewRegistry()}
+	labels := prometheus.Labels{"origin": origin}
+	m.size = prometheus.NewGauge(prometheus.GaugeOpts{Name: "writ_log_tree_size", Help: "Entries in the tree of the latest checkpoint served.", ConstLabels: labels})
+	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "writ_log_checkpoint_age_seconds", Help: "Seconds since the latest checkpoint served was signed (its cosignature time); -1 before the first.", ConstLabels: labels},
+		func() float64 {
+			t := m.signed.Load()
+			if t == 0 {
+				return -1
+			}
+			return time.Since(time.Unix(t, 0)).Seconds()
+		})
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "writ_log_requests_total", Help: "Requests answered, by kind (checkpoint, tile, entries, history, other) and HTTP status.", ConstLabels: labels}, []string{"kind", "code"})
+	m.bytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "writ_log_response_bytes_total", Help: "Response body bytes sent, by kind (after gzip).", ConstLabels: labels}, []string{"kind"})
+	m.reg.MustRegister(m.size, age, m.requests, m.bytes, prometheus.NewGoCollector())
+	return m
+}
+
+// Checkpoint implements ledger.ServeMetrics.
+func (m *logMetrics) Checkpoint(size int64, signed time.Time) {
+	m.size.Set(float64(size))
+	m.signed.Store(signed.Unix())
+}
+
+// Request implements ledger.ServeMetrics.
+func (m *logMetrics) Request(kind string, status, n int) {
+	m.requests.WithLabelValues(kind, strconv.Itoa(status)).Inc()
+	m.bytes.WithLabelValues(kind).Add(float64(n))
+}
+
+func (m *logMetrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}

@@ -1,0 +1,237 @@
+package ledger
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/writ-ledger/writ/ledger/tiles"
+)
+
+// ServeOptions tunes a Server. Zero values take the defaults.
+type ServeOptions struct {
+	// MaxInFlight bounds the requests read from the log at once (default
+	// 16); the others wait, or get 503 when their client gives up.
+	MaxInFlight int
+	// Lease is how long one read-only open of the log serves requests
+	// before it is closed, so that a writer waiting for the log gets it
+	// (default 1 s).
+	Lease time.Duration
+	// Metrics, if not nil, counts what the server does.
+	Metrics ServeMetrics
+}
+
+// ServeMetrics receives what a Server does, for /metrics: the tree size
+// and signed time of each checkpoint it serves, and each request's kind
+// ("checkpoint", "tile", "entries", "history", "other"), HTTP status
+// and body size in bytes.
+type ServeMetrics interface {
+	Checkpoint(size int64, signed time.Time)
+	Request(kind string, status int, bytes int)
+}
+
+// Server serves a log's c2sp.org/tlog-tiles read API straight from its
+// Badger directory: GET /checkpoint, /tile/<L>/<N>[.p/<W>],
+// /tile/entries/<N>[.p/<W>] and writ's /writ/history/<N>[.p/<W>], the
+// same bytes Publish writes. Tiles and bundles are immutable
+// (Cache-Control: public, max-age=31536000, immutable), the checkpoint is
+// not cached (no-cache); bundles are gzipped for clients that accept it.
+// The log is opened read-only for at most Lease at a time, so a writer is
+// never locked out for long; a tile past the checkpoint the server last
+// read is 404 until the next read sees it.
+type Server struct {
+	open func() (*Log, error)
+	opts ServeOptions
+	sem  chan struct{}
+
+	mu      sync.Mutex
+	log     *Log
+	users   int
+	opened  time.Time
+	retired bool
+	idle    *sync.Cond
+}
+
+// NewServer returns a Server reading the log that open opens (for
+// instance OpenReadOnly of a log directory, or a ledger's decision log).
+func NewServer(open func() (*Log, error), opts ServeOptions) *Server {
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 16
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = time.Second
+	}
+	s := &Server{open: open, opts: opts, sem: make(chan struct{}, opts.MaxInFlight)}
+	s.idle = sync.NewCond(&s.mu)
+	return s
+}
+
+// acquire returns the open log, opening it if needed; release must
+// follow. A lease older than opts.Lease takes no new users: the next
+// request waits for it to close and opens again, after a pause in which a
+// waiting writer takes the log.
+func (s *Server) acquire(ctx context.Context) (*Log, error) {
+	s.mu.Lock()
+	for s.log != nil && (s.retired || time.Since(s.opened) > s.opts.Lease) {
+		s.retired = true
+		s.idle.Wait()
+	}
+	if s.log != nil {
+		s.users++
+		l := s.log
+		s.mu.Unlock()
+		return l, nil
+	}
+	defer s.mu.Unlock()
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
+		l, err := s.open()
+		if err == nil {
+			s.log, s.users, s.opened, s.retired = l, 1, time.Now(), false
+			return l, nil
+		}
+		if !errors.Is(err, ErrLocked) {
+			return nil, err
+		}
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			s.mu.Lock()
+			return nil, err
+		case <-time.After(pause):
+		}
+		s.mu.Lock()
+	}
+}
+
+func (s *Server) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.users--
+	if s.users == 0 && (s.retired || time.Since(s.opened) > s.opts.Lease) {
+		s.log.Close()
+		s.log, s.retired = nil, false
+		s.idle.Broadcast()
+		// A writer waiting for the log retries every few hundred ms at
+		// most; the next open waits a moment so that it can win.
+		s.opened = time.Now()
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Close closes the log if a lease holds it open.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log != nil && s.users == 0 {
+		err := s.log.Close()
+		s.log = nil
+		return err
+	}
+	return nil
+}
+
+var kindNames = map[tiles.Kind]string{tiles.KindCheckpoint: "checkpoint", tiles.KindHashTile: "tile", tiles.KindEntries: "entries", tiles.KindHistory: "history"}
+
+// ServeHTTP answers one request of the read API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	status, kind, n := s.serve(w, r)
+	if s.opts.Metrics != nil {
+		s.opts.Metrics.Request(kind, status, n)
+	}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) (int, string, int) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return http.StatusMethodNotAllowed, "other", 0
+	}
+	t, err := tiles.ParsePath(strings.TrimPrefix(r.URL.Path, "/"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return http.StatusNotFound, "other", 0
+	}
+	kind := kindNames[t.Kind]
+	select {
+	case s.sem <- struct{}{}:
+		defer func() { <-s.sem }()
+	case <-r.Context().Done():
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+		return http.StatusServiceUnavailable, kind, 0
+	}
+	l, err := s.acquire(r.Context())
+	if err != nil {
+		http.Error(w, "the log cannot be read now: "+err.Error(), http.StatusServiceUnavailable)
+		return http.StatusServiceUnavailable, kind, 0
+	}
+	data, err := s.read(l, t)
+	s.release()
+	if errors.Is(err, ErrNotFound) {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return http.StatusNotFound, kind, 0
+	} else if err != nil {
+		http.Error(w, "the log does not verify: "+err.Error(), http.StatusInternalServerError)
+		return http.StatusInternalServerError, kind, 0
+	}
+	h := w.Header()
+	if t.Kind == tiles.KindCheckpoint {
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		h.Set("Cache-Control", "no-cache")
+	} else {
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	}
+	if (t.Kind == tiles.KindEntries || t.Kind == tiles.KindHistory) && acceptsGzip(r) {
+		var b bytes.Buffer
+		z := gzip.NewWriter(&b)
+		z.Write(data)
+		z.Close()
+		data = b.Bytes()
+		h.Set("Content-Encoding", "gzip")
+		h.Set("Vary", "Accept-Encoding")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		w.Write(data)
+	}
+	return http.StatusOK, kind, len(data)
+}
+
+// read returns the file's bytes: the latest signed checkpoint (verified
+// under the log's key), or a tile of the tree it signs.
+func (s *Server) read(l *Log, t tiles.Tile) ([]byte, error) {
+	signed, err := l.Checkpoint()
+	if err != nil {
+		return nil, err
+	}
+	cp, err := OpenCheckpoint(signed, l.vkey)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.Metrics != nil {
+		if at, err := CheckpointTime(signed, l.vkey); err == nil {
+			s.opts.Metrics.Checkpoint(cp.Size, at)
+		}
+	}
+	if t.Kind == tiles.KindCheckpoint {
+		return signed, nil
+	}
+	return l.ReadTile(t, cp.Size)
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") && strings.ReplaceAll(q, " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
+}

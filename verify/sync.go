@@ -1,0 +1,78 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/tiles"
+)
+
+// ErrRootUntrusted: a log's first root record is not the one the reader
+// was told to trust (--trust-root, RuleRootUntrusted).
+var ErrRootUntrusted = errors.New("the ledger's first root is not the trusted one")
+
+// Replica keeps a runner's authority log current from a published log
+// (c2sp.org/tlog-tiles, as `writ ledger publish` or `writ ledger serve`
+// give it): ledger.Sync with the checks writ runs when a log grows. Every
+// new entry is replayed, at the time the log accepted it, into the
+// authority state of the replica's entries, exactly as the writer's
+// append judged it, and the first root must have the digest TrustRoot
+// when one is given. Between syncs the Replica keeps that state, so a
+// poll with no new entries costs one checkpoint request and no replay; a
+// replica changed by anyone else is verified and replayed from entry 0
+// again.
+type Replica struct {
+	Dir       string       // the ledger directory; the log is Dir/authority
+	Source    tiles.Source // where the log is published
+	VKey      string       // the trusted checkpoint verifier key (required for a new replica)
+	TrustRoot string       // sha256:<hex> of the first root record, or empty
+
+	st       *delegation.State
+	verified []byte
+}
+
+// Sync fetches what the source published since the last sync and stores
+// it, or nothing. Errors: those of ledger.Sync, a *delegation.RecordError
+// for an entry the authority rules refuse (with its index), and
+// ErrRootUntrusted.
+func (r *Replica) Sync(ctx context.Context) (ledger.Synced, error) {
+	res, err := ledger.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, ledger.SyncOptions{
+		VKey: r.VKey, History: true, Verified: r.verified,
+		Check: func(fresh bool) (ledger.EntryFunc, func() error) {
+			if fresh || r.st == nil {
+				r.st = delegation.NewState()
+			}
+			fn, wait := parallelApply(r.st, nil)
+			return fn, func() error {
+				if err := wait(); err != nil {
+					return err
+				}
+				if err := (Trust{TrustRoot: r.TrustRoot}).checkRoot(&Authority{State: r.st}); err != nil {
+					return fmt.Errorf("%w: %v", ErrRootUntrusted, err)
+				}
+				return nil
+			}
+		},
+	})
+	if err != nil {
+		r.st, r.verified = nil, nil
+		return res, err
+	}
+	r.verified = res.Signed
+	r.VKey = res.VKey
+	return res, nil
+}
+
+// SyncDecisions grows the decision-log replica at dir from src: the log's
+// checkpoints verify under vkey and every decision decodes strictly (as
+// ImportLedger checks a decisions section). Errors: those of ledger.Sync,
+// and a *delegation.RecordError for a malformed decision.
+func SyncDecisions(ctx context.Context, dir string, src tiles.Source, vkey string) (ledger.Synced, error) {
+	return ledger.Sync(ctx, dir, src, ledger.SyncOptions{VKey: vkey, Check: func(bool) (ledger.EntryFunc, func() error) {
+		return decodeDecisions()
+	}})
+}
