@@ -1,0 +1,298 @@
+package testkit
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// RequireNginxEnv is the environment variable that, set to "1", makes
+// Nginx fail the test instead of skipping it when no nginx binary is
+// installed. CI sets it.
+const RequireNginxEnv = "WRIT_REQUIRE_NGINX"
+
+// ErrNoNginx is returned (wrapped) by NginxBinary and StartNginx when no
+// nginx binary is found on PATH nor at /usr/sbin/nginx.
+var ErrNoNginx = errors.New("nginx is not installed (Debian: apt-get install -y nginx)")
+
+// NginxStartTimeout bounds how long StartNginx waits for one nginx
+// process to answer HTTP before giving up on it.
+const NginxStartTimeout = 15 * time.Second
+
+// readyPath is served only by the generated config, with a per-start random
+// token: StartNginx knows it reached its nginx, not whoever took the port.
+const readyPath = "/.testkit-ready"
+
+// NginxBinary returns the absolute path of the nginx binary: the one on
+// PATH, else /usr/sbin/nginx (not on a non-root user's PATH on Debian).
+// The error wraps ErrNoNginx when neither exists.
+func NginxBinary() (string, error) {
+	if p, err := exec.LookPath("nginx"); err == nil {
+		return filepath.Abs(p)
+	}
+	const sbin = "/usr/sbin/nginx"
+	if fi, err := os.Stat(sbin); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+		return sbin, nil
+	}
+	return "", fmt.Errorf("testkit: %w", ErrNoNginx)
+}
+
+// StartNginx runs a real nginx serving the directory root over plain
+// HTTP on 127.0.0.1, laid out as a C2SP tlog-tiles log, and returns its
+// base URL ("http://127.0.0.1:PORT", no trailing slash) and a stop
+// function.
+//
+// nginx runs in the foreground (daemon off) with its own master and
+// worker processes, as the current user (with `user root;` when that user
+// is root, so workers can read a root-only root), from a config in a
+// fresh temporary directory that also holds its pid file, error.log,
+// access.log and every temp path. Responses:
+//   - /checkpoint: Content-Type "text/plain; charset=utf-8",
+//     Cache-Control "no-cache";
+//   - /tile/... and /writ/...: Content-Type application/octet-stream,
+//     Cache-Control "public, max-age=31536000, immutable" (on 2xx/3xx
+//     only: a 404 is never cached);
+//   - anything else: application/octet-stream, no Cache-Control;
+//   - gzip for bodies of 20 bytes or more when the client accepts it.
+//
+// The kernel picks a free port; if nginx fails to bind it, StartNginx
+// tries another, 4 tries in all. It returns once nginx answers HTTP, or
+// an error quoting nginx's error log (at the latest after
+// NginxStartTimeout); the error wraps ErrNoNginx without nginx.
+//
+// stop sends SIGTERM, waits up to 10 s (then kills), removes the
+// temporary directory and returns an error if nginx had exited on its
+// own or did not exit cleanly; calling it again returns the same error.
+func StartNginx(root string) (url string, stop func() error, err error) {
+	bin, err := NginxBinary()
+	if err != nil {
+		return "", nil, err
+	}
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return "", nil, fmt.Errorf("testkit: nginx root: %w", err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return "", nil, fmt.Errorf("testkit: nginx root %s is not a directory (%v)", root, err)
+	}
+	if err := confSafe(root); err != nil {
+		return "", nil, err
+	}
+	var errs []error
+	for try := 0; try < 4; try++ {
+		url, stop, bindFailed, err := startNginxOnce(bin, root)
+		if err == nil {
+			return url, stop, nil
+		}
+		errs = append(errs, err)
+		if !bindFailed {
+			break
+		}
+	}
+	return "", nil, errors.Join(errs...)
+}
+
+// Nginx starts nginx on root as StartNginx does and returns its base URL
+// ("http://127.0.0.1:PORT"); t.Cleanup stops it and reports a failed
+// stop with t.Error. Without nginx installed it skips the test, or fails
+// it when the environment sets WRIT_REQUIRE_NGINX=1; any other start
+// error fails the test.
+func Nginx(t testing.TB, root string) string {
+	t.Helper()
+	url, stop, err := StartNginx(root)
+	if errors.Is(err, ErrNoNginx) {
+		if os.Getenv(RequireNginxEnv) == "1" {
+			t.Fatalf("%v; %s=1 requires it", err, RequireNginxEnv)
+		}
+		t.Skipf("skipping: %v; set %s=1 to fail instead", err, RequireNginxEnv)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return url
+}
+
+// confSafe rejects a path that cannot be written as a quoted nginx config
+// string: nginx expands $ in root and has no escape for it.
+func confSafe(p string) error {
+	if strings.ContainsAny(p, "\"\\$'\x00\n\r") {
+		return fmt.Errorf("testkit: nginx cannot be configured with path %q (quote, backslash, $ or newline)", p)
+	}
+	return nil
+}
+
+// startNginxOnce makes one try on one free port. bindFailed says the
+// error was nginx failing to bind that port, worth another try.
+func startNginxOnce(bin, root string) (url string, stop func() error, bindFailed bool, err error) {
+	dir, err := os.MkdirTemp("", "writ-nginx-")
+	if err != nil {
+		return "", nil, false, fmt.Errorf("testkit: nginx temp dir: %w", err)
+	}
+	fail := func(bind bool, err error) (string, func() error, bool, error) {
+		os.RemoveAll(dir)
+		return "", nil, bind, err
+	}
+	port, err := freePort()
+	if err == nil {
+		err = confSafe(dir)
+	}
+	if err != nil {
+		return fail(false, err)
+	}
+	tok := make([]byte, 16)
+	rand.Read(tok)
+	token := hex.EncodeToString(tok)
+	conf, errorLog := filepath.Join(dir, "nginx.conf"), filepath.Join(dir, "error.log")
+	if err := os.WriteFile(conf, []byte(nginxConf(dir, root, port, token)), 0o600); err != nil {
+		return fail(false, fmt.Errorf("testkit: nginx config: %w", err))
+	}
+	cmd := exec.Command(bin, "-p", dir+"/", "-c", conf, "-e", errorLog)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return fail(false, fmt.Errorf("testkit: starting %s: %w", bin, err))
+	}
+	exited, waitErr := make(chan struct{}), error(nil)
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	logs := func() string {
+		b, _ := os.ReadFile(errorLog)
+		return fmt.Sprintf("nginx output:\n%s\nnginx error.log:\n%s", out.String(), b)
+	}
+
+	// terminate stops the master, which stops its workers; SIGKILL would
+	// leave the workers running, so it is only the last resort.
+	terminate := func() (killed bool) {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+			return false
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			return true
+		}
+	}
+	url = fmt.Sprintf("http://127.0.0.1:%d", port)
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(NginxStartTimeout)
+	for {
+		select {
+		case <-exited:
+			l := logs()
+			return fail(strings.Contains(l, "Address already in use"),
+				fmt.Errorf("testkit: nginx exited before serving (%v) on port %d\n%s", waitErr, port, l))
+		default:
+		}
+		if ready(client, url, token) {
+			break
+		} else if time.Now().After(deadline) {
+			terminate()
+			l := logs()
+			return fail(strings.Contains(l, "Address already in use"),
+				fmt.Errorf("testkit: nginx did not answer on %s within %v\n%s", url, NginxStartTimeout, l))
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	client.CloseIdleConnections()
+	var once sync.Once
+	var stopErr error
+	stop = func() error {
+		once.Do(func() {
+			defer os.RemoveAll(dir)
+			select {
+			case <-exited:
+				stopErr = fmt.Errorf("testkit: nginx on %s had exited by itself (%v)\n%s", url, waitErr, logs())
+				return
+			default:
+			}
+			if terminate() {
+				stopErr = fmt.Errorf("testkit: nginx on %s ignored SIGTERM for 10s; killed\n%s", url, logs())
+			} else if waitErr != nil {
+				stopErr = fmt.Errorf("testkit: nginx on %s: %v\n%s", url, waitErr, logs())
+			}
+		})
+		return stopErr
+	}
+	return url, stop, false, nil
+}
+
+// ready says whether url serves readyPath with token.
+func ready(c *http.Client, url, token string) bool {
+	resp, err := c.Get(url + readyPath)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	return resp.StatusCode == http.StatusOK && strings.TrimSpace(string(b)) == token
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("testkit: free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// nginxConf is the config StartNginx documents; dir holds every file
+// nginx writes.
+func nginxConf(dir, root string, port int, token string) string {
+	user := "" // as root, workers would run as nobody and could not read root
+	if os.Geteuid() == 0 {
+		user = "user root root;\n"
+	}
+	return fmt.Sprintf(`# generated by writ internal/testkit.StartNginx
+daemon off;
+master_process on;
+worker_processes auto;
+%[1]spid "%[2]s/nginx.pid";
+error_log "%[2]s/error.log" notice;
+events { worker_connections 1024; }
+http {
+    access_log "%[2]s/access.log";
+    client_body_temp_path "%[2]s/client_body";
+    proxy_temp_path "%[2]s/proxy";
+    fastcgi_temp_path "%[2]s/fastcgi";
+    uwsgi_temp_path "%[2]s/uwsgi";
+    scgi_temp_path "%[2]s/scgi";
+    server_tokens off; sendfile on; tcp_nopush on;
+    types { }
+    default_type application/octet-stream;
+    gzip on; gzip_vary on; gzip_types application/octet-stream text/plain;
+    server {
+        listen 127.0.0.1:%[3]d;
+        server_name localhost;
+        root "%[4]s";
+        location = /checkpoint {
+            default_type "text/plain; charset=utf-8";
+            add_header Cache-Control "no-cache";
+        }
+        location /tile/ { %[5]s }
+        location /writ/ { %[5]s }
+        location = %[6]s { access_log off; default_type text/plain; return 200 "%[7]s\n"; }
+    }
+}
+`, user, dir, port, root,
+		`add_header Cache-Control "public, max-age=31536000, immutable";`, readyPath, token)
+}
