@@ -10,6 +10,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -21,6 +22,9 @@ func auditCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "ledger", Usage: "ledger `DIR`"},
 			&cli.StringFlag{Name: "export", Usage: "audit an export `FILE` (writ ledger export) instead, offline"},
+			&cli.StringFlag{Name: "fleet", Usage: "audit a fleet instead: the authority log and every runner's decision log, fetched from where they are published, as the `FILE` lists them (`authority URL VKEY`, `runner NAME URL VKEY`)"},
+			&cli.StringFlag{Name: "cache", Usage: "with --fleet: keep the verified replicas in `DIR` so that the next audit fetches only what is new (default: a temporary directory)"},
+			&cli.DurationFlag{Name: "timeout", Value: tiles.DefaultTimeout, Usage: "with --fleet: cut off a request that takes longer than `DURATION`"},
 			&cli.StringFlag{Name: "state", Usage: "auditor state `FILE`: the checkpoints trusted at the last good audit; the logs must extend them, and a good audit updates it"},
 			vkeyFlag,
 			decisionsVKeyFlag, trustRootFlag,
@@ -60,10 +64,23 @@ func audit(c *cli.Context) error {
 	if c.Bool("csv") && wantJSON(c) {
 		return usageErr("give at most one of --csv and --json")
 	}
+	given := 0
+	for _, f := range []string{"ledger", "export", "fleet"} {
+		if c.String(f) != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		return usageErr("give exactly one of --ledger DIR, --export FILE and --fleet FILE")
+	}
+	if c.String("fleet") != "" {
+		return auditFleet(c, o)
+	}
+	if c.String("cache") != "" {
+		return usageErr("--cache goes with --fleet")
+	}
 	var rep *verify.Report
 	switch dir, export := c.String("ledger"), c.String("export"); {
-	case (dir == "") == (export == ""):
-		return usageErr("give exactly one of --ledger DIR and --export FILE")
 	case dir != "":
 		if isTerminal(c.App.ErrWriter) {
 			o.Progress = progressBar(c)

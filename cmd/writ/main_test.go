@@ -37,6 +37,12 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		Condition: func(cond string) (bool, error) {
+			if cond == "nginx" {
+				return nginxCondition(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(env *testscript.Env) error {
 			// A race-detector build sleeps a second at every exit by
 			// default; the scripts start hundreds of writ processes.
@@ -74,6 +80,10 @@ func TestScripts(t *testing.T) {
 			"seal-raw":     cmdSealRaw,
 			"encode-cbor":  cmdEncodeCBOR,
 			"raw-append":   cmdRawAppend,
+			"nginx":        cmdNginx,
+			"envfile":      cmdEnvFile,
+			"appendline":   cmdAppendLine,
+			"jsonenv":      cmdJSONEnv,
 		},
 	})
 }
