@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -285,7 +284,7 @@ func (l *Log) batchTime() (time.Time, error) {
 // log that keeps one), and sets each request's first index.
 func (l *Log) write(reqs []*appendReq, at time.Time) error {
 	first := l.size.Load()
-	txn := l.db.NewTransaction(true)
+	txn := l.db.Begin()
 	defer txn.Discard()
 	r := txnHashReader(txn)
 	if err := l.checkHead(txn, r); err != nil {
@@ -346,7 +345,7 @@ func (l *Log) write(reqs []*appendReq, at time.Time) error {
 }
 
 func batchErr(err error) error {
-	if errors.Is(err, badger.ErrTxnTooBig) {
+	if errors.Is(err, ErrTxnFull) {
 		return fmt.Errorf("%w: %v", ErrBatchTooLarge, err)
 	}
 	return err

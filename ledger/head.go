@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dgraph-io/badger/v4"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -14,7 +13,7 @@ import (
 // OpenCheckpoint.
 func (l *Log) SignedHead() (Checkpoint, error) {
 	var cp Checkpoint
-	err := l.db.View(func(txn *badger.Txn) error {
+	err := l.db.View(func(txn Txn) error {
 		var err error
 		cp, err = l.signedHead(txn)
 		return err
@@ -22,14 +21,10 @@ func (l *Log) SignedHead() (Checkpoint, error) {
 	return cp, err
 }
 
-func (l *Log) signedHead(txn *badger.Txn) (Checkpoint, error) {
-	it, err := txn.Get(keyCheckpoint)
+func (l *Log) signedHead(txn Txn) (Checkpoint, error) {
+	signed, err := txn.Get(keyCheckpoint)
 	if err != nil {
 		return Checkpoint{}, &IntegrityError{Index: -1, What: "signed checkpoint missing", Detail: err.Error()}
-	}
-	signed, err := it.ValueCopy(nil)
-	if err != nil {
-		return Checkpoint{}, err
 	}
 	cp, err := OpenCheckpoint(signed, l.vkey)
 	if err != nil {
@@ -46,7 +41,7 @@ func (l *Log) signedHead(txn *badger.Txn) (Checkpoint, error) {
 // reads.
 func (l *Log) VerifiedEntry(i int64) ([]byte, error) {
 	var out []byte
-	err := l.db.View(func(txn *badger.Txn) error {
+	err := l.db.View(func(txn Txn) error {
 		cp, err := l.signedHead(txn)
 		if err != nil {
 			return err
@@ -54,13 +49,10 @@ func (l *Log) VerifiedEntry(i int64) ([]byte, error) {
 		if i < 0 || i >= cp.Size {
 			return &IntegrityError{Index: i, What: "entry beyond the signed checkpoint", Expected: fmt.Sprintf("index below %d", cp.Size), Found: fmt.Sprint(i)}
 		}
-		it, err := txn.Get(indexKey(prefixEntry, i))
-		if errors.Is(err, badger.ErrKeyNotFound) {
+		out, err = txn.Get(indexKey(prefixEntry, i))
+		if errors.Is(err, ErrNoKey) {
 			return &IntegrityError{Index: i, What: "entry missing"}
 		} else if err != nil {
-			return err
-		}
-		if out, err = it.ValueCopy(nil); err != nil {
 			return err
 		}
 		r := txnHashReader(txn)

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 // A log with a checkpoint history (the authority log) keeps, beside its
@@ -82,23 +80,19 @@ func historyKey(size int64) []byte { return indexKey(prefixHistory, size) }
 // historyReader walks a log's checkpoint history in size order alongside
 // its entries, verifying each checkpoint as it is first needed.
 type historyReader struct {
-	it   *badger.Iterator
+	it   Iterator
 	v    *cosigVerifier
 	cur  TimedCheckpoint // covers the entries below cur.Size
 	last time.Time       // the previous checkpoint's time
 	have bool
 }
 
-func newHistoryReader(txn *badger.Txn, vkey string) (*historyReader, error) {
+func newHistoryReader(txn Txn, vkey string) (*historyReader, error) {
 	v, err := newCosigVerifier(vkey)
 	if err != nil {
 		return nil, err
 	}
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = []byte{prefixHistory}
-	h := &historyReader{it: txn.NewIterator(opts), v: v}
-	h.it.Rewind()
-	return h, nil
+	return &historyReader{it: txn.Iterate([]byte{prefixHistory}), v: v}, nil
 }
 
 func (h *historyReader) close() { h.it.Close() }
@@ -111,13 +105,12 @@ func (h *historyReader) covering(i int64) (TimedCheckpoint, error) {
 		if !h.it.Valid() {
 			return TimedCheckpoint{}, &IntegrityError{Index: i, What: "checkpoint history", Detail: fmt.Sprintf("%v: no checkpoint covers the entry", ErrHistory)}
 		}
-		item := h.it.Item()
-		k := item.Key()
+		k := h.it.Key()
 		if len(k) != 9 {
 			return TimedCheckpoint{}, &IntegrityError{Index: -1, What: "checkpoint history key", Found: fmt.Sprintf("%x", k)}
 		}
 		size := int64(binary.BigEndian.Uint64(k[1:]))
-		signed, err := item.ValueCopy(nil)
+		signed, err := h.it.Value()
 		if err != nil {
 			return TimedCheckpoint{}, err
 		}
@@ -162,10 +155,8 @@ func (h *historyReader) finish(size int64) error {
 // batch.
 func (l *Log) historyAt(i int64) ([]byte, bool, error) {
 	var out []byte
-	err := l.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = []byte{prefixHistory}
-		it := txn.NewIterator(opts)
+	err := l.db.View(func(txn Txn) error {
+		it := txn.Iterate([]byte{prefixHistory})
 		defer it.Close()
 		it.Seek(historyKey(i + 1))
 		if !it.Valid() {
@@ -174,14 +165,14 @@ func (l *Log) historyAt(i int64) ([]byte, bool, error) {
 		// The covering checkpoint starts a batch at i when i is 0 or a
 		// checkpoint of size i exists.
 		if i > 0 {
-			if _, err := txn.Get(historyKey(i)); errors.Is(err, badger.ErrKeyNotFound) {
+			if _, err := txn.Get(historyKey(i)); errors.Is(err, ErrNoKey) {
 				return nil
 			} else if err != nil {
 				return err
 			}
 		}
-		var err error
-		out, err = it.Item().ValueCopy(nil)
+		v, err := it.Value()
+		out = bytes.Clone(v)
 		return err
 	})
 	return out, out != nil, err
@@ -190,13 +181,11 @@ func (l *Log) historyAt(i int64) ([]byte, bool, error) {
 // deleteHistoryAfter deletes, in txn, every history checkpoint of a size
 // above n: those of entries a truncation removes, and those a copy that
 // spanned transactions stored ahead of its entries.
-func deleteHistoryAfter(txn *badger.Txn, n int64) error {
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix, opts.PrefetchValues = []byte{prefixHistory}, false
-	it := txn.NewIterator(opts)
+func deleteHistoryAfter(txn Txn, n int64) error {
+	it := txn.Iterate([]byte{prefixHistory})
 	var keys [][]byte
 	for it.Seek(historyKey(n + 1)); it.Valid(); it.Next() {
-		keys = append(keys, it.Item().KeyCopy(nil))
+		keys = append(keys, bytes.Clone(it.Key()))
 	}
 	it.Close()
 	for _, k := range keys {

@@ -115,7 +115,7 @@ func TestHistoryTampered(t *testing.T) {
 		l := &Log{origin: "example.com/hist", key: testkit.Key(t, 1)}
 		s, _, _ := newNoteSigner(l.origin, l.key)
 		l.signer = s
-		root, err := tlog.TreeHash(size, txnHashReader(txn))
+		root, err := tlog.TreeHash(size, txnHashReader(badgerTxn{txn}))
 		if err != nil {
 			t.Fatal(err)
 		}

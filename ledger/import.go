@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -312,7 +311,7 @@ func createReplica(dir string, sec *ExportedLog) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = db.Update(func(txn *badger.Txn) error {
+	err = db.Update(func(txn Txn) error {
 		meta := map[string][]byte{string(keyOrigin): []byte(sec.Origin), string(keyVKey): []byte(sec.VKey), string(keySize): make([]byte, 8)}
 		if sec.History {
 			meta[string(keyHistoryFlag)] = []byte{1}
@@ -359,7 +358,7 @@ func (l *Log) copyFrom(x *ExportReader, sec *ExportedLog, p importPlan) (err err
 		}
 	}
 	for n := p.before; ; {
-		txn := l.db.NewTransaction(true)
+		txn := l.db.Begin()
 		err = nil
 		for _, h := range pending {
 			tc, terr := OpenTimedCheckpoint(h, sec.VKey) // verified in the first pass
@@ -394,7 +393,7 @@ func (l *Log) copyFrom(x *ExportReader, sec *ExportedLog, p importPlan) (err err
 // copyBatch writes entries n.. (up to about MaxBatchBytes/2), the history
 // checkpoints that precede them, and the new size in txn; it returns the
 // next index.
-func (l *Log) copyBatch(txn *badger.Txn, c *sectionCursor, n, size int64) (int64, error) {
+func (l *Log) copyBatch(txn Txn, c *sectionCursor, n, size int64) (int64, error) {
 	r := txnHashReader(txn)
 	bytes := 0
 	for n < size && bytes < MaxBatchBytes/2 {
@@ -428,7 +427,7 @@ func (l *Log) copyBatch(txn *badger.Txn, c *sectionCursor, n, size int64) (int64
 
 // finishCopy checks the copied tree against the verified checkpoint and
 // stores the signed checkpoint.
-func finishCopy(txn *badger.Txn, sec *ExportedLog, p importPlan) error {
+func finishCopy(txn Txn, sec *ExportedLog, p importPlan) error {
 	root, err := tlog.TreeHash(sec.Size, txnHashReader(txn))
 	if err != nil {
 		return err
@@ -482,7 +481,7 @@ func (l *Log) truncateTo(n int64) error {
 			return nil
 		}
 		from := max(n, size-1024)
-		err := l.db.Update(func(txn *badger.Txn) error {
+		err := l.db.Update(func(txn Txn) error {
 			for i := from; i < size; i++ {
 				if err := txn.Delete(indexKey(prefixEntry, i)); err != nil {
 					return err

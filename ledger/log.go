@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/options"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -73,7 +70,7 @@ func indexKey(prefix byte, i int64) []byte {
 // are safe for concurrent use within a process; Badger's directory lock
 // keeps other processes out while it is open.
 type Log struct {
-	db     *badger.DB
+	db     Store
 	size   atomic.Int64 // entries durably committed
 	origin string
 	vkey   string
@@ -96,35 +93,6 @@ type Log struct {
 	// batch is accepted at (never before the latest checkpoint's); nil
 	// means time.Now.
 	Now func() time.Time
-}
-
-func openBadger(dir string, readOnly bool) (*badger.DB, error) {
-	if err := checkStore(dir, readOnly); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	opts := badger.DefaultOptions(dir).
-		WithSyncWrites(true).
-		WithLogger(nil).
-		WithNumVersionsToKeep(1).
-		WithMemTableSize(16 << 20).
-		WithBlockCacheSize(16 << 20).
-		WithValueLogFileSize(64 << 20).
-		// A damaged block is an error on read, never garbage or a panic.
-		WithChecksumVerificationMode(options.OnBlockRead).
-		WithReadOnly(readOnly)
-	if readOnly {
-		// A reader goes through the log about once: a small cache of
-		// decompressed blocks is enough.
-		opts = opts.WithBlockCacheSize(4 << 20)
-	}
-	db, err := badger.Open(opts)
-	if err != nil {
-		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
-			return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
-		}
-		return nil, fmt.Errorf("opening log %s: %w", dir, err)
-	}
-	return db, nil
 }
 
 // Create makes a new, empty log in dir (which must not exist), with the
@@ -158,7 +126,7 @@ func create(dir, origin string, key *sign.PrivateKey, now func() time.Time, hist
 		return nil, err
 	}
 	l := &Log{db: db, origin: origin, vkey: vkey, signer: s, key: key, history: history, Now: now}
-	err = db.Update(func(txn *badger.Txn) error {
+	err = db.Update(func(txn Txn) error {
 		cp, err := l.signCheckpoint(Checkpoint{Origin: origin, Size: 0, Hash: emptyRoot}, l.clock()())
 		if err != nil {
 			return err
@@ -223,13 +191,13 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{db: db}
-	err = db.View(func(txn *badger.Txn) error {
+	err = db.View(func(txn Txn) error {
 		get := func(k []byte) ([]byte, error) {
-			it, err := txn.Get(k)
+			v, err := txn.Get(k)
 			if err != nil {
 				return nil, &IntegrityError{Index: -1, What: "log metadata " + string(k) + " missing", Detail: dir + ": " + err.Error()}
 			}
-			return it.ValueCopy(nil)
+			return v, nil
 		}
 		origin, err := get(keyOrigin)
 		if err != nil {
@@ -254,13 +222,12 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 		}
 		l.origin, l.vkey = string(origin), string(vkey)
 		l.size.Store(int64(binary.BigEndian.Uint64(size)))
-		switch it, err := txn.Get(keyHistoryFlag); {
-		case errors.Is(err, badger.ErrKeyNotFound):
+		switch flag, err := txn.Get(keyHistoryFlag); {
+		case errors.Is(err, ErrNoKey):
 		case err != nil:
 			return err
 		default:
-			flag, err := it.ValueCopy(nil)
-			if err != nil || !bytes.Equal(flag, []byte{1}) {
+			if !bytes.Equal(flag, []byte{1}) {
 				return &IntegrityError{Index: -1, What: "log metadata m/history malformed", Detail: dir}
 			}
 			l.history = true
@@ -307,15 +274,12 @@ func (l *Log) Size() int64 { return l.size.Load() }
 // ErrNotFound.
 func (l *Log) Entry(i int64) ([]byte, error) {
 	var out []byte
-	err := l.db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(indexKey(prefixEntry, i))
-		if errors.Is(err, badger.ErrKeyNotFound) {
+	err := l.db.View(func(txn Txn) error {
+		var err error
+		out, err = txn.Get(indexKey(prefixEntry, i))
+		if errors.Is(err, ErrNoKey) {
 			return fmt.Errorf("%w: index %d, log size %d", ErrNotFound, i, l.Size())
 		}
-		if err != nil {
-			return err
-		}
-		out, err = it.ValueCopy(nil)
 		return err
 	})
 	return out, err
@@ -324,13 +288,12 @@ func (l *Log) Entry(i int64) ([]byte, error) {
 // Checkpoint returns the latest signed checkpoint, exactly as stored.
 func (l *Log) Checkpoint() ([]byte, error) {
 	var out []byte
-	err := l.db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(keyCheckpoint)
-		if err != nil {
+	err := l.db.View(func(txn Txn) error {
+		var err error
+		if out, err = txn.Get(keyCheckpoint); err != nil {
 			return &IntegrityError{Index: -1, What: "signed checkpoint missing", Detail: err.Error()}
 		}
-		out, err = it.ValueCopy(nil)
-		return err
+		return nil
 	})
 	return out, err
 }
@@ -354,23 +317,18 @@ func (l *Log) clock() func() time.Time {
 
 // txnHashReader reads stored tree hashes inside a Badger transaction,
 // which also sees the transaction's own pending writes.
-func txnHashReader(txn *badger.Txn) tlog.HashReader {
+func txnHashReader(txn Txn) tlog.HashReader {
 	return tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
 		out := make([]tlog.Hash, len(idx))
 		for i, x := range idx {
-			it, err := txn.Get(indexKey(prefixHash, x))
+			v, err := txn.Get(indexKey(prefixHash, x))
 			if err != nil {
 				return nil, fmt.Errorf("reading tree hash %d: %w", x, err)
 			}
-			if err := it.Value(func(v []byte) error {
-				if len(v) != tlog.HashSize {
-					return fmt.Errorf("tree hash %d is %d bytes", x, len(v))
-				}
-				copy(out[i][:], v)
-				return nil
-			}); err != nil {
-				return nil, err
+			if len(v) != tlog.HashSize {
+				return nil, fmt.Errorf("tree hash %d is %d bytes", x, len(v))
 			}
+			copy(out[i][:], v)
 		}
 		return out, nil
 	})
@@ -381,14 +339,10 @@ func txnHashReader(txn *badger.Txn) tlog.HashReader {
 // log never signs over entries or hashes it did not sign before, so a
 // truncated, rewritten or rehashed log stays detectable. It costs one
 // signature verification and at most 1 + log2(size) hash reads.
-func (l *Log) checkHead(txn *badger.Txn, r tlog.HashReader) error {
-	it, err := txn.Get(keyCheckpoint)
+func (l *Log) checkHead(txn Txn, r tlog.HashReader) error {
+	signed, err := txn.Get(keyCheckpoint)
 	if err != nil {
 		return &IntegrityError{Index: -1, What: "signed checkpoint missing", Detail: "refusing to append"}
-	}
-	signed, err := it.ValueCopy(nil)
-	if err != nil {
-		return err
 	}
 	cp := l.headParsed
 	if !bytes.Equal(signed, l.head) { // the same bytes verify the same way
@@ -401,20 +355,14 @@ func (l *Log) checkHead(txn *badger.Txn, r tlog.HashReader) error {
 		}
 		l.head, l.headParsed, l.headTime = signed, cp, t
 	}
-	it, err = txn.Get(keySize)
+	v, err := txn.Get(keySize)
 	if err != nil {
 		return &IntegrityError{Index: -1, What: "log metadata m/size missing", Detail: "refusing to append"}
 	}
-	var size int64
-	if err := it.Value(func(v []byte) error {
-		if len(v) != 8 {
-			return &IntegrityError{Index: -1, What: "log metadata m/size malformed", Detail: "refusing to append"}
-		}
-		size = int64(binary.BigEndian.Uint64(v))
-		return nil
-	}); err != nil {
-		return err
+	if len(v) != 8 {
+		return &IntegrityError{Index: -1, What: "log metadata m/size malformed", Detail: "refusing to append"}
 	}
+	size := int64(binary.BigEndian.Uint64(v))
 	if cp.Size != size || size != l.size.Load() {
 		return &IntegrityError{Index: -1, What: "stored size", Expected: fmt.Sprint(cp.Size), Found: fmt.Sprint(size),
 			Detail: "the stored log is not the one its latest signed checkpoint commits to; refusing to append"}
@@ -434,7 +382,7 @@ func (l *Log) checkHead(txn *badger.Txn, r tlog.HashReader) error {
 // the stored tree hashes.
 func (l *Log) TreeHash(n int64) (tlog.Hash, error) {
 	var h tlog.Hash
-	err := l.db.View(func(txn *badger.Txn) error {
+	err := l.db.View(func(txn Txn) error {
 		var err error
 		h, err = tlog.TreeHash(n, txnHashReader(txn))
 		return err

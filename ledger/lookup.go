@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 // prefixLookup starts the keys of EnqueueWithKeys: "x/" + the caller's key.
@@ -58,20 +56,18 @@ func (l *Log) EnqueueWithKeys(entry []byte, keys []string) (func() (int64, error
 func (l *Log) Lookup(key string) (int64, bool, error) {
 	var i int64
 	found := false
-	err := l.db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(lookupKey(key))
-		if errors.Is(err, badger.ErrKeyNotFound) {
+	err := l.db.View(func(txn Txn) error {
+		v, err := txn.Get(lookupKey(key))
+		if errors.Is(err, ErrNoKey) {
 			return nil
 		} else if err != nil {
 			return err
 		}
-		return it.Value(func(v []byte) error {
-			if len(v) != 8 {
-				return &IntegrityError{Index: -1, What: "lookup key " + key, Detail: "malformed index"}
-			}
-			i, found = int64(binary.BigEndian.Uint64(v)), true
-			return nil
-		})
+		if len(v) != 8 {
+			return &IntegrityError{Index: -1, What: "lookup key " + key, Detail: "malformed index"}
+		}
+		i, found = int64(binary.BigEndian.Uint64(v)), true
+		return nil
 	})
 	if err == nil && found && (i < 0 || i >= l.Size()) {
 		return 0, false, &IntegrityError{Index: i, What: "lookup key " + key, Detail: fmt.Sprintf("points past the log (size %d)", l.Size())}
@@ -99,7 +95,7 @@ func (l *Log) SetLookups(keys []LookupPair) error {
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), maxLookupBatch)
-		err := l.db.Update(func(txn *badger.Txn) error {
+		err := l.db.Update(func(txn Txn) error {
 			for _, p := range keys[:n] {
 				if err := txn.Set(lookupKey(p.Key), sizeBytes(p.Index)); err != nil {
 					return err

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dgraph-io/badger/v4"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -34,7 +33,7 @@ type ConsistencyProof struct {
 // view runs f with a reader of stored tree hashes at a consistent
 // snapshot, and the log size at that snapshot.
 func (l *Log) view(f func(r tlog.HashReader, size int64) error) error {
-	return l.db.View(func(txn *badger.Txn) error {
+	return l.db.View(func(txn Txn) error {
 		return f(txnHashReader(txn), l.Size())
 	})
 }

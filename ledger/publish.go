@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -54,7 +53,7 @@ func (l *Log) Publish(to string) (Published, error) {
 		return res, err
 	}
 	res.Before, res.After = old, cp.Size
-	err = l.db.View(func(txn *badger.Txn) error {
+	err = l.db.View(func(txn Txn) error {
 		r := txnHashReader(txn)
 		if root, err := tlog.TreeHash(cp.Size, r); err != nil || root != cp.Hash {
 			return &IntegrityError{Index: -1, What: "stored root hash", Expected: hexHash(cp.Hash), Found: fmt.Sprint(hexHash(root), err), Detail: "the stored tree is not the signed one; refusing to publish (run `writ ledger verify`)"}
@@ -132,7 +131,7 @@ func (l *Log) publishedSize(to string, cp Checkpoint) (int64, error) {
 // batches that end in the tile, none when one batch spans it). A tile the tree does not have yet wraps ErrNotFound.
 func (l *Log) ReadTile(t tiles.Tile, size int64) ([]byte, error) {
 	var out []byte
-	err := l.db.View(func(txn *badger.Txn) error {
+	err := l.db.View(func(txn Txn) error {
 		cp, err := l.signedHead(txn)
 		if err != nil {
 			return err
@@ -146,7 +145,7 @@ func (l *Log) ReadTile(t tiles.Tile, size int64) ([]byte, error) {
 	return out, err
 }
 
-func (l *Log) readTile(txn *badger.Txn, t tiles.Tile, size int64) ([]byte, error) {
+func (l *Log) readTile(txn Txn, t tiles.Tile, size int64) ([]byte, error) {
 	level := max(t.Level, 0)
 	if t.W < 1 || t.W > tiles.Width || t.N < 0 {
 		return nil, fmt.Errorf("%w: tile %s", ErrNotFound, t.Path())
@@ -165,13 +164,9 @@ func (l *Log) readTile(txn *badger.Txn, t tiles.Tile, size int64) ([]byte, error
 	case tiles.KindEntries:
 		var b []byte
 		for i := start; i < end; i++ {
-			it, err := txn.Get(indexKey(prefixEntry, i))
+			e, err := txn.Get(indexKey(prefixEntry, i))
 			if err != nil {
 				return nil, &IntegrityError{Index: i, What: "entry missing", Detail: err.Error()}
-			}
-			e, err := it.ValueCopy(nil)
-			if err != nil {
-				return nil, err
 			}
 			leaf, err := r.ReadHashes([]int64{tlog.StoredHashIndex(0, i)})
 			if err != nil {
@@ -189,17 +184,15 @@ func (l *Log) readTile(txn *badger.Txn, t tiles.Tile, size int64) ([]byte, error
 		if !l.history {
 			return nil, fmt.Errorf("%w: this log keeps no checkpoint history", ErrNotFound)
 		}
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = []byte{prefixHistory}
-		it := txn.NewIterator(opts)
+		it := txn.Iterate([]byte{prefixHistory})
 		defer it.Close()
 		var b []byte
 		for it.Seek(historyKey(start + 1)); it.Valid(); it.Next() {
-			k := it.Item().Key()
+			k := it.Key()
 			if len(k) != 9 || int64(binary.BigEndian.Uint64(k[1:])) > end {
 				break
 			}
-			v, err := it.Item().ValueCopy(nil)
+			v, err := it.Value()
 			if err != nil {
 				return nil, err
 			}

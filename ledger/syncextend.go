@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -22,7 +21,7 @@ func (s *syncer) extend() (err error) {
 			}
 		}
 	}()
-	txn := l.db.NewTransaction(true)
+	txn := l.db.Begin()
 	defer func() { txn.Discard() }()
 	tb, err := l.compactRange(txn, before)
 	if err != nil {
@@ -30,11 +29,10 @@ func (s *syncer) extend() (err error) {
 	}
 	h := &historyQueue{s: s, next: before / tiles.Width}
 	if l.history && before > 0 {
-		item, err := txn.Get(historyKey(before))
+		v, err := txn.Get(historyKey(before))
 		if err != nil {
 			return &IntegrityError{Index: before - 1, What: "checkpoint history", Detail: ErrHistory.Error() + ": the replica's last batch has no checkpoint"}
 		}
-		v, _ := item.ValueCopy(nil)
 		last, err := s.cv.open(v)
 		if err != nil {
 			return err
@@ -110,7 +108,7 @@ func (s *syncer) extend() (err error) {
 					return err
 				}
 				l.size.Store(i + 1)
-				txn = l.db.NewTransaction(true)
+				txn = l.db.Begin()
 				r, pending = txnHashReader(txn), 0
 			}
 		}
@@ -221,11 +219,9 @@ func (h *historyQueue) fetch(i int64) error {
 func (h *historyQueue) same(tc TimedCheckpoint) error {
 	s := h.s
 	var mine []byte
-	err := s.l.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(historyKey(tc.Size))
-		if err == nil {
-			mine, err = item.ValueCopy(nil)
-		}
+	err := s.l.db.View(func(txn Txn) error {
+		var err error
+		mine, err = txn.Get(historyKey(tc.Size))
 		return err
 	})
 	if err != nil || string(mine) != string(tc.Signed) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -127,7 +126,7 @@ func (s *syncer) refresh() error {
 	if err == nil && !newT.After(oldT) {
 		return nil
 	}
-	if err := s.l.db.Update(func(txn *badger.Txn) error { return txn.Set(keyCheckpoint, s.remoteSigned) }); err != nil {
+	if err := s.l.db.Update(func(txn Txn) error { return txn.Set(keyCheckpoint, s.remoteSigned) }); err != nil {
 		return err
 	}
 	s.res.Refreshed, s.res.Checkpoint, s.res.Signed = true, s.remote, s.remoteSigned
@@ -136,7 +135,7 @@ func (s *syncer) refresh() error {
 
 // compactRange returns a TreeBuilder holding the roots of the complete
 // subtrees of the first n entries, read from the stored hashes.
-func (l *Log) compactRange(txn *badger.Txn, n int64) (TreeBuilder, error) {
+func (l *Log) compactRange(txn Txn, n int64) (TreeBuilder, error) {
 	b := TreeBuilder{n: n}
 	r := txnHashReader(txn)
 	start := int64(0)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -84,10 +83,8 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 	}
 	var tree TreeBuilder
 	next := int64(0)
-	err = l.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = []byte{prefixEntry}
-		it := txn.NewIterator(opts)
+	err = l.db.View(func(txn Txn) error {
+		it := txn.Iterate([]byte{prefixEntry})
 		defer it.Close()
 		stored := txnHashReader(txn)
 		var hist *historyReader
@@ -98,9 +95,8 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 			}
 			defer hist.close()
 		}
-		for it.Rewind(); it.Valid(); it.Next() {
-			item := it.Item()
-			k := item.Key()
+		for ; it.Valid(); it.Next() {
+			k := it.Key()
 			if len(k) != 9 {
 				return &IntegrityError{Index: -1, What: "entry key", Expected: "a 9-byte entry key", Found: fmt.Sprintf("%x", k), Detail: "a stored key that is not an entry index"}
 			}
@@ -123,7 +119,11 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 				}
 				accepted = covering.Time
 			}
-			err := item.Value(func(v []byte) error {
+			err := func() error {
+				v, err := it.Value()
+				if err != nil {
+					return err
+				}
 				// Recompute the hashes this entry adds, in storage order.
 				produced := tree.Add(tlog.RecordHash(v))
 				base := tlog.StoredHashIndex(0, i)
@@ -156,7 +156,7 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 					return fn(i, v, accepted)
 				}
 				return nil
-			})
+			}()
 			if err != nil {
 				return err
 			}

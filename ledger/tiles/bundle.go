@@ -69,8 +69,12 @@ func ParseBundle(data []byte, want int) ([][]byte, error) {
 }
 
 // ParseHashTile checks that a hash tile of width w is exactly w hashes
-// of 32 bytes (c2sp.org/tlog-tiles "Tiles"); errors wrap ErrBundle.
+// of 32 bytes (c2sp.org/tlog-tiles "Tiles"), w being 1..Width; errors
+// wrap ErrBundle.
 func ParseHashTile(data []byte, w int) error {
+	if w < 1 || w > Width {
+		return fmt.Errorf("%w: a hash tile of width %d (1..%d)", ErrBundle, w, Width)
+	}
 	if len(data) != 32*w {
 		return fmt.Errorf("%w: a hash tile of width %d is %d bytes, not %d", ErrBundle, w, 32*w, len(data))
 	}

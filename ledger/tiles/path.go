@@ -49,10 +49,12 @@ type Tile struct {
 // bundles"): tile/<L>/<N>[.p/<W>], tile/entries/<N>[.p/<W>], or
 // writ/history/<N>[.p/<W>] for a history bundle, with N as 3-digit
 // groups, every group but the last prefixed with "x" (1234067 is
-// x001/x234/067).
+// x001/x234/067). A KindCheckpoint tile's path is "checkpoint".
 func (t Tile) Path() string {
 	var b strings.Builder
 	switch t.Kind {
+	case KindCheckpoint:
+		return "checkpoint"
 	case KindEntries:
 		b.WriteString("tile/entries/")
 	case KindHistory:

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/pb"
 	"github.com/dgraph-io/badger/v4/y"
 	"google.golang.org/protobuf/proto"
@@ -175,4 +176,100 @@ func checkTableFooter(path string) error {
 		return fmt.Errorf("index: %w", err)
 	}
 	return nil
+}
+
+// openBadger opens (or creates) the Badger store at dir, after
+// checkStore, with the options a log needs: synced writes, one version
+// per key, checksums verified on every block read.
+func openBadger(dir string, readOnly bool) (Store, error) {
+	if err := checkStore(dir, readOnly); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	opts := badger.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(nil).
+		WithNumVersionsToKeep(1).
+		WithMemTableSize(16 << 20).
+		WithBlockCacheSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		// A damaged block is an error on read, never garbage or a panic.
+		WithChecksumVerificationMode(options.OnBlockRead).
+		WithReadOnly(readOnly)
+	if readOnly {
+		// A reader goes through the log about once: a small cache of
+		// decompressed blocks is enough.
+		opts = opts.WithBlockCacheSize(4 << 20)
+	}
+	db, err := badger.Open(opts)
+	if err != nil {
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
+		}
+		return nil, fmt.Errorf("opening log %s: %w", dir, err)
+	}
+	return badgerStore{db}, nil
+}
+
+// badgerStore is Store on Badger v4.
+type badgerStore struct{ db *badger.DB }
+
+func (s badgerStore) View(fn func(Txn) error) error {
+	return s.db.View(func(t *badger.Txn) error { return fn(badgerTxn{t}) })
+}
+
+func (s badgerStore) Update(fn func(Txn) error) error {
+	return badgerErr(s.db.Update(func(t *badger.Txn) error { return fn(badgerTxn{t}) }))
+}
+
+func (s badgerStore) Begin() Txn   { return badgerTxn{s.db.NewTransaction(true)} }
+func (s badgerStore) Close() error { return s.db.Close() }
+
+type badgerTxn struct{ t *badger.Txn }
+
+func badgerErr(err error) error {
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return fmt.Errorf("%w: %v", ErrNoKey, err)
+	case errors.Is(err, badger.ErrTxnTooBig):
+		return fmt.Errorf("%w: %v", ErrTxnFull, err)
+	}
+	return err
+}
+
+func (t badgerTxn) Get(key []byte) ([]byte, error) {
+	item, err := t.t.Get(key)
+	if err != nil {
+		return nil, badgerErr(err)
+	}
+	return item.ValueCopy(nil)
+}
+
+func (t badgerTxn) Set(key, value []byte) error { return badgerErr(t.t.Set(key, value)) }
+func (t badgerTxn) Delete(key []byte) error     { return badgerErr(t.t.Delete(key)) }
+func (t badgerTxn) Commit() error               { return badgerErr(t.t.Commit()) }
+func (t badgerTxn) Discard()                    { t.t.Discard() }
+
+func (t badgerTxn) Iterate(prefix []byte) Iterator {
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = prefix
+	it := &badgerIterator{it: t.t.NewIterator(opts)}
+	it.it.Rewind()
+	return it
+}
+
+type badgerIterator struct {
+	it  *badger.Iterator
+	buf []byte
+}
+
+func (i *badgerIterator) Seek(key []byte) { i.it.Seek(key) }
+func (i *badgerIterator) Valid() bool     { return i.it.Valid() }
+func (i *badgerIterator) Next()           { i.it.Next() }
+func (i *badgerIterator) Key() []byte     { return i.it.Item().Key() }
+func (i *badgerIterator) Close()          { i.it.Close() }
+
+func (i *badgerIterator) Value() ([]byte, error) {
+	var err error
+	i.buf, err = i.it.Item().ValueCopy(i.buf[:0])
+	return i.buf, err
 }
