@@ -55,7 +55,9 @@ func admissionCommand() *cli.Command {
 				"and total_us (from the request read to the durable verdict). A malformed request gets {\"error\": ...}\n" +
 				"and is not recorded. The socket is created mode 0600. SIGINT or SIGTERM stops the server\n" +
 				"after the admissions in flight are recorded.",
-			Flags:  append(runnerFlags(), &cli.StringFlag{Name: "socket", Usage: "UNIX socket `PATH` to listen on"}),
+			Flags: append(runnerFlags(), &cli.StringFlag{Name: "socket", Usage: "UNIX socket `PATH` to listen on"},
+				&cli.StringFlag{Name: "publish-decisions", Usage: "also publish the decision log as C2SP tlog-tiles into `DIR` (as writ ledger publish --decisions), at start, every --publish-every and at the end"},
+				&cli.DurationFlag{Name: "publish-every", Value: 10 * time.Second, Usage: "with --publish-decisions: publish every `DURATION`"}),
 			Action: serveAdmission,
 		}, {
 			Name:      "request",
@@ -95,6 +97,10 @@ func serveAdmission(c *cli.Context) error {
 	}
 	defer r.Close()
 	fmt.Fprintf(c.App.ErrWriter, "writ: serving admission for %s on %s (mode %s)\n", setup.cfg.Machine, path, setup.cfg.Mode)
+	if to := c.String("publish-decisions"); to != "" {
+		stopPublishing := publishWhileServing(c, r, to, c.Duration("publish-every"))
+		defer stopPublishing()
+	}
 
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)

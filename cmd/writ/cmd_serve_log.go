@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/verify"
 )
 
 func ledgerServe(c *cli.Context) error {
@@ -66,4 +67,33 @@ func ledgerServe(c *cli.Context) error {
 		return err
 	}
 	return nil
+}
+
+// publishWhileServing publishes the runner's decision log into to now
+// and every period until the returned function is called, which
+// publishes once more (the decisions of the last moments) and waits.
+// A failure is a warning on stderr: serving goes on.
+func publishWhileServing(c *cli.Context, r *verify.Runner, to string, every time.Duration) func() {
+	publish := func() {
+		if _, err := r.PublishDecisions(to); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "writ: warning: publishing the decision log into %s: %v\n", to, oneLine(err.Error()))
+		}
+	}
+	publish()
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(max(every, time.Second))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				publish()
+				return
+			case <-t.C:
+				publish()
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }
