@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/writ-ledger/writ/internal/testkit"
@@ -65,4 +66,18 @@ func cmdJSONEnv(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s has no string field %q", args[1], args[2])
 	}
 	ts.Setenv(args[0], s)
+}
+
+// cmdWaitFile waits up to 10 s for a file to exist and be non-empty
+// (a server writing its address): waitfile FILE
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if fi, err := os.Stat(ts.MkAbs(args[0])); err == nil && fi.Size() > 0 {
+			return
+		}
+	}
+	ts.Fatalf("%s did not appear within 10s", args[0])
 }

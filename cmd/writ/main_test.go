@@ -84,6 +84,7 @@ func TestScripts(t *testing.T) {
 			"envfile":      cmdEnvFile,
 			"appendline":   cmdAppendLine,
 			"jsonenv":      cmdJSONEnv,
+			"waitfile":     cmdWaitFile,
 		},
 	})
 }

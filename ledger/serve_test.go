@@ -1,0 +1,128 @@
+package ledger_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/tiles"
+)
+
+// countingMetrics records what a Server reports.
+type countingMetrics struct {
+	mu       sync.Mutex
+	size     int64
+	requests map[string]int
+}
+
+func (m *countingMetrics) Checkpoint(size int64, _ time.Time) {
+	m.mu.Lock()
+	m.size = size
+	m.mu.Unlock()
+}
+
+func (m *countingMetrics) Request(kind string, status, _ int) {
+	m.mu.Lock()
+	m.requests[kind+" "+http.StatusText(status)]++
+	m.mu.Unlock()
+}
+
+// TestServeMatchesPublish: ledger serve answers every published path with
+// the bytes Publish wrote, with the caching C2SP asks for (tiles
+// immutable, the checkpoint uncached), gzip for bundles on request, 404
+// for what the tree does not have, and a replica syncs from it; the
+// writer appends while the server runs and the next sync sees it.
+func TestServeMatchesPublish(t *testing.T) {
+	w := newHistoryWriter(t)
+	w.add(t, 300)
+	w.add(t, 7)
+	out := filepath.Join(t.TempDir(), "pub")
+	w.publish(t, out)
+	m := &countingMetrics{requests: map[string]int{}}
+	// The server shares the writer's open log (a lease that outlasts the
+	// test, so it never closes it); the CLI test serves a log directory.
+	srv := ledger.NewServer(func() (*ledger.Log, error) { return w.Log, nil }, ledger.ServeOptions{Metrics: m, Lease: time.Hour})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	get := func(path string, gz bool) (*http.Response, []byte) {
+		req, _ := http.NewRequest("GET", hs.URL+"/"+path, nil)
+		if gz {
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	for _, p := range []string{"checkpoint", "tile/0/000", "tile/0/001.p/51", "tile/1/000.p/1", "tile/entries/000", "tile/entries/001.p/51", "writ/history/000", "writ/history/001.p/51"} {
+		resp, body := get(p, false)
+		want := readFile(t, filepath.Join(out, filepath.FromSlash(p)))
+		if resp.StatusCode != 200 || !bytes.Equal(body, want) {
+			t.Fatalf("%s: status %d, %d bytes; published %d bytes", p, resp.StatusCode, len(body), len(want))
+		}
+		cc := resp.Header.Get("Cache-Control")
+		if (p == "checkpoint") != (cc == "no-cache") || (p != "checkpoint" && cc != "public, max-age=31536000, immutable") {
+			t.Fatalf("%s: Cache-Control %q", p, cc)
+		}
+	}
+	resp, body := get("tile/entries/000", true)
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("entry bundle not gzipped on request: %v", resp.Header)
+	}
+	z, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := io.ReadAll(z)
+	if !bytes.Equal(plain, readFile(t, filepath.Join(out, "tile/entries/000"))) {
+		t.Fatal("gzipped bundle differs from the published one")
+	}
+	for _, p := range []string{"tile/entries/002", "tile/0/001", "tile/entries/001.p/52", "tile/0/0", "../checkpoint", "tile/9/000"} {
+		if resp, _ := get(p, false); resp.StatusCode != 404 {
+			t.Fatalf("%s: status %d, want 404", p, resp.StatusCode)
+		}
+	}
+	if r, _ := http.Post(hs.URL+"/checkpoint", "text/plain", nil); r.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("POST: status %d", r.StatusCode)
+	}
+	replica := filepath.Join(t.TempDir(), "replica")
+	src, err := tiles.OpenSource(hs.URL, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ledger.Sync(context.Background(), replica, src, ledger.SyncOptions{VKey: w.VerifierKey(), History: true})
+	if err != nil || s.After != 307 {
+		t.Fatalf("sync from serve: %+v, %v", s, err)
+	}
+	w.add(t, 3)
+	s, err = ledger.Sync(context.Background(), replica, src, ledger.SyncOptions{VKey: w.VerifierKey(), History: true})
+	if err != nil || s.Before != 307 || s.After != 310 {
+		t.Fatalf("second sync: %+v, %v", s, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.size != 310 || m.requests["checkpoint OK"] < 3 || m.requests["entries Not Found"] != 2 {
+		t.Fatalf("metrics: size %d, requests %v", m.size, m.requests)
+	}
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
