@@ -45,6 +45,12 @@
 // [ParseCheckpoint] refuses extension lines, a size with leading zeros, and
 // any body that does not re-serialize to the same bytes.
 //
+// The formats themselves (checkpoints and their cosignatures, proofs,
+// receipts) are in package ledger/formats, which imports no storage; the
+// names this package gives them ([Checkpoint], [ParseCheckpoint],
+// [InclusionProof], [VerifyReceipt], [ErrProof]...) are aliases of its
+// types and the same values, kept for callers of package ledger.
+//
 // # Proofs, receipts, export
 //
 // [Log.ProveInclusion] and [Log.ProveConsistency] give RFC 9162 proofs

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -236,7 +237,7 @@ type sectionCursor struct {
 	x    *ExportReader
 	sec  *ExportedLog
 	vkey string
-	cv   *cosigVerifier // vkey's, parsed on first use
+	cv   *formats.CosigVerifier // vkey's, parsed on first use
 	tree TreeBuilder
 	next int64           // index of the next entry
 	cov  TimedCheckpoint // the history checkpoint covering entries below cov.Size
@@ -272,11 +273,11 @@ func (c *sectionCursor) entry() ([]byte, TimedCheckpoint, []byte, error) {
 			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%w: a history checkpoint where none belongs (%s, before entry %d)", ErrExport, c.sec.Name, c.next)
 		}
 		if c.cv == nil {
-			if c.cv, err = newCosigVerifier(c.vkey); err != nil {
+			if c.cv, err = formats.NewCosigVerifier(c.vkey); err != nil {
 				return nil, TimedCheckpoint{}, nil, fmt.Errorf("%s history: %w", c.sec.Name, err)
 			}
 		}
-		tc, err := c.cv.open(signed)
+		tc, err := c.cv.Open(signed)
 		if err != nil {
 			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%s history checkpoint before entry %d: %w: %w", c.sec.Name, c.next, ErrHistory, err)
 		}

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/writ-ledger/writ/ledger/formats"
 )
 
 // A log with a checkpoint history (the authority log) keeps, beside its
 // entries, the signed checkpoint of every batch it committed: the first
 // checkpoint of each size, under prefixHistory and the size. Each is
-// signed by the log key with a timestamped cosignature (cosign.go), so
+// signed by the log key with a timestamped cosignature (formats.NewCosigner), so
 // the history proves when the log accepted every entry: entry i was
 // accepted at the signed time of the first checkpoint whose size exceeds
 // i (the checkpoint of the batch that added it). The writer judges a
@@ -33,62 +35,20 @@ var ErrHistory = errors.New("checkpoint history does not verify")
 // gives every entry the time the log accepted it.
 func (l *Log) HasHistory() bool { return l.history }
 
-// TimedCheckpoint is a checkpoint with the time its signer attests in
-// its cosignature/v1 line (Unix seconds), and the signed note as stored.
-type TimedCheckpoint struct {
-	Checkpoint
-	Time   time.Time
-	Signed []byte
-}
-
-// OpenTimedCheckpoint verifies the timestamped cosignature/v1 signature
-// by the log key of vkey on a signed checkpoint, and parses its body
-// strictly (ParseCheckpoint), whose origin must be vkey's name. The
-// cosignature covers the body and the time, so it alone proves what the
-// log key said and when. Errors wrap ErrNoTime (no cosignature by that
-// key verifies), ErrMalformedCheckpoint, or sign.ErrInvalidKey.
-func OpenTimedCheckpoint(signed []byte, vkey string) (TimedCheckpoint, error) {
-	v, err := newCosigVerifier(vkey)
-	if err != nil {
-		return TimedCheckpoint{}, err
-	}
-	return v.open(signed)
-}
-
-// open is OpenTimedCheckpoint under an already parsed key.
-func (v *cosigVerifier) open(signed []byte) (TimedCheckpoint, error) {
-	if len(signed) > MaxCheckpointSize {
-		return TimedCheckpoint{}, fmt.Errorf("%w: %d bytes, limit %d", ErrMalformedCheckpoint, len(signed), MaxCheckpointSize)
-	}
-	t, err := v.time(signed)
-	if err != nil {
-		return TimedCheckpoint{}, err
-	}
-	body, _, _ := bytes.Cut(signed, []byte("\n\n"))
-	c, err := ParseCheckpoint(string(body) + "\n")
-	if err != nil {
-		return TimedCheckpoint{}, err
-	}
-	if c.Origin != v.name {
-		return TimedCheckpoint{}, fmt.Errorf("%w: origin %q is not the verifier key's name", ErrMalformedCheckpoint, c.Origin)
-	}
-	return TimedCheckpoint{Checkpoint: c, Time: t, Signed: bytes.Clone(signed)}, nil
-}
-
 func historyKey(size int64) []byte { return indexKey(prefixHistory, size) }
 
 // historyReader walks a log's checkpoint history in size order alongside
 // its entries, verifying each checkpoint as it is first needed.
 type historyReader struct {
 	it   Iterator
-	v    *cosigVerifier
+	v    *formats.CosigVerifier
 	cur  TimedCheckpoint // covers the entries below cur.Size
 	last time.Time       // the previous checkpoint's time
 	have bool
 }
 
 func newHistoryReader(txn Txn, vkey string) (*historyReader, error) {
-	v, err := newCosigVerifier(vkey)
+	v, err := formats.NewCosigVerifier(vkey)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +74,7 @@ func (h *historyReader) covering(i int64) (TimedCheckpoint, error) {
 		if err != nil {
 			return TimedCheckpoint{}, err
 		}
-		tc, err := h.v.open(signed)
+		tc, err := h.v.Open(signed)
 		if err != nil {
 			return TimedCheckpoint{}, &IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", size), Detail: fmt.Sprintf("%v: %v", ErrHistory, err)}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -113,7 +114,7 @@ func TestHistoryTampered(t *testing.T) {
 	}
 	resigned := func(size int64, at time.Time, txn *badger.Txn) []byte {
 		l := &Log{origin: "example.com/hist", key: testkit.Key(t, 1)}
-		s, _, _ := newNoteSigner(l.origin, l.key)
+		s, _, _ := formats.NewNoteSigner(l.origin, l.key)
 		l.signer = s
 		root, err := tlog.TreeHash(size, txnHashReader(badgerTxn{txn}))
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -117,7 +118,7 @@ func create(dir, origin string, key *sign.PrivateKey, now func() time.Time, hist
 	if _, err := os.Lstat(dir); err == nil {
 		return nil, fmt.Errorf("%s: already exists", dir)
 	}
-	s, vkey, err := newNoteSigner(origin, key)
+	s, vkey, err := formats.NewNoteSigner(origin, key)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +238,7 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 	if err == nil && key != nil {
 		var s note.Signer
 		var vkey string
-		s, vkey, err = newNoteSigner(l.origin, key)
+		s, vkey, err = formats.NewNoteSigner(l.origin, key)
 		if err == nil && vkey != l.vkey {
 			err = fmt.Errorf("%w: key %s, log %s", ErrWrongKey, key.Public().ID(), dir)
 		}
@@ -299,12 +300,13 @@ func (l *Log) Checkpoint() ([]byte, error) {
 }
 
 // signCheckpoint signs the checkpoint body with the log key, once as the
-// signed note and once as a cosignature/v1 (cosign.go) timestamped at.
+// signed note and once as a cosignature/v1 (formats.NewCosigner) timestamped
+// at.
 func (l *Log) signCheckpoint(c Checkpoint, at time.Time) ([]byte, error) {
 	if l.signer == nil {
 		return nil, ErrNoSigner
 	}
-	return note.Sign(&note.Note{Text: c.Body()}, l.signer, &cosigner{name: l.origin, key: l.key, now: func() time.Time { return at }})
+	return note.Sign(&note.Note{Text: c.Body()}, l.signer, formats.NewCosigner(l.origin, l.key, at))
 }
 
 // clock returns the log's clock: time.Now unless a test set Now.

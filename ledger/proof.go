@@ -1,34 +1,10 @@
 package ledger
 
 import (
-	"errors"
 	"fmt"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
-
-// ErrProof: a requested proof is out of range (an index or size beyond
-// the log), or a proof does not verify.
-var ErrProof = errors.New("proof")
-
-// InclusionProof proves that the entry at Index is in the tree of
-// TreeSize entries whose root is RootHash (RFC 9162 §2.1.3): Path is the
-// audit path, leaf to root.
-type InclusionProof struct {
-	Index    int64
-	TreeSize int64
-	LeafHash tlog.Hash
-	RootHash tlog.Hash
-	Path     []tlog.Hash
-}
-
-// ConsistencyProof proves that the tree of OldSize entries (OldRoot) is a
-// prefix of the tree of NewSize entries (NewRoot) (RFC 9162 §2.1.4).
-type ConsistencyProof struct {
-	OldSize, NewSize int64
-	OldRoot, NewRoot tlog.Hash
-	Path             []tlog.Hash
-}
 
 // view runs f with a reader of stored tree hashes at a consistent
 // snapshot, and the log size at that snapshot.
@@ -97,28 +73,4 @@ func (l *Log) ProveConsistency(oldSize, newSize int64) (*ConsistencyProof, error
 		return nil
 	})
 	return p, err
-}
-
-// Verify checks the proof (RFC 9162 §2.1.3.2) against its own leaf and
-// root hashes. The error wraps ErrProof.
-func (p *InclusionProof) Verify() error {
-	if err := tlog.CheckRecord(p.Path, p.TreeSize, p.RootHash, p.Index, p.LeafHash); err != nil {
-		return fmt.Errorf("%w: inclusion of entry %d in tree size %d: %v", ErrProof, p.Index, p.TreeSize, err)
-	}
-	return nil
-}
-
-// Verify checks the proof (RFC 9162 §2.1.4.2) against its own roots. The
-// error wraps ErrProof.
-func (p *ConsistencyProof) Verify() error {
-	if p.OldSize == p.NewSize {
-		if p.OldRoot != p.NewRoot || len(p.Path) != 0 {
-			return fmt.Errorf("%w: equal sizes %d with different roots", ErrProof, p.OldSize)
-		}
-		return nil
-	}
-	if err := tlog.CheckTree(p.Path, p.NewSize, p.NewRoot, p.OldSize, p.OldRoot); err != nil {
-		return fmt.Errorf("%w: consistency from size %d to %d: %v", ErrProof, p.OldSize, p.NewSize, err)
-	}
-	return nil
 }

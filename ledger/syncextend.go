@@ -33,7 +33,7 @@ func (s *syncer) extend() (err error) {
 		if err != nil {
 			return &IntegrityError{Index: before - 1, What: "checkpoint history", Detail: ErrHistory.Error() + ": the replica's last batch has no checkpoint"}
 		}
-		last, err := s.cv.open(v)
+		last, err := s.cv.Open(v)
 		if err != nil {
 			return err
 		}
@@ -189,7 +189,7 @@ func (h *historyQueue) fetch(i int64) error {
 	lo, hi := t.N*tiles.Width, t.N*tiles.Width+int64(w)
 	prev := lo
 	for _, b := range cps {
-		tc, err := s.cv.open(b)
+		tc, err := s.cv.Open(b)
 		if err != nil {
 			return &SourceError{Path: t.Path(), Index: -1, Checkpoint: s.remote, What: fmt.Sprintf("%v: %v", ErrHistory, err)}
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -17,7 +18,7 @@ type syncer struct {
 	l    *Log
 	res  *Synced
 	opts SyncOptions
-	cv   *cosigVerifier
+	cv   *formats.CosigVerifier
 	fn   EntryFunc
 	wait func() error
 
@@ -41,7 +42,7 @@ func (s *syncer) run(signed []byte) (err error) {
 		return fmt.Errorf("the published checkpoint at %s: %w", s.src, err)
 	}
 	s.remoteSigned = signed
-	if s.cv, err = newCosigVerifier(l.vkey); err != nil {
+	if s.cv, err = formats.NewCosigVerifier(l.vkey); err != nil {
 		return err
 	}
 	localSigned, lerr := l.Checkpoint()

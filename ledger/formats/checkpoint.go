@@ -1,4 +1,4 @@
-package ledger
+package formats
 
 import (
 	"encoding/base64"
@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -26,7 +25,8 @@ var (
 // 200 bytes and each signature line under 150.
 const MaxCheckpointSize = 16 << 10
 
-// Checkpoint is the body of a C2SP tlog-checkpoint.
+// Checkpoint is the body of a C2SP tlog-checkpoint
+// (c2sp.org/tlog-checkpoint).
 type Checkpoint struct {
 	Origin string    // the log's origin, also the note key name
 	Size   int64     // number of entries
@@ -39,10 +39,10 @@ func (c Checkpoint) Body() string {
 	return fmt.Sprintf("%s\n%d\n%s\n", c.Origin, c.Size, base64.StdEncoding.EncodeToString(c.Hash[:]))
 }
 
-// ParseCheckpoint parses a checkpoint body strictly: exactly three lines,
-// a decimal size without sign or leading zeros, a 32-byte root hash in
-// standard padded base64, and no extension lines. The error wraps
-// ErrMalformedCheckpoint.
+// ParseCheckpoint parses a checkpoint body (c2sp.org/tlog-checkpoint)
+// strictly: exactly three lines, a decimal size without sign or leading
+// zeros, a 32-byte root hash in standard padded base64, and no extension
+// lines. The error wraps ErrMalformedCheckpoint.
 func ParseCheckpoint(body string) (Checkpoint, error) {
 	lines := strings.SplitAfter(body, "\n")
 	if len(lines) != 4 || lines[3] != "" {
@@ -80,38 +80,9 @@ func ValidOrigin(s string) bool {
 	return true
 }
 
-// VerifierKey returns the signed-note verifier key for origin and k:
-// "<origin>+<8 hex key hash>+<base64 of 0x01 || key>" (c2sp.org/signed-note).
-func VerifierKey(origin string, k sign.PublicKey) (string, error) {
-	return note.NewEd25519VerifierKey(origin, k.Ed25519())
-}
-
-// noteSigner signs notes with a writ private key (through its sigstore
-// signer), under the key name origin.
-type noteSigner struct {
-	name string
-	hash uint32
-	key  *sign.PrivateKey
-}
-
-func newNoteSigner(origin string, k *sign.PrivateKey) (*noteSigner, string, error) {
-	vkey, err := VerifierKey(origin, k.Public())
-	if err != nil {
-		return nil, "", err
-	}
-	v, err := note.NewVerifier(vkey)
-	if err != nil {
-		return nil, "", err
-	}
-	return &noteSigner{name: origin, hash: v.KeyHash(), key: k}, vkey, nil
-}
-
-func (s *noteSigner) Name() string                    { return s.name }
-func (s *noteSigner) KeyHash() uint32                 { return s.hash }
-func (s *noteSigner) Sign(msg []byte) ([]byte, error) { return s.key.SignMessage(msg) }
-
-// OpenCheckpoint verifies a signed checkpoint against the verifier key
-// vkey and parses its body. The note's text must be a checkpoint whose
+// OpenCheckpoint verifies a signed checkpoint (at most MaxCheckpointSize
+// bytes) against the verifier key vkey (c2sp.org/signed-note) and parses
+// its body (ParseCheckpoint). The note's text must be a checkpoint whose
 // origin is vkey's key name. Errors wrap ErrCheckpointSignature or
 // ErrMalformedCheckpoint.
 func OpenCheckpoint(signed []byte, vkey string) (Checkpoint, error) {
@@ -134,40 +105,4 @@ func OpenCheckpoint(signed []byte, vkey string) (Checkpoint, error) {
 		return Checkpoint{}, fmt.Errorf("%w: origin %q is not the key name %q", ErrMalformedCheckpoint, c.Origin, v.Name())
 	}
 	return c, nil
-}
-
-// NewVerifier parses a signed-note verifier key (c2sp.org/signed-note:
-// "<name>+<8 hex key hash>+<base64 of 0x01 || 32-byte key>") whose Ed25519
-// key passes sign.NewPublicKey: canonical, not of small order, in the
-// prime-order subgroup. note.NewVerifier alone accepts any 32 bytes, and a
-// small-order key verifies forged signatures. Errors wrap
-// sign.ErrInvalidKey for a key that fails those checks.
-func NewVerifier(vkey string) (note.Verifier, error) {
-	if _, err := VerifierPublicKey(vkey); err != nil {
-		return nil, err
-	}
-	return note.NewVerifier(vkey)
-}
-
-// VerifierPublicKey returns the Ed25519 key inside a signed-note verifier
-// key ("<name>+<8 hex>+<base64 of 0x01 || 32-byte key>"), after checking
-// the key hash as note.NewVerifier does.
-func VerifierPublicKey(vkey string) (sign.PublicKey, error) {
-	if _, err := note.NewVerifier(vkey); err != nil {
-		return sign.PublicKey{}, err
-	}
-	// The name cannot contain '+', the hash is hex; the base64 key can.
-	parts := strings.SplitN(vkey, "+", 3)
-	if len(parts) != 3 {
-		return sign.PublicKey{}, fmt.Errorf("verifier key %q is not <name>+<hash>+<key>", vkey)
-	}
-	raw, err := base64.StdEncoding.DecodeString(parts[2])
-	if err != nil || len(raw) != 33 || raw[0] != 1 {
-		return sign.PublicKey{}, fmt.Errorf("verifier key %q is not an Ed25519 signed-note key", vkey)
-	}
-	k, err := sign.NewPublicKey(raw[1:])
-	if err != nil {
-		return sign.PublicKey{}, fmt.Errorf("verifier key %s: %w", vkey, err)
-	}
-	return k, nil
 }
