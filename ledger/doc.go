@@ -62,6 +62,25 @@
 // consistency with what the replica holds; [Log.CheckConsistent] tells a
 // reader whether a log still extends a checkpoint it trusted before.
 //
+// # Publishing and replicas
+//
+// [Log.Publish] writes a log as a static c2sp.org/tlog-tiles log (hash
+// tiles, entry bundles, and writ's history bundles, writ/history/<N>,
+// holding the signed checkpoint of every batch), the checkpoint last;
+// [Server] serves the same read API from the store; [Sync] grows a
+// replica from either, proving every new entry into the signed root from
+// the replica's own compact range (hash tiles are never trusted), all or
+// nothing. Paths, bundles and the bounded fetch are in ledger/tiles.
+//
+// # Storage
+//
+// A Log stands on a [Store] (storage.go): an ordered key-value store with
+// transactions ([Txn]) and prefix iterators ([Iterator]). Badger v4 is
+// the one backend (store_badger.go). A new backend, for instance on an
+// existing distributed engine such as transparency-dev/tessera's
+// drivers, implements Store, Txn and Iterator; the formats
+// (ledger/formats, ledger/tiles) do not import any storage.
+//
 // # Verification
 //
 // [Log.Verify] reads every entry in order, recomputes every leaf hash and

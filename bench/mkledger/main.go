@@ -4,9 +4,14 @@
 // times inclusion and consistency proofs on it. Records are signed in
 // parallel and appended in large batches straight to the log (the
 // authority checks are what `writ audit` and `writ ledger verify` then
-// measure); every record is valid, so the ledger audits clean.
+// measure); every record is valid, so the ledger audits clean. With
+// -extra M it also writes M more signed instructions (ids N to N+M-1),
+// each to its own file in -extra-dir (000000.cose, 000001.cose, ... in id
+// order) and not appended, for a benchmark to append later through
+// `writ ledger append`.
 //
 //	go run ./bench/mkledger -dir /tmp/big -n 1000000 -decisions 1000000
+//	go run ./bench/mkledger -dir /tmp/big -n 1000000 -extra 400 -extra-dir /tmp/extra
 package main
 
 import (
@@ -59,9 +64,14 @@ func main() {
 	n := flag.Int("n", 1000000, "signed instructions to append")
 	decisions := flag.Int("decisions", 0, "decisions to append to the decision log")
 	pass := flag.String("passphrase", "bench", "passphrase for the checkpoint and runner keys")
+	extra := flag.Int("extra", 0, "further signed instructions to write as files into -extra-dir, not appended")
+	extraDir := flag.String("extra-dir", "", "directory for the -extra records (created)")
 	flag.Parse()
 	if *dir == "" {
 		check(fmt.Errorf("-dir is required"))
+	}
+	if *extra < 0 || (*extra > 0) != (*extraDir != "") {
+		check(fmt.Errorf("-extra M (M > 0) and -extra-dir go together"))
 	}
 	now := time.Now()
 	rec, err := sign.ScryptRecipient([]byte(*pass), sign.MinWorkFactor)
@@ -96,6 +106,9 @@ func main() {
 	fmt.Printf("authority: %d entries in %.1fs, %d envelope bytes\n", log.Size(), time.Since(start).Seconds(), envBytes)
 	timeProofs(log)
 	check(log.Close())
+	if *extra > 0 {
+		writeExtra(*extraDir, *n, *extra, t, op)
+	}
 	if *decisions > 0 {
 		makeDecisions(*dir, *decisions, []byte(*pass), t)
 	}
@@ -107,6 +120,20 @@ func instruction(i int, t int64, op *sign.PrivateKey) []byte {
 			Machine: fmt.Sprintf("runner-%d", i%64), Agent: schemas.ArtifactRef{Name: "agent"}, Brief: strings.Repeat("b", 40),
 			Transport: "ssh", IssuedAt: t - 60, NotBefore: t - 60, Expires: t + 3600}, op)
 	}
+}
+
+// writeExtra writes m more instructions, ids n to n+m-1, each to its own
+// file dir/NNNNNN.cose (000000 for id n), signed by the operator key
+// like the appended ones.
+func writeExtra(dir string, n, m int, t int64, op *sign.PrivateKey) {
+	check(os.MkdirAll(dir, 0o755))
+	recs := make2(m, func(j int) []byte { return instruction(n+j, t, op) })
+	var size int64
+	for j, b := range recs {
+		check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("%06d.cose", j)), b, 0o644))
+		size += int64(len(b))
+	}
+	fmt.Printf("extra: %d instructions (ids %d to %d), %d envelope bytes, in %s, not appended\n", m, n, n+m-1, size, dir)
 }
 
 // appendSigned signs n records on all cores and appends them in order,
