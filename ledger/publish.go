@@ -1,13 +1,17 @@
 package ledger
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
@@ -68,14 +72,24 @@ func (l *Log) Publish(to string) (Published, error) {
 			}
 			for _, k := range kinds {
 				name := filepath.Join(to, filepath.FromSlash(k.Path()))
-				if _, err := os.Stat(name); err == nil && k.W == tiles.Width {
-					continue // full tiles never change
-				}
 				data, err := l.readTile(txn, k, cp.Size)
 				if err != nil {
 					return err
 				}
-				if err := writeAtomic(name, data); err != nil {
+				if k.W == tiles.Width {
+					// A full tile never changes: one already there (a
+					// publish interrupted before its checkpoint) must be
+					// this one.
+					if have, err := readRegular(name, int64(len(data))); err == nil {
+						if !bytes.Equal(have, data) {
+							return fmt.Errorf("%w: %s is there and differs from this log's tile; remove it if it is not what a reader was served", ErrPublish, name)
+						}
+						continue
+					} else if !errors.Is(err, os.ErrNotExist) {
+						return fmt.Errorf("%w: %v", ErrPublish, err)
+					}
+				}
+				if err := writeAtomic(to, name, data); err != nil {
 					return err
 				}
 				res.Files++
@@ -87,7 +101,7 @@ func (l *Log) Publish(to string) (Published, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := writeAtomic(filepath.Join(to, "checkpoint"), signed); err != nil {
+	if err := writeAtomic(to, filepath.Join(to, "checkpoint"), signed); err != nil {
 		return res, err
 	}
 	res.Files++
@@ -98,14 +112,14 @@ func (l *Log) Publish(to string) (Published, error) {
 // publishedSize returns the size of the checkpoint already published at
 // to (0 if none), after checking that it is this log's and a prefix of cp.
 func (l *Log) publishedSize(to string, cp Checkpoint) (int64, error) {
-	b, err := os.ReadFile(filepath.Join(to, "checkpoint"))
+	b, err := readRegular(filepath.Join(to, "checkpoint"), MaxCheckpointSize)
 	if errors.Is(err, os.ErrNotExist) {
 		if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
 			return 0, fmt.Errorf("%w: %s is not empty and has no checkpoint: not a published log", ErrPublish, to)
 		}
 		return 0, nil
 	} else if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%w: %v", ErrPublish, err)
 	}
 	pub, err := OpenCheckpoint(b, l.vkey)
 	if err != nil {
@@ -147,7 +161,7 @@ func (l *Log) ReadTile(t tiles.Tile, size int64) ([]byte, error) {
 
 func (l *Log) readTile(txn Txn, t tiles.Tile, size int64) ([]byte, error) {
 	level := max(t.Level, 0)
-	if t.W < 1 || t.W > tiles.Width || t.N < 0 {
+	if t.W < 1 || t.W > tiles.Width || t.N < 0 || level > tiles.MaxLevel || t.N > (1<<62)>>(tiles.Height*(level+1)) {
 		return nil, fmt.Errorf("%w: tile %s", ErrNotFound, t.Path())
 	}
 	// The tile covers entries [start, end) of level 0; a partial tile
@@ -208,17 +222,19 @@ func (l *Log) readTile(txn Txn, t tiles.Tile, size int64) ([]byte, error) {
 	return nil, fmt.Errorf("%w: %s is not a tile", ErrNotFound, t.Path())
 }
 
-// writeAtomic writes data to name through a temporary file in the same
-// directory, synced, then renamed over name (0644: published files are
-// public).
-func writeAtomic(name string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+// writeAtomic writes data to name, under the publication directory to,
+// through a temporary file in the same directory, synced, then renamed
+// over name (0644: published files are public). Every directory between
+// to and name must be a real directory, made here if missing: a symbolic
+// link planted there is refused (ErrPublish), never written through.
+func writeAtomic(to, name string, data []byte) error {
+	if err := realDirs(to, filepath.Dir(name)); err != nil {
 		return err
 	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := filepath.Join(filepath.Dir(name), ".tmp-"+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err
 	}
@@ -236,4 +252,55 @@ func writeAtomic(name string, data []byte) error {
 		os.Remove(tmp)
 	}
 	return err
+}
+
+// realDirs makes sure dir, inside to, is reached through real
+// directories only, making the missing ones.
+func realDirs(to, dir string) error {
+	rel, err := filepath.Rel(to, dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("%w: %s is outside %s", ErrPublish, dir, to)
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	cur := to
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." {
+			continue
+		}
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, os.ErrNotExist) {
+			if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%w: %s is not a directory (a symbolic link or a file is never written through)", ErrPublish, cur)
+		}
+	}
+	return nil
+}
+
+// readRegular reads a regular file of at most max bytes: a FIFO, device
+// or a larger file is an error, never a hang or an unbounded read.
+func readRegular(name string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, fmt.Errorf("%s is not a regular file of at most %d bytes", name, max)
+	}
+	return io.ReadAll(io.LimitReader(f, max))
 }

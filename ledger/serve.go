@@ -16,8 +16,9 @@ import (
 
 // ServeOptions tunes a Server. Zero values take the defaults.
 type ServeOptions struct {
-	// MaxInFlight bounds the requests read from the log at once (default
-	// 16); the others wait, or get 503 when their client gives up.
+	// MaxInFlight bounds the requests reading the log at once (default
+	// 16); the others wait, or get 503 when their client gives up. A
+	// response is written after its slot is freed.
 	MaxInFlight int
 	// Lease is how long one read-only open of the log serves requests
 	// before it is closed, so that a writer waiting for the log gets it
@@ -158,20 +159,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) (int, string, int
 		return http.StatusNotFound, "other", 0
 	}
 	kind := kindNames[t.Kind]
+	// The slot covers reading the log only, not writing the answer: a
+	// client that reads slowly holds its connection, never a slot.
 	select {
 	case s.sem <- struct{}{}:
-		defer func() { <-s.sem }()
 	case <-r.Context().Done():
 		http.Error(w, "busy", http.StatusServiceUnavailable)
 		return http.StatusServiceUnavailable, kind, 0
 	}
 	l, err := s.acquire(r.Context())
 	if err != nil {
+		<-s.sem
 		http.Error(w, "the log cannot be read now: "+err.Error(), http.StatusServiceUnavailable)
 		return http.StatusServiceUnavailable, kind, 0
 	}
 	data, err := s.read(l, t)
 	s.release()
+	<-s.sem
 	if errors.Is(err, ErrNotFound) {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return http.StatusNotFound, kind, 0

@@ -1,11 +1,13 @@
 package ledger
 
 import (
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"time"
 
 	"github.com/writ-ledger/writ/ledger/tiles"
+	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -41,6 +43,8 @@ func (s *syncer) extend() (err error) {
 	}
 	r := txnHashReader(txn)
 	pending := 0
+	var checkErr error // a refusal by the checks, held until its batch is proven
+	var checkEnd int64
 	for n := before / tiles.Width; n*tiles.Width < s.remote.Size; n++ {
 		w := int(min(tiles.Width, s.remote.Size-n*tiles.Width))
 		t := tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: n, W: w}
@@ -95,10 +99,19 @@ func (s *syncer) extend() (err error) {
 					return batchErr(err)
 				}
 			}
-			if s.fn != nil {
+			// A record the checks refuse is reported once the batch that
+			// holds it is proven to be the signed one: until then a
+			// forged entry is the source's fault, not the writer's.
+			if s.fn != nil && checkErr == nil {
 				if err := s.fn(i, e, accepted); err != nil {
-					return s.finishChecks(err)
+					checkErr, checkEnd = err, s.remote.Size
+					if l.history {
+						checkEnd = cover.Size
+					}
 				}
+			}
+			if checkErr != nil && i+1 >= checkEnd {
+				return s.finishChecks(checkErr)
 			}
 			if pending >= MaxBatchBytes/2 {
 				if err := txn.Set(keySize, sizeBytes(i+1)); err != nil {
@@ -122,6 +135,12 @@ func (s *syncer) extend() (err error) {
 	}
 	if err := s.finishChecks(nil); err != nil {
 		return err
+	}
+	// What Verify requires of the latest checkpoint, so that the replica
+	// never stores what it would then refuse to read.
+	if t, err := CheckpointTime(s.remoteSigned, l.vkey); err != nil || (l.history && t.Before(h.last)) {
+		return &SourceError{Path: "checkpoint", Index: -1, Checkpoint: s.remote,
+			What: ErrHistory.Error() + ": the checkpoint carries no signed time, or one before the last batch's"}
 	}
 	if err := txn.Set(keySize, sizeBytes(s.remote.Size)); err != nil {
 		return batchErr(err)
@@ -190,6 +209,9 @@ func (h *historyQueue) fetch(i int64) error {
 	prev := lo
 	for _, b := range cps {
 		tc, err := s.cv.Open(b)
+		if err == nil {
+			err = canonicalHistory(b, s.l.vkey)
+		}
 		if err != nil {
 			return &SourceError{Path: t.Path(), Index: -1, Checkpoint: s.remote, What: fmt.Sprintf("%v: %v", ErrHistory, err)}
 		}
@@ -199,7 +221,7 @@ func (h *historyQueue) fetch(i int64) error {
 		}
 		prev = tc.Size
 		if tc.Size <= s.local.Size {
-			if err := h.same(tc); err != nil {
+			if err := h.same(tc, t.Path()); err != nil {
 				return err
 			}
 			continue
@@ -215,8 +237,16 @@ func (h *historyQueue) fetch(i int64) error {
 }
 
 // same checks that a published history checkpoint of a size the replica
-// holds is the replica's own.
-func (h *historyQueue) same(tc TimedCheckpoint) error {
+// holds is the replica's own. The log key signs a size more than once
+// when the writer refreshes its checkpoint; the batch's is the first,
+// the earliest signed. Another tree at that size is a fork. The same
+// tree signed later is a refresh put in the batch checkpoint's place: a
+// SourceError. The same tree signed earlier means the replica holds a
+// refresh in that place (a source substituted it before): the replica's
+// history is corrected with the earlier checkpoint and the sync refused
+// with ErrHistoryRepaired, so that the next sync replays the log at the
+// corrected times.
+func (h *historyQueue) same(tc TimedCheckpoint, path string) error {
 	s := h.s
 	var mine []byte
 	err := s.l.db.View(func(txn Txn) error {
@@ -224,9 +254,48 @@ func (h *historyQueue) same(tc TimedCheckpoint) error {
 		mine, err = txn.Get(historyKey(tc.Size))
 		return err
 	})
-	if err != nil || string(mine) != string(tc.Signed) {
+	if err == nil && string(mine) == string(tc.Signed) {
+		return nil
+	}
+	var held TimedCheckpoint
+	if err == nil {
+		held, err = s.cv.Open(mine)
+	}
+	switch {
+	case err != nil || held.Hash != tc.Hash:
 		return s.inconsistent(nil, fmt.Sprintf("the published log's history checkpoint of size %d (root %s, time %s) is not the replica's: another history",
 			tc.Size, hex.EncodeToString(tc.Hash[:]), tc.Time.UTC().Format(time.RFC3339)))
+	case !tc.Time.Before(held.Time):
+		return &SourceError{Path: path, Index: tc.Size - 1, Checkpoint: s.remote,
+			What:     fmt.Sprintf("%v: the checkpoint of size %d is signed later than the batch's (a refresh in its place)", ErrHistory, tc.Size),
+			Expected: held.Time.UTC().Format(time.RFC3339), Found: tc.Time.UTC().Format(time.RFC3339)}
+	}
+	if err := s.l.db.Update(func(txn Txn) error { return txn.Set(historyKey(tc.Size), tc.Signed) }); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: the replica's history checkpoint of size %d was signed at %s, later than the batch's own (%s, now stored): a source had put a refresh in its place; sync again to replay the log at the corrected times",
+		ErrHistoryRepaired, tc.Size, held.Time.UTC().Format(time.RFC3339), tc.Time.UTC().Format(time.RFC3339))
+}
+
+// ErrHistoryRepaired: a sync corrected the replica's checkpoint history
+// (an earlier-signed checkpoint of a size it holds, for the same tree)
+// and stored nothing else; the next sync replays the log from entry 0.
+var ErrHistoryRepaired = errors.New("the replica's checkpoint history was corrected; sync again")
+
+// canonicalHistory refuses a history checkpoint in any form but the one
+// the writer signs: the log key's note signature and its cosignature/v1,
+// and no other line, so that equal checkpoints are equal bytes.
+func canonicalHistory(signed []byte, vkey string) error {
+	v, err := NewVerifier(vkey)
+	if err != nil {
+		return err
+	}
+	n, err := note.Open(signed, note.VerifierList(v))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrCheckpointSignature, err)
+	}
+	if len(n.Sigs) != 1 || len(n.UnverifiedSigs) != 1 {
+		return fmt.Errorf("%w: %d signature lines; a history checkpoint carries exactly the log key's signature and its timestamped cosignature", ErrMalformedCheckpoint, len(n.Sigs)+len(n.UnverifiedSigs))
 	}
 	return nil
 }

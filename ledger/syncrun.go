@@ -82,11 +82,17 @@ func (s *syncer) run(signed []byte) (err error) {
 	return s.extend()
 }
 
-// finishChecks waits for the entry checks in flight: their refusal, with
-// its index, comes before err (a consequence of stopping early).
+// finishChecks waits for the entry checks in flight. A source at fault
+// (a file that does not chain to the signed checkpoint, a fork, a fetch
+// that failed) is reported before a record the checks refused, which may
+// be one the source forged; otherwise the checks' refusal, with its
+// index, comes before err (a consequence of stopping early).
 func (s *syncer) finishChecks(err error) error {
 	if s.wait != nil {
-		if werr := s.wait(); werr != nil {
+		werr := s.wait()
+		s.wait = nil
+		sourceFault := errors.Is(err, ErrSourceLog) || errors.Is(err, ErrInconsistent) || errors.Is(err, tiles.ErrFetch)
+		if werr != nil && !sourceFault {
 			return werr
 		}
 	}

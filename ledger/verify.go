@@ -78,8 +78,11 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 		return cp, &IntegrityError{Index: -1, What: "checkpoint origin", Expected: l.origin, Found: cp.Origin}
 	}
 	if cp.Size != size {
-		return cp, &IntegrityError{Index: -1, What: "stored size", Expected: fmt.Sprint(cp.Size), Found: fmt.Sprint(size),
-			Detail: "the stored size is not the signed checkpoint's"}
+		detail := "the stored size is not the signed checkpoint's"
+		if size > cp.Size {
+			detail += "; an import or sync that was interrupted leaves entries past the checkpoint: running it again drops them first"
+		}
+		return cp, &IntegrityError{Index: -1, What: "stored size", Expected: fmt.Sprint(cp.Size), Found: fmt.Sprint(size), Detail: detail}
 	}
 	var tree TreeBuilder
 	next := int64(0)

@@ -80,8 +80,8 @@ func ParseFleet(data []byte) (*Fleet, error) {
 			l = FleetLog{URL: fields[1], VKey: fields[2]}
 		case fields[0] == "runner" && len(fields) == 4:
 			l = FleetLog{Name: fields[1], URL: fields[2], VKey: fields[3]}
-			if !runnerName.MatchString(l.Name) {
-				return nil, bad("runner name %q: 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit", l.Name)
+			if !runnerName.MatchString(l.Name) || l.Name == "total" {
+				return nil, bad("runner name %q: 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit, and not \"total\" (the report's)", l.Name)
 			}
 			if seen[l.Name] {
 				return nil, bad("runner %q named twice", l.Name)
@@ -192,6 +192,11 @@ func AuditFleet(ctx context.Context, f *Fleet, cache string, o AuditOptions, tim
 	}
 	if err != nil {
 		rep.OK, rep.Failure = false, failure("authority", err)
+		for i := range rep.Runners {
+			if rep.Runners[i].Failure == nil {
+				rep.Runners[i].Failure = &AuditFailure{Log: "authority", Index: -1, Error: "not audited: the authority log did not verify"}
+			}
+		}
 		return rep, nil
 	}
 	for i := range rep.Runners {

@@ -36,6 +36,7 @@ func TestParseFleet(t *testing.T) {
 		"path as name":       {"authority /a " + vk + "\nrunner ../x /x " + vk, `line 2: runner name "../x"`},
 		"name twice":         {"authority /a " + vk + "\nrunner r /x " + vk + "\nrunner r /y " + vk, `line 3: runner "r" named twice`},
 		"name starts with .": {"authority /a " + vk + "\nrunner .r /x " + vk, "line 2: runner name"},
+		"reserved name":      {"authority /a " + vk + "\nrunner total /x " + vk, `line 2: runner name "total"`},
 		"too large":          {strings.Repeat("#", verify.MaxFleetFile+1), "limit"},
 	} {
 		_, err := verify.ParseFleet([]byte(c.in))

@@ -40,6 +40,16 @@ type Replica struct {
 // for an entry the authority rules refuse (with its index), and
 // ErrRootUntrusted.
 func (r *Replica) Sync(ctx context.Context) (ledger.Synced, error) {
+	res, err := r.sync(ctx)
+	if errors.Is(err, ledger.ErrHistoryRepaired) {
+		// The replica's history was corrected: replay it at the right
+		// times, once.
+		res, err = r.sync(ctx)
+	}
+	return res, err
+}
+
+func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
 	res, err := ledger.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, ledger.SyncOptions{
 		VKey: r.VKey, History: true, Verified: r.verified,
 		Check: func(fresh bool) (ledger.EntryFunc, func() error) {

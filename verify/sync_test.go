@@ -3,6 +3,7 @@ package verify_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,5 +76,54 @@ func TestReplicaSync(t *testing.T) {
 	defer l.Close()
 	if cp, err := l.SignedHead(); err != nil || cp.Size != 2 {
 		t.Fatalf("the replica after a refused sync: %+v, %v", cp, err)
+	}
+}
+
+// TestSyncForgedEntryBlamesSource: a source that forges one well-formed
+// record in the middle of a batch is blamed (a *ledger.SourceError), not
+// the writer's log (a *delegation.RecordError): a record's refusal counts
+// only once its batch is proven to be the signed one. (Hostile review.)
+func TestSyncForgedEntryBlamesSource(t *testing.T) {
+	root, op := testkit.Key(t, 1), testkit.Key(t, 2)
+	auth := createAuthority(t, filepath.Join(t.TempDir(), "w"), "example.com/sync", testkit.Key(t, 9), nil)
+	defer auth.Close()
+	a, err := verify.LoadAuthority(auth, auth.VerifierKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Append([][]byte{
+		testkit.Seal(t, testkit.Root(1, root), root),
+		testkit.Seal(t, testkit.Delegation(op, []string{"instruct"}, "s", "m"), root),
+		testkit.Seal(t, testkit.Delegation(testkit.Key(t, 4), []string{"instruct"}, "s", "m"), root),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(t.TempDir(), "pub")
+	if _, err := auth.Publish(pub); err != nil {
+		t.Fatal(err)
+	}
+	// Forge entry 1: a well-framed record the writer never signed.
+	name := filepath.Join(pub, "tile/entries/000.p/3")
+	b, _ := os.ReadFile(name)
+	entries, err := tiles.ParseBundle(b, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := testkit.Seal(t, testkit.Delegation(testkit.Key(t, 3), []string{"instruct"}, "s", "m"), op)
+	var out []byte
+	for i, e := range entries {
+		if i == 1 {
+			e = forged
+		}
+		out, _ = tiles.AppendBundle(out, e)
+	}
+	os.WriteFile(name, out, 0o644)
+	src, _ := tiles.OpenSource(pub, time.Second)
+	r := &verify.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.VerifierKey()}
+	_, err = r.Sync(context.Background())
+	var re *delegation.RecordError
+	var se *ledger.SourceError
+	if errors.As(err, &re) || !errors.As(err, &se) || se.Path != "tile/entries/000.p/3" {
+		t.Fatalf("a forged entry: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -168,7 +169,10 @@ func (d dirSource) Get(_ context.Context, path string, max int64) ([]byte, error
 		return nil, fmt.Errorf("%w: %v", ErrFetch, err)
 	}
 	name := filepath.Join(string(d), filepath.FromSlash(path))
-	f, err := os.Open(name)
+	// O_NONBLOCK: opening a FIFO planted in the directory returns at
+	// once (and is then refused as not a regular file) instead of
+	// waiting for a writer forever.
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrFetch, name, ErrNotPublished)
 	} else if err != nil {

@@ -141,7 +141,7 @@ func ParsePath(p string) (Tile, error) {
 	if t.Path() != p {
 		return Tile{}, fmt.Errorf("%w: %q is not in canonical form (%s)", ErrPath, p, t.Path())
 	}
-	if t.Kind == KindHashTile && n > (1<<62)>>(Height*(t.Level+1)) {
+	if n > (1<<62)>>(Height*(max(t.Level, 0)+1)) {
 		return Tile{}, fmt.Errorf("%w: %q: index out of range", ErrPath, p)
 	}
 	return t, nil

@@ -23,7 +23,7 @@ var pathCases = []struct {
 	{tiles.Tile{Kind: tiles.KindHashTile, Level: 7, N: 0, W: 2}, "tile/7/000.p/2"},
 	{tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: 0, W: 1}, "tile/entries/000.p/1"},
 	{tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: 1234067, W: 256}, "tile/entries/x001/x234/067"},
-	{tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: 1<<63 - 1, W: 256}, "tile/entries/x009/x223/x372/x036/x854/x775/807"},
+	{tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: 1 << 54, W: 256}, "tile/entries/x018/x014/x398/x509/x481/984"},
 	{tiles.Tile{Kind: tiles.KindHistory, Level: -1, N: 1, W: 54}, "writ/history/001.p/54"},
 	{tiles.Tile{Kind: tiles.KindHistory, Level: -1, N: 1000000, W: 256}, "writ/history/x001/x000/000"},
 }
@@ -83,6 +83,8 @@ func TestParsePathRefuses(t *testing.T) {
 		{"tile/0/x999/x999/x999/x999/x999/x999/999", ""},
 		{"tile/0/x001/x001/x001/x001/x001/x001/x001/001", "too long"},
 		{"tile/entries/x009/x223/x372/x036/x854/x775/808", "canonical"},
+		{"tile/entries/x018/x014/x398/x509/x481/985", "out of range"},
+		{"writ/history/x072/x057/x594/x037/x927/936", "out of range"},
 		{"tile/entries/", "3 digits"},
 		{"tile/entries/0001", "3 digits"},
 		{"tile/entries/000.p/0", "partial width"},
