@@ -187,3 +187,24 @@ func openReading(dir string) (*Log, error) {
 	}
 	return Open(dir, nil)
 }
+
+// DecisionsVerifierKey returns the verifier key of the decision log of
+// the ledger at dir without opening that log (a running admission server
+// holds it): the runner's public key (DIR/runner.pub) under the decision
+// log's origin, the authority log's origin + "/decisions/" + the first 16
+// hex digits of its key id. Errors: the runner key's public file is
+// missing or unreadable (no decision log was created yet), or the
+// authority log cannot be opened.
+func DecisionsVerifierKey(dir string) (string, error) {
+	pub, err := sign.LoadPublicKey(filepath.Join(dir, RunnerKey+".pub"))
+	if err != nil {
+		return "", fmt.Errorf("the runner key: %w (a decision log is made by the first `writ admit`)", err)
+	}
+	auth, err := OpenAuthority(dir, nil)
+	if err != nil {
+		return "", err
+	}
+	origin := auth.Origin()
+	auth.Close()
+	return VerifierKey(origin+decisionsSuffix+pub.ID()[:16], pub)
+}

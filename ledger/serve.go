@@ -54,8 +54,10 @@ type Server struct {
 	mu      sync.Mutex
 	log     *Log
 	users   int
-	opened  time.Time
+	opened  time.Time // when the current lease began
+	closed  time.Time // when the last lease ended
 	retired bool
+	timer   *time.Timer // closes an idle lease when it expires
 	idle    *sync.Cond
 }
 
@@ -74,23 +76,34 @@ func NewServer(open func() (*Log, error), opts ServeOptions) *Server {
 }
 
 // acquire returns the open log, opening it if needed; release must
-// follow. A lease older than opts.Lease takes no new users: the next
-// request waits for it to close and opens again, after a pause in which a
-// waiting writer takes the log.
+// follow. A lease older than opts.Lease takes no new users: it is closed
+// when its last user is done (at once if it has none), and the next open
+// waits a moment (leaseGap) so that a writer waiting for the log gets it.
 func (s *Server) acquire(ctx context.Context) (*Log, error) {
 	s.mu.Lock()
-	for s.log != nil && (s.retired || time.Since(s.opened) > s.opts.Lease) {
+	defer s.mu.Unlock()
+	for s.log != nil && s.expired() {
+		if s.users == 0 {
+			s.closeLocked()
+			break
+		}
 		s.retired = true
 		s.idle.Wait()
 	}
 	if s.log != nil {
 		s.users++
-		l := s.log
-		s.mu.Unlock()
-		return l, nil
+		return s.log, nil
 	}
-	defer s.mu.Unlock()
 	for pause := 10 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
+		if gap := leaseGap - time.Since(s.closed); gap > 0 {
+			s.mu.Unlock()
+			time.Sleep(gap)
+			s.mu.Lock()
+			if s.log != nil { // another request opened it meanwhile
+				s.users++
+				return s.log, nil
+			}
+		}
 		l, err := s.open()
 		if err == nil {
 			s.log, s.users, s.opened, s.retired = l, 1, time.Now(), false
@@ -107,28 +120,59 @@ func (s *Server) acquire(ctx context.Context) (*Log, error) {
 		case <-time.After(pause):
 		}
 		s.mu.Lock()
+		if s.log != nil {
+			s.users++
+			return s.log, nil
+		}
 	}
 }
 
+// leaseGap is how long the log stays closed between two leases: a
+// writer waiting for it (retrying every 500 ms at most) gets it.
+const leaseGap = 250 * time.Millisecond
+
+func (s *Server) expired() bool { return s.retired || time.Since(s.opened) > s.opts.Lease }
+
+// release ends one use of the lease. The last user of an expired lease
+// closes it; an idle lease is closed when it expires, so that an idle
+// server never keeps a writer out.
 func (s *Server) release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.users--
-	if s.users == 0 && (s.retired || time.Since(s.opened) > s.opts.Lease) {
-		s.log.Close()
-		s.log, s.retired = nil, false
-		s.idle.Broadcast()
-		// A writer waiting for the log retries every few hundred ms at
-		// most; the next open waits a moment so that it can win.
-		s.opened = time.Now()
-		time.Sleep(20 * time.Millisecond)
+	if s.users > 0 || s.log == nil {
+		return
 	}
+	if s.expired() {
+		s.closeLocked()
+		return
+	}
+	if s.timer == nil {
+		s.timer = time.AfterFunc(time.Until(s.opened.Add(s.opts.Lease))+time.Millisecond, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.timer = nil
+			if s.log != nil && s.users == 0 && s.expired() {
+				s.closeLocked()
+			}
+		})
+	}
+}
+
+func (s *Server) closeLocked() {
+	s.log.Close()
+	s.log, s.retired, s.closed = nil, false, time.Now()
+	s.idle.Broadcast()
 }
 
 // Close closes the log if a lease holds it open.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
 	if s.log != nil && s.users == 0 {
 		err := s.log.Close()
 		s.log = nil

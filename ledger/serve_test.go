@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
@@ -125,4 +126,54 @@ func readFile(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestServeLeases: a server reading a log directory answers after sitting
+// idle, and lets a writer in: an idle lease is closed when it expires,
+// and the writer's appends are served after the next open. (New-user
+// trial: an idle server once never answered again and kept the writer
+// out.)
+func TestServeLeases(t *testing.T) {
+	w := newHistoryWriter(t)
+	w.add(t, 3)
+	vkey := w.VerifierKey()
+	w.Close()
+	srv := ledger.NewServer(func() (*ledger.Log, error) { return ledger.OpenReadOnly(w.dir) }, ledger.ServeOptions{Lease: 100 * time.Millisecond})
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	client := &http.Client{Timeout: 5 * time.Second}
+	size := func() int64 {
+		t.Helper()
+		resp, err := client.Get(hs.URL + "/checkpoint")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		cp, err := ledger.OpenCheckpoint(b, vkey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cp.Size
+	}
+	if n := size(); n != 3 {
+		t.Fatalf("size %d", n)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if n := size(); n != 3 {
+		t.Fatalf("after idling: size %d", n)
+	}
+	time.Sleep(400 * time.Millisecond)
+	l, err := ledger.OpenWaiting(w.dir, testkit.Key(t, 1), 5*time.Second)
+	if err != nil {
+		t.Fatalf("a writer after the server idled: %v", err)
+	}
+	if _, err := l.Append([][]byte{[]byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if n := size(); n != 4 {
+		t.Fatalf("after the writer appended: size %d", n)
+	}
 }

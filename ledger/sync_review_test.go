@@ -27,8 +27,10 @@ func TestSyncCheckpointNeedsTime(t *testing.T) {
 	lines := strings.SplitAfter(string(cp), "\n")
 	stripped := []byte(strings.Join(lines[:5], "")) // body, blank line, the note signature
 	h.run(t, hostileCase{name: "cosignature stripped", fresh: true,
-		source: func(t *testing.T, h *hostile) tiles.Source { return openDirSource(t, h.altered(t, "checkpoint", func([]byte) []byte { return stripped })) },
-		check:  wantSource("checkpoint", "carries no signed time")})
+		source: func(t *testing.T, h *hostile) tiles.Source {
+			return openDirSource(t, h.altered(t, "checkpoint", func([]byte) []byte { return stripped }))
+		},
+		check: wantSource("checkpoint", "carries no signed time")})
 	// An unknown signature line on the checkpoint is not the history's
 	// business (witnesses add lines): the sync stores it, and the replica
 	// verifies.

@@ -1,8 +1,8 @@
 package ledger
 
 import (
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 

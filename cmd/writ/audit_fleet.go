@@ -153,7 +153,7 @@ func fleetLines(rep *verify.FleetReport) []string {
 		}
 		who := "runner " + r.Name
 		if r.Name == "total" {
-			who = fmt.Sprintf("total (%d runners verified)", countOK(rep))
+			who = fmt.Sprintf("total (%d %s verified)", countOK(rep), plural(int64(countOK(rep)), "runner", "runners"))
 		}
 		lines = append(lines, fmt.Sprintf("%s: %d decisions, unsigned %d (%s), refused %d, would-refuse under enforce %d (%s), flagged builds admitted %d",
 			who, r.Decisions, r.Unsigned, r.Share, r.Refused, r.WouldRefuse, r.ByRule, r.Flagged))
@@ -213,7 +213,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}.ok{color:#060}.bad{colo
 {{if .Rep.OK}}<p class="ok">Every log verified.</p>{{else}}<p class="bad">The fleet audit failed: see the rows marked FAILED.</p>{{end}}
 {{with .Rep.Authority}}<p>Authority log {{.Origin}} at size {{.Size}}, root {{.RootHash}}.</p>{{end}}
 {{with .Rep.Failure}}<p class="bad">Authority log: {{.Error}}</p>{{end}}
-<table><tr><th>runner</th><th>status</th><th>decisions</th><th>unsigned</th><th>unsigned share</th><th>refused</th><th>would refuse under enforce</th><th>by rule</th><th>flagged builds admitted</th></tr>
+<table><tr><th>runner</th><th>status</th><th>decisions</th><th>unsigned</th><th>unsigned share</th><th>refused</th><th>would refuse under enforce</th><th>would refuse, by rule</th><th>flagged builds admitted</th></tr>
 {{range .Rows}}<tr data-runner="{{.Name}}"><td>{{.Name}}</td>{{if .OK}}<td class="ok">verified</td><td class="n">{{.Decisions}}</td><td class="n">{{.Unsigned}}</td><td class="n">{{.Share}}</td><td class="n">{{.Refused}}</td><td class="n">{{.WouldRefuse}}</td><td>{{.ByRule}}</td><td class="n">{{.Flagged}}</td>{{else}}<td class="bad">FAILED</td><td colspan="7">{{.Failure}}</td>{{end}}</tr>
 {{end}}{{with .Total}}<tr data-runner="total"><th>total</th><th>{{if .OK}}verified{{else}}incomplete{{end}}</th><td class="n">{{.Decisions}}</td><td class="n">{{.Unsigned}}</td><td class="n">{{.Share}}</td><td class="n">{{.Refused}}</td><td class="n">{{.WouldRefuse}}</td><td>{{.ByRule}}</td><td class="n">{{.Flagged}}</td></tr>{{end}}
 </table></body></html>

@@ -30,7 +30,7 @@ func auditCommand() *cli.Command {
 			decisionsVKeyFlag, trustRootFlag,
 			&cli.StringFlag{Name: "since", Usage: "count decisions from `TIME` on (RFC 3339, or a duration from now such as -720h); every entry is verified whatever the period"},
 			&cli.StringFlag{Name: "until", Usage: "count decisions before `TIME` (RFC 3339, or a duration from now)"},
-			&cli.BoolFlag{Name: "csv", Usage: "print the report as CSV (dimension,key,count) instead of a table"},
+			&cli.BoolFlag{Name: "csv", Usage: "print the report as CSV (dimension,key,count; with --fleet runner,dimension,key,count) instead of a table"},
 			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained page to `FILE` (no script, no network)"},
 			jsonFlag,
 		},

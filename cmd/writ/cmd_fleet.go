@@ -160,11 +160,12 @@ func ledgerSync(c *cli.Context) error {
 }
 
 func emitSynced(c *cli.Context, res ledger.Synced) error {
-	text := fmt.Sprintf("synced authority log %s: %d → %d entries, root %x (%d requests, %d bytes)",
-		res.Checkpoint.Origin, res.Before, res.After, res.Checkpoint.Hash[:], res.Requests, res.Bytes)
+	cost := fmt.Sprintf("%d %s, %d bytes", res.Requests, plural(int64(res.Requests), "request", "requests"), res.Bytes)
+	text := fmt.Sprintf("synced authority log %s: %d → %d entries, tree root %x (%s)",
+		res.Checkpoint.Origin, res.Before, res.After, res.Checkpoint.Hash[:], cost)
 	if res.Before == res.After {
-		text = fmt.Sprintf("authority log %s is up to date: %d entries, root %x (%d requests, %d bytes)",
-			res.Checkpoint.Origin, res.After, res.Checkpoint.Hash[:], res.Requests, res.Bytes)
+		text = fmt.Sprintf("authority log %s is up to date: %d entries, tree root %x (%s)",
+			res.Checkpoint.Origin, res.After, res.Checkpoint.Hash[:], cost)
 		if res.Refreshed {
 			text += "; stored its newer checkpoint"
 		}

@@ -146,6 +146,16 @@ func ledgerInit(c *cli.Context) error {
 
 func ledgerVKey(c *cli.Context) error {
 	log, err := openLog(c)
+	if errors.Is(err, ledger.ErrLocked) && c.String("log") == "decisions" {
+		// A running admission server holds the decision log: its key
+		// follows from the runner's public key and the authority origin.
+		vkey, kerr := ledger.DecisionsVerifierKey(c.String("dir"))
+		if kerr != nil {
+			return openErr(kerr)
+		}
+		origin, _, _ := strings.Cut(vkey, "+")
+		return emit(c, map[string]any{"vkey": vkey, "origin": origin}, vkey)
+	}
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func noErr(err error, hints ...string) error {
 // damaged store (tamper evidence), 3 when another process holds it, 2 for
 // anything else (no ledger there, unreadable).
 // lockedHint is the hint for ledger.ErrLocked, wherever it surfaces.
-const lockedHint = "another writ process has this log open: an append, import or verify, or a running `writ admission serve` (which holds its decision log, and reads its authority log after each change); retry when it is done, or stop the server"
+const lockedHint = "another writ process has this log open: an append, import or verify, a running `writ admission serve` (which holds its decision log, and reads its authority log after each change), or a `writ ledger serve` reading it (a second at a time); retry when it is done, or stop the server"
 
 func openErr(err error) error {
 	switch {
