@@ -153,7 +153,7 @@ func fleetLines(rep *verify.FleetReport) []string {
 		}
 		who := "runner " + r.Name
 		if r.Name == "total" {
-			who = fmt.Sprintf("total (%d %s verified)", countOK(rep), plural(int64(countOK(rep)), "runner", "runners"))
+			who = fmt.Sprintf("total (%s verified)", plural(int64(countOK(rep)), "runner", "runners"))
 		}
 		lines = append(lines, fmt.Sprintf("%s: %d decisions, unsigned %d (%s), refused %d, would-refuse under enforce %d (%s), flagged builds admitted %d",
 			who, r.Decisions, r.Unsigned, r.Share, r.Refused, r.WouldRefuse, r.ByRule, r.Flagged))

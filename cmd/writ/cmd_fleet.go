@@ -160,7 +160,7 @@ func ledgerSync(c *cli.Context) error {
 }
 
 func emitSynced(c *cli.Context, res ledger.Synced) error {
-	cost := fmt.Sprintf("%d %s, %d bytes", res.Requests, plural(int64(res.Requests), "request", "requests"), res.Bytes)
+	cost := fmt.Sprintf("%s, %d bytes", plural(int64(res.Requests), "request", "requests"), res.Bytes)
 	text := fmt.Sprintf("synced authority log %s: %d → %d entries, tree root %x (%s)",
 		res.Checkpoint.Origin, res.Before, res.After, res.Checkpoint.Hash[:], cost)
 	if res.Before == res.After {
