@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -142,7 +143,8 @@ func openReplica(dir string, signed []byte, opts SyncOptions) (*Log, bool, error
 	}
 	cp, err := OpenCheckpoint(signed, opts.VKey)
 	if err != nil {
-		return nil, false, err
+		origin, _, _ := strings.Cut(opts.VKey, "+")
+		return nil, false, fmt.Errorf("the published checkpoint%s: %w", otherLog(signed, origin), err)
 	}
 	l, err := createReplica(dir, &ExportedLog{Origin: cp.Origin, VKey: opts.VKey, History: opts.History})
 	return l, err == nil, err

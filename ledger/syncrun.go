@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -39,7 +40,7 @@ func (s *syncer) run(signed []byte) (err error) {
 		return fmt.Errorf("the replica: %w", err)
 	}
 	if s.remote, err = OpenCheckpoint(signed, l.vkey); err != nil {
-		return fmt.Errorf("the published checkpoint at %s: %w", s.src, err)
+		return fmt.Errorf("the published checkpoint at %s%s: %w", s.src, otherLog(signed, l.origin), err)
 	}
 	s.remoteSigned = signed
 	if s.cv, err = formats.NewCosigVerifier(l.vkey); err != nil {
@@ -214,4 +215,15 @@ func (s *syncer) mismatch(se *SourceError) error {
 	}
 	se.What += fmt.Sprintf(" (and its hash tiles give no consistency proof from the replica's tree: %v)", err)
 	return se
+}
+
+// otherLog says, for a checkpoint that does not verify, when its first
+// line names another log than the one expected ("" otherwise): the
+// likely reason, a source or key of another log.
+func otherLog(signed []byte, origin string) string {
+	first, _, _ := strings.Cut(string(signed[:min(len(signed), 256)]), "\n")
+	if first == origin {
+		return ""
+	}
+	return fmt.Sprintf(" names the log %q; this replica is of %q (another log's publication, or another log's key)", first, origin)
 }
