@@ -47,18 +47,10 @@ func (s *syncer) run(signed []byte) (err error) {
 		return err
 	}
 	localSigned, lerr := l.Checkpoint()
-	fresh := s.opts.Verified == nil || lerr != nil || !bytes.Equal(localSigned, s.opts.Verified)
-	if s.opts.Check != nil {
-		s.fn, s.wait = s.opts.Check(fresh)
-	}
 	switch {
-	case lerr == nil && fresh:
-		if s.local, err = l.Verify(l.vkey, s.fn); err != nil {
-			return s.finishChecks(fmt.Errorf("the replica: %w", err))
-		}
 	case lerr == nil:
 		if s.local, err = OpenCheckpoint(localSigned, l.vkey); err != nil {
-			return err
+			return fmt.Errorf("the replica: %w", err)
 		}
 	case l.Size() == 0:
 		s.local = Checkpoint{Origin: l.origin, Hash: emptyRoot}
@@ -67,18 +59,30 @@ func (s *syncer) run(signed []byte) (err error) {
 	}
 	s.localSigned = localSigned
 	s.res.Before, s.res.After, s.res.Checkpoint, s.res.Signed = s.local.Size, s.local.Size, s.local, localSigned
+	// Nothing is added unless the published log is larger: those cases
+	// need no replay of the replica (what they store, if anything, is a
+	// newer checkpoint of the same tree).
 	switch {
 	case s.remote.Origin != s.local.Origin:
 		return s.inconsistent(nil, fmt.Sprintf("the published log's origin is %q, the replica's %q", s.remote.Origin, s.local.Origin))
 	case s.remote.Size < s.local.Size:
-		return s.finishChecks(s.older())
+		return s.older()
 	case s.remote.Size == s.local.Size && s.remote.Hash != s.local.Hash:
 		return s.inconsistent(nil, "the published log forked from the replica: the same size with another root")
 	case s.remote.Size == s.local.Size:
-		if err := s.finishChecks(nil); err != nil {
-			return err
-		}
 		return s.refresh()
+	}
+	// New entries are checked against the state of the replica's: the
+	// caller's, when it covers exactly this checkpoint, else a replay of
+	// the whole replica, verified.
+	fresh := s.opts.Verified == nil || lerr != nil || !bytes.Equal(localSigned, s.opts.Verified)
+	if s.opts.Check != nil {
+		s.fn, s.wait = s.opts.Check(fresh)
+	}
+	if lerr == nil && fresh {
+		if _, err := l.Verify(l.vkey, s.fn); err != nil {
+			return s.finishChecks(fmt.Errorf("the replica: %w", err))
+		}
 	}
 	return s.extend()
 }

@@ -72,7 +72,13 @@ func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
 		r.st, r.verified = nil, nil
 		return res, err
 	}
-	r.verified = res.Signed
+	// The state covers the replica only if a check ran on it (a sync
+	// that added nothing replays nothing).
+	if r.st != nil {
+		r.verified = res.Signed
+	} else {
+		r.verified = nil
+	}
 	r.VKey = res.VKey
 	return res, nil
 }
