@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -45,10 +46,18 @@ func (s *syncer) extend() (err error) {
 	pending := 0
 	var checkErr error // a refusal by the checks, held until its batch is proven
 	var checkEnd int64
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	bundles := s.prefetch(ctx, before/tiles.Width)
 	for n := before / tiles.Width; n*tiles.Width < s.remote.Size; n++ {
 		w := int(min(tiles.Width, s.remote.Size-n*tiles.Width))
-		t := tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: n, W: w}
-		data, err := s.get(t, int64(w)*(2+MaxEntrySize))
+		f, ok := <-bundles
+		if !ok {
+			return s.finishChecks(fmt.Errorf("%w: %v", tiles.ErrFetch, ctx.Err()))
+		}
+		t, data, err := f.t, f.data, f.err
+		s.res.Requests++
+		s.res.Bytes += int64(len(data))
 		if err != nil {
 			return s.finishChecks(err)
 		}
@@ -154,6 +163,42 @@ func (s *syncer) extend() (err error) {
 	l.size.Store(s.remote.Size)
 	s.res.After, s.res.Checkpoint, s.res.Signed = s.remote.Size, s.remote, s.remoteSigned
 	return nil
+}
+
+// fetched is one entry bundle as prefetch read it.
+type fetched struct {
+	t    tiles.Tile
+	data []byte
+	err  error
+}
+
+// prefetchDepth is how many entry bundles are fetched ahead of the one
+// being checked, so that the network and the source overlap the hashing
+// and the authority checks.
+const prefetchDepth = 8
+
+// prefetch fetches the entry bundles from tile first to the published
+// size, in order, a few ahead of the reader, until ctx ends or a fetch
+// fails (which is sent, and ends it).
+func (s *syncer) prefetch(ctx context.Context, first int64) <-chan fetched {
+	ch := make(chan fetched, prefetchDepth)
+	go func() {
+		defer close(ch)
+		for n := first; n*tiles.Width < s.remote.Size; n++ {
+			w := int(min(tiles.Width, s.remote.Size-n*tiles.Width))
+			t := tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: n, W: w}
+			data, err := s.src.Get(ctx, t.Path(), int64(w)*(2+MaxEntrySize))
+			select {
+			case ch <- fetched{t, data, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch
 }
 
 // historyQueue reads history bundles ahead of the entries, in tile
