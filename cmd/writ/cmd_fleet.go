@@ -71,17 +71,23 @@ func openEitherLog(c *cli.Context) (*ledger.Log, string, error) {
 	return l, "decisions", err
 }
 
+// openLogErr gives an error of openEitherLog its exit code: its own when
+// it has one, else openErr's.
+func openLogErr(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return openErr(err)
+}
+
 func ledgerPublish(c *cli.Context) error {
 	if err := wantArgs(c, 0, "no arguments"); err != nil {
 		return err
 	}
 	l, name, err := openEitherLog(c)
 	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return err
-		}
-		return openErr(err)
+		return openLogErr(err)
 	}
 	defer l.Close()
 	// Never publish what a replica would refuse: the log is verified and,

@@ -23,11 +23,7 @@ func ledgerServe(c *cli.Context) error {
 	// Open once now, so that a wrong directory fails here, not per request.
 	l, name, err := openEitherLog(c)
 	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return err
-		}
-		return openErr(err)
+		return openLogErr(err)
 	}
 	origin, vkey := l.Origin(), l.VerifierKey()
 	l.Close()
