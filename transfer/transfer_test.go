@@ -133,8 +133,9 @@ func TestFIFOSwappedInNeverBlocks(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "agent")
 	os.WriteFile(path, []byte("agent"), 0o755)
-	stop := make(chan struct{})
+	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(stopped)
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
@@ -150,7 +151,9 @@ func TestFIFOSwappedInNeverBlocks(t *testing.T) {
 			os.Rename(tmp, path)
 		}
 	}()
-	defer close(stop)
+	// The swapper must be gone before the temporary directory is
+	// removed, or it may create a file there meanwhile.
+	defer func() { close(stop); <-stopped }()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 4 {
