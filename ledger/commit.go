@@ -298,14 +298,8 @@ func (l *Log) write(reqs []*appendReq, at time.Time) error {
 			if err != nil {
 				return err
 			}
-			base := tlog.StoredHashIndex(0, n)
-			for j, h := range hashes {
-				if err := txn.Set(indexKey(prefixHash, base+int64(j)), h[:]); err != nil {
-					return batchErr(err)
-				}
-			}
-			if err := txn.Set(indexKey(prefixEntry, n), e); err != nil {
-				return batchErr(err)
+			if err := putEntry(txn, n, e, hashes); err != nil {
+				return err
 			}
 			n++
 		}

@@ -21,6 +21,17 @@ func (l *Log) SignedHead() (Checkpoint, error) {
 	return cp, err
 }
 
+// signedCheckpoint returns the latest signed checkpoint as stored and
+// as verified under the log's key.
+func (l *Log) signedCheckpoint() ([]byte, Checkpoint, error) {
+	signed, err := l.Checkpoint()
+	if err != nil {
+		return nil, Checkpoint{}, err
+	}
+	cp, err := OpenCheckpoint(signed, l.vkey)
+	return signed, cp, err
+}
+
 func (l *Log) signedHead(txn Txn) (Checkpoint, error) {
 	signed, err := txn.Get(keyCheckpoint)
 	if err != nil {

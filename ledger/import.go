@@ -410,14 +410,8 @@ func (l *Log) copyBatch(txn Txn, c *sectionCursor, n, size int64) (int64, error)
 		if err != nil {
 			return n, err
 		}
-		base := tlog.StoredHashIndex(0, n)
-		for j, h := range hashes {
-			if err := txn.Set(indexKey(prefixHash, base+int64(j)), h[:]); err != nil {
-				return n, batchErr(err)
-			}
-		}
-		if err := txn.Set(indexKey(prefixEntry, n), e); err != nil {
-			return n, batchErr(err)
+		if err := putEntry(txn, n, e, hashes); err != nil {
+			return n, err
 		}
 		bytes += len(e)
 		n++

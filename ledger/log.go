@@ -317,6 +317,19 @@ func (l *Log) clock() func() time.Time {
 	return time.Now
 }
 
+// putEntry stores entry i and the tree hashes it completes (the stored
+// hashes tlog numbers from StoredHashIndex(0, i), in order) in txn: the
+// one write of an entry, whether appended, imported or synced.
+func putEntry(txn Txn, i int64, e []byte, hashes []tlog.Hash) error {
+	base := tlog.StoredHashIndex(0, i)
+	for k, h := range hashes {
+		if err := txn.Set(indexKey(prefixHash, base+int64(k)), h[:]); err != nil {
+			return batchErr(err)
+		}
+	}
+	return batchErr(txn.Set(indexKey(prefixEntry, i), e))
+}
+
 // txnHashReader reads stored tree hashes inside a Badger transaction,
 // which also sees the transaction's own pending writes.
 func txnHashReader(txn Txn) tlog.HashReader {

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,11 +43,7 @@ type Published struct {
 // leaf hash against the stored one (an *IntegrityError otherwise).
 func (l *Log) Publish(to string) (Published, error) {
 	var res Published
-	signed, err := l.Checkpoint()
-	if err != nil {
-		return res, err
-	}
-	cp, err := OpenCheckpoint(signed, l.vkey)
+	signed, cp, err := l.signedCheckpoint()
 	if err != nil {
 		return res, err
 	}
@@ -80,7 +75,7 @@ func (l *Log) Publish(to string) (Published, error) {
 					// A full tile never changes: one already there (a
 					// publish interrupted before its checkpoint) must be
 					// this one.
-					if have, err := readRegular(name, int64(len(data))); err == nil {
+					if have, err := tiles.ReadFile(name, int64(len(data))); err == nil {
 						if !bytes.Equal(have, data) {
 							return fmt.Errorf("%w: %s is there and differs from this log's tile; remove it if it is not what a reader was served", ErrPublish, name)
 						}
@@ -112,7 +107,7 @@ func (l *Log) Publish(to string) (Published, error) {
 // publishedSize returns the size of the checkpoint already published at
 // to (0 if none), after checking that it is this log's and a prefix of cp.
 func (l *Log) publishedSize(to string, cp Checkpoint) (int64, error) {
-	b, err := readRegular(filepath.Join(to, "checkpoint"), MaxCheckpointSize)
+	b, err := tiles.ReadFile(filepath.Join(to, "checkpoint"), MaxCheckpointSize)
 	if errors.Is(err, os.ErrNotExist) {
 		if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
 			return 0, fmt.Errorf("%w: %s is not empty and has no checkpoint: not a published log", ErrPublish, to)
@@ -285,22 +280,4 @@ func realDirs(to, dir string) error {
 		}
 	}
 	return nil
-}
-
-// readRegular reads a regular file of at most max bytes: a FIFO, device
-// or a larger file is an error, never a hang or an unbounded read.
-func readRegular(name string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, fmt.Errorf("%s is not a regular file of at most %d bytes", name, max)
-	}
-	return io.ReadAll(io.LimitReader(f, max))
 }

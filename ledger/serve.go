@@ -255,11 +255,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) (int, string, int
 // read returns the file's bytes: the latest signed checkpoint (verified
 // under the log's key), or a tile of the tree it signs.
 func (s *Server) read(l *Log, t tiles.Tile) ([]byte, error) {
-	signed, err := l.Checkpoint()
-	if err != nil {
-		return nil, err
-	}
-	cp, err := OpenCheckpoint(signed, l.vkey)
+	signed, cp, err := l.signedCheckpoint()
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -69,7 +68,7 @@ func TestServeMatchesPublish(t *testing.T) {
 	}
 	for _, p := range []string{"checkpoint", "tile/0/000", "tile/0/001.p/51", "tile/1/000.p/1", "tile/entries/000", "tile/entries/001.p/51", "writ/history/000", "writ/history/001.p/51"} {
 		resp, body := get(p, false)
-		want := readFile(t, filepath.Join(out, filepath.FromSlash(p)))
+		want := readFileT(t, filepath.Join(out, filepath.FromSlash(p)))
 		if resp.StatusCode != 200 || !bytes.Equal(body, want) {
 			t.Fatalf("%s: status %d, %d bytes; published %d bytes", p, resp.StatusCode, len(body), len(want))
 		}
@@ -87,7 +86,7 @@ func TestServeMatchesPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain, _ := io.ReadAll(z)
-	if !bytes.Equal(plain, readFile(t, filepath.Join(out, "tile/entries/000"))) {
+	if !bytes.Equal(plain, readFileT(t, filepath.Join(out, "tile/entries/000"))) {
 		t.Fatal("gzipped bundle differs from the published one")
 	}
 	for _, p := range []string{"tile/entries/002", "tile/0/001", "tile/entries/001.p/52", "tile/0/0", "../checkpoint", "tile/9/000"} {
@@ -117,15 +116,6 @@ func TestServeMatchesPublish(t *testing.T) {
 	if m.size != 310 || m.requests["checkpoint OK"] < 3 || m.requests["entries Not Found"] != 2 {
 		t.Fatalf("metrics: size %d, requests %v", m.size, m.requests)
 	}
-}
-
-func readFile(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // TestServeLeases: a server reading a log directory answers after sitting

@@ -87,15 +87,8 @@ func (s *syncer) extend() (err error) {
 				}
 				accepted = cover.Time
 			}
-			produced := tb.Add(leaf)
-			base := tlog.StoredHashIndex(0, i)
-			for k, x := range produced {
-				if err := txn.Set(indexKey(prefixHash, base+int64(k)), x[:]); err != nil {
-					return batchErr(err)
-				}
-			}
-			if err := txn.Set(indexKey(prefixEntry, i), e); err != nil {
-				return batchErr(err)
+			if err := putEntry(txn, i, e, tb.Add(leaf)); err != nil {
+				return err
 			}
 			pending += len(e) + 64
 			if l.history && cover.Size == i+1 {

@@ -16,21 +16,29 @@ import (
 	"github.com/writ-ledger/writ/verify"
 )
 
+// gatedAuthority creates an authority log (closed when the test ends)
+// whose appends go through the authority checks, and appends records.
+func gatedAuthority(t *testing.T, records ...[]byte) (*ledger.Log, *verify.Authority) {
+	t.Helper()
+	auth := createAuthority(t, filepath.Join(t.TempDir(), "w"), "example.com/sync", testkit.Key(t, 9), nil)
+	t.Cleanup(func() { auth.Close() })
+	a, err := verify.LoadAuthority(auth, auth.VerifierKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Append(records); err != nil {
+		t.Fatal(err)
+	}
+	return auth, a
+}
+
 // TestReplicaSync: a replica grows from a published authority log with
 // the append's checks, keeps its replayed state between syncs (a poll
 // with nothing new is one request), and refuses a record the rules
 // refuse, with its index and rule, keeping what it held.
 func TestReplicaSync(t *testing.T) {
 	root, op := testkit.Key(t, 1), testkit.Key(t, 2)
-	auth := createAuthority(t, filepath.Join(t.TempDir(), "w"), "example.com/sync", testkit.Key(t, 9), nil)
-	defer auth.Close()
-	a, err := verify.LoadAuthority(auth, auth.VerifierKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Append([][]byte{testkit.Seal(t, testkit.Root(1, root), root)}); err != nil {
-		t.Fatal(err)
-	}
+	auth, a := gatedAuthority(t, testkit.Seal(t, testkit.Root(1, root), root))
 	pub := filepath.Join(t.TempDir(), "pub")
 	publish := func() {
 		t.Helper()
@@ -85,19 +93,10 @@ func TestReplicaSync(t *testing.T) {
 // only once its batch is proven to be the signed one. (Hostile review.)
 func TestSyncForgedEntryBlamesSource(t *testing.T) {
 	root, op := testkit.Key(t, 1), testkit.Key(t, 2)
-	auth := createAuthority(t, filepath.Join(t.TempDir(), "w"), "example.com/sync", testkit.Key(t, 9), nil)
-	defer auth.Close()
-	a, err := verify.LoadAuthority(auth, auth.VerifierKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Append([][]byte{
+	auth, _ := gatedAuthority(t,
 		testkit.Seal(t, testkit.Root(1, root), root),
 		testkit.Seal(t, testkit.Delegation(op, []string{"instruct"}, "s", "m"), root),
-		testkit.Seal(t, testkit.Delegation(testkit.Key(t, 4), []string{"instruct"}, "s", "m"), root),
-	}); err != nil {
-		t.Fatal(err)
-	}
+		testkit.Seal(t, testkit.Delegation(testkit.Key(t, 4), []string{"instruct"}, "s", "m"), root))
 	pub := filepath.Join(t.TempDir(), "pub")
 	if _, err := auth.Publish(pub); err != nil {
 		t.Fatal(err)

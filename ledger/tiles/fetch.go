@@ -169,18 +169,36 @@ func (d dirSource) Get(_ context.Context, path string, max int64) ([]byte, error
 		return nil, fmt.Errorf("%w: %v", ErrFetch, err)
 	}
 	name := filepath.Join(string(d), filepath.FromSlash(path))
-	// O_NONBLOCK: opening a FIFO planted in the directory returns at
-	// once (and is then refused as not a regular file) instead of
-	// waiting for a writer forever.
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	b, err := ReadFile(name, max)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrFetch, name, ErrNotPublished)
 	} else if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFetch, err)
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrFetch, name)
+	return b, nil
+}
+
+// ReadFile reads a regular file of at most max bytes, the way a published
+// file is read from a directory: a FIFO, a device or a larger file is an
+// error (a FIFO is opened with O_NONBLOCK and refused at once, never
+// waited on), never a hang or an unbounded read. A missing file wraps
+// os.ErrNotExist.
+func ReadFile(name string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
 	}
-	return readBounded(f, max, name, 0)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes, at most %d expected", name, fi.Size(), max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("%s: more than %d bytes (it grew while read)", name, max)
+	}
+	return b, err
 }
