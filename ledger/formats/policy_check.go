@@ -1,0 +1,186 @@
+package formats
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// MaxCosignatureSkew is how far in the future (by the verifier's clock) a
+// witness's cosignature/v1 timestamp may be and still count:
+// c2sp.org/tlog-cosignature lets verifiers reject future timestamps, and a
+// future time would otherwise stretch how fresh a checkpoint looks.
+const MaxCosignatureSkew = 5 * time.Minute
+
+// ErrQuorum: a checkpoint that the policy's witnesses did not cosign in
+// quorum. It is returned wrapped in a *QuorumError carrying the evidence.
+var ErrQuorum = errors.New("checkpoint not cosigned by the policy's quorum")
+
+// ErrPolicyLog: a log whose key the policy does not list (when it lists
+// any log at all).
+var ErrPolicyLog = errors.New("log not in the witness policy")
+
+// WitnessCosignature is one witness's valid cosignature/v1 on a checkpoint:
+// the policy's name for the witness and the time it signed (whole seconds).
+type WitnessCosignature struct {
+	Name string    `json:"name"`
+	Time time.Time `json:"time"`
+}
+
+// Witnessing is what a policy found on one checkpoint (Policy.Check).
+type Witnessing struct {
+	// Quorum is the policy's quorum rule, spelled out, e.g.
+	// "group q: 2 of [w1 w2 w3]" or "none".
+	Quorum string `json:"quorum"`
+	// Met reports whether the cosignatures meet the quorum.
+	Met bool `json:"met"`
+	// Cosigned are the witnesses with a valid cosignature, in policy order.
+	Cosigned []WitnessCosignature `json:"cosigned"`
+	// Missing are the policy witnesses with no valid cosignature on it.
+	Missing []string `json:"missing"`
+	// Future are witnesses whose only valid cosignature is dated more
+	// than MaxCosignatureSkew after the verifier's clock: not counted.
+	Future []string `json:"future,omitempty"`
+	// Time is the witnessed time: the latest t such that the witnesses
+	// that cosigned at or after t meet the quorum on their own. Zero when
+	// the quorum is none or not met.
+	Time time.Time `json:"time,omitzero"`
+}
+
+// QuorumError is ErrQuorum with its evidence: which witnesses cosigned
+// and the quorum they missed.
+type QuorumError struct {
+	Witnessing
+}
+
+func (e *QuorumError) Error() string {
+	var signed []string
+	for _, c := range e.Cosigned {
+		signed = append(signed, c.Name)
+	}
+	msg := fmt.Sprintf("%v: quorum %s; cosigned by [%s]; missing [%s]", ErrQuorum, e.Quorum,
+		strings.Join(signed, " "), strings.Join(e.Missing, " "))
+	if len(e.Future) > 0 {
+		msg += fmt.Sprintf("; not counted, dated in the future: [%s]", strings.Join(e.Future, " "))
+	}
+	return msg
+}
+
+func (e *QuorumError) Unwrap() error { return ErrQuorum }
+
+// CheckLog returns nil if the policy lists no log or lists vkey's key
+// under vkey's name, else an error wrapping ErrPolicyLog. Errors from
+// parsing vkey wrap sign.ErrInvalidKey.
+func (p *Policy) CheckLog(vkey string) error {
+	if len(p.Logs) == 0 {
+		return nil
+	}
+	k, err := VerifierPublicKey(vkey)
+	if err != nil {
+		return err
+	}
+	origin := strings.SplitN(vkey, "+", 2)[0]
+	for _, l := range p.Logs {
+		lk, _ := VerifierPublicKey(l.VKey) // checked by ParsePolicy
+		if l.Origin == origin && lk.Equal(k) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s", ErrPolicyLog, vkey)
+}
+
+// Check finds the policy witnesses' cosignature/v1 lines
+// (c2sp.org/tlog-cosignature) on the signed checkpoint and evaluates the
+// quorum (c2sp.org/tlog-policy) at the verifier's time now. It does not
+// verify the log's own signature (OpenCheckpoint does); it does check
+// that the policy lists the log of vkey (CheckLog). Each witness counts
+// once, only for a cosignature over this checkpoint's exact body, and not
+// if dated after now+MaxCosignatureSkew. Errors: ErrPolicyLog, or a
+// *QuorumError (wrapping ErrQuorum) when the quorum is not met; the
+// Witnessing is returned either way.
+func (p *Policy) Check(signed []byte, vkey string, now time.Time) (Witnessing, error) {
+	w := Witnessing{Quorum: p.describe(p.Quorum)}
+	if err := p.CheckLog(vkey); err != nil {
+		return w, err
+	}
+	times := map[string]time.Time{}
+	for _, wit := range p.Witnesses {
+		t, err := wit.verifier.Time(signed)
+		switch {
+		case err != nil:
+			w.Missing = append(w.Missing, wit.Name)
+		case t.After(now.Add(MaxCosignatureSkew)):
+			w.Future = append(w.Future, wit.Name)
+			w.Missing = append(w.Missing, wit.Name)
+		default:
+			times[wit.Name] = t
+			w.Cosigned = append(w.Cosigned, WitnessCosignature{Name: wit.Name, Time: t})
+		}
+	}
+	if p.Quorum == "none" {
+		w.Met = true
+		return w, nil
+	}
+	if !p.satisfied(p.Quorum, func(name string) bool { _, ok := times[name]; return ok }) {
+		return w, &QuorumError{Witnessing: w}
+	}
+	w.Met = true
+	var ts []time.Time
+	for _, t := range times {
+		ts = append(ts, t)
+	}
+	slices.SortFunc(ts, func(a, b time.Time) int { return b.Compare(a) })
+	for _, t := range ts {
+		if p.satisfied(p.Quorum, func(name string) bool { at, ok := times[name]; return ok && !at.Before(t) }) {
+			w.Time = t
+			break
+		}
+	}
+	return w, nil
+}
+
+// satisfied evaluates name (a witness or group) given which witnesses
+// cosigned. Groups only name earlier lines, so the recursion ends.
+func (p *Policy) satisfied(name string, cosigned func(string) bool) bool {
+	g, ok := p.groups[name]
+	if !ok {
+		return cosigned(name)
+	}
+	n := 0
+	for _, m := range g.members {
+		if p.satisfied(m, cosigned) {
+			n++
+		}
+	}
+	return n >= g.k
+}
+
+// describe spells out a quorum name for messages.
+func (p *Policy) describe(name string) string {
+	g, ok := p.groups[name]
+	if !ok {
+		if name == "none" {
+			return "none"
+		}
+		return "witness " + name
+	}
+	return fmt.Sprintf("group %s: %d of [%s]", name, g.k, strings.Join(g.members, " "))
+}
+
+// SubmissionWitnesses returns the policy's witnesses that have a URL (a
+// tlog-witness submission prefix), in policy order: those a log can ask
+// for cosignatures (c2sp.org/tlog-witness add-checkpoint).
+func (p *Policy) SubmissionWitnesses() []PolicyWitness {
+	var out []PolicyWitness
+	for _, w := range p.Witnesses {
+		if w.URL != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// Verifier returns the witness's cosignature/v1 verifier.
+func (w PolicyWitness) Verifier() *CosigVerifier { return w.verifier }

@@ -1,0 +1,135 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// MaxSignatureLines bounds the signature lines writ keeps on one
+// checkpoint: the log's two and the witnesses' cosignatures
+// (MaxPolicyWitnesses of them), each once.
+const MaxSignatureLines = 2 + MaxPolicyWitnesses
+
+// ErrSignatureLines: signature lines (c2sp.org/signed-note) that are
+// malformed: not "— <name> <base64 of key id || signature>\n", a name
+// that is not a key name, or too many.
+var ErrSignatureLines = errors.New("malformed signature lines")
+
+// SignatureLines parses a block of signed-note signature lines (each
+// "— <key name> <base64>" ending in a newline, as a tlog-witness
+// add-checkpoint answers, c2sp.org/tlog-witness) and returns them without
+// duplicates, in order, each with its newline. It refuses an empty block
+// and more than MaxSignatureLines lines. Errors wrap ErrSignatureLines.
+func SignatureLines(block []byte) ([]string, error) {
+	if len(block) == 0 || block[len(block)-1] != '\n' {
+		return nil, fmt.Errorf("%w: empty or not newline-terminated", ErrSignatureLines)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, line := range strings.SplitAfter(string(block[:len(block)-1]), "\n") {
+		line = strings.TrimSuffix(line, "\n")
+		if err := checkSigLine(line); err != nil {
+			return nil, err
+		}
+		if !seen[line] {
+			seen[line] = true
+			out = append(out, line+"\n")
+		}
+		if len(out) > MaxSignatureLines {
+			return nil, fmt.Errorf("%w: more than %d", ErrSignatureLines, MaxSignatureLines)
+		}
+	}
+	return out, nil
+}
+
+func checkSigLine(line string) error {
+	rest, ok := strings.CutPrefix(line, "\u2014 ")
+	name, b64, ok2 := strings.Cut(rest, " ")
+	if !ok || !ok2 || !ValidOrigin(name) {
+		return fmt.Errorf("%w: %.80q is not \"\u2014 <key name> <base64>\"", ErrSignatureLines, line)
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(b64)
+	if err != nil || len(raw) < 5 {
+		return fmt.Errorf("%w: signature of %q is not base64 of a key id and a signature", ErrSignatureLines, name)
+	}
+	return nil
+}
+
+// AddSignatures returns signed (a signed note) with the signature lines
+// of lines appended, skipping any already present: how a log attaches the
+// cosignatures witnesses returned to its checkpoint. The result is at most
+// MaxCheckpointSize bytes and MaxSignatureLines lines. Errors wrap
+// ErrSignatureLines or ErrMalformedCheckpoint.
+func AddSignatures(signed []byte, lines []string) ([]byte, error) {
+	body, sigs, ok := bytes.Cut(signed, []byte("\n\n"))
+	if !ok {
+		return nil, fmt.Errorf("%w: no signature block", ErrMalformedCheckpoint)
+	}
+	have, err := SignatureLines(sigs)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, l := range have {
+		seen[l] = true
+	}
+	out := append(append(bytes.Clone(body), "\n\n"...), sigs...)
+	n := len(have)
+	for _, l := range lines {
+		if err := checkSigLine(strings.TrimSuffix(l, "\n")); err != nil || !strings.HasSuffix(l, "\n") {
+			return nil, fmt.Errorf("%w: %.80q", ErrSignatureLines, l)
+		}
+		if seen[l] {
+			continue
+		}
+		seen[l] = true
+		out = append(out, l...)
+		if n++; n > MaxSignatureLines {
+			return nil, fmt.Errorf("%w: more than %d", ErrSignatureLines, MaxSignatureLines)
+		}
+	}
+	if len(out) > MaxCheckpointSize {
+		return nil, fmt.Errorf("%w: %d bytes with cosignatures, limit %d", ErrMalformedCheckpoint, len(out), MaxCheckpointSize)
+	}
+	return out, nil
+}
+
+// LogSigned returns the part of a signed checkpoint that the log itself
+// signed: its body and only the signature lines by the log key of vkey
+// (its signed-note line and its cosignature/v1 line, matched by name and
+// key id), in order. Witness cosignatures are left out: what remains is
+// the canonical checkpoint writ stores in a log's history. Errors wrap
+// ErrMalformedCheckpoint or ErrSignatureLines, or are VerifierPublicKey's.
+func LogSigned(signed []byte, vkey string) ([]byte, error) {
+	k, err := VerifierPublicKey(vkey)
+	if err != nil {
+		return nil, err
+	}
+	v, err := NewVerifier(vkey)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[uint32]bool{v.KeyHash(): true, cosignHash(v.Name(), k): true}
+	body, sigs, ok := bytes.Cut(signed, []byte("\n\n"))
+	if !ok {
+		return nil, fmt.Errorf("%w: no signature block", ErrMalformedCheckpoint)
+	}
+	lines, err := SignatureLines(sigs)
+	if err != nil {
+		return nil, err
+	}
+	out := append(bytes.Clone(body), "\n\n"...)
+	for _, l := range lines {
+		rest := strings.TrimPrefix(strings.TrimSuffix(l, "\n"), "\u2014 ")
+		name, b64, _ := strings.Cut(rest, " ")
+		raw, _ := base64.StdEncoding.DecodeString(b64)
+		if name == v.Name() && ids[binary.BigEndian.Uint32(raw)] {
+			out = append(out, l...)
+		}
+	}
+	return out, nil
+}
