@@ -65,7 +65,7 @@ func Export(w io.Writer, names []string, logs []*Log) error {
 		return err
 	}
 	for i, l := range logs {
-		signed, err := l.Checkpoint()
+		signed, err := l.CosignedCheckpoint()
 		if err != nil {
 			return err
 		}

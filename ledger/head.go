@@ -21,10 +21,11 @@ func (l *Log) SignedHead() (Checkpoint, error) {
 	return cp, err
 }
 
-// signedCheckpoint returns the latest signed checkpoint as stored and
+// signedCheckpoint returns the latest signed checkpoint as published,
+// with the witness cosignatures stored for it (CosignedCheckpoint), and
 // as verified under the log's key.
 func (l *Log) signedCheckpoint() ([]byte, Checkpoint, error) {
-	signed, err := l.Checkpoint()
+	signed, err := l.CosignedCheckpoint()
 	if err != nil {
 		return nil, Checkpoint{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -430,7 +431,14 @@ func finishCopy(txn Txn, sec *ExportedLog, p importPlan) error {
 		return fmt.Errorf("%w: the copied %s entries hash to %s, not the verified root %s: the export file changed between the verifying and the copying pass; nothing of it kept",
 			ErrExport, sec.Name, hexHash(root), hexHash(p.cp.Hash))
 	}
-	return txn.Set(keyCheckpoint, []byte(sec.Checkpoint))
+	head, err := formats.LogSigned([]byte(sec.Checkpoint), sec.VKey)
+	if err != nil {
+		return fmt.Errorf("%w: the %s checkpoint: %v", ErrExport, sec.Name, err)
+	}
+	if err := txn.Set(keyCheckpoint, head); err != nil {
+		return batchErr(err)
+	}
+	return setCosigned(txn, head, []byte(sec.Checkpoint))
 }
 
 func sizeBytes(n int64) []byte {

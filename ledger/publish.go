@@ -42,10 +42,31 @@ type Published struct {
 // that the stored tree has the signed root, and every published entry's
 // leaf hash against the stored one (an *IntegrityError otherwise).
 func (l *Log) Publish(to string) (Published, error) {
+	return l.PublishWith(to, PublishOptions{})
+}
+
+// PublishOptions are the checks Publish makes beyond the log's own.
+type PublishOptions struct {
+	// Check, when set, judges the checkpoint about to be published, with
+	// the witness cosignatures stored for it (CosignedCheckpoint): an
+	// error refuses the publication before anything is written and is
+	// returned as is. A writer checks its witness policy's quorum here.
+	Check func(cosigned []byte) error
+}
+
+// PublishWith is Publish with opts. It publishes the latest checkpoint
+// with its stored witness cosignatures, read once: what opts.Check
+// passed is exactly what is written.
+func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
 	var res Published
 	signed, cp, err := l.signedCheckpoint()
 	if err != nil {
 		return res, err
+	}
+	if opts.Check != nil {
+		if err := opts.Check(signed); err != nil {
+			return res, err
+		}
 	}
 	old, err := l.publishedSize(to, cp)
 	if err != nil {

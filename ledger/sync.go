@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
@@ -60,15 +61,22 @@ type SyncOptions struct {
 	// Verified is the signed checkpoint the caller's check state covers
 	// (Synced.Signed of the previous sync), or nil.
 	Verified []byte
-	// Now is the clock for the reported time (nil: time.Now).
+	// Now is the clock for the reported time and the policy's check of
+	// cosignature times (nil: time.Now).
 	Now func() time.Time
+	// Policy, when set, is the witness policy (c2sp.org/tlog-policy) the
+	// published checkpoint must meet before anything is stored: a
+	// checkpoint its quorum did not cosign is a *formats.QuorumError
+	// (wrapping ErrQuorum), and the replica is left as it was.
+	Policy *formats.Policy
 }
 
 // Synced reports what Sync did.
 type Synced struct {
 	Before, After int64      // entries the replica held before and after
 	Checkpoint    Checkpoint // the signed checkpoint the replica holds now
-	Signed        []byte     // its bytes (SyncOptions.Verified for the next sync)
+	Signed        []byte     // its bytes as published, with witness cosignatures (SyncOptions.Verified for the next sync)
+	Witnessing    *formats.Witnessing // what SyncOptions.Policy found on it (nil without a policy)
 	VKey          string     // the replica's verifier key
 	Requests      int        // files fetched, the checkpoint included
 	Bytes         int64      // bytes fetched
@@ -99,10 +107,13 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 	if err != nil {
 		return res, err
 	}
-	if opts.Verified != nil && bytes.Equal(signed, opts.Verified) {
+	if opts.Verified != nil && bytes.Equal(signed, opts.Verified) && opts.VKey != "" {
 		res.Signed, res.VKey = signed, opts.VKey
 		res.Checkpoint, err = OpenCheckpoint(signed, opts.VKey)
 		res.Before, res.After = res.Checkpoint.Size, res.Checkpoint.Size
+		if err == nil {
+			err = checkPolicy(&res, opts, signed, opts.VKey)
+		}
 		return res, err
 	}
 	local, created, err := openReplica(dir, signed, opts)
@@ -148,4 +159,22 @@ func openReplica(dir string, signed []byte, opts SyncOptions) (*Log, bool, error
 	}
 	l, err := createReplica(dir, &ExportedLog{Origin: cp.Origin, VKey: opts.VKey, History: opts.History})
 	return l, err == nil, err
+}
+
+// checkPolicy judges the published checkpoint signed (with its witness
+// cosignatures) by opts.Policy, if any, and records what it found.
+func checkPolicy(res *Synced, opts SyncOptions, signed []byte, vkey string) error {
+	if opts.Policy == nil {
+		return nil
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	w, err := opts.Policy.Check(signed, vkey, now())
+	res.Witnessing = &w
+	if err != nil {
+		return fmt.Errorf("the published checkpoint: %w", err)
+	}
+	return nil
 }

@@ -150,11 +150,14 @@ func (s *syncer) extend() (err error) {
 	if err := txn.Set(keyCheckpoint, s.remoteSigned); err != nil {
 		return batchErr(err)
 	}
+	if err := setCosigned(txn, s.remoteSigned, s.remoteFull); err != nil {
+		return err
+	}
 	if err := batchErr(txn.Commit()); err != nil {
 		return err
 	}
 	l.size.Store(s.remote.Size)
-	s.res.After, s.res.Checkpoint, s.res.Signed = s.remote.Size, s.remote, s.remoteSigned
+	s.res.After, s.res.Checkpoint, s.res.Signed = s.remote.Size, s.remote, s.remoteFull
 	return nil
 }
 

@@ -24,7 +24,8 @@ type syncer struct {
 	wait func() error
 
 	local, remote             Checkpoint
-	localSigned, remoteSigned []byte
+	localSigned, remoteSigned []byte // the log's own checkpoints (m/checkpoint)
+	localFull, remoteFull     []byte // the same with their witness cosignatures
 }
 
 func (s *syncer) get(t tiles.Tile, max int64) ([]byte, error) {
@@ -42,7 +43,13 @@ func (s *syncer) run(signed []byte) (err error) {
 	if s.remote, err = OpenCheckpoint(signed, l.vkey); err != nil {
 		return fmt.Errorf("the published checkpoint at %s%s: %w", s.src, otherLog(signed, l.origin), err)
 	}
-	s.remoteSigned = signed
+	if err := checkPolicy(s.res, s.opts, signed, l.vkey); err != nil {
+		return err
+	}
+	s.remoteFull = signed
+	if s.remoteSigned, err = formats.LogSigned(signed, l.vkey); err != nil {
+		return fmt.Errorf("the published checkpoint at %s: %w", s.src, err)
+	}
 	if s.cv, err = formats.NewCosigVerifier(l.vkey); err != nil {
 		return err
 	}
@@ -57,8 +64,13 @@ func (s *syncer) run(signed []byte) (err error) {
 	default:
 		return lerr
 	}
-	s.localSigned = localSigned
-	s.res.Before, s.res.After, s.res.Checkpoint, s.res.Signed = s.local.Size, s.local.Size, s.local, localSigned
+	s.localSigned, s.localFull = localSigned, localSigned
+	if lerr == nil {
+		if s.localFull, err = l.CosignedCheckpoint(); err != nil {
+			return err
+		}
+	}
+	s.res.Before, s.res.After, s.res.Checkpoint, s.res.Signed = s.local.Size, s.local.Size, s.local, s.localFull
 	// Nothing is added unless the published log is larger: those cases
 	// need no replay of the replica (what they store, if anything, is a
 	// newer checkpoint of the same tree).
@@ -75,7 +87,7 @@ func (s *syncer) run(signed []byte) (err error) {
 	// New entries are checked against the state of the replica's: the
 	// caller's, when it covers exactly this checkpoint, else a replay of
 	// the whole replica, verified.
-	fresh := s.opts.Verified == nil || lerr != nil || !bytes.Equal(localSigned, s.opts.Verified)
+	fresh := s.opts.Verified == nil || lerr != nil || !bytes.Equal(s.localFull, s.opts.Verified)
 	if s.opts.Check != nil {
 		s.fn, s.wait = s.opts.Check(fresh)
 	}
@@ -105,7 +117,7 @@ func (s *syncer) finishChecks(err error) error {
 }
 
 func (s *syncer) inconsistent(p *ConsistencyProof, why string) error {
-	return &InconsistencyError{Trusted: s.local, Found: s.remote, TrustedSigned: s.localSigned, FoundSigned: s.remoteSigned, Proof: p, Why: why}
+	return &InconsistencyError{Trusted: s.local, Found: s.remote, TrustedSigned: s.localFull, FoundSigned: s.remoteFull, Proof: p, Why: why}
 }
 
 // older explains a published checkpoint smaller than the replica's: a
@@ -128,6 +140,15 @@ func (s *syncer) older() error {
 // `ledger checkpoint --refresh`), so that freshness checks see its time.
 func (s *syncer) refresh() error {
 	if bytes.Equal(s.remoteSigned, s.localSigned) {
+		if bytes.Equal(s.remoteFull, s.localFull) {
+			return nil
+		}
+		// The same checkpoint with other cosignatures: keep the source's,
+		// which passed the policy if there is one.
+		if err := s.l.db.Update(func(txn Txn) error { return setCosigned(txn, s.remoteSigned, s.remoteFull) }); err != nil {
+			return err
+		}
+		s.res.Signed = s.remoteFull
 		return nil
 	}
 	newT, err := CheckpointTime(s.remoteSigned, s.l.vkey)
@@ -138,10 +159,15 @@ func (s *syncer) refresh() error {
 	if err == nil && !newT.After(oldT) {
 		return nil
 	}
-	if err := s.l.db.Update(func(txn Txn) error { return txn.Set(keyCheckpoint, s.remoteSigned) }); err != nil {
+	if err := s.l.db.Update(func(txn Txn) error {
+		if err := txn.Set(keyCheckpoint, s.remoteSigned); err != nil {
+			return err
+		}
+		return setCosigned(txn, s.remoteSigned, s.remoteFull)
+	}); err != nil {
 		return err
 	}
-	s.res.Refreshed, s.res.Checkpoint, s.res.Signed = true, s.remote, s.remoteSigned
+	s.res.Refreshed, s.res.Checkpoint, s.res.Signed = true, s.remote, s.remoteFull
 	return nil
 }
 
