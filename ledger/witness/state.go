@@ -125,8 +125,12 @@ func (w *Witness) load(l *logState) error {
 		return corrupt("it holds a checkpoint of origin %q", c.Origin)
 	}
 	n, err := note.Open(b, l.verifiers)
-	if err != nil {
+	var unverified *note.UnverifiedNoteError
+	var invalid *note.InvalidSignatureError
+	if errors.As(err, &unverified) || errors.As(err, &invalid) {
 		return corrupt("its log signatures do not verify under the configured keys of the log (%v); if the log changed its key, keep the old key configured until the witness cosigns a checkpoint signed with the new one", err)
+	} else if err != nil {
+		return corrupt("not a signed note (%v)", err)
 	}
 	if len(n.UnverifiedSigs) != 1 || n.UnverifiedSigs[0].Name != w.name || n.UnverifiedSigs[0].Hash != w.cosig.KeyID() {
 		return corrupt("it does not carry exactly one cosignature by this witness (%s) beside the log's signatures", w.vkey)
