@@ -112,7 +112,9 @@ func TestCorruptState(t *testing.T) {
 		{name: "the log's key no longer configured", want: "its log signatures do not verify",
 			config: func(c *witness.Config) { c.Logs = []string{other.vkey, b.vkey} }},
 		{name: "a stray file", want: "not a file the witness writes",
-			edit: func(t *testing.T, f string, _, _ []byte) { write(t, filepath.Join(filepath.Dir(f), "notes.txt"), []byte("x")) }},
+			edit: func(t *testing.T, f string, _, _ []byte) {
+				write(t, filepath.Join(filepath.Dir(f), "notes.txt"), []byte("x"))
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,7 +46,7 @@ type Witness struct {
 	vkey   string
 	cosig  *formats.CosigVerifier
 	now    func() time.Time
-	lock   *os.File              // the flock on Config.Dir
+	lock   *os.File             // the flock on Config.Dir
 	logs   map[string]*logState // by origin
 	hashes map[string]*logState // by OriginHash(origin)
 	closed atomic.Bool
