@@ -53,6 +53,22 @@ type ImportedLog struct {
 // import is first cut back to its signed checkpoint (reported as
 // Recovered), so importing again completes it.
 func Import(dir, path string, trusted map[string]string, check Check) ([]ImportedLog, error) {
+	return ImportWith(dir, path, ImportOptions{Trusted: trusted, Check: check})
+}
+
+// ImportOptions are Import's parameters, with one more check.
+type ImportOptions struct {
+	Trusted map[string]string // section name -> verifier key its checkpoints must verify under
+	Check   Check             // the checks every entry passes (nil: none)
+	// Checkpoint, when set, judges each section's checkpoint as exported,
+	// with its witness cosignatures, after its log signature verified
+	// under vkey and before its entries are read: an error refuses the
+	// import, as is. A runner checks its witness policy's quorum here.
+	Checkpoint func(name string, cosigned []byte, vkey string) error
+}
+
+// ImportWith is Import with opts.
+func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -101,7 +117,7 @@ func Import(dir, path string, trusted map[string]string, check Check) ([]Importe
 			}
 		}
 	}
-	plan, err := planImport(path, locals, trusted, check)
+	plan, err := planImport(path, locals, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +186,7 @@ func sectionDir(name string) string {
 }
 
 // planImport is the verifying pass: nothing is written.
-func planImport(path string, locals map[string]*Log, trusted map[string]string, check Check) ([]importPlan, error) {
+func planImport(path string, locals map[string]*Log, opts ImportOptions) ([]importPlan, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -194,7 +210,7 @@ func planImport(path string, locals map[string]*Log, trusted map[string]string, 
 				return nil, fmt.Errorf("%w: two %s sections", ErrExport, sec.Name)
 			}
 		}
-		p, err := planSection(x, sec, locals[sec.Name], trusted[sec.Name], check)
+		p, err := planSection(x, sec, locals[sec.Name], opts.Trusted[sec.Name], opts)
 		if err != nil {
 			return nil, err
 		}
@@ -205,7 +221,8 @@ func planImport(path string, locals map[string]*Log, trusted map[string]string, 
 // planSection verifies one section against the local log, if any, and
 // hands every entry of the section, from the first, to the check for its
 // log (if any), which must accept them all.
-func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, check Check) (importPlan, error) {
+func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opts ImportOptions) (importPlan, error) {
+	check := opts.Check
 	var localCP Checkpoint
 	var localTimes acceptedTimes
 	if local != nil {
@@ -229,6 +246,14 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, che
 	if sec.VKey != vkey {
 		// The replica stores the section's key: it must be the one trusted.
 		return importPlan{}, fmt.Errorf("%w: the export's %s section names key %s, not the trusted %s", ErrExport, sec.Name, sec.VKey, vkey)
+	}
+	if opts.Checkpoint != nil {
+		if _, err := OpenCheckpoint([]byte(sec.Checkpoint), vkey); err != nil {
+			return importPlan{}, fmt.Errorf("the export's %s checkpoint: %w", sec.Name, err)
+		}
+		if err := opts.Checkpoint(sec.Name, []byte(sec.Checkpoint), vkey); err != nil {
+			return importPlan{}, err
+		}
 	}
 	var tree TreeBuilder
 	var prefix *tlog.Hash

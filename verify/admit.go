@@ -51,9 +51,12 @@ type Config struct {
 	HighWater Marks
 	// MaxLedgerAge, if not zero, refuses a ledger whose newest checkpoint
 	// was signed longer ago than this (a frozen ledger); LedgerTime is
-	// that signing time (zero if unknown).
-	MaxLedgerAge time.Duration
-	LedgerTime   time.Time
+	// that signing time (zero if unknown). With LedgerTimeWitnessed it is
+	// instead the time the witness policy's quorum cosigned it
+	// (formats.Witnessing.Time): a clock the writer does not control.
+	MaxLedgerAge        time.Duration
+	LedgerTime          time.Time
+	LedgerTimeWitnessed bool
 	// History is the runner's memory of admitted ids and work claims
 	// (replay, work-claimed); nil remembers nothing.
 	History History

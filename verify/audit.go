@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"golang.org/x/mod/semver"
 	"golang.org/x/mod/sumdb/tlog"
@@ -27,6 +28,9 @@ type AuditOptions struct {
 	DecisionsVKey string
 	StateFile     string
 	TrustRoot     string // digest the first root record must have; "" trusts on first use
+	// Policy, when set, is the witness policy (c2sp.org/tlog-policy) the
+	// authority log's latest checkpoint must meet (Report.Witnessing).
+	Policy *formats.Policy
 	// Since and Until (zero: open) bound the period the report counts:
 	// decisions with since <= time < until. Verification covers every
 	// entry whatever the period.
@@ -84,6 +88,9 @@ type Report struct {
 	Authority   *CheckpointSummary `json:"authority_checkpoint,omitempty"`
 	DecisionLog *CheckpointSummary `json:"decision_checkpoint,omitempty"`
 	Failure     *AuditFailure      `json:"failure,omitempty"`
+	// Witnessing is what AuditOptions.Policy found on the authority
+	// checkpoint: the witnesses that cosigned it, when, and the quorum.
+	Witnessing *formats.Witnessing `json:"witnessing,omitempty"`
 	// Traffic is the report beyond verdicts and rules (see Traffic).
 	Traffic *Traffic `json:"traffic,omitempty"`
 
@@ -140,6 +147,9 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 	a, err := loadAuthority(auth, vkey, rep.authorityEvent, rep.counting)
 	if err == nil {
 		err = Trust{TrustRoot: o.TrustRoot}.checkRoot(a)
+	}
+	if err == nil {
+		rep.Witnessing, err = Trust{Policy: o.Policy}.checkWitnessed(auth, vkey, a.Checkpoint, func() (time.Time, error) { return rep.opts.Now(), nil })
 	}
 	if err != nil {
 		return rep.fail("authority", err), nil

@@ -253,15 +253,19 @@ func (a *admission) checkLedgerAge() {
 	if a.cfg.MaxLedgerAge == 0 {
 		return
 	}
+	signed := "signed"
+	if a.cfg.LedgerTimeWitnessed {
+		signed = "cosigned by the witness quorum"
+	}
 	switch {
 	case a.cfg.LedgerTime.IsZero():
 		a.fail(RuleStaleLedger, "the ledger's checkpoint carries no signed time, so its age cannot be judged (maximum %s)", a.cfg.MaxLedgerAge)
 	case a.cfg.LedgerTime.After(a.now.Add(MaxClockSkew)):
-		a.fail(RuleStaleLedger, "the ledger's newest checkpoint claims to be signed at %s, more than %s after this runner's clock (%s): its age cannot be judged",
-			a.cfg.LedgerTime.UTC().Format(time.RFC3339), MaxClockSkew, a.now.UTC().Format(time.RFC3339))
+		a.fail(RuleStaleLedger, "the ledger's newest checkpoint claims to be %s at %s, more than %s after this runner's clock (%s): its age cannot be judged",
+			signed, a.cfg.LedgerTime.UTC().Format(time.RFC3339), MaxClockSkew, a.now.UTC().Format(time.RFC3339))
 	case a.now.Sub(a.cfg.LedgerTime) > a.cfg.MaxLedgerAge:
-		a.fail(RuleStaleLedger, "the ledger's newest checkpoint was signed at %s, %s ago; this runner accepts at most %s",
-			a.cfg.LedgerTime.UTC().Format(time.RFC3339), a.now.Sub(a.cfg.LedgerTime).Round(time.Second), a.cfg.MaxLedgerAge)
+		a.fail(RuleStaleLedger, "the ledger's newest checkpoint was %s at %s, %s ago; this runner accepts at most %s",
+			signed, a.cfg.LedgerTime.UTC().Format(time.RFC3339), a.now.Sub(a.cfg.LedgerTime).Round(time.Second), a.cfg.MaxLedgerAge)
 	default:
 		a.pass("ledger-fresh")
 	}

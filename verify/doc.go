@@ -35,6 +35,7 @@
 //	ledger-unverified          integrity     the runner's ledger verifies against its signed checkpoint
 //	ledger-inconsistent        integrity     the authority log extends the one this runner last trusted
 //	root-untrusted             integrity     the ledger's first root is the one given with --trust-root
+//	ledger-unwitnessed         integrity     the authority checkpoint is cosigned by the witness policy's quorum
 //	malformed-dispatch         integrity     the dispatch is a canonical envelope of an instruction, or a canonical bare instruction
 //	unsigned                   authenticity  the instruction is signed
 //	wrong-record-kind          authenticity  the envelope was signed as an instruction

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/writ-ledger/writ/delegation"
@@ -20,7 +21,32 @@ import (
 // *delegation.RecordError with the entry's index, and those of
 // ledger.Import.
 func ImportLedger(dir, path string, trusted map[string]string, trustRoot string) ([]ledger.ImportedLog, error) {
-	return ledger.Import(dir, path, trusted, func(name string) (ledger.EntryFunc, func() error) {
+	return ImportLedgerWith(dir, path, trusted, Trust{TrustRoot: trustRoot}, nil)
+}
+
+// ImportLedgerWith is ImportLedger under trust: its TrustRoot, and its
+// witness Policy, which the export's authority checkpoint (with the
+// cosignatures exported with it) must meet at now (nil: time.Now), or
+// the import is refused before an entry is read (a *formats.QuorumError,
+// wrapping formats.ErrQuorum, or formats.ErrPolicyLog).
+func ImportLedgerWith(dir, path string, trusted map[string]string, trust Trust, now func() time.Time) ([]ledger.ImportedLog, error) {
+	if now == nil {
+		now = time.Now
+	}
+	trustRoot := trust.TrustRoot
+	var cpCheck func(string, []byte, string) error
+	if trust.Policy != nil {
+		cpCheck = func(name string, cosigned []byte, vkey string) error {
+			if name != "authority" {
+				return nil
+			}
+			if _, err := trust.Policy.Check(cosigned, vkey, now()); err != nil {
+				return fmt.Errorf("the export's authority checkpoint: %w", err)
+			}
+			return nil
+		}
+	}
+	return ledger.ImportWith(dir, path, ledger.ImportOptions{Trusted: trusted, Checkpoint: cpCheck, Check: func(name string) (ledger.EntryFunc, func() error) {
 		if name == "decisions" {
 			return decodeDecisions()
 		}
@@ -32,7 +58,7 @@ func ImportLedger(dir, path string, trusted map[string]string, trustRoot string)
 			}
 			return Trust{TrustRoot: trustRoot}.checkRoot(&Authority{State: st})
 		}
-	})
+	}})
 }
 
 // decodeDecisions checks that every entry is a decision record in strict

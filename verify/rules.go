@@ -66,6 +66,7 @@ const (
 	RuleRevoked              = delegation.RuleRevoked
 	RuleQuarantined          = "quarantined"
 	RuleRootUntrusted        = "root-untrusted"
+	RuleLedgerUnwitnessed    = "ledger-unwitnessed"
 	RuleNotYetValid          = "instruction-not-yet-valid"
 	RuleExpired              = "instruction-expired"
 	RulePinExpired           = "pin-expired"
@@ -102,6 +103,8 @@ var Rules = []Rule{
 		"treat the ledger as rolled back or forked: compare both checkpoints in the reason with the auditors' and restore a consistent copy", false},
 	{RuleRootUntrusted, ClassIntegrity, "the ledger's first root is the one given with --trust-root (by digest)",
 		"do not use this ledger: its root of trust is not the one this runner was set up with", false},
+	{RuleLedgerUnwitnessed, ClassIntegrity, "the authority log's checkpoint is cosigned by the quorum of this runner's witness policy (--policy, c2sp.org/tlog-policy)",
+		"sync again once the writer has collected its witnesses' cosignatures (`writ ledger checkpoint --refresh --policy`); if a witness refused it, treat the log as split: compare the writer's checkpoint with the witnesses'", false},
 	{RuleMalformedDispatch, ClassIntegrity, "the dispatch is a canonical tagged COSE envelope of an instruction, or a canonical bare instruction record",
 		"regenerate the instruction with `writ instruct`; never edit one by hand", false},
 	{RuleUnsigned, ClassAuthenticity, "the instruction is signed",

@@ -9,15 +9,51 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 )
 
 // Trust is what a reader of a ledger trusts from outside it: the
 // checkpoint verifier key ("" means the key stored in the ledger, which
-// proves only self-consistency) and the digest of the first root record
-// ("" means trust on first use).
+// proves only self-consistency), the digest of the first root record
+// ("" means trust on first use) and the witness policy (nil: no
+// cosignature is required).
 type Trust struct {
 	VKey      string
 	TrustRoot string
+	// Policy, when set, is the c2sp.org/tlog-policy the authority log's
+	// latest checkpoint must meet: its quorum of witnesses cosigned it
+	// (RuleLedgerUnwitnessed otherwise). The runner then judges the
+	// ledger's age (Config.MaxLedgerAge) by the witnessed time, not the
+	// writer's own.
+	Policy *formats.Policy
+}
+
+// checkWitnessed judges the log's latest checkpoint, with the witness
+// cosignatures stored for it, by the policy: the log part must be cp,
+// and the quorum must be met at now. It returns what the policy found
+// (nil without a policy); its Time is the witnessed time (zero under
+// `quorum none`). Errors wrap formats.ErrQuorum (a *formats.QuorumError)
+// or formats.ErrPolicyLog.
+func (t Trust) checkWitnessed(l *ledger.Log, vkey string, cp ledger.Checkpoint, clock func() (time.Time, error)) (*formats.Witnessing, error) {
+	if t.Policy == nil {
+		return nil, nil
+	}
+	now, err := clock()
+	if err != nil {
+		return nil, err
+	}
+	cosigned, err := l.CosignedCheckpoint()
+	if err != nil {
+		return nil, err
+	}
+	if got, err := ledger.OpenCheckpoint(cosigned, vkey); err != nil || got != cp {
+		return nil, fmt.Errorf("the cosigned checkpoint is not the verified one (%+v, %v)", got, err)
+	}
+	w, err := t.Policy.Check(cosigned, vkey, now)
+	if err != nil {
+		return &w, fmt.Errorf("the authority checkpoint (size %d): %w", cp.Size, err)
+	}
+	return &w, nil
 }
 
 // checkRoot returns an error when the state's first root is not the
@@ -122,6 +158,20 @@ func OpenRunner(dir string, trust Trust, kp ledger.KeyParams, cfg Config) (*Runn
 	return r, nil
 }
 
+// now reads the runner's clock; a clock that fails is an error, not a
+// panic (the admission reports the same failure as RuleInternal).
+func (r *Runner) now() (t time.Time, err error) {
+	if r.cfg.Now == nil {
+		return time.Now(), nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the runner's clock failed: %v", p)
+		}
+	}()
+	return r.cfg.Now(), nil
+}
+
 // maxLockWait bounds how long admissions wait, in all, for another
 // process to release an authority log that changed.
 const maxLockWait = 1500 * time.Millisecond
@@ -144,7 +194,7 @@ func (r *Runner) snapshot() (*snapshot, error) {
 	r.mu.Lock()
 	trusted := r.trusted
 	r.mu.Unlock()
-	s, err := loadSnapshot(r.dir, r.trust, r.good, trusted)
+	s, err := loadSnapshot(r.dir, r.trust, r.now, r.good, trusted)
 	if errors.Is(err, ledger.ErrLocked) && cur != nil {
 		// A writer holds the log it changed. Wait for it, briefly, once
 		// per change: admissions arriving meanwhile do not each wait again.
@@ -153,7 +203,7 @@ func (r *Runner) snapshot() (*snapshot, error) {
 		}
 		for wait := 10 * time.Millisecond; errors.Is(err, ledger.ErrLocked) && time.Since(r.lockedSince) < maxLockWait; wait *= 2 {
 			time.Sleep(min(wait, maxLockWait-time.Since(r.lockedSince)))
-			s, err = loadSnapshot(r.dir, r.trust, r.good, trusted)
+			s, err = loadSnapshot(r.dir, r.trust, r.now, r.good, trusted)
 		}
 	}
 	switch {

@@ -131,7 +131,7 @@ func (r *Runner) safeSnapshot() (s *snapshot, err error) {
 // snapshot s and the runner's high-water marks.
 func (r *Runner) check(s *snapshot, d Dispatch) *admission {
 	cfg := r.cfg
-	cfg.HighWater, cfg.LedgerTime, cfg.History = runnerMarks{r}, s.ledgerTime, nil
+	cfg.HighWater, cfg.LedgerTime, cfg.LedgerTimeWitnessed, cfg.History = runnerMarks{r}, s.ledgerTime, s.witnessed, nil
 	if s.err != nil {
 		a := newAdmission(nil, cfg, d)
 		a.fail(s.rule, "%v", s.err)

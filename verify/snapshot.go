@@ -36,7 +36,8 @@ type snapshot struct {
 
 	state      *delegation.State
 	cp         ledger.Checkpoint
-	ledgerTime time.Time      // when cp was signed (zero if unknown)
+	ledgerTime time.Time      // when cp was signed, or witnessed under a policy (zero if unknown)
+	witnessed  bool           // ledgerTime is the witnesses' (Trust.Policy), not the writer's
 	key        sign.PublicKey // the authority log's checkpoint key, for receipts
 
 	dir   string // the runner's ledger directory, to open the log for a receipt
@@ -76,7 +77,7 @@ func dirSignature(dir string) string {
 // (nil entries skipped). It returns ledger.ErrLocked unwrapped when
 // another process holds the log, so that the caller can keep its current
 // snapshot; every other failure is a snapshot that refuses.
-func loadSnapshot(dir string, trust Trust, trusted ...*ledger.Checkpoint) (*snapshot, error) {
+func loadSnapshot(dir string, trust Trust, now func() (time.Time, error), trusted ...*ledger.Checkpoint) (*snapshot, error) {
 	s := &snapshot{sig: dirSignature(filepath.Join(dir, ledger.AuthorityDir)), dir: dir, roots: map[int64]tlog.Hash{}}
 	auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledger.AuthorityDir))
 	if errors.Is(err, ledger.ErrLocked) {
@@ -109,8 +110,15 @@ func loadSnapshot(dir string, trust Trust, trusted ...*ledger.Checkpoint) (*snap
 			return s, nil
 		}
 	}
+	w, err := trust.checkWitnessed(auth, vkey, a.Checkpoint, now)
+	if err != nil {
+		s.rule, s.err = RuleLedgerUnwitnessed, err
+		return s, nil
+	}
 	s.state, s.cp = a.State, a.Checkpoint
-	if signed, err := auth.Checkpoint(); err == nil {
+	if w != nil && !w.Time.IsZero() {
+		s.ledgerTime, s.witnessed = w.Time, true
+	} else if signed, err := auth.Checkpoint(); err == nil {
 		if t, err := ledger.CheckpointTime(signed, vkey); err == nil {
 			s.ledgerTime = t
 		}

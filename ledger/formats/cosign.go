@@ -131,15 +131,18 @@ func NewCosigVerifier(vkey string) (*CosigVerifier, error) {
 	return &CosigVerifier{name: name, key: key, hash: cosignHash(name, key)}, nil
 }
 
-// Time returns the signed time (whole Unix seconds) of the first
-// cosignature/v1 line by the key that verifies over the checkpoint's
-// body, or ErrNoTime. It is CheckpointTime under an already parsed key.
+// Time returns the signed time (whole Unix seconds) of the cosignature/v1
+// lines by the key that verify over the checkpoint's body, the latest
+// when there are several, or ErrNoTime. It is CheckpointTime under an
+// already parsed key.
 func (v *CosigVerifier) Time(signed []byte) (time.Time, error) {
 	body, sigs, ok := bytes.Cut(signed, []byte("\n\n"))
 	if !ok {
 		return time.Time{}, fmt.Errorf("%w: no signature block", ErrNoTime)
 	}
 	body = append(body, '\n')
+	var latest time.Time
+	found := false
 	for _, line := range strings.Split(string(sigs), "\n") {
 		rest, ok := strings.CutPrefix(line, "\u2014 "+v.name+" ")
 		if !ok {
@@ -150,11 +153,14 @@ func (v *CosigVerifier) Time(signed []byte) (time.Time, error) {
 			continue
 		}
 		t := binary.BigEndian.Uint64(raw[4:12])
-		if v.key.Verify(cosignMessage(t, body), raw[12:]) == nil && t <= 1<<62 {
-			return time.Unix(int64(t), 0), nil
+		if t <= 1<<62 && (!found || int64(t) > latest.Unix()) && v.key.Verify(cosignMessage(t, body), raw[12:]) == nil {
+			latest, found = time.Unix(int64(t), 0), true
 		}
 	}
-	return time.Time{}, ErrNoTime
+	if !found {
+		return time.Time{}, ErrNoTime
+	}
+	return latest, nil
 }
 
 // Open is OpenTimedCheckpoint under an already parsed key: errors wrap

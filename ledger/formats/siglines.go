@@ -60,8 +60,10 @@ func checkSigLine(line string) error {
 }
 
 // AddSignatures returns signed (a signed note) with the signature lines
-// of lines appended, skipping any already present: how a log attaches the
-// cosignatures witnesses returned to its checkpoint. The result is at most
+// of lines attached: how a log attaches the cosignatures witnesses
+// returned to its checkpoint. A new line replaces a line already there by
+// the same key name and key id (a witness's newer cosignature replaces
+// its older one); an identical line is kept once. The result is at most
 // MaxCheckpointSize bytes and MaxSignatureLines lines. Errors wrap
 // ErrSignatureLines or ErrMalformedCheckpoint.
 func AddSignatures(signed []byte, lines []string) ([]byte, error) {
@@ -73,29 +75,41 @@ func AddSignatures(signed []byte, lines []string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	for _, l := range have {
-		seen[l] = true
-	}
-	out := append(append(bytes.Clone(body), "\n\n"...), sigs...)
-	n := len(have)
 	for _, l := range lines {
-		if err := checkSigLine(strings.TrimSuffix(l, "\n")); err != nil || !strings.HasSuffix(l, "\n") {
+		if !strings.HasSuffix(l, "\n") || checkSigLine(strings.TrimSuffix(l, "\n")) != nil {
 			return nil, fmt.Errorf("%w: %.80q", ErrSignatureLines, l)
 		}
-		if seen[l] {
-			continue
+		id := sigLineID(l)
+		replaced := false
+		for i, h := range have {
+			if sigLineID(h) == id {
+				have[i], replaced = l, true
+				break
+			}
 		}
-		seen[l] = true
+		if !replaced {
+			have = append(have, l)
+		}
+	}
+	if len(have) > MaxSignatureLines {
+		return nil, fmt.Errorf("%w: more than %d", ErrSignatureLines, MaxSignatureLines)
+	}
+	out := append(bytes.Clone(body), "\n\n"...)
+	for _, l := range have {
 		out = append(out, l...)
-		if n++; n > MaxSignatureLines {
-			return nil, fmt.Errorf("%w: more than %d", ErrSignatureLines, MaxSignatureLines)
-		}
 	}
 	if len(out) > MaxCheckpointSize {
 		return nil, fmt.Errorf("%w: %d bytes with cosignatures, limit %d", ErrMalformedCheckpoint, len(out), MaxCheckpointSize)
 	}
 	return out, nil
+}
+
+// sigLineID is a checked signature line's key name and key id.
+func sigLineID(line string) string {
+	rest := strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "\u2014 ")
+	name, b64, _ := strings.Cut(rest, " ")
+	raw, _ := base64.StdEncoding.DecodeString(b64)
+	return name + " " + string(raw[:4])
 }
 
 // LogSigned returns the part of a signed checkpoint that the log itself
@@ -124,10 +138,8 @@ func LogSigned(signed []byte, vkey string) ([]byte, error) {
 	}
 	out := append(bytes.Clone(body), "\n\n"...)
 	for _, l := range lines {
-		rest := strings.TrimPrefix(strings.TrimSuffix(l, "\n"), "\u2014 ")
-		name, b64, _ := strings.Cut(rest, " ")
-		raw, _ := base64.StdEncoding.DecodeString(b64)
-		if name == v.Name() && ids[binary.BigEndian.Uint32(raw)] {
+		id := sigLineID(l)
+		if name, kid, _ := strings.Cut(id, " "); name == v.Name() && ids[binary.BigEndian.Uint32([]byte(kid))] {
 			out = append(out, l...)
 		}
 	}
