@@ -80,6 +80,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			tokenCommand(),
 			auditCommand(),
 			quickstartCommand(),
+			witnessCommand(),
 		},
 	}
 	onUsage(app.Commands, app.OnUsageError, "")

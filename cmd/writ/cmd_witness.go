@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/witness"
+	"github.com/writ-ledger/writ/sign"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// A witness key is a writ key (PREFIX.key, PREFIX.pub, as `writ key
+// generate` writes them) and its name, which the cosignature/v1 key id
+// commits to: `witness key generate` writes the verifier key to
+// PREFIX.vkey, and `witness serve` takes the name from there, so the
+// witness's identity cannot drift between runs.
+
+func witnessCommand() *cli.Command {
+	urlFlag := &cli.StringFlag{Name: "url", Required: true, Usage: "the witness's URL prefix: https://, or http:// on loopback"}
+	return &cli.Command{
+		Name:  "witness",
+		Usage: "a C2SP tlog-witness: cosign checkpoints of the logs it trusts, each consistent with the last",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "key",
+				Usage: "witness keys",
+				Subcommands: []*cli.Command{{
+					Name:      "generate",
+					Usage:     "write PREFIX.key, PREFIX.pub and PREFIX.vkey; print the cosignature/v1 verifier key",
+					ArgsUsage: " ",
+					Flags: []cli.Flag{
+						&cli.StringFlag{Name: "name", Required: true, Usage: "the witness's key `NAME`, a schema-less URL such as witness.example/w1"},
+						&cli.StringFlag{Name: "out", Required: true, Usage: "write `PREFIX`.key, PREFIX.pub and PREFIX.vkey"},
+						passphraseFileFlag, workFactorFlag, recipientFlag, jsonFlag,
+					},
+					Action: witnessKeyGenerate,
+				}},
+			},
+			{
+				Name:  "serve",
+				Usage: "serve POST /add-checkpoint and GET /<sha256 hex of origin>/checkpoint over HTTP",
+				Description: "The witness cosigns, with its key's cosignature/v1, a checkpoint signed by a --log key of\n" +
+					"its origin and consistent with the last it cosigned for that log; its state is one file\n" +
+					"per log under --dir, durable before each answer. SIGINT or SIGTERM stops it.",
+				ArgsUsage: " ",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "key", Required: true, Usage: "the witness's private key `FILE` (PREFIX.key; the name is read from PREFIX.vkey)"},
+					&cli.StringFlag{Name: "dir", Required: true, Usage: "state `DIR`ectory (created 0700; one witness at a time)"},
+					&cli.StringFlag{Name: "listen", Required: true, Usage: "`ADDR`ess to listen on (host:port; port 0 picks one)"},
+					&cli.StringFlag{Name: "addr-file", Usage: "also write the address it listens on to `FILE`"},
+					&cli.StringSliceFlag{Name: "log", Required: true, Usage: "a log's signed-note verifier `KEY` (<origin>+<8 hex>+<base64>; repeat)"},
+					&cli.StringFlag{Name: "name", Usage: "the witness's key `NAME`, for a key without PREFIX.vkey (must match it otherwise)"},
+					passphraseFileFlag, identityFlag,
+				},
+				Action: witnessServe,
+			},
+			{
+				Name:      "add-checkpoint",
+				Usage:     "submit a signed checkpoint to a witness and print its cosignature lines",
+				ArgsUsage: "CHECKPOINT",
+				Flags: []cli.Flag{urlFlag,
+					&cli.Int64Flag{Name: "old", Usage: "the `SIZE` the witness last cosigned (default 0, or the --proof's old_size)"},
+					&cli.StringFlag{Name: "proof", Usage: "consistency proof `FILE`: the output of writ ledger consistency --json"},
+					jsonFlag},
+				Action: witnessAddCheckpoint,
+			},
+			{
+				Name:   "checkpoint",
+				Usage:  "print the checkpoint a witness last cosigned for a log (its monitoring URL)",
+				Flags:  []cli.Flag{urlFlag, &cli.StringFlag{Name: "origin", Required: true, Usage: "the log's `ORIGIN`"}},
+				Action: witnessCheckpoint,
+			},
+		},
+	}
+}
+
+func witnessKeyGenerate(c *cli.Context) error {
+	if err := wantArgs(c, 0, "no arguments"); err != nil {
+		return err
+	}
+	name, prefix := c.String("name"), c.String("out")
+	if !formats.ValidOrigin(name) {
+		return usageErr("--name %q: 1 to 128 printable ASCII characters, no space or '+' (a schema-less URL such as witness.example/w1)", name)
+	}
+	if _, err := os.Lstat(prefix + ".vkey"); err == nil {
+		return usageErr("%s.vkey exists; writ does not overwrite files (remove it or choose another --out)", prefix)
+	}
+	to, err := newKeyRecipients(c, prefix+".key")
+	if err != nil {
+		return err
+	}
+	k, err := sign.GenerateKeyFiles(prefix, to, rand.Reader)
+	if err != nil {
+		return inputErr(err)
+	}
+	vkey, err := formats.CosignerKey(name, k.Public())
+	if err != nil {
+		return inputErr(err)
+	}
+	if err := writeNew(prefix+".vkey", []byte(vkey+"\n")); err != nil {
+		return err
+	}
+	return emit(c, map[string]string{"vkey": vkey, "name": name, "key_id": k.Public().ID(),
+		"private_key": prefix + ".key", "public_key": prefix + ".pub", "vkey_file": prefix + ".vkey"}, vkey)
+}
+
+// witnessName returns the witness's name: from PREFIX.vkey beside the
+// key file, checked against the key, else --name.
+func witnessName(c *cli.Context, keyFile string, k *sign.PrivateKey) (string, error) {
+	flag := c.String("name")
+	path := strings.TrimSuffix(keyFile, ".key") + ".vkey"
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		if flag == "" {
+			return "", usageErr("no %s beside the key: give --name, the name its verifier key was made with", path)
+		}
+		return flag, nil
+	}
+	data, err := readWhole(c, path, 4096)
+	if err != nil {
+		return "", err
+	}
+	v, err := formats.NewCosignerVerifier(strings.TrimSuffix(string(data), "\n"))
+	if err != nil {
+		return "", inputErr(fmt.Errorf("%s: %w", path, err))
+	}
+	if !v.Key().Equal(k.Public()) {
+		return "", inputErr(fmt.Errorf("%s is the verifier key of another key than %s", path, keyFile))
+	}
+	if flag != "" && flag != v.Name() {
+		return "", usageErr("--name %q is not the name in %s (%q); the name is part of the witness's key id", flag, path, v.Name())
+	}
+	return v.Name(), nil
+}
+
+func witnessServe(c *cli.Context) error {
+	if err := wantArgs(c, 0, "no arguments"); err != nil {
+		return err
+	}
+	logs := c.StringSlice("log")
+	for _, l := range logs {
+		if _, err := formats.NewVerifier(l); err != nil {
+			return usageErr("--log %q: not an Ed25519 signed-note verifier key (<origin>+<8 hex>+<base64>): %v", l, err)
+		}
+	}
+	keys, err := loadSigningKeys(c, []string{c.String("key")})
+	if err != nil {
+		return err
+	}
+	name, err := witnessName(c, c.String("key"), keys[0])
+	if err != nil {
+		return err
+	}
+	w, err := witness.New(witness.Config{Name: name, Key: keys[0], Dir: c.String("dir"), Logs: logs})
+	switch {
+	case errors.Is(err, witness.ErrLocked):
+		return inputErr(err, "another writ witness serve has this directory; stop it, or give another --dir")
+	case errors.Is(err, witness.ErrCorruptState):
+		return noErr(err, "the witness does not start without the state it cosigned from: restore the file, or investigate; never delete it to get going")
+	case err != nil:
+		return inputErr(err)
+	}
+	defer w.Close()
+	ln, err := net.Listen("tcp", c.String("listen"))
+	if err != nil {
+		return inputErr(fmt.Errorf("--listen: %w", err))
+	}
+	addr := ln.Addr().String()
+	if f := c.String("addr-file"); f != "" {
+		if err := os.WriteFile(f, []byte(addr+"\n"), 0o644); err != nil {
+			ln.Close()
+			return inputErr(fmt.Errorf("--addr-file: %w", err))
+		}
+	}
+	hs := &http.Server{Handler: w.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10}
+	fmt.Fprintf(c.App.Writer, "serving witness %s at http://%s/ for %s (verifier key %s)\n",
+		name, addr, plural(int64(len(w.Origins())), "log", "logs"), w.VerifierKey())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		hs.Shutdown(shut)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// consistencyFile is the part of `writ ledger consistency --json` that
+// add-checkpoint reads.
+type consistencyFile struct {
+	OldSize *int64   `json:"old_size"`
+	NewSize *int64   `json:"new_size"`
+	Proof   []string `json:"proof"`
+}
+
+func witnessAddCheckpoint(c *cli.Context) error {
+	if err := wantArgs(c, 1, "one argument: a signed checkpoint file, or - for stdin"); err != nil {
+		return err
+	}
+	signed, err := readWhole(c, c.Args().First(), witness.MaxRequestSize)
+	if err != nil {
+		return err
+	}
+	cp, err := witness.ParseCheckpoint(signed)
+	if err != nil {
+		return inputErr(fmt.Errorf("%s: %w", c.Args().First(), err))
+	}
+	old := c.Int64("old")
+	var proof tlog.TreeProof
+	if path := c.String("proof"); path != "" {
+		data, err := readWhole(c, path, maxInput)
+		if err != nil {
+			return err
+		}
+		var f consistencyFile
+		if err := json.Unmarshal(data, &f); err != nil || f.OldSize == nil || f.NewSize == nil {
+			return inputErr(fmt.Errorf("%s: not the output of writ ledger consistency --json", path))
+		}
+		if c.IsSet("old") && old != *f.OldSize {
+			return usageErr("--old %d, but the proof in %s is from size %d", old, path, *f.OldSize)
+		}
+		if *f.NewSize != cp.Size {
+			return inputErr(fmt.Errorf("the proof in %s is to size %d, the checkpoint's size is %d", path, *f.NewSize, cp.Size))
+		}
+		old = *f.OldSize
+		for _, s := range f.Proof {
+			b, err := hex.DecodeString(s)
+			if err != nil || len(b) != tlog.HashSize {
+				return inputErr(fmt.Errorf("%s: proof hash %q is not 64 hex digits", path, s))
+			}
+			proof = append(proof, tlog.Hash(b))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), witness.ClientTimeout)
+	defer cancel()
+	sigs, err := (&witness.Client{}).AddCheckpoint(ctx, c.String("url"), old, proof, signed)
+	var conflict *witness.ConflictError
+	switch {
+	case errors.As(err, &conflict):
+		return noErr(err, fmt.Sprintf("resubmit with --old %d and a consistency proof from size %d (writ ledger consistency --old %d --json)", conflict.Size, conflict.Size, conflict.Size))
+	case errors.Is(err, witness.ErrForbidden), errors.Is(err, witness.ErrUnknownLog), errors.Is(err, witness.ErrInconsistent):
+		return noErr(err)
+	case err != nil:
+		return inputErr(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(sigs), "\n"), "\n")
+	if wantJSON(c) {
+		return emit(c, map[string]any{"origin": cp.Origin, "size": cp.Size, "signatures": lines})
+	}
+	_, err = c.App.Writer.Write(sigs)
+	return err
+}
+
+func witnessCheckpoint(c *cli.Context) error {
+	if err := wantArgs(c, 0, "no arguments"); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), witness.ClientTimeout)
+	defer cancel()
+	b, err := (&witness.Client{}).Checkpoint(ctx, c.String("url"), c.String("origin"))
+	switch {
+	case errors.Is(err, witness.ErrNotCosigned):
+		return noErr(err)
+	case err != nil:
+		return inputErr(err)
+	}
+	_, err = c.App.Writer.Write(b)
+	return err
+}
