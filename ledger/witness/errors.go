@@ -71,6 +71,8 @@ type ConflictError struct {
 	Size int64
 }
 
+// Error says the size the witness holds: "witness: old size does not
+// match the witness's: the witness holds size N".
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%v: the witness holds size %d", ErrConflict, e.Size)
 }
@@ -85,13 +87,15 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 // ErrUnknownLog, ErrForbidden, ErrInconsistent, ErrNotCosigned or
 // ErrWitness).
 type ResponseError struct {
-	URL    string
-	Status int
-	Line   string
-	Kind   error
-	Err    error // the transport or protocol failure, if any
+	URL    string // the request's URL (or the prefix that was refused)
+	Status int    // the HTTP status; 0 when none was received
+	Line   string // the answer's first line
+	Kind   error  // the sentinel
+	Err    error  // the transport or protocol failure, if any
 }
 
+// Error names the sentinel, the URL, the status, the first line of the
+// answer and the underlying failure, those that there are.
 func (e *ResponseError) Error() string {
 	s := fmt.Sprintf("%v: %s", e.Kind, e.URL)
 	if e.Status != 0 {
