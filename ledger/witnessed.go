@@ -52,6 +52,18 @@ func (l *Log) CosignedCheckpoint() ([]byte, error) {
 	return out, err
 }
 
+// lastCosigned returns the stored cosigned checkpoint, whether or not it
+// is still of the latest checkpoint, or an error wrapping ErrNoKey.
+func (l *Log) lastCosigned() ([]byte, error) {
+	var out []byte
+	err := l.db.View(func(txn Txn) error {
+		var err error
+		out, err = txn.Get(keyCosigned)
+		return err
+	})
+	return out, err
+}
+
 // AttachCosignatures stores the cosignature lines (each "— <name>
 // <base64>\n", as tlog-witness add-checkpoint answers) with head, which
 // must still be the log's latest signed checkpoint, keeping those stored

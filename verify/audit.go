@@ -284,6 +284,11 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		if err == nil && sec.Name == "authority" {
 			err = Trust{TrustRoot: o.TrustRoot}.checkRoot(&Authority{State: st0})
 		}
+		if err == nil && sec.Name == "authority" && o.Policy != nil {
+			var w formats.Witnessing
+			w, err = o.Policy.Check([]byte(sec.Checkpoint), vkey, rep.opts.Now())
+			rep.Witnessing = &w
+		}
 		if err != nil {
 			return rep.fail(sec.Name, err), nil
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
@@ -139,9 +140,12 @@ type FleetTotals struct {
 type FleetReport struct {
 	OK        bool               `json:"ok"`
 	Authority *CheckpointSummary `json:"authority_checkpoint,omitempty"`
-	Failure   *AuditFailure      `json:"failure,omitempty"`
-	Runners   []RunnerReport     `json:"runners"`
-	Total     FleetTotals        `json:"total"`
+	// Witnessing is what AuditOptions.Policy found on the authority
+	// checkpoint (nil without a policy).
+	Witnessing *formats.Witnessing `json:"witnessing,omitempty"`
+	Failure    *AuditFailure       `json:"failure,omitempty"`
+	Runners    []RunnerReport      `json:"runners"`
+	Total      FleetTotals         `json:"total"`
 }
 
 // AuditFleet audits a fleet from where it publishes its logs. Every
@@ -184,10 +188,11 @@ func AuditFleet(ctx context.Context, f *Fleet, cache string, o AuditOptions, tim
 	}
 	src, err := tiles.OpenSource(f.Authority.URL, timeout)
 	if err == nil {
-		a := &Replica{Dir: authDir, Source: src, VKey: f.Authority.VKey, TrustRoot: o.TrustRoot}
+		a := &Replica{Dir: authDir, Source: src, VKey: f.Authority.VKey, TrustRoot: o.TrustRoot, Policy: o.Policy}
 		var res ledger.Synced
 		if res, err = a.Sync(ctx); err == nil {
 			rep.Authority = summarize(res.Checkpoint)
+			rep.Witnessing = res.Witnessing
 		}
 	}
 	if err != nil {

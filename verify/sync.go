@@ -8,7 +8,9 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
+	"github.com/writ-ledger/writ/ledger/witness"
 )
 
 // ErrRootUntrusted: a log's first root record is not the one the reader
@@ -30,9 +32,28 @@ type Replica struct {
 	Source    tiles.Source // where the log is published
 	VKey      string       // the trusted checkpoint verifier key (required for a new replica)
 	TrustRoot string       // sha256:<hex> of the first root record, or empty
+	// Policy, when set, is the witness policy (c2sp.org/tlog-policy) the
+	// published checkpoint must meet before anything is stored. After a
+	// sync, the latest checkpoint each policy witness with a URL cosigned
+	// is fetched (its tlog-witness monitoring URL) and proven consistent
+	// with the replica (ledger.Log.CheckSeen): Views says what each showed.
+	Policy *formats.Policy
+	// Witnesses fetches the witnesses' checkpoints (nil: a zero Client).
+	Witnesses *witness.Client
+	// Views are the witnesses' checkpoints compared after the last Sync.
+	Views []WitnessView
 
 	st       *delegation.State
 	verified []byte
+}
+
+// WitnessView is what one policy witness holds for the log, compared with
+// the replica after a sync.
+type WitnessView struct {
+	Name  string `json:"name"`
+	Size  int64  `json:"size"` // its latest cosigned checkpoint's size (-1 if none was read)
+	Err   error  `json:"-"`    // nil: consistent with the replica
+	Error string `json:"error,omitempty"`
 }
 
 // Sync fetches what the source published since the last sync and stores
@@ -46,12 +67,58 @@ func (r *Replica) Sync(ctx context.Context) (ledger.Synced, error) {
 		// times, once.
 		res, err = r.sync(ctx)
 	}
-	return res, err
+	r.Views = nil
+	if err != nil || r.Policy == nil {
+		return res, err
+	}
+	return res, r.compareWitnesses(ctx, res.Checkpoint.Origin)
+}
+
+// compareWitnesses fetches each policy witness's latest checkpoint of the
+// log and proves it consistent with the replica. A witness that cannot
+// be read, or whose view cannot be decided yet, is reported in Views and
+// not an error; a split view is (an *ledger.InconsistencyError with both
+// signed checkpoints and the proof).
+func (r *Replica) compareWitnesses(ctx context.Context, origin string) error {
+	c := r.Witnesses
+	if c == nil {
+		c = &witness.Client{}
+	}
+	var split error
+	for _, w := range r.Policy.SubmissionWitnesses() {
+		v := WitnessView{Name: w.Name, Size: -1}
+		seen, err := c.Checkpoint(ctx, w.URL, origin)
+		if err == nil {
+			if cp, perr := ledger.OpenCheckpoint(seen, r.VKey); perr == nil {
+				v.Size = cp.Size
+			}
+			err = compareSeen(ctx, r, seen)
+		}
+		var ie *ledger.InconsistencyError
+		if errors.As(err, &ie) && split == nil {
+			split = fmt.Errorf("witness %s: %w", w.Name, err)
+		}
+		if v.Err = err; err != nil {
+			v.Error = err.Error()
+		}
+		r.Views = append(r.Views, v)
+	}
+	return split
+}
+
+// compareSeen opens the replica and checks seen against it.
+func compareSeen(ctx context.Context, r *Replica, seen []byte) error {
+	l, err := ledger.OpenWaiting(filepath.Join(r.Dir, ledger.AuthorityDir), nil, ledger.WriterLockWait)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	return l.CheckSeen(ctx, seen, r.Source)
 }
 
 func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
 	res, err := ledger.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, ledger.SyncOptions{
-		VKey: r.VKey, History: true, Verified: r.verified,
+		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy,
 		Check: func(fresh bool) (ledger.EntryFunc, func() error) {
 			if fresh || r.st == nil {
 				r.st = delegation.NewState()

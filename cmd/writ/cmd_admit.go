@@ -74,7 +74,7 @@ func runnerFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "refuse", Usage: "refuse on `RULE` in every mode, whatever --mode says (repeat, or comma-separated; tightens only; `writ admit --rules` lists them)"},
 		&cli.BoolFlag{Name: "require-receipt", Usage: "admit only a dispatch whose receipt proves it is in the authority log this runner verified"},
 		&cli.StringFlag{Name: "control-workspace", Usage: "the control plane's workspace root, an absolute `PATH` on the sending host: a remote brief naming a path beneath it is refused (rule R30)"},
-		vkeyFlag, trustRootFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
+		vkeyFlag, trustRootFlag, policyFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
 	}
 }
 
@@ -120,6 +120,10 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	if trustRoot != "" && !schemas.ValidDigest(trustRoot) {
 		return nil, usageErr("--trust-root %q: want the root record's digest, sha256: and 64 hex digits", trustRoot)
 	}
+	policy, err := readPolicy(c)
+	if err != nil {
+		return nil, err
+	}
 	kp := ledger.KeyParams{Rand: rand.Reader}
 	if ledger.RunnerKeyExists(dir) {
 		kp.Identities, err = unlockIdentities(c, "the runner key")
@@ -130,7 +134,7 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 		return nil, err
 	}
 	return &runnerSetup{
-		dir: dir, trust: verify.Trust{VKey: vkey, TrustRoot: trustRoot}, kp: kp,
+		dir: dir, trust: verify.Trust{VKey: vkey, TrustRoot: trustRoot, Policy: policy}, kp: kp,
 		cfg: verify.Config{
 			Machine: machine, Mode: mode, Platform: transfer.Platform(), Now: time.Now,
 			MaxLedgerAge: c.Duration("max-ledger-age"), AlwaysRefuse: refuse, RequireReceipt: c.Bool("require-receipt"),

@@ -27,7 +27,7 @@ func auditCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Value: tiles.DefaultTimeout, Usage: "with --fleet: cut off a request that takes longer than `DURATION`"},
 			&cli.StringFlag{Name: "state", Usage: "auditor state `FILE`: the checkpoints trusted at the last good audit; the logs must extend them, and a good audit updates it"},
 			vkeyFlag,
-			decisionsVKeyFlag, trustRootFlag,
+			decisionsVKeyFlag, trustRootFlag, policyFlag,
 			&cli.StringFlag{Name: "since", Usage: "count decisions from `TIME` on (RFC 3339, or a duration from now such as -720h); every entry is verified whatever the period"},
 			&cli.StringFlag{Name: "until", Usage: "count decisions before `TIME` (RFC 3339, or a duration from now)"},
 			&cli.BoolFlag{Name: "csv", Usage: "print the report as CSV (dimension,key,count; with --fleet runner,dimension,key,count) instead of a table"},
@@ -47,7 +47,11 @@ func audit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o := verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root"), Now: time.Now}
+	policy, err := readPolicy(c)
+	if err != nil {
+		return err
+	}
+	o := verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root"), Now: time.Now, Policy: policy}
 	for _, f := range []struct {
 		name string
 		dst  *time.Time
@@ -127,6 +131,9 @@ func audit(c *cli.Context) error {
 		lines := []string{fmt.Sprintf("ok: %d entries verified (%d authority, %d decisions)", rep.EntriesVerified, rep.AuthorityEntries, logged)}
 		if rep.Authority != nil {
 			lines = append(lines, fmt.Sprintf("authority checkpoint: %s size %d root %s", rep.Authority.Origin, rep.Authority.Size, rep.Authority.RootHash))
+		}
+		if rep.Witnessing != nil {
+			lines = append(lines, "authority checkpoint "+witnessedText(*rep.Witnessing))
 		}
 		if rep.DecisionLog != nil {
 			lines = append(lines, fmt.Sprintf("decision checkpoint: %s size %d root %s", rep.DecisionLog.Origin, rep.DecisionLog.Size, rep.DecisionLog.RootHash))

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -27,7 +28,8 @@ func fleetCommands() []*cli.Command {
 			Name:  "publish",
 			Usage: "write the log as C2SP tlog-tiles static files into --to (incremental; the checkpoint last), for any web server or CDN to serve",
 			Flags: []cli.Flag{dirFlag, decisionsLogFlag,
-				&cli.StringFlag{Name: "to", Required: true, Usage: "output `DIR`ectory (created; an older publication of the same log is extended)"}, jsonFlag},
+				&cli.StringFlag{Name: "to", Required: true, Usage: "output `DIR`ectory (created; an older publication of the same log is extended)"},
+				&cli.StringFlag{Name: "policy", Usage: "witness policy `FILE` (C2SP tlog-policy): publish only a checkpoint its quorum cosigned (exit 1 otherwise)"}, jsonFlag},
 			Action: ledgerPublish,
 		},
 		{
@@ -45,7 +47,7 @@ func fleetCommands() []*cli.Command {
 			Flags: []cli.Flag{dirFlag,
 				&cli.StringFlag{Name: "from", Required: true, Usage: "the published log: an https:// `URL`, http:// on loopback, or a directory"},
 				&cli.StringFlag{Name: "vkey", Usage: "the log's checkpoint verifier `KEY` (required to create a replica; else must be the replica's)"},
-				trustRootFlag,
+				trustRootFlag, policyFlag,
 				&cli.DurationFlag{Name: "watch", Usage: "keep syncing every `DURATION` (backing off on errors) until interrupted"},
 				&cli.DurationFlag{Name: "timeout", Value: tiles.DefaultTimeout, Usage: "cut off a request that takes longer than `DURATION`"},
 				jsonFlag},
@@ -85,6 +87,10 @@ func ledgerPublish(c *cli.Context) error {
 	if err := wantArgs(c, 0, "no arguments"); err != nil {
 		return err
 	}
+	policy, err := readPolicy(c)
+	if err != nil {
+		return err
+	}
 	l, name, err := openEitherLog(c)
 	if err != nil {
 		return openLogErr(err)
@@ -100,8 +106,19 @@ func ledgerPublish(c *cli.Context) error {
 	if err != nil {
 		return noErr(fmt.Errorf("the %s log does not verify, nothing published: %w", name, err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
-	p, err := l.Publish(c.String("to"))
+	var opts ledger.PublishOptions
+	if policy != nil {
+		opts.Check = func(cosigned []byte) error {
+			_, err := policy.Check(cosigned, l.VerifierKey(), time.Now())
+			return err
+		}
+	}
+	p, err := l.PublishWith(c.String("to"), opts)
 	if err != nil {
+		if errors.Is(err, formats.ErrQuorum) || errors.Is(err, formats.ErrPolicyLog) {
+			return noErr(fmt.Errorf("nothing published: the %s log's checkpoint: %w", name, err),
+				"collect the cosignatures first: `writ ledger checkpoint --refresh --policy "+c.String("policy")+" --dir "+c.String("dir")+"`")
+		}
 		if errors.Is(err, ledger.ErrPublish) || errors.Is(err, ledger.ErrInconsistent) {
 			return noErr(err, "--to must be empty, or hold an older publication of this same log")
 		}
@@ -127,12 +144,17 @@ func ledgerSync(c *cli.Context) error {
 	if _, err := os.Stat(filepath.Join(dir, ledger.AuthorityDir)); err != nil && vkey == "" {
 		return usageErr("%s holds no authority log yet: give --vkey (the log's checkpoint verifier key, `writ ledger vkey` on the writer) to create a replica", dir)
 	}
-	r := &verify.Replica{Dir: dir, Source: src, VKey: vkey, TrustRoot: c.String("trust-root")}
+	policy, err := readPolicy(c)
+	if err != nil {
+		return err
+	}
+	r := &verify.Replica{Dir: dir, Source: src, VKey: vkey, TrustRoot: c.String("trust-root"), Policy: policy}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	every := c.Duration("watch")
 	if every <= 0 {
 		res, err := r.Sync(ctx)
+		reportViews(c, r)
 		if err != nil {
 			return syncErr(err)
 		}
@@ -142,6 +164,7 @@ func ledgerSync(c *cli.Context) error {
 	var last []byte
 	for wait := every; ; {
 		res, err := r.Sync(ctx)
+		reportViews(c, r)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -165,10 +188,25 @@ func ledgerSync(c *cli.Context) error {
 	}
 }
 
+// reportViews prints, on stderr, each witness's view the last sync
+// compared with the replica, when it is not simply consistent.
+func reportViews(c *cli.Context, r *verify.Replica) {
+	for _, v := range r.Views {
+		if v.Err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "writ: witness %s: %s\n", v.Name, oneLine(v.Err.Error()))
+		}
+	}
+}
+
 func emitSynced(c *cli.Context, res ledger.Synced) error {
 	cost := fmt.Sprintf("%s, %d bytes", plural(int64(res.Requests), "request", "requests"), res.Bytes)
 	text := fmt.Sprintf("synced authority log %s: %d → %d entries, tree root %x (%s)",
 		res.Checkpoint.Origin, res.Before, res.After, res.Checkpoint.Hash[:], cost)
+	out := map[string]any{"origin": res.Checkpoint.Origin, "before": res.Before, "after": res.After,
+		"root_hash": hex.EncodeToString(res.Checkpoint.Hash[:]), "requests": res.Requests, "bytes": res.Bytes, "refreshed": res.Refreshed}
+	if res.Witnessing != nil {
+		out["witnessing"] = res.Witnessing
+	}
 	if res.Before == res.After {
 		text = fmt.Sprintf("authority log %s is up to date: %d entries, tree root %x (%s)",
 			res.Checkpoint.Origin, res.After, res.Checkpoint.Hash[:], cost)
@@ -176,8 +214,10 @@ func emitSynced(c *cli.Context, res ledger.Synced) error {
 			text += "; stored its newer checkpoint"
 		}
 	}
-	return emit(c, map[string]any{"origin": res.Checkpoint.Origin, "before": res.Before, "after": res.After,
-		"root_hash": hex.EncodeToString(res.Checkpoint.Hash[:]), "requests": res.Requests, "bytes": res.Bytes, "refreshed": res.Refreshed}, text)
+	if res.Witnessing != nil {
+		text += "; " + witnessedText(*res.Witnessing)
+	}
+	return emit(c, out, text)
 }
 
 // syncErr gives a sync failure its exit code and evidence: 1 for what

@@ -75,7 +75,7 @@ func ledgerCommand() *cli.Command {
 				Name:      "append",
 				Usage:     "verify each record's signatures and authority, then append them all (or none)",
 				ArgsUsage: "FILE...",
-				Flags:     []cli.Flag{dirFlag, passphraseFileFlag, identityFlag, jsonFlag},
+				Flags:     []cli.Flag{dirFlag, passphraseFileFlag, identityFlag, jsonFlag, collectPolicyFlag, witnessTimeoutFlag},
 				Action:    ledgerAppend,
 			},
 			{
@@ -83,7 +83,7 @@ func ledgerCommand() *cli.Command {
 				Usage: "print the latest signed checkpoint (C2SP tlog-checkpoint)",
 				Flags: []cli.Flag{dirFlag, logFlag, jsonFlag,
 					&cli.BoolFlag{Name: "refresh", Usage: "first sign a new checkpoint of the authority log (same entries, current time), with its key"},
-					passphraseFileFlag, identityFlag},
+					passphraseFileFlag, identityFlag, collectPolicyFlag, witnessTimeoutFlag},
 				Action: ledgerCheckpoint,
 			},
 			{
@@ -167,6 +167,10 @@ func ledgerAppend(c *cli.Context) error {
 	if err := wantArgs(c, -1, "one or more record FILEs"); err != nil {
 		return err
 	}
+	policy, err := readPolicy(c)
+	if err != nil {
+		return err
+	}
 	var entries [][]byte
 	for _, p := range c.Args().Slice() {
 		data, err := readWhole(c, p, schemas.MaxRecordSize)
@@ -204,10 +208,21 @@ func ledgerAppend(c *cli.Context) error {
 			return err
 		}
 	}
-	return nil
+	res, err := collectCosignatures(c, log, policy)
+	if err == nil && res != nil {
+		fmt.Fprintf(c.App.ErrWriter, "writ: checkpoint of size %d %s\n", res.Checkpoint.Size, witnessedText(res.Witnessing))
+	}
+	return err
 }
 
 func ledgerCheckpoint(c *cli.Context) error {
+	policy, err := readPolicy(c)
+	if err != nil {
+		return err
+	}
+	if policy != nil && !c.Bool("refresh") {
+		return usageErr("--policy collects cosignatures for a new checkpoint: give --refresh too")
+	}
 	if c.Bool("refresh") {
 		if c.String("log") != "authority" {
 			return usageErr("--refresh signs the authority log's checkpoint; the decision log's is signed by every admit")
@@ -217,9 +232,17 @@ func ledgerCheckpoint(c *cli.Context) error {
 			return err
 		}
 		err = l.Refresh()
+		if err != nil {
+			l.Close()
+			return noErr(fmt.Errorf("refreshing the checkpoint: %w", err))
+		}
+		res, err := collectCosignatures(c, l, policy)
 		l.Close()
 		if err != nil {
-			return noErr(fmt.Errorf("refreshing the checkpoint: %w", err))
+			return err
+		}
+		if res != nil {
+			fmt.Fprintf(c.App.ErrWriter, "writ: checkpoint of size %d %s\n", res.Checkpoint.Size, witnessedText(res.Witnessing))
 		}
 	}
 	log, err := openLog(c)
@@ -227,7 +250,8 @@ func ledgerCheckpoint(c *cli.Context) error {
 		return err
 	}
 	defer log.Close()
-	signed, err := log.Checkpoint()
+	// The checkpoint as published: with the witnesses' cosignatures.
+	signed, err := log.CosignedCheckpoint()
 	if err != nil {
 		return err
 	}

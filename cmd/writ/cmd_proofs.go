@@ -28,7 +28,7 @@ func proofCommands() []*cli.Command {
 			Name:      "import",
 			Usage:     "copy an export's logs into a ledger directory, refusing anything that does not verify (every authority record's signatures and authority, replayed at the time the log accepted it) or is not consistent with what it holds",
 			ArgsUsage: "FILE",
-			Flags:     []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag, trustRootFlag, jsonFlag},
+			Flags:     []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag, trustRootFlag, policyFlag, jsonFlag},
 			Action:    ledgerImport,
 		},
 		{
@@ -245,7 +245,11 @@ func ledgerImport(c *cli.Context) error {
 			trusted[name] = v
 		}
 	}
-	logs, err := verify.ImportLedger(c.String("dir"), c.Args().First(), trusted, c.String("trust-root"))
+	policy, err := readPolicy(c)
+	if err != nil {
+		return err
+	}
+	logs, err := verify.ImportLedgerWith(c.String("dir"), c.Args().First(), trusted, verify.Trust{TrustRoot: c.String("trust-root"), Policy: policy}, nil)
 	for _, l := range logs {
 		text := fmt.Sprintf("imported %s log %s: %d → %d entries, root %x", l.Name, l.Origin, l.Before, l.After, l.Checkpoint.Hash[:])
 		if l.Recovered > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -72,6 +73,7 @@ func classify(err error) int {
 	for _, target := range []error{
 		delegation.ErrRefused, delegation.ErrUnauthorized, ledger.ErrTampered,
 		ledger.ErrCheckpointSignature, transfer.ErrDigestMismatch, sign.ErrBadSignature,
+		formats.ErrQuorum, formats.ErrPolicyLog, ledger.ErrWitnessAhead,
 	} {
 		if errors.Is(err, target) {
 			return exitNo
@@ -81,7 +83,7 @@ func classify(err error) int {
 		schemas.ErrMalformed, schemas.ErrInvalid, sign.ErrMalformedEnvelope, sign.ErrInvalidKey,
 		sign.ErrKeyFilePermissions, sign.ErrWrongPassphrase, sign.ErrNoIdentity, sign.ErrExists, fs.ErrNotExist,
 		fs.ErrPermission, ledger.ErrNotALog, ledger.ErrMalformedCheckpoint, transfer.ErrDirtyBuild,
-		transfer.ErrUnknownBuild, ledger.ErrWrongKey, ledger.ErrBatchTooLarge,
+		transfer.ErrUnknownBuild, ledger.ErrWrongKey, ledger.ErrBatchTooLarge, formats.ErrPolicy,
 	} {
 		if errors.Is(err, target) {
 			return exitUsage

@@ -1,0 +1,176 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/witness"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// DefaultWitnessTimeout bounds how long a writer waits for each witness's
+// cosignature (both requests, when a 409 makes it resend).
+const DefaultWitnessTimeout = 5 * time.Second
+
+// ErrWitnessAhead: a witness holds a larger checkpoint of this log than
+// the log itself: the log was rolled back, or its key signed another
+// history elsewhere. Never resolved by resending.
+var ErrWitnessAhead = errors.New("a witness holds a larger checkpoint of this log than the log")
+
+// WitnessResult is what one witness answered a writer (c2sp.org/tlog-witness
+// add-checkpoint).
+type WitnessResult struct {
+	Name    string        `json:"name"`            // the policy's name for it
+	URL     string        `json:"url"`             // its submission prefix
+	Old     int64         `json:"old"`             // the old size of the last request
+	Resent  bool          `json:"resent"`          // a 409 made the writer resend with the size it holds
+	Elapsed time.Duration `json:"elapsed_ns"`      // wall time of its requests, nanoseconds
+	Err     error         `json:"-"`               // nil when it cosigned
+	Error   string        `json:"error,omitempty"` // Err, for reports
+}
+
+// Collected is the outcome of CollectCosignatures.
+type Collected struct {
+	// Signed is the latest checkpoint with every cosignature gathered so
+	// far, as stored (CosignedCheckpoint).
+	Signed []byte
+	// Checkpoint is its body.
+	Checkpoint Checkpoint
+	// Witnesses are the answers, in policy order.
+	Witnesses []WitnessResult
+	// Witnessing is the policy's judgement of Signed.
+	Witnessing formats.Witnessing
+}
+
+// CollectCosignatures asks the policy's witnesses that have a URL, in
+// parallel and each within timeout, to cosign the log's latest signed
+// checkpoint (c2sp.org/tlog-witness add-checkpoint), with a consistency
+// proof from the size of the checkpoint that was cosigned last, or, when
+// a witness answers 409 with the size it holds, from that size, once. It
+// keeps only the returned lines that verify as that witness's
+// cosignature/v1 over this checkpoint, stores them with it
+// (AttachCosignatures) and judges the result by the policy at now.
+//
+// A witness that fails does not stop the others; its error is in
+// Collected.Witnesses (a *witness.ResponseError, or ErrWitnessAhead).
+// Errors: a *formats.QuorumError (wrapping formats.ErrQuorum) when the
+// quorum is not met — the cosignatures gathered are stored anyway;
+// ErrHeadMoved when another append signed a newer checkpoint meanwhile;
+// formats.ErrPolicyLog for a log the policy does not list; ErrNoSigner.
+func (l *Log) CollectCosignatures(ctx context.Context, p *formats.Policy, c *witness.Client, timeout time.Duration, now func() time.Time) (Collected, error) {
+	var res Collected
+	if err := p.CheckLog(l.vkey); err != nil {
+		return res, err
+	}
+	head, err := l.Checkpoint()
+	if err != nil {
+		return res, err
+	}
+	cp, err := OpenCheckpoint(head, l.vkey)
+	if err != nil {
+		return res, err
+	}
+	res.Checkpoint = cp
+	// The old size to offer: that of the checkpoint cosignatures were
+	// last attached to, which the witnesses then held. A witness that
+	// holds another answers 409 with its size.
+	hint := int64(0)
+	if prev, err := l.lastCosigned(); err == nil {
+		if pc, err := OpenCheckpoint(prev, l.vkey); err == nil && pc.Size <= cp.Size {
+			hint = pc.Size
+		}
+	}
+	ws := p.SubmissionWitnesses()
+	res.Witnesses = make([]WitnessResult, len(ws))
+	lines := make([][]string, len(ws))
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			r := WitnessResult{Name: w.Name, URL: w.URL, Old: hint}
+			wctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			lines[i], r.Err = l.askWitness(wctx, c, w, &r, head, cp)
+			r.Elapsed = time.Since(start)
+			if r.Err != nil {
+				r.Error = r.Err.Error()
+			}
+			res.Witnesses[i] = r
+		}()
+	}
+	wg.Wait()
+	var all []string
+	for _, ls := range lines {
+		all = append(all, ls...)
+	}
+	if res.Signed, err = l.AttachCosignatures(head, all); err != nil {
+		return res, err
+	}
+	res.Witnessing, err = p.Check(res.Signed, l.vkey, now())
+	return res, err
+}
+
+// askWitness submits head to one witness and returns its verified
+// cosignature lines.
+func (l *Log) askWitness(ctx context.Context, c *witness.Client, w formats.PolicyWitness, r *WitnessResult, head []byte, cp Checkpoint) ([]string, error) {
+	for attempt := 0; ; attempt++ {
+		proof, err := l.witnessProof(r.Old, cp.Size)
+		if err != nil {
+			return nil, err
+		}
+		body, err := c.AddCheckpoint(ctx, w.URL, r.Old, proof, head)
+		var ce *witness.ConflictError
+		switch {
+		case errors.As(err, &ce) && ce.Size > cp.Size:
+			return nil, fmt.Errorf("%w: %s holds size %d, the log %d", ErrWitnessAhead, w.Name, ce.Size, cp.Size)
+		case errors.As(err, &ce) && attempt == 0:
+			r.Old, r.Resent = ce.Size, true
+			continue
+		case err != nil:
+			return nil, err
+		}
+		lines, err := formats.SignatureLines(body)
+		if err != nil {
+			return nil, err
+		}
+		var ok []string
+		for _, line := range lines {
+			one, err := formats.AddSignatures(head, []string{line})
+			if err == nil && w.Verifier().Name() == sigName(line) {
+				if _, err := w.Verifier().Time(one); err == nil {
+					ok = append(ok, line)
+				}
+			}
+		}
+		if len(ok) == 0 {
+			return nil, fmt.Errorf("%w: %s answered 200 without a cosignature that verifies under its policy key", witness.ErrWitness, w.Name)
+		}
+		return ok, nil
+	}
+}
+
+// witnessProof is the consistency proof from old to size (RFC 6962
+// §2.1.2), empty when old is 0 or size.
+func (l *Log) witnessProof(old, size int64) (tlog.TreeProof, error) {
+	if old == 0 || old == size {
+		return nil, nil
+	}
+	p, err := l.ProveConsistency(old, size)
+	if err != nil {
+		return nil, err
+	}
+	return tlog.TreeProof(p.Path), nil
+}
+
+// sigName is the key name of a signature line.
+func sigName(line string) string {
+	var name string
+	fmt.Sscanf(line, "\u2014 %s ", &name)
+	return name
+}
