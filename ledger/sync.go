@@ -73,14 +73,14 @@ type SyncOptions struct {
 
 // Synced reports what Sync did.
 type Synced struct {
-	Before, After int64      // entries the replica held before and after
-	Checkpoint    Checkpoint // the signed checkpoint the replica holds now
-	Signed        []byte     // its bytes as published, with witness cosignatures (SyncOptions.Verified for the next sync)
+	Before, After int64               // entries the replica held before and after
+	Checkpoint    Checkpoint          // the signed checkpoint the replica holds now
+	Signed        []byte              // its bytes as published, with witness cosignatures (SyncOptions.Verified for the next sync)
 	Witnessing    *formats.Witnessing // what SyncOptions.Policy found on it (nil without a policy)
-	VKey          string     // the replica's verifier key
-	Requests      int        // files fetched, the checkpoint included
-	Bytes         int64      // bytes fetched
-	Refreshed     bool       // same tree, newer checkpoint stored
+	VKey          string              // the replica's verifier key
+	Requests      int                 // files fetched, the checkpoint included
+	Bytes         int64               // bytes fetched
+	Refreshed     bool                // same tree, newer checkpoint stored
 }
 
 // Sync grows the replica log in directory dir from the published log at
