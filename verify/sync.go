@@ -47,6 +47,23 @@ type Replica struct {
 	verified []byte
 }
 
+// SplitViewError: a policy witness cosigned a checkpoint of the log that
+// is not consistent with the replica's: the log (or its key) showed
+// another history to that witness. The embedded *ledger.InconsistencyError
+// carries both signed checkpoints (Found is the witness's) and the proof
+// that fails. The replica keeps what it synced under the quorum.
+type SplitViewError struct {
+	Witness string
+	*ledger.InconsistencyError
+}
+
+func (e *SplitViewError) Error() string {
+	return fmt.Sprintf("witness %s holds another view of the log: %v", e.Witness, e.InconsistencyError)
+}
+
+// Unwrap returns the *ledger.InconsistencyError.
+func (e *SplitViewError) Unwrap() error { return e.InconsistencyError }
+
 // WitnessView is what one policy witness holds for the log, compared with
 // the replica after a sync.
 type WitnessView struct {
@@ -96,7 +113,7 @@ func (r *Replica) compareWitnesses(ctx context.Context, origin string) error {
 		}
 		var ie *ledger.InconsistencyError
 		if errors.As(err, &ie) && split == nil {
-			split = fmt.Errorf("witness %s: %w", w.Name, err)
+			split = &SplitViewError{Witness: w.Name, InconsistencyError: ie}
 		}
 		if v.Err = err; err != nil {
 			v.Error = err.Error()

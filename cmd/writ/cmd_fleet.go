@@ -192,7 +192,8 @@ func ledgerSync(c *cli.Context) error {
 // compared with the replica, when it is not simply consistent.
 func reportViews(c *cli.Context, r *verify.Replica) {
 	for _, v := range r.Views {
-		if v.Err != nil {
+		var sv *ledger.InconsistencyError
+		if v.Err != nil && !errors.As(v.Err, &sv) { // a split view is the error itself
 			fmt.Fprintf(c.App.ErrWriter, "writ: witness %s: %s\n", v.Name, oneLine(v.Err.Error()))
 		}
 	}
@@ -226,7 +227,12 @@ func emitSynced(c *cli.Context, res ledger.Synced) error {
 func syncErr(err error) error {
 	var ie *ledger.InconsistencyError
 	var re *delegation.RecordError
+	var sv *verify.SplitViewError
 	switch {
+	case errors.As(err, &sv):
+		return noErr(fmt.Errorf("synced under the quorum, but %w", err),
+			append(evidenceAs(sv.InconsistencyError, "witness "+sv.Witness+"'s signed checkpoint:"),
+				"treat the log as split: stop trusting it until its operators explain both checkpoints")...)
 	case errors.As(err, &ie):
 		return noErr(fmt.Errorf("nothing synced: %w", err), evidence(ie)...)
 	case errors.As(err, &re):
@@ -234,6 +240,8 @@ func syncErr(err error) error {
 	case errors.Is(err, ledger.ErrSourceLog), errors.Is(err, ledger.ErrCheckpointSignature), errors.Is(err, ledger.ErrMalformedCheckpoint),
 		errors.Is(err, ledger.ErrTampered), errors.Is(err, verify.ErrRootUntrusted), errors.Is(err, ledger.ErrHistory):
 		return noErr(fmt.Errorf("nothing synced: %w", err))
+	case errors.Is(err, formats.ErrQuorum), errors.Is(err, formats.ErrPolicyLog):
+		return noErr(fmt.Errorf("nothing synced: %w", err), "the writer collects its witnesses' cosignatures with `writ ledger checkpoint --refresh --policy`; sync again once they have cosigned")
 	case errors.Is(err, tiles.ErrFetch):
 		return inputErr(fmt.Errorf("nothing synced: %w", err), "check --from; a source that stalls or sends more than a file can hold is cut off")
 	case errors.Is(err, ledger.ErrWrongKey):
@@ -245,11 +253,16 @@ func syncErr(err error) error {
 // evidence gives both signed checkpoints of an inconsistency as hint
 // lines, each line of a note on its own (escaped as every diagnostic is).
 func evidence(ie *ledger.InconsistencyError) []string {
+	return evidenceAs(ie, "the published signed checkpoint:")
+}
+
+// evidenceAs is evidence with the found checkpoint labelled found.
+func evidenceAs(ie *ledger.InconsistencyError, found string) []string {
 	var out []string
 	for _, n := range []struct {
 		what string
 		note []byte
-	}{{"the replica's signed checkpoint:", ie.TrustedSigned}, {"the published signed checkpoint:", ie.FoundSigned}} {
+	}{{"the replica's signed checkpoint:", ie.TrustedSigned}, {found, ie.FoundSigned}} {
 		if len(n.note) == 0 {
 			continue
 		}
