@@ -14,7 +14,10 @@ import (
 // proof leads to (formats.SignReceipt). The tree is the one the latest
 // signed checkpoint commits to, never a stored state nobody checkpointed:
 // the entry is proven against the signed root first (VerifiedEntry; an
-// *IntegrityError otherwise). It needs the log's key (ErrNoSigner
+// *IntegrityError otherwise). When witnesses cosigned that checkpoint
+// (CosignedCheckpoint), the receipt carries it with its cosignatures
+// (formats.HeaderCheckpoint), so a verifier with a witness policy can
+// check the receipt offline. It needs the log's key (ErrNoSigner
 // otherwise).
 func (l *Log) Receipt(index int64) ([]byte, error) {
 	if l.key == nil {
@@ -38,5 +41,13 @@ func (l *Log) Receipt(index int64) ([]byte, error) {
 		return nil, &IntegrityError{Index: -1, What: "stored root hash", Expected: hexHash(head.Hash), Found: hexHash(p.RootHash),
 			Detail: "the stored tree is not the signed one; no receipt is signed"}
 	}
-	return formats.SignReceipt(p, l.origin, l.key)
+	var witnessed []byte
+	if full, err := l.CosignedCheckpoint(); err == nil {
+		if cp, err := OpenCheckpoint(full, l.vkey); err == nil && cp == head {
+			if base, err := l.Checkpoint(); err == nil && string(base) != string(full) {
+				witnessed = full
+			}
+		}
+	}
+	return formats.SignReceiptWith(p, l.origin, l.key, witnessed)
 }

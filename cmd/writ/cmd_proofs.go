@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 	"golang.org/x/mod/sumdb/tlog"
@@ -65,7 +67,8 @@ func proofCommands() []*cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "vkey", Usage: "the log's checkpoint verifier `KEY` (writ ledger vkey)"},
 				&cli.StringFlag{Name: "dir", Usage: "or: take the verifier key stored in the ledger at `DIR`"},
-				&cli.StringFlag{Name: "entry", Required: true, Usage: "`FILE` with the entry's exact bytes"}, jsonFlag},
+				&cli.StringFlag{Name: "entry", Required: true, Usage: "`FILE` with the entry's exact bytes"},
+				&cli.StringFlag{Name: "policy", Usage: "witness policy `FILE` (C2SP tlog-policy): the receipt must carry its tree's checkpoint, cosigned by the quorum"}, jsonFlag},
 			Action: ledgerVerifyReceipt,
 		},
 	}
@@ -183,14 +186,35 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	policy, err := readPolicy(c)
+	if err != nil {
+		return err
+	}
 	p, err := ledger.VerifyReceipt(receipt, entry, key)
 	if err != nil {
 		return noErr(err)
 	}
+	out := map[string]any{"valid": true, "index": p.Index, "tree_size": p.TreeSize, "position_signed": false, "root_hash": hex.EncodeToString(p.RootHash[:])}
 	// RFC 9942 signs the root only: the index and tree size travel
 	// unprotected, and several (index, size) pairs share one audit path.
-	return emit(c, map[string]any{"valid": true, "index": p.Index, "tree_size": p.TreeSize, "position_signed": false, "root_hash": hex.EncodeToString(p.RootHash[:])},
-		fmt.Sprintf("valid: the entry is in the tree with root %x, signed by the log key; the receipt places it at index %d of %d entries, which the signature does not cover (compare the root with a checkpoint of that size)", p.RootHash[:], p.Index, p.TreeSize))
+	text := fmt.Sprintf("valid: the entry is in the tree with root %x, signed by the log key; the receipt places it at index %d of %d entries, which the signature does not cover (compare the root with a checkpoint of that size)", p.RootHash[:], p.Index, p.TreeSize)
+	cp, err := formats.ReceiptCheckpoint(receipt, p, vkey)
+	if err != nil {
+		return noErr(err)
+	}
+	if policy != nil {
+		if cp == nil {
+			return noErr(fmt.Errorf("%w: it carries no checkpoint, so no witness cosigned its tree", formats.ErrReceipt),
+				"ask the writer for a receipt after it collected its witnesses' cosignatures (`writ ledger append --policy`)")
+		}
+		w, err := policy.Check(cp, vkey, time.Now())
+		if err != nil {
+			return noErr(fmt.Errorf("the receipt's checkpoint: %w", err))
+		}
+		out["witnessing"] = w
+		text += "; its tree's checkpoint is " + witnessedText(w)
+	}
+	return emit(c, out, text)
 }
 
 func ledgerExport(c *cli.Context) error {

@@ -26,6 +26,13 @@ const (
 	ProofInclusion = -1
 	// headerCWTClaims carries the issuer (the log origin), RFC 9597.
 	headerCWTClaims = 15
+	// HeaderCheckpoint (a private-use label, RFC 9052 §1.4: below -65536)
+	// carries, in the unprotected header, the signed checkpoint
+	// (c2sp.org/tlog-checkpoint) of the receipt's tree with the witness
+	// cosignatures the log gathered for it (c2sp.org/tlog-cosignature), as
+	// a byte string: a verifier with a witness policy checks the receipt
+	// offline (ReceiptCheckpoint). RFC 9942 readers ignore it.
+	HeaderCheckpoint = -65537
 )
 
 // ErrReceipt is wrapped by every receipt that is malformed or does not
@@ -53,6 +60,15 @@ type inclusionProofCBOR struct {
 // VerifyReceipt checks the result. Errors come from CBOR encoding and the
 // signer.
 func SignReceipt(p *InclusionProof, origin string, key *sign.PrivateKey) ([]byte, error) {
+	return SignReceiptWith(p, origin, key, nil)
+}
+
+// SignReceiptWith is SignReceipt that also carries checkpoint, the signed
+// checkpoint of p's tree with its witness cosignatures, under
+// HeaderCheckpoint (nil: none). The caller checks that checkpoint is of
+// p's tree size and root; the receipt's signature does not cover it (it
+// carries its own signatures).
+func SignReceiptWith(p *InclusionProof, origin string, key *sign.PrivateKey, checkpoint []byte) ([]byte, error) {
 	var path [][]byte
 	for _, h := range p.Path {
 		path = append(path, bytes.Clone(h[:]))
@@ -70,6 +86,9 @@ func SignReceipt(p *InclusionProof, origin string, key *sign.PrivateKey) ([]byte
 	}
 	m.Headers.Unprotected = cose.UnprotectedHeader{
 		int64(HeaderVDP): map[any]any{int64(ProofInclusion): []any{proof}},
+	}
+	if checkpoint != nil {
+		m.Headers.Unprotected[int64(HeaderCheckpoint)] = bytes.Clone(checkpoint)
 	}
 	m.Payload = bytes.Clone(p.RootHash[:])
 	if err := m.Sign(rand.Reader, nil, receiptSigner{key}); err != nil {
@@ -114,6 +133,34 @@ func VerifyReceipt(receipt, entry []byte, key sign.PublicKey) (*InclusionProof, 
 		return nil, fmt.Errorf("%w: signature does not verify under log key %s", ErrReceipt, key.ID())
 	}
 	return p, nil
+}
+
+// ReceiptCheckpoint returns the signed checkpoint a receipt carries under
+// HeaderCheckpoint, checked to verify under vkey and to be of the tree
+// the receipt's proof p leads to (VerifyReceipt's result: its size and
+// root), or nil when it carries none. Its witness cosignatures are the
+// caller's to judge (Policy.Check). Errors wrap ErrReceipt.
+func ReceiptCheckpoint(receipt []byte, p *InclusionProof, vkey string) ([]byte, error) {
+	m, _, err := parseReceipt(receipt)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := m.Headers.Unprotected[int64(HeaderCheckpoint)]
+	if !ok {
+		return nil, nil
+	}
+	cp, ok := v.([]byte)
+	if !ok || len(cp) > MaxCheckpointSize {
+		return nil, fmt.Errorf("%w: the checkpoint (label %d) must be a byte string of at most %d bytes", ErrReceipt, HeaderCheckpoint, MaxCheckpointSize)
+	}
+	c, err := OpenCheckpoint(cp, vkey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: its checkpoint: %w", ErrReceipt, err)
+	}
+	if c.Size != p.TreeSize || c.Hash != p.RootHash {
+		return nil, fmt.Errorf("%w: its checkpoint (size %d) is not of the proof's tree (size %d)", ErrReceipt, c.Size, p.TreeSize)
+	}
+	return cp, nil
 }
 
 // parseReceipt reads a receipt's structure and its one inclusion proof
