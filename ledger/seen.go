@@ -9,69 +9,59 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// ErrUndecided: a checkpoint seen elsewhere is larger than the replica
-// and the source's hash tiles cannot prove it either way yet (the
-// publication lags behind what a witness cosigned).
-var ErrUndecided = errors.New("consistency with the replica cannot be decided yet")
+// ErrUndecided: two checkpoints of a log whose consistency the source's
+// hash tiles cannot prove either way (the larger tree is not published
+// there, e.g. a witness cosigned a checkpoint the publication has not
+// reached yet).
+var ErrUndecided = errors.New("consistency cannot be decided from the published tiles")
 
-// CheckSeen proves that seen, a signed checkpoint of this log obtained
-// elsewhere (a witness's latest, from its c2sp.org/tlog-witness
-// monitoring URL), and the replica's latest checkpoint are two views of
-// one append-only log (RFC 9162 §2.1.4): a smaller seen tree must have
-// the root the replica's stored tree has at its size; a larger one must
-// extend the replica's, proven from the source's hash tiles (checked
-// against seen's root as they are read). seen must verify under the log's
-// key. Errors: ErrCheckpointSignature or ErrMalformedCheckpoint for seen;
-// an *InconsistencyError with both signed checkpoints and the failing
-// proof (a split view: the log showed one of them to someone else);
-// ErrUndecided when a larger seen tree's hash tiles are not published.
-func (l *Log) CheckSeen(ctx context.Context, seen []byte, src tiles.Source) error {
-	found, err := OpenCheckpoint(seen, l.vkey)
+// CheckViews proves that two signed checkpoints of one log, published
+// (the one a sync is about to take) and seen (obtained elsewhere: a
+// witness's latest, from its c2sp.org/tlog-witness monitoring URL), are
+// two views of one append-only tree (RFC 9162 §2.1.4): equal sizes must
+// have equal roots; otherwise a consistency proof from the smaller to
+// the larger is read from src's hash tiles, which tlog checks against the
+// larger root as it reads them, and must lead to the smaller root. Both
+// must verify under vkey. Errors: ErrCheckpointSignature or
+// ErrMalformedCheckpoint; an *InconsistencyError with both signed
+// checkpoints (Trusted is published, Found is seen) and the failing proof,
+// a split view; ErrUndecided when the larger tree's tiles are not at src.
+func CheckViews(ctx context.Context, published, seen []byte, vkey string, src tiles.Source) error {
+	pub, err := OpenCheckpoint(published, vkey)
 	if err != nil {
-		return err
+		return fmt.Errorf("the published checkpoint: %w", err)
 	}
-	head, err := l.CosignedCheckpoint()
+	found, err := OpenCheckpoint(seen, vkey)
 	if err != nil {
-		return err
-	}
-	local, err := OpenCheckpoint(head, l.vkey)
-	if err != nil {
-		return err
+		return fmt.Errorf("the seen checkpoint: %w", err)
 	}
 	split := func(p *ConsistencyProof, why string) error {
-		return &InconsistencyError{Trusted: local, Found: found, TrustedSigned: head, FoundSigned: seen, Proof: p,
-			Why: "split view: " + why}
+		return &InconsistencyError{Trusted: pub, Found: found, TrustedSigned: published, FoundSigned: seen, Proof: p, Why: "split view: " + why}
 	}
-	switch {
-	case found.Origin != local.Origin:
-		return split(nil, fmt.Sprintf("the seen checkpoint is of %q", found.Origin))
-	case found.Size == local.Size:
-		if found.Hash != local.Hash {
+	if found.Size == pub.Size {
+		if found.Hash != pub.Hash {
 			return split(nil, "the same size with another root")
 		}
 		return nil
-	case found.Size < local.Size:
-		p, err := l.ProveConsistency(max(found.Size, 1), local.Size)
-		if err != nil {
-			return err
-		}
-		if found.Size > 0 && p.OldRoot == found.Hash {
-			return nil
-		}
-		if found.Size == 0 && found.Hash == emptyRoot {
-			return nil
-		}
-		return split(p, "the seen tree is not a prefix of the replica's")
 	}
-	s := &syncer{ctx: ctx, src: src, l: l, res: &Synced{}, local: local, remote: found}
-	tree := tlog.Tree{N: found.Size, Hash: found.Hash}
-	path, err := tlog.ProveTree(found.Size, local.Size, tlog.TileHashReader(tree, &tileReader{s: s}))
+	small, large := found, pub
+	if found.Size > pub.Size {
+		small, large = pub, found
+	}
+	if small.Size == 0 {
+		if small.Hash != emptyRoot {
+			return split(nil, "an empty tree with a root that is not the empty tree's")
+		}
+		return nil
+	}
+	s := &syncer{ctx: ctx, src: src, res: &Synced{}}
+	path, err := tlog.ProveTree(large.Size, small.Size, tlog.TileHashReader(tlog.Tree{N: large.Size, Hash: large.Hash}, &tileReader{s: s}))
 	if err != nil {
-		return fmt.Errorf("%w: a checkpoint of size %d against the replica's %d: %v", ErrUndecided, found.Size, local.Size, err)
+		return fmt.Errorf("%w: sizes %d and %d: %v", ErrUndecided, small.Size, large.Size, err)
 	}
-	p := &ConsistencyProof{OldSize: local.Size, NewSize: found.Size, OldRoot: local.Hash, NewRoot: found.Hash, Path: path}
-	if local.Size > 0 && p.Verify() != nil {
-		return split(p, "the replica's tree is not a prefix of the seen one")
+	p := &ConsistencyProof{OldSize: small.Size, NewSize: large.Size, OldRoot: small.Hash, NewRoot: large.Hash, Path: path}
+	if p.Verify() != nil {
+		return split(p, fmt.Sprintf("the tree of size %d is not a prefix of the tree of size %d", small.Size, large.Size))
 	}
 	return nil
 }

@@ -69,6 +69,12 @@ type SyncOptions struct {
 	// checkpoint its quorum did not cosign is a *formats.QuorumError
 	// (wrapping ErrQuorum), and the replica is left as it was.
 	Policy *formats.Policy
+	// CheckPublished, when set, is called with the published checkpoint
+	// (with its cosignatures) and the key it verified under, once it
+	// verified and met Policy, before anything is fetched or stored: an
+	// error refuses the sync, as is. A replica compares the witnesses'
+	// views of the log here (CheckViews).
+	CheckPublished func(signed []byte, vkey string) error
 }
 
 // Synced reports what Sync did.
@@ -113,6 +119,9 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 		res.Before, res.After = res.Checkpoint.Size, res.Checkpoint.Size
 		if err == nil {
 			err = checkPolicy(&res, opts, signed, opts.VKey)
+		}
+		if err == nil && opts.CheckPublished != nil {
+			err = opts.CheckPublished(signed, opts.VKey)
 		}
 		return res, err
 	}

@@ -46,6 +46,11 @@ func (s *syncer) run(signed []byte) (err error) {
 	if err := checkPolicy(s.res, s.opts, signed, l.vkey); err != nil {
 		return err
 	}
+	if s.opts.CheckPublished != nil {
+		if err := s.opts.CheckPublished(signed, l.vkey); err != nil {
+			return err
+		}
+	}
 	s.remoteFull = signed
 	if s.remoteSigned, err = formats.LogSigned(signed, l.vkey); err != nil {
 		return fmt.Errorf("the published checkpoint at %s: %w", s.src, err)

@@ -146,18 +146,19 @@ func newHistoryWriterAt(t *testing.T, now time.Time) *historyWriter {
 	return w
 }
 
-// TestCheckSeenSplitView: a witness's checkpoint is proven consistent
-// with the replica whether smaller, equal or larger (then from the
-// source's hash tiles), and a checkpoint from a fork of the log is a
-// split view with both signed checkpoints and the failing proof.
-func TestCheckSeenSplitView(t *testing.T) {
+// TestCheckViews: a witness's checkpoint is proven consistent with the
+// published one whether smaller, equal or larger (from the source's hash
+// tiles, checked against the larger root), and a checkpoint of a fork of
+// the log is a split view with both signed checkpoints and the failing
+// proof; a larger tree whose tiles are not published is undecided.
+func TestCheckViews(t *testing.T) {
 	ctx := context.Background()
 	w := newHistoryWriter(t)
 	var seen [][]byte
-	for range 4 {
+	for range 5 {
 		w.add(t, 3)
 		cp, _ := w.Checkpoint()
-		seen = append(seen, cp) // sizes 3, 6, 9, 12
+		seen = append(seen, cp) // sizes 3, 6, 9, 12, 15
 	}
 	pub := filepath.Join(t.TempDir(), "pub")
 	w.publish(t, pub)
@@ -165,19 +166,18 @@ func TestCheckSeenSplitView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replica := filepath.Join(t.TempDir(), "replica")
-	if _, err := ledger.Sync(ctx, replica, src, ledger.SyncOptions{VKey: w.VerifierKey(), History: true}); err != nil {
-		t.Fatal(err)
+	published := seen[4] // size 15, the published checkpoint
+	for i, s := range seen {
+		if err := ledger.CheckViews(ctx, published, s, w.VerifierKey(), src); err != nil {
+			t.Fatalf("seen %d: %v", i, err)
+		}
 	}
-	w.add(t, 3)
-	cp15, _ := w.Checkpoint()
-	seen = append(seen, cp15)
-	w.publish(t, pub)
-
 	fork := newHistoryWriterAt(t, w.now)
 	fork.add(t, 7)
 	forked7, _ := fork.Checkpoint()
-	fork.add(t, 9)
+	fork.add(t, 8)
+	forked15, _ := fork.Checkpoint()
+	fork.add(t, 1)
 	forked16, _ := fork.Checkpoint()
 	forkPub := filepath.Join(t.TempDir(), "forkpub")
 	fork.publish(t, forkPub)
@@ -185,29 +185,26 @@ func TestCheckSeenSplitView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	l, err := ledger.Open(replica, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	for i, s := range seen {
-		if err := l.CheckSeen(ctx, s, src); err != nil {
-			t.Fatalf("seen %d: %v", i, err)
+	var ie *ledger.InconsistencyError
+	for _, c := range []struct {
+		name string
+		seen []byte
+		src  tiles.Source
+		why  string
+	}{
+		{"smaller", forked7, src, "split view: the tree of size 7 is not a prefix of the tree of size 15"},
+		{"same size", forked15, src, "split view: the same size with another root"},
+		{"larger", forked16, forkSrc, "split view: the tree of size 15 is not a prefix of the tree of size 16"},
+	} {
+		err := ledger.CheckViews(ctx, published, c.seen, w.VerifierKey(), c.src)
+		if !errors.As(err, &ie) || ie.Why != c.why || string(ie.FoundSigned) != string(c.seen) || string(ie.TrustedSigned) != string(published) {
+			t.Fatalf("%s fork: %v", c.name, err)
 		}
 	}
-	var ie *ledger.InconsistencyError
-	if err := l.CheckSeen(ctx, forked7, src); !errors.As(err, &ie) || !strings.Contains(ie.Why, "split view: the seen tree is not a prefix") ||
-		string(ie.FoundSigned) != string(forked7) || ie.Proof == nil {
-		t.Fatalf("smaller fork: %v", err)
-	}
-	if err := l.CheckSeen(ctx, forked16, src); !errors.Is(err, ledger.ErrUndecided) {
+	if err := ledger.CheckViews(ctx, published, forked16, w.VerifierKey(), src); !errors.Is(err, ledger.ErrUndecided) {
 		t.Fatalf("larger fork, tiles not published: %v", err)
 	}
-	if err := l.CheckSeen(ctx, forked16, forkSrc); !errors.As(err, &ie) || !strings.Contains(ie.Why, "split view: the replica's tree is not a prefix") {
-		t.Fatalf("larger fork: %v", err)
-	}
-	if err := l.CheckSeen(ctx, []byte("example.com/tiles\n1\n"+strings.Repeat("A", 43)+"=\n\n"), src); !errors.Is(err, ledger.ErrCheckpointSignature) {
+	if err := ledger.CheckViews(ctx, published, []byte("example.com/tiles\n1\n"+strings.Repeat("A", 43)+"=\n\n"), w.VerifierKey(), src); !errors.Is(err, ledger.ErrCheckpointSignature) {
 		t.Fatalf("unsigned: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
@@ -33,10 +34,11 @@ type Replica struct {
 	VKey      string       // the trusted checkpoint verifier key (required for a new replica)
 	TrustRoot string       // sha256:<hex> of the first root record, or empty
 	// Policy, when set, is the witness policy (c2sp.org/tlog-policy) the
-	// published checkpoint must meet before anything is stored. After a
-	// sync, the latest checkpoint each policy witness with a URL cosigned
-	// is fetched (its tlog-witness monitoring URL) and proven consistent
-	// with the replica (ledger.Log.CheckSeen): Views says what each showed.
+	// published checkpoint must meet before anything is stored. Then the
+	// latest checkpoint each policy witness with a URL cosigned is fetched
+	// (its tlog-witness monitoring URL) and proven consistent with the
+	// published one (ledger.CheckViews): a split view refuses the sync
+	// (*SplitViewError), and Views says what each witness showed.
 	Policy *formats.Policy
 	// Witnesses fetches the witnesses' checkpoints (nil: a zero Client).
 	Witnesses *witness.Client
@@ -84,32 +86,31 @@ func (r *Replica) Sync(ctx context.Context) (ledger.Synced, error) {
 		// times, once.
 		res, err = r.sync(ctx)
 	}
-	r.Views = nil
-	if err != nil || r.Policy == nil {
-		return res, err
-	}
-	return res, r.compareWitnesses(ctx, res.Checkpoint.Origin)
+	return res, err
 }
 
 // compareWitnesses fetches each policy witness's latest checkpoint of the
-// log and proves it consistent with the replica. A witness that cannot
-// be read, or whose view cannot be decided yet, is reported in Views and
-// not an error; a split view is (an *ledger.InconsistencyError with both
-// signed checkpoints and the proof).
-func (r *Replica) compareWitnesses(ctx context.Context, origin string) error {
+// log (its tlog-witness monitoring URL) and proves it consistent with the
+// published one (ledger.CheckViews, from the source's hash tiles). A
+// witness that cannot be read, or whose view cannot be decided yet, is
+// reported in Views and is not an error; a split view is a
+// *SplitViewError, which refuses the sync before anything is stored.
+func (r *Replica) compareWitnesses(ctx context.Context, published []byte, vkey string) error {
+	r.Views = nil
 	c := r.Witnesses
 	if c == nil {
 		c = &witness.Client{}
 	}
+	origin, _, _ := strings.Cut(string(published), "\n")
 	var split error
 	for _, w := range r.Policy.SubmissionWitnesses() {
 		v := WitnessView{Name: w.Name, Size: -1}
 		seen, err := c.Checkpoint(ctx, w.URL, origin)
 		if err == nil {
-			if cp, perr := ledger.OpenCheckpoint(seen, r.VKey); perr == nil {
+			if cp, perr := ledger.OpenCheckpoint(seen, vkey); perr == nil {
 				v.Size = cp.Size
 			}
-			err = compareSeen(ctx, r, seen)
+			err = ledger.CheckViews(ctx, published, seen, vkey, r.Source)
 		}
 		var ie *ledger.InconsistencyError
 		if errors.As(err, &ie) && split == nil {
@@ -123,19 +124,13 @@ func (r *Replica) compareWitnesses(ctx context.Context, origin string) error {
 	return split
 }
 
-// compareSeen opens the replica and checks seen against it.
-func compareSeen(ctx context.Context, r *Replica, seen []byte) error {
-	l, err := ledger.OpenWaiting(filepath.Join(r.Dir, ledger.AuthorityDir), nil, ledger.WriterLockWait)
-	if err != nil {
-		return err
-	}
-	defer l.Close()
-	return l.CheckSeen(ctx, seen, r.Source)
-}
-
 func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
+	var checkViews func([]byte, string) error
+	if r.Policy != nil {
+		checkViews = func(published []byte, vkey string) error { return r.compareWitnesses(ctx, published, vkey) }
+	}
 	res, err := ledger.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, ledger.SyncOptions{
-		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy,
+		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, CheckPublished: checkViews,
 		Check: func(fresh bool) (ledger.EntryFunc, func() error) {
 			if fresh || r.st == nil {
 				r.st = delegation.NewState()

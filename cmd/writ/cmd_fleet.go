@@ -230,9 +230,9 @@ func syncErr(err error) error {
 	var sv *verify.SplitViewError
 	switch {
 	case errors.As(err, &sv):
-		return noErr(fmt.Errorf("synced under the quorum, but %w", err),
-			append(evidenceAs(sv.InconsistencyError, "witness "+sv.Witness+"'s signed checkpoint:"),
-				"treat the log as split: stop trusting it until its operators explain both checkpoints")...)
+		return noErr(fmt.Errorf("nothing synced: %w", err),
+			append(evidenceAs(sv.InconsistencyError, "the published signed checkpoint:", "witness "+sv.Witness+"'s signed checkpoint:"),
+				"treat the log as split: its key signed both; stop trusting it until its operators explain them")...)
 	case errors.As(err, &ie):
 		return noErr(fmt.Errorf("nothing synced: %w", err), evidence(ie)...)
 	case errors.As(err, &re):
@@ -253,16 +253,17 @@ func syncErr(err error) error {
 // evidence gives both signed checkpoints of an inconsistency as hint
 // lines, each line of a note on its own (escaped as every diagnostic is).
 func evidence(ie *ledger.InconsistencyError) []string {
-	return evidenceAs(ie, "the published signed checkpoint:")
+	return evidenceAs(ie, "the replica's signed checkpoint:", "the published signed checkpoint:")
 }
 
-// evidenceAs is evidence with the found checkpoint labelled found.
-func evidenceAs(ie *ledger.InconsistencyError, found string) []string {
+// evidenceAs is evidence with the two checkpoints labelled trusted and
+// found.
+func evidenceAs(ie *ledger.InconsistencyError, trusted, found string) []string {
 	var out []string
 	for _, n := range []struct {
 		what string
 		note []byte
-	}{{"the replica's signed checkpoint:", ie.TrustedSigned}, {found, ie.FoundSigned}} {
+	}{{trusted, ie.TrustedSigned}, {found, ie.FoundSigned}} {
 		if len(n.note) == 0 {
 			continue
 		}
