@@ -34,6 +34,19 @@ func ledgerServe(c *cli.Context) error {
 	metrics := newLogMetrics(origin)
 	srv := ledger.NewServer(open, ledger.ServeOptions{MaxInFlight: c.Int("max-in-flight"), Metrics: metrics})
 	defer srv.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics.handler())
+	mux.Handle("/", srv)
+	return serveHTTP(c, mux, func(addr string) string {
+		return fmt.Sprintf("serving %s log %s at http://%s/ (verifier key %s)", name, origin, addr, vkey)
+	})
+}
+
+// serveHTTP serves h on --listen until SIGINT or SIGTERM, then shuts
+// down gracefully (5 s). It writes the address it listens on to
+// --addr-file, if given, and prints banner(addr) on stdout first. Every
+// request is bounded in time and header size.
+func serveHTTP(c *cli.Context, h http.Handler, banner func(addr string) string) error {
 	ln, err := net.Listen("tcp", c.String("listen"))
 	if err != nil {
 		return inputErr(fmt.Errorf("--listen: %w", err))
@@ -45,12 +58,9 @@ func ledgerServe(c *cli.Context) error {
 			return inputErr(fmt.Errorf("--addr-file: %w", err))
 		}
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", metrics.handler())
-	mux.Handle("/", srv)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10}
-	fmt.Fprintf(c.App.Writer, "serving %s log %s at http://%s/ (verifier key %s)\n", name, origin, addr, vkey)
+	fmt.Fprintln(c.App.Writer, banner(addr))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {

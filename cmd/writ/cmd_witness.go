@@ -7,13 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/ledger/formats"
@@ -173,33 +168,10 @@ func witnessServe(c *cli.Context) error {
 		return inputErr(err)
 	}
 	defer w.Close()
-	ln, err := net.Listen("tcp", c.String("listen"))
-	if err != nil {
-		return inputErr(fmt.Errorf("--listen: %w", err))
-	}
-	addr := ln.Addr().String()
-	if f := c.String("addr-file"); f != "" {
-		if err := os.WriteFile(f, []byte(addr+"\n"), 0o644); err != nil {
-			ln.Close()
-			return inputErr(fmt.Errorf("--addr-file: %w", err))
-		}
-	}
-	hs := &http.Server{Handler: w.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10}
-	fmt.Fprintf(c.App.Writer, "serving witness %s at http://%s/ for %s (verifier key %s)\n",
-		name, addr, plural(int64(len(w.Origins())), "log", "logs"), w.VerifierKey())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		hs.Shutdown(shut)
-	}()
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return serveHTTP(c, w.Handler(), func(addr string) string {
+		return fmt.Sprintf("serving witness %s at http://%s/ for %s (verifier key %s)",
+			name, addr, plural(int64(len(w.Origins())), "log", "logs"), w.VerifierKey())
+	})
 }
 
 // consistencyFile is the part of `writ ledger consistency --json` that
