@@ -136,31 +136,56 @@ func NewCosigVerifier(vkey string) (*CosigVerifier, error) {
 // when there are several, or ErrNoTime. It is CheckpointTime under an
 // already parsed key.
 func (v *CosigVerifier) Time(signed []byte) (time.Time, error) {
+	t, _, err := v.TimeAtMost(signed, time.Unix(1<<62, 0))
+	return t, err
+}
+
+// TimeAtMost is Time counting only cosignatures dated at most limit: it
+// returns the latest such time, or ErrNoTime with future set to the
+// earliest valid cosignature dated after limit (zero if there is none).
+// A witness's valid cosignature is not hidden by a later, future-dated
+// one.
+func (v *CosigVerifier) TimeAtMost(signed []byte, limit time.Time) (t, future time.Time, err error) {
 	body, sigs, ok := bytes.Cut(signed, []byte("\n\n"))
 	if !ok {
-		return time.Time{}, fmt.Errorf("%w: no signature block", ErrNoTime)
+		return time.Time{}, time.Time{}, fmt.Errorf("%w: no signature block", ErrNoTime)
 	}
 	body = append(body, '\n')
-	var latest time.Time
 	found := false
 	for _, line := range strings.Split(string(sigs), "\n") {
-		rest, ok := strings.CutPrefix(line, "\u2014 "+v.name+" ")
-		if !ok {
-			continue
-		}
-		raw, err := base64.StdEncoding.DecodeString(rest)
-		if err != nil || len(raw) != 4+8+64 || binary.BigEndian.Uint32(raw) != v.hash {
-			continue
-		}
-		t := binary.BigEndian.Uint64(raw[4:12])
-		if t <= 1<<62 && (!found || int64(t) > latest.Unix()) && v.key.Verify(cosignMessage(t, body), raw[12:]) == nil {
-			latest, found = time.Unix(int64(t), 0), true
+		at, ok := v.lineTime(line, body)
+		switch {
+		case !ok:
+		case at.After(limit):
+			if future.IsZero() || at.Before(future) {
+				future = at
+			}
+		case !found || at.After(t):
+			t, found = at, true
 		}
 	}
 	if !found {
-		return time.Time{}, ErrNoTime
+		return time.Time{}, future, ErrNoTime
 	}
-	return latest, nil
+	return t, time.Time{}, nil
+}
+
+// lineTime returns the time of one signature line if it is a valid
+// cosignature/v1 by the key over body.
+func (v *CosigVerifier) lineTime(line string, body []byte) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(line, "\u2014 "+v.name+" ")
+	if !ok {
+		return time.Time{}, false
+	}
+	raw, err := base64.StdEncoding.DecodeString(rest)
+	if err != nil || len(raw) != 4+8+64 || binary.BigEndian.Uint32(raw) != v.hash {
+		return time.Time{}, false
+	}
+	t := binary.BigEndian.Uint64(raw[4:12])
+	if t > 1<<62 || v.key.Verify(cosignMessage(t, body), raw[12:]) != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(t), 0), true
 }
 
 // Open is OpenTimedCheckpoint under an already parsed key: errors wrap

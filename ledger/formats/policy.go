@@ -37,8 +37,9 @@ type Policy struct {
 	// "none" (no cosignature needed).
 	Quorum string
 
-	groups map[string]*policyGroup
-	byName map[string]int // witness name -> index in Witnesses
+	groups  map[string]*policyGroup
+	byName  map[string]int  // witness name -> index in Witnesses
+	members map[string]bool // names already listed as a group member
 }
 
 // PolicyLog is a `log <vkey> [<url>]` line: the log's signed-note
@@ -69,7 +70,9 @@ type policyGroup struct {
 // ParsePolicy parses a policy file (c2sp.org/tlog-policy): lines `log`,
 // `witness`, `group`, `quorum`; whitespace is spaces and tabs; empty and
 // `#` lines are ignored; a group or the quorum names only witnesses and
-// groups defined on earlier lines; exactly one quorum line. writ is
+// groups defined on earlier lines; a name is a group member at most once
+// in the whole file (so a witness contributes to the quorum in one way
+// only, and the groups form a tree); exactly one quorum line. writ is
 // stricter than the spec in these ways, each of which could otherwise
 // count one signer twice or accept a key writ refuses elsewhere:
 //   - a witness key may not wrap the same Ed25519 key as another witness
@@ -86,7 +89,7 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	if len(data) > MaxPolicyBytes {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrPolicy, len(data), MaxPolicyBytes)
 	}
-	p := &Policy{groups: map[string]*policyGroup{}, byName: map[string]int{}}
+	p := &Policy{groups: map[string]*policyGroup{}, byName: map[string]int{}, members: map[string]bool{}}
 	keys := map[string]string{} // raw Ed25519 key -> what holds it
 	lines := bytes.Split(data, []byte("\n"))
 	for i, raw := range lines {
@@ -210,7 +213,15 @@ func (p *Policy) parseGroup(f []string) error {
 		if seen[m] {
 			return fmt.Errorf("group %s: member %q listed twice", f[1], m)
 		}
+		if p.members[m] {
+			// c2sp.org/tlog-policy: each name is a group member at most
+			// once, so that a witness contributes in only one way.
+			return fmt.Errorf("group %s: %q is already a member of another group (a name is a group member at most once)", f[1], m)
+		}
 		seen[m] = true
+	}
+	for m := range seen {
+		p.members[m] = true
 	}
 	switch f[2] {
 	case "all":

@@ -40,13 +40,21 @@ type Witnessing struct {
 	Cosigned []WitnessCosignature `json:"cosigned"`
 	// Missing are the policy witnesses with no valid cosignature on it.
 	Missing []string `json:"missing"`
-	// Future are witnesses whose only valid cosignature is dated more
+	// Future are witnesses whose only valid cosignatures are dated more
 	// than MaxCosignatureSkew after the verifier's clock: not counted.
 	Future []string `json:"future,omitempty"`
+	// SameAsLog are witnesses whose key is the log's own: never counted
+	// (the log's own cosignature/v1 line is not a witness's).
+	SameAsLog []string `json:"same_as_log,omitempty"`
 	// Time is the witnessed time: the latest t such that the witnesses
 	// that cosigned at or after t meet the quorum on their own. Zero when
 	// the quorum is none or not met.
 	Time time.Time `json:"time,omitzero"`
+	// Recheck, when not zero, is when a cosignature not counted for being
+	// dated in the future comes within MaxCosignatureSkew of the
+	// verifier's clock: a verifier that caches the result checks again
+	// then.
+	Recheck time.Time `json:"-"`
 }
 
 // QuorumError is ErrQuorum with its evidence: which witnesses cosigned
@@ -64,6 +72,9 @@ func (e *QuorumError) Error() string {
 		strings.Join(signed, " "), strings.Join(e.Missing, " "))
 	if len(e.Future) > 0 {
 		msg += fmt.Sprintf("; not counted, dated in the future: [%s]", strings.Join(e.Future, " "))
+	}
+	if len(e.SameAsLog) > 0 {
+		msg += fmt.Sprintf("; not counted, the log's own key: [%s]", strings.Join(e.SameAsLog, " "))
 	}
 	return msg
 }
@@ -96,8 +107,10 @@ func (p *Policy) CheckLog(vkey string) error {
 // quorum (c2sp.org/tlog-policy) at the verifier's time now. It does not
 // verify the log's own signature (OpenCheckpoint does); it does check
 // that the policy lists the log of vkey (CheckLog). Each witness counts
-// once, only for a cosignature over this checkpoint's exact body, and not
-// if dated after now+MaxCosignatureSkew. Errors: ErrPolicyLog, or a
+// once, only for a cosignature over this checkpoint's exact body dated at
+// most now+MaxCosignatureSkew (its latest such), and never a witness whose
+// key is the log's own. The evaluation is linear in the policy's size
+// (groups form a tree, ParsePolicy). Errors: ErrPolicyLog, or a
 // *QuorumError (wrapping ErrQuorum) when the quorum is not met; the
 // Witnessing is returned either way.
 func (p *Policy) Check(signed []byte, vkey string, now time.Time) (Witnessing, error) {
@@ -105,14 +118,25 @@ func (p *Policy) Check(signed []byte, vkey string, now time.Time) (Witnessing, e
 	if err := p.CheckLog(vkey); err != nil {
 		return w, err
 	}
+	logKey, err := VerifierPublicKey(vkey)
+	if err != nil {
+		return w, err
+	}
+	limit := now.Add(MaxCosignatureSkew)
 	times := map[string]time.Time{}
 	for _, wit := range p.Witnesses {
-		t, err := wit.verifier.Time(signed)
+		t, future, err := wit.verifier.TimeAtMost(signed, limit)
 		switch {
-		case err != nil:
+		case wit.verifier.Key().Equal(logKey):
+			w.SameAsLog = append(w.SameAsLog, wit.Name)
 			w.Missing = append(w.Missing, wit.Name)
-		case t.After(now.Add(MaxCosignatureSkew)):
+		case err != nil && !future.IsZero():
 			w.Future = append(w.Future, wit.Name)
+			w.Missing = append(w.Missing, wit.Name)
+			if r := future.Add(-MaxCosignatureSkew); w.Recheck.IsZero() || r.Before(w.Recheck) {
+				w.Recheck = r
+			}
+		case err != nil:
 			w.Missing = append(w.Missing, wit.Name)
 		default:
 			times[wit.Name] = t
@@ -142,7 +166,8 @@ func (p *Policy) Check(signed []byte, vkey string, now time.Time) (Witnessing, e
 }
 
 // satisfied evaluates name (a witness or group) given which witnesses
-// cosigned. Groups only name earlier lines, so the recursion ends.
+// cosigned. Groups only name earlier lines, so the recursion ends, and
+// each name is a member at most once, so each is visited at most once.
 func (p *Policy) satisfied(name string, cosigned func(string) bool) bool {
 	g, ok := p.groups[name]
 	if !ok {

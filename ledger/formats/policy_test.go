@@ -42,6 +42,7 @@ func TestParsePolicyErrors(t *testing.T) {
 		{"undefined quorum", "quorum a\n", `line 1: quorum names "a"`},
 		{"forward reference", "group g any a\nwitness a " + wv[0] + "\nquorum g\n", `line 1: group g: member "a" is not defined`},
 		{"member twice", "witness a " + wv[0] + "\ngroup g 1 a a\nquorum g\n", `member "a" listed twice`},
+		{"member of two groups", "witness a " + wv[0] + "\nwitness b " + wv[1] + "\ngroup g any a b\ngroup h any a\nquorum g\n", `group h: "a" is already a member of another group`},
 		{"none member", "witness a " + wv[0] + "\ngroup g any a none\nquorum g\n", "none cannot be a member"},
 		{"k zero", "witness a " + wv[0] + "\ngroup g 0 a\nquorum g\n", `threshold "0"`},
 		{"k too big", "witness a " + wv[0] + "\ngroup g 2 a\nquorum g\n", `threshold "2"`},
