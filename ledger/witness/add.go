@@ -23,7 +23,8 @@ var emptyRoot = tlog.Hash(sha256.Sum256(nil))
 // never zero). The checks, in order, and what each failure wraps (the
 // handler's status in brackets):
 //
-//   - the body parses (ParseRequest, ParseCheckpoint): ErrBadRequest [400];
+//   - the body parses (ParseRequest, ParseCheckpoint) and its checkpoint is
+//     at most MaxSubmittedCheckpoint bytes: ErrBadRequest [400];
 //   - the origin is a configured log: ErrUnknownLog [404];
 //   - the note verifies under the log's keys (note.Open: at least one
 //     trusted signature, none failing; other signatures ignored):
@@ -46,6 +47,9 @@ func (w *Witness) AddCheckpoint(body []byte) ([]byte, error) {
 	req, err := ParseRequest(body)
 	if err != nil {
 		return nil, err
+	}
+	if len(req.Checkpoint) > MaxSubmittedCheckpoint {
+		return nil, refuse(ErrBadRequest, fmt.Sprintf("checkpoint larger than %d bytes", MaxSubmittedCheckpoint))
 	}
 	c, err := ParseCheckpoint(req.Checkpoint)
 	if err != nil {

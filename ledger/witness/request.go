@@ -22,10 +22,18 @@ const (
 	// MaxProofLines is the most consistency proof lines a request may
 	// carry (c2sp.org/tlog-witness: "MUST NOT send more than 63").
 	MaxProofLines = 63
+	// MaxSubmittedCheckpoint bounds the checkpoint a request carries, its
+	// note text and signature lines, in bytes (64 KiB; real checkpoints
+	// are well under 1 KiB). A larger one is answered 400, before any
+	// signature is checked, so what the witness stores always fits
+	// MaxCheckpointSize.
+	MaxSubmittedCheckpoint = 64 << 10
 	// MaxCheckpointSize bounds the stored (and served) checkpoint of a
-	// log, in bytes: a request's checkpoint plus the witness's
-	// cosignature line.
-	MaxCheckpointSize = MaxRequestSize + 1024
+	// log, in bytes: a submitted checkpoint plus the witness's
+	// cosignature line. ParseCheckpoint, the state loader and the
+	// monitoring client accept exactly this much, so the witness never
+	// stores what it would refuse to read.
+	MaxCheckpointSize = MaxSubmittedCheckpoint + 1024
 )
 
 // Request is a parsed add-checkpoint request body
@@ -140,10 +148,10 @@ type Checkpoint struct {
 // signature (note.Open does). Unlike formats.ParseCheckpoint, which reads
 // only checkpoints writ wrote, it accepts extension lines, as
 // tlog-cosignature requires a cosigner to sign them. The signed note must
-// be at most MaxRequestSize bytes. Errors wrap ErrBadRequest.
+// be at most MaxCheckpointSize bytes. Errors wrap ErrBadRequest.
 func ParseCheckpoint(signed []byte) (Checkpoint, error) {
-	if len(signed) > MaxRequestSize {
-		return Checkpoint{}, refuse(ErrBadRequest, fmt.Sprintf("checkpoint larger than %d bytes", MaxRequestSize))
+	if len(signed) > MaxCheckpointSize {
+		return Checkpoint{}, refuse(ErrBadRequest, fmt.Sprintf("checkpoint larger than %d bytes", MaxCheckpointSize))
 	}
 	split := bytes.LastIndex(signed, []byte("\n\n"))
 	if split < 0 {
