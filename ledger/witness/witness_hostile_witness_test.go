@@ -1,6 +1,6 @@
 package witness_test
 
-// Hostile review of the witness's state. Tests marked REGRESSION tests
+// Hostile review of the witness's state. REGRESSION tests
 // are attacks the witness withstands (the oversize checkpoint since it was
 // fixed).
 
