@@ -69,12 +69,13 @@ type SyncOptions struct {
 	// checkpoint its quorum did not cosign is a *formats.QuorumError
 	// (wrapping ErrQuorum), and the replica is left as it was.
 	Policy *formats.Policy
-	// CheckPublished, when set, is called with the published checkpoint
-	// (with its cosignatures) and the key it verified under, once it
-	// verified and met Policy, before anything is fetched or stored: an
-	// error refuses the sync, as is. A replica compares the witnesses'
-	// views of the log here (CheckViews).
-	CheckPublished func(signed []byte, vkey string) error
+	// Seen, when set, is called with the published checkpoint (with its
+	// cosignatures) and the key it verified under, once it verified and
+	// met Policy, and returns checkpoints of the log shown to others (the
+	// witnesses' latest): each is proven consistent with the published
+	// one (see SeenCheckpoint), before the sync commits anything. A split
+	// view refuses the sync (*SplitViewError); the rest is in Synced.Seen.
+	Seen func(published []byte, vkey string) []SeenCheckpoint
 }
 
 // Synced reports what Sync did.
@@ -83,6 +84,7 @@ type Synced struct {
 	Checkpoint    Checkpoint          // the signed checkpoint the replica holds now
 	Signed        []byte              // its bytes as published, with witness cosignatures (SyncOptions.Verified for the next sync)
 	Witnessing    *formats.Witnessing // what SyncOptions.Policy found on it (nil without a policy)
+	Seen          []SeenResult        // what SyncOptions.Seen's checkpoints proved
 	VKey          string              // the replica's verifier key
 	Requests      int                 // files fetched, the checkpoint included
 	Bytes         int64               // bytes fetched
@@ -120,8 +122,16 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 		if err == nil {
 			err = checkPolicy(&res, opts, signed, opts.VKey)
 		}
-		if err == nil && opts.CheckPublished != nil {
-			err = opts.CheckPublished(signed, opts.VKey)
+		if err == nil && opts.Seen != nil {
+			// Nothing new: each view is compared with the replica's tree,
+			// which is the published one.
+			local, lerr := OpenWaiting(dir, nil, WriterLockWait)
+			if lerr != nil {
+				return res, lerr
+			}
+			defer local.Close()
+			s := &syncer{ctx: ctx, src: src, l: local, res: &res, opts: opts, remote: res.Checkpoint, local: res.Checkpoint, remoteFull: signed}
+			err = s.checkSeen(opts.Seen(signed, opts.VKey))
 		}
 		return res, err
 	}

@@ -138,6 +138,9 @@ func (s *syncer) extend() (err error) {
 	if err := s.finishChecks(nil); err != nil {
 		return err
 	}
+	if err := s.checkDeferred(r); err != nil {
+		return err
+	}
 	// What Verify requires of the latest checkpoint, so that the replica
 	// never stores what it would then refuse to read.
 	if t, err := CheckpointTime(s.remoteSigned, l.vkey); err != nil || (l.history && t.Before(h.last)) {

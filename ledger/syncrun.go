@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -24,8 +25,9 @@ type syncer struct {
 	wait func() error
 
 	local, remote             Checkpoint
-	localSigned, remoteSigned []byte // the log's own checkpoints (m/checkpoint)
-	localFull, remoteFull     []byte // the same with their witness cosignatures
+	localSigned, remoteSigned []byte     // the log's own checkpoints (m/checkpoint)
+	localFull, remoteFull     []byte     // the same with their witness cosignatures
+	deferred                  []seenView // seen trees proven once the new entries are in
 }
 
 func (s *syncer) get(t tiles.Tile, max int64) ([]byte, error) {
@@ -45,11 +47,6 @@ func (s *syncer) run(signed []byte) (err error) {
 	}
 	if err := checkPolicy(s.res, s.opts, signed, l.vkey); err != nil {
 		return err
-	}
-	if s.opts.CheckPublished != nil {
-		if err := s.opts.CheckPublished(signed, l.vkey); err != nil {
-			return err
-		}
 	}
 	s.remoteFull = signed
 	if s.remoteSigned, err = formats.LogSigned(signed, l.vkey); err != nil {
@@ -76,6 +73,11 @@ func (s *syncer) run(signed []byte) (err error) {
 		}
 	}
 	s.res.Before, s.res.After, s.res.Checkpoint, s.res.Signed = s.local.Size, s.local.Size, s.local, s.localFull
+	if s.opts.Seen != nil && s.remote.Origin == s.local.Origin {
+		if err := s.checkSeen(s.opts.Seen(signed, l.vkey)); err != nil {
+			return err
+		}
+	}
 	// Nothing is added unless the published log is larger: those cases
 	// need no replay of the replica (what they store, if anything, is a
 	// newer checkpoint of the same tree).
@@ -161,7 +163,11 @@ func (s *syncer) refresh() error {
 		return nil // an untimed checkpoint never replaces one
 	}
 	oldT, err := CheckpointTime(s.localSigned, s.l.vkey)
-	if err == nil && !newT.After(oldT) {
+	// Under a policy, a published checkpoint that met it replaces one the
+	// replica holds that does not, whatever their times: the replica must
+	// hold what its readers' policy accepts (the sync said it met it).
+	unwitnessed := s.opts.Policy != nil && !s.policyMet(s.localFull)
+	if err == nil && !newT.After(oldT) && !unwitnessed {
 		return nil
 	}
 	if err := s.l.db.Update(func(txn Txn) error {
@@ -174,6 +180,16 @@ func (s *syncer) refresh() error {
 	}
 	s.res.Refreshed, s.res.Checkpoint, s.res.Signed = true, s.remote, s.remoteFull
 	return nil
+}
+
+// policyMet reports whether signed meets SyncOptions.Policy now.
+func (s *syncer) policyMet(signed []byte) bool {
+	now := time.Now
+	if s.opts.Now != nil {
+		now = s.opts.Now
+	}
+	_, err := s.opts.Policy.Check(signed, s.l.vkey, now())
+	return err == nil
 }
 
 // compactRange returns a TreeBuilder holding the roots of the complete

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // testWitness is a writ witness on loopback for the log of vkey.
@@ -146,65 +148,114 @@ func newHistoryWriterAt(t *testing.T, now time.Time) *historyWriter {
 	return w
 }
 
-// TestCheckViews: a witness's checkpoint is proven consistent with the
-// published one whether smaller, equal or larger (from the source's hash
-// tiles, checked against the larger root), and a checkpoint of a fork of
-// the log is a split view with both signed checkpoints and the failing
-// proof; a larger tree whose tiles are not published is undecided.
-func TestCheckViews(t *testing.T) {
+// TestSyncSeen: checkpoints of the log shown to others (witnesses'
+// latest) are proven consistent with the published one by the sync itself:
+// smaller ones from the replica's tree, ones between the replica and the
+// published size from the new tree before it is committed, larger ones
+// from the source's hash tiles (else undecided, reported). A fork of any
+// size, also one dressed with an extension line, is a split view that
+// refuses the sync before anything is stored.
+func TestSyncSeen(t *testing.T) {
 	ctx := context.Background()
 	w := newHistoryWriter(t)
+	pub := filepath.Join(t.TempDir(), "pub")
 	var seen [][]byte
-	for range 5 {
+	for range 6 {
 		w.add(t, 3)
 		cp, _ := w.Checkpoint()
-		seen = append(seen, cp) // sizes 3, 6, 9, 12, 15
-	}
-	pub := filepath.Join(t.TempDir(), "pub")
-	w.publish(t, pub)
-	src, err := tiles.OpenSource(pub, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	published := seen[4] // size 15, the published checkpoint
-	for i, s := range seen {
-		if err := ledger.CheckViews(ctx, published, s, w.VerifierKey(), src); err != nil {
-			t.Fatalf("seen %d: %v", i, err)
+		seen = append(seen, cp) // sizes 3, 6, 9, 12, 15, 18
+		if len(seen) == 5 {
+			w.publish(t, pub)
 		}
+	}
+	// The publication holds tiles up to 18 and the checkpoint of 15 (as
+	// in the middle of a publish): a larger view of 18 can be proven.
+	w.publish(t, pub)
+	if err := os.WriteFile(filepath.Join(pub, "checkpoint"), seen[4], 0o644); err != nil {
+		t.Fatal(err)
 	}
 	fork := newHistoryWriterAt(t, w.now)
 	fork.add(t, 7)
 	forked7, _ := fork.Checkpoint()
-	fork.add(t, 8)
+	fork.add(t, 5)
+	forked12, _ := fork.Checkpoint()
+	fork.add(t, 3)
 	forked15, _ := fork.Checkpoint()
-	fork.add(t, 1)
-	forked16, _ := fork.Checkpoint()
-	forkPub := filepath.Join(t.TempDir(), "forkpub")
-	fork.publish(t, forkPub)
-	forkSrc, err := tiles.OpenSource(forkPub, time.Second)
+	body, _, _ := strings.Cut(string(forked15), "\n\n")
+	signer, _, err := formats.NewNoteSigner("example.com/tiles", testkit.Key(t, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ie *ledger.InconsistencyError
+	extended, err := note.Sign(&note.Note{Text: body + "\nan extension line\n"}, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	src, err := tiles.OpenSource(pub, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The replica holds 9: from a publication of that size.
+	at9 := filepath.Join(t.TempDir(), "at9")
+	w9 := newHistoryWriter(t)
+	for range 3 {
+		w9.add(t, 3)
+	}
+	w9.publish(t, at9)
+	replica := filepath.Join(t.TempDir(), "replica")
+	if _, err := syncDir(t, replica, at9, w.VerifierKey()); err != nil {
+		t.Fatal(err)
+	}
+	sync := func(views ...[]byte) (ledger.Synced, error) {
+		var vs []ledger.SeenCheckpoint
+		for i, v := range views {
+			vs = append(vs, ledger.SeenCheckpoint{Source: fmt.Sprintf("witness %d", i), Signed: v})
+		}
+		vs = append(vs, ledger.SeenCheckpoint{Source: "witness down", Err: errors.New("unreachable")})
+		return ledger.Sync(ctx, replica, src, ledger.SyncOptions{VKey: w.VerifierKey(), History: true,
+			Seen: func([]byte, string) []ledger.SeenCheckpoint { return vs }})
+	}
+	var sv *ledger.SplitViewError
 	for _, c := range []struct {
 		name string
 		seen []byte
-		src  tiles.Source
 		why  string
 	}{
-		{"smaller", forked7, src, "split view: the tree of size 7 is not a prefix of the tree of size 15"},
-		{"same size", forked15, src, "split view: the same size with another root"},
-		{"larger", forked16, forkSrc, "split view: the tree of size 15 is not a prefix of the tree of size 16"},
+		{"smaller than the replica", forked7, "split view: the tree of size 7 is not a prefix of the replica's (of size 9), which the published one extends"},
+		{"between the replica and the published", forked12, "split view: the tree of size 12 is not a prefix of the published one (of size 15)"},
+		{"the same size", forked15, "split view: the same size with another root"},
+		{"the same size, with an extension line", extended, "split view: the same size with another root"},
 	} {
-		err := ledger.CheckViews(ctx, published, c.seen, w.VerifierKey(), c.src)
-		if !errors.As(err, &ie) || ie.Why != c.why || string(ie.FoundSigned) != string(c.seen) || string(ie.TrustedSigned) != string(published) {
-			t.Fatalf("%s fork: %v", c.name, err)
+		_, err := sync(seen[0], c.seen)
+		if !errors.As(err, &sv) || sv.Source != "witness 1" || sv.Why != c.why || string(sv.FoundSigned) != string(c.seen) {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if l, err := ledger.OpenReadOnly(replica); err != nil || l.Size() != 9 {
+			t.Fatalf("%s: the replica changed: %v", c.name, err)
+		} else {
+			l.Close()
 		}
 	}
-	if err := ledger.CheckViews(ctx, published, forked16, w.VerifierKey(), src); !errors.Is(err, ledger.ErrUndecided) {
-		t.Fatalf("larger fork, tiles not published: %v", err)
+	res, err := sync(seen...)
+	if err != nil || res.After != 15 {
+		t.Fatalf("consistent views: %+v %v", res, err)
 	}
-	if err := ledger.CheckViews(ctx, published, []byte("example.com/tiles\n1\n"+strings.Repeat("A", 43)+"=\n\n"), w.VerifierKey(), src); !errors.Is(err, ledger.ErrCheckpointSignature) {
-		t.Fatalf("unsigned: %v", err)
+	for i, r := range res.Seen[:6] {
+		if r.Err != nil || r.Size != int64(3*(i+1)) {
+			t.Fatalf("view %d: %+v", i, r)
+		}
+	}
+	if r := res.Seen[6]; r.Source != "witness down" || r.Err == nil || r.Size != -1 {
+		t.Fatalf("unreachable view: %+v", r)
+	}
+	// Nothing new: the views are still compared.
+	fork.add(t, 4)
+	forked19, _ := fork.Checkpoint()
+	res, err = sync(forked19)
+	if err != nil || !errors.Is(res.Seen[0].Err, ledger.ErrUndecided) {
+		t.Fatalf("a larger fork without its tiles: %+v %v", res.Seen, err)
+	}
+	if _, err := sync(forked12); !errors.As(err, &sv) {
+		t.Fatalf("up to date, a fork: %v", err)
 	}
 }

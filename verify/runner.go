@@ -188,7 +188,7 @@ func (r *Runner) snapshot() (*snapshot, error) {
 	defer r.loadMu.Unlock()
 	cur := r.snap.Load()
 	sig := dirSignature(filepath.Join(r.dir, ledger.AuthorityDir))
-	if cur != nil && cur.sig == sig {
+	if cur != nil && cur.sig == sig && !cur.recheckDue(r.now) {
 		return cur, nil
 	}
 	r.mu.Lock()

@@ -37,6 +37,7 @@ type snapshot struct {
 	state      *delegation.State
 	cp         ledger.Checkpoint
 	ledgerTime time.Time      // when cp was signed, or witnessed under a policy (zero if unknown)
+	recheck    time.Time      // when a witness's future-dated cosignature starts to count: judge again then
 	witnessed  bool           // ledgerTime is the witnesses' (Trust.Policy), not the writer's
 	key        sign.PublicKey // the authority log's checkpoint key, for receipts
 
@@ -111,6 +112,9 @@ func loadSnapshot(dir string, trust Trust, now func() (time.Time, error), truste
 		}
 	}
 	w, err := trust.checkWitnessed(auth, vkey, a.Checkpoint, now)
+	if w != nil {
+		s.recheck = w.Recheck
+	}
 	if err != nil {
 		s.rule, s.err = RuleLedgerUnwitnessed, err
 		return s, nil
@@ -127,6 +131,17 @@ func loadSnapshot(dir string, trust Trust, now func() (time.Time, error), truste
 		s.key = k
 	}
 	return s, nil
+}
+
+// recheckDue reports whether the snapshot's witness verdict depends on a
+// cosignature dated in the future that now counts: the log is unchanged,
+// but the verdict must be made again.
+func (s *snapshot) recheckDue(clock func() (time.Time, error)) bool {
+	if s.recheck.IsZero() {
+		return false
+	}
+	now, err := clock()
+	return err != nil || !now.Before(s.recheck)
 }
 
 // ErrReceiptNotCovered: a receipt's tree is larger than the authority

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
@@ -37,42 +38,16 @@ type Replica struct {
 	// published checkpoint must meet before anything is stored. Then the
 	// latest checkpoint each policy witness with a URL cosigned is fetched
 	// (its tlog-witness monitoring URL) and proven consistent with the
-	// published one (ledger.CheckViews): a split view refuses the sync
-	// (*SplitViewError), and Views says what each witness showed.
+	// published one (ledger.SyncOptions.Seen): a split view refuses the
+	// sync (*ledger.SplitViewError), and Views says what each showed.
 	Policy *formats.Policy
 	// Witnesses fetches the witnesses' checkpoints (nil: a zero Client).
 	Witnesses *witness.Client
-	// Views are the witnesses' checkpoints compared after the last Sync.
-	Views []WitnessView
+	// Views are what the last Sync found of the witnesses' checkpoints.
+	Views []ledger.SeenResult
 
 	st       *delegation.State
 	verified []byte
-}
-
-// SplitViewError: a policy witness cosigned a checkpoint of the log that
-// is not consistent with the replica's: the log (or its key) showed
-// another history to that witness. The embedded *ledger.InconsistencyError
-// carries both signed checkpoints (Found is the witness's) and the proof
-// that fails. The replica keeps what it synced under the quorum.
-type SplitViewError struct {
-	Witness string
-	*ledger.InconsistencyError
-}
-
-func (e *SplitViewError) Error() string {
-	return fmt.Sprintf("witness %s holds another view of the log: %v", e.Witness, e.InconsistencyError)
-}
-
-// Unwrap returns the *ledger.InconsistencyError.
-func (e *SplitViewError) Unwrap() error { return e.InconsistencyError }
-
-// WitnessView is what one policy witness holds for the log, compared with
-// the replica after a sync.
-type WitnessView struct {
-	Name  string `json:"name"`
-	Size  int64  `json:"size"` // its latest cosigned checkpoint's size (-1 if none was read)
-	Err   error  `json:"-"`    // nil: consistent with the replica
-	Error string `json:"error,omitempty"`
 }
 
 // Sync fetches what the source published since the last sync and stores
@@ -86,51 +61,42 @@ func (r *Replica) Sync(ctx context.Context) (ledger.Synced, error) {
 		// times, once.
 		res, err = r.sync(ctx)
 	}
+	r.Views = res.Seen
 	return res, err
 }
 
-// compareWitnesses fetches each policy witness's latest checkpoint of the
-// log (its tlog-witness monitoring URL) and proves it consistent with the
-// published one (ledger.CheckViews, from the source's hash tiles). A
-// witness that cannot be read, or whose view cannot be decided yet, is
-// reported in Views and is not an error; a split view is a
-// *SplitViewError, which refuses the sync before anything is stored.
-func (r *Replica) compareWitnesses(ctx context.Context, published []byte, vkey string) error {
-	r.Views = nil
+// witnessViews fetches, in parallel, each policy witness's latest
+// checkpoint of the log (its tlog-witness monitoring URL): the views a
+// sync proves consistent with the published checkpoint (ledger.Sync,
+// SyncOptions.Seen).
+func (r *Replica) witnessViews(ctx context.Context, published []byte) []ledger.SeenCheckpoint {
 	c := r.Witnesses
 	if c == nil {
 		c = &witness.Client{}
 	}
 	origin, _, _ := strings.Cut(string(published), "\n")
-	var split error
-	for _, w := range r.Policy.SubmissionWitnesses() {
-		v := WitnessView{Name: w.Name, Size: -1}
-		seen, err := c.Checkpoint(ctx, w.URL, origin)
-		if err == nil {
-			if cp, perr := ledger.OpenCheckpoint(seen, vkey); perr == nil {
-				v.Size = cp.Size
-			}
-			err = ledger.CheckViews(ctx, published, seen, vkey, r.Source)
-		}
-		var ie *ledger.InconsistencyError
-		if errors.As(err, &ie) && split == nil {
-			split = &SplitViewError{Witness: w.Name, InconsistencyError: ie}
-		}
-		if v.Err = err; err != nil {
-			v.Error = err.Error()
-		}
-		r.Views = append(r.Views, v)
+	ws := r.Policy.SubmissionWitnesses()
+	out := make([]ledger.SeenCheckpoint, len(ws))
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seen, err := c.Checkpoint(ctx, w.URL, origin)
+			out[i] = ledger.SeenCheckpoint{Source: "witness " + w.Name, Signed: seen, Err: err}
+		}()
 	}
-	return split
+	wg.Wait()
+	return out
 }
 
 func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
-	var checkViews func([]byte, string) error
+	var seen func([]byte, string) []ledger.SeenCheckpoint
 	if r.Policy != nil {
-		checkViews = func(published []byte, vkey string) error { return r.compareWitnesses(ctx, published, vkey) }
+		seen = func(published []byte, _ string) []ledger.SeenCheckpoint { return r.witnessViews(ctx, published) }
 	}
 	res, err := ledger.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, ledger.SyncOptions{
-		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, CheckPublished: checkViews,
+		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, Seen: seen,
 		Check: func(fresh bool) (ledger.EntryFunc, func() error) {
 			if fresh || r.st == nil {
 				r.st = delegation.NewState()

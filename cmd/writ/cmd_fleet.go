@@ -17,6 +17,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
+	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -148,7 +149,8 @@ func ledgerSync(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	r := &verify.Replica{Dir: dir, Source: src, VKey: vkey, TrustRoot: c.String("trust-root"), Policy: policy}
+	r := &verify.Replica{Dir: dir, Source: src, VKey: vkey, TrustRoot: c.String("trust-root"), Policy: policy,
+		Witnesses: witness.NewClient(c.Duration("timeout"))}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	every := c.Duration("watch")
@@ -192,9 +194,8 @@ func ledgerSync(c *cli.Context) error {
 // compared with the replica, when it is not simply consistent.
 func reportViews(c *cli.Context, r *verify.Replica) {
 	for _, v := range r.Views {
-		var sv *ledger.InconsistencyError
-		if v.Err != nil && !errors.As(v.Err, &sv) { // a split view is the error itself
-			fmt.Fprintf(c.App.ErrWriter, "writ: witness %s: %s\n", v.Name, oneLine(v.Err.Error()))
+		if v.Err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "writ: %s: %s\n", v.Source, oneLine(v.Err.Error()))
 		}
 	}
 }
@@ -227,11 +228,11 @@ func emitSynced(c *cli.Context, res ledger.Synced) error {
 func syncErr(err error) error {
 	var ie *ledger.InconsistencyError
 	var re *delegation.RecordError
-	var sv *verify.SplitViewError
+	var sv *ledger.SplitViewError
 	switch {
 	case errors.As(err, &sv):
 		return noErr(fmt.Errorf("nothing synced: %w", err),
-			append(evidenceAs(sv.InconsistencyError, "the published signed checkpoint:", "witness "+sv.Witness+"'s signed checkpoint:"),
+			append(evidenceAs(sv.InconsistencyError, "the published signed checkpoint:", sv.Source+"'s signed checkpoint:"),
 				"treat the log as split: its key signed both; stop trusting it until its operators explain them")...)
 	case errors.As(err, &ie):
 		return noErr(fmt.Errorf("nothing synced: %w", err), evidence(ie)...)

@@ -57,7 +57,7 @@ func collectCosignatures(c *cli.Context, l *ledger.Log, p *formats.Policy) (*led
 	if len(p.SubmissionWitnesses()) == 0 && p.Quorum != "none" {
 		return nil, inputErr(fmt.Errorf("--policy %s: no witness has a URL to ask for cosignatures", c.String("policy")))
 	}
-	res, err := l.CollectCosignatures(context.Background(), p, &witness.Client{}, c.Duration("witness-timeout"), time.Now)
+	res, err := l.CollectCosignatures(context.Background(), p, witness.NewClient(c.Duration("witness-timeout")), c.Duration("witness-timeout"), time.Now)
 	for _, w := range res.Witnesses {
 		if w.Err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "writ: witness %s: %s\n", w.Name, oneLine(w.Err.Error()))

@@ -1,8 +1,8 @@
 package formats
 
-// Hostile review of the tlog-policy parser and quorum check. Tests marked
-// ATTACK fail while the weakness is there; tests marked REGRESSION are
-// attacks writ withstands.
+// Hostile review of the tlog-policy parser and quorum check: every test is
+// an attack writ withstands (those marked "once an attack" succeeded before
+// their fix).
 
 import (
 	"errors"
@@ -33,7 +33,7 @@ func hostileCheckpoint(t *testing.T, logAt time.Time, extra ...note.Signer) []by
 	return out
 }
 
-// ATTACK (wrong-yes): a policy with no `log` line (the spec allows it; the
+// REGRESSION, once an attack (wrong-yes): a policy with no `log` line (the spec allows it; the
 // runner then trusts --vkey or the ledger's key) whose witness key is the
 // log's own cosignature/v1 key. ParsePolicy only refuses a witness key
 // that a *listed* log holds, and Check never compares a witness's key
@@ -58,7 +58,7 @@ func TestHostileWitnessLogOwnCosignatureCountsAsWitness(t *testing.T) {
 	}
 }
 
-// ATTACK (wrong-yes, spec mismatch): c2sp.org/tlog-policy says "Each
+// REGRESSION, once an attack (wrong-yes, spec mismatch): c2sp.org/tlog-policy says "Each
 // defined name can be listed as a group member at most once. This ensures
 // that each witness can contribute to a group, or to the quorum in
 // particular, in only one way." ParsePolicy only refuses a name listed
@@ -79,7 +79,7 @@ func TestHostileWitnessOneWitnessInTwoGroupsCountsTwice(t *testing.T) {
 	}
 }
 
-// ATTACK (DoS): Policy.satisfied re-evaluates every member group
+// REGRESSION, once an attack (DoS): Policy.satisfied re-evaluates every member group
 // recursively without memoizing, so a group that names all earlier
 // groups doubles the work per line. A 3 kB policy of 40 such groups (the
 // limit is 64) makes Check run ~2^39 evaluations: admit, sync, import,
@@ -118,7 +118,7 @@ func TestHostileWitnessNestedGroupsExponentialCheck(t *testing.T) {
 	}
 }
 
-// ATTACK (wrong-no): a witness with two valid cosignatures on the
+// REGRESSION, once an attack (wrong-no): a witness with two valid cosignatures on the
 // checkpoint, one dated now and one more than MaxCosignatureSkew ahead,
 // is not counted at all: CosigVerifier.Time returns only the latest, and
 // Check then files the witness under Future. The Witnessing doc says

@@ -45,9 +45,17 @@ type Client struct {
 	HTTP *http.Client
 }
 
-var defaultHTTP = &http.Client{
-	Timeout:       ClientTimeout,
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+var defaultHTTP = NewClient(ClientTimeout).HTTP
+
+// NewClient returns a Client whose every request, from dialling to the
+// last byte, is cut off after timeout, and which follows no redirect (a
+// witness that redirects is an ErrWitness), like the zero Client with
+// another timeout.
+func NewClient(timeout time.Duration) *Client {
+	return &Client{HTTP: &http.Client{
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
 }
 
 func (c *Client) http() *http.Client {
