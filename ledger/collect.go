@@ -21,6 +21,11 @@ const DefaultWitnessTimeout = 5 * time.Second
 // history elsewhere. Never resolved by resending.
 var ErrWitnessAhead = errors.New("a witness holds a larger checkpoint of this log than the log")
 
+// ErrBadCosignature: a witness answered 200, but no line of its answer
+// verifies as its cosignature/v1 under the key the policy gives it (a
+// wrong key in the policy, or not the witness the URL should reach).
+var ErrBadCosignature = errors.New("the witness's answer does not verify under its policy key")
+
 // WitnessResult is what one witness answered a writer (c2sp.org/tlog-witness
 // add-checkpoint).
 type WitnessResult struct {
@@ -56,7 +61,8 @@ type Collected struct {
 // (AttachCosignatures) and judges the result by the policy at now.
 //
 // A witness that fails does not stop the others; its error is in
-// Collected.Witnesses (a *witness.ResponseError, or ErrWitnessAhead).
+// Collected.Witnesses (a *witness.ResponseError, ErrWitnessAhead or
+// ErrBadCosignature).
 // Errors: a *formats.QuorumError (wrapping formats.ErrQuorum) when the
 // quorum is not met — the cosignatures gathered are stored anyway;
 // ErrHeadMoved when another append signed a newer checkpoint meanwhile;
@@ -149,7 +155,7 @@ func (l *Log) askWitness(ctx context.Context, c *witness.Client, w formats.Polic
 			}
 		}
 		if len(ok) == 0 {
-			return nil, fmt.Errorf("%w: %s answered 200 without a cosignature that verifies under its policy key", witness.ErrWitness, w.Name)
+			return nil, fmt.Errorf("%w: %s answered 200 without a cosignature that verifies under %s", ErrBadCosignature, w.Name, w.VKey)
 		}
 		return ok, nil
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -70,7 +71,7 @@ func runnerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "ledger", Usage: "this runner's ledger `DIR`"},
 		&cli.StringFlag{Name: "machine", Usage: "this runner's machine `NAME`"},
 		&cli.StringFlag{Name: "mode", Value: "off", Usage: "`MODE` for authenticity, authority, freshness and provenance rules: off (admit and record), warn (admit, record what enforce would refuse), enforce (refuse); integrity rules refuse in every mode"},
-		&cli.DurationFlag{Name: "max-ledger-age", Usage: "refuse (stale-ledger) when the ledger's newest checkpoint was signed longer ago than `DURATION` (0: no limit)"},
+		&cli.DurationFlag{Name: "max-ledger-age", Usage: "refuse (stale-ledger) when the ledger's newest checkpoint was signed longer ago than `DURATION` (0: no limit); under --policy, when its witness quorum cosigned it longer ago"},
 		&cli.StringSliceFlag{Name: "refuse", Usage: "refuse on `RULE` in every mode, whatever --mode says (repeat, or comma-separated; tightens only; `writ admit --rules` lists them)"},
 		&cli.BoolFlag{Name: "require-receipt", Usage: "admit only a dispatch whose receipt proves it is in the authority log this runner verified"},
 		&cli.StringFlag{Name: "control-workspace", Usage: "the control plane's workspace root, an absolute `PATH` on the sending host: a remote brief naming a path beneath it is refused (rule R30)"},
@@ -122,6 +123,9 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	}
 	policy, err := readPolicy(c)
 	if err != nil {
+		return nil, err
+	}
+	if err := policyForLedger(c, policy, vkey, filepath.Join(dir, ledger.AuthorityDir)); err != nil {
 		return nil, err
 	}
 	kp := ledger.KeyParams{Rand: rand.Reader}

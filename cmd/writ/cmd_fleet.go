@@ -116,7 +116,10 @@ func ledgerPublish(c *cli.Context) error {
 	}
 	p, err := l.PublishWith(c.String("to"), opts)
 	if err != nil {
-		if errors.Is(err, formats.ErrQuorum) || errors.Is(err, formats.ErrPolicyLog) {
+		if errors.Is(err, formats.ErrPolicyLog) {
+			return inputErr(fmt.Errorf("nothing published: %w", err), "give the policy of this log: its `log` line is the log's verifier key")
+		}
+		if errors.Is(err, formats.ErrQuorum) {
 			return noErr(fmt.Errorf("nothing published: the %s log's checkpoint: %w", name, err),
 				"collect the cosignatures first: `writ ledger checkpoint --refresh --policy "+c.String("policy")+" --dir "+c.String("dir")+"`")
 		}
@@ -241,8 +244,12 @@ func syncErr(err error) error {
 	case errors.Is(err, ledger.ErrSourceLog), errors.Is(err, ledger.ErrCheckpointSignature), errors.Is(err, ledger.ErrMalformedCheckpoint),
 		errors.Is(err, ledger.ErrTampered), errors.Is(err, verify.ErrRootUntrusted), errors.Is(err, ledger.ErrHistory):
 		return noErr(fmt.Errorf("nothing synced: %w", err))
-	case errors.Is(err, formats.ErrQuorum), errors.Is(err, formats.ErrPolicyLog):
-		return noErr(fmt.Errorf("nothing synced: %w", err), "the writer collects its witnesses' cosignatures with `writ ledger checkpoint --refresh --policy`; sync again once they have cosigned")
+	case errors.Is(err, formats.ErrPolicyLog):
+		return inputErr(fmt.Errorf("nothing synced: %w", err), "give the policy of this log: its `log` line is the log's verifier key")
+	case errors.Is(err, formats.ErrQuorum):
+		return noErr(fmt.Errorf("nothing synced: %w", err),
+			"the writer collects its witnesses' cosignatures with `writ ledger checkpoint --refresh --policy`; sync again once they have cosigned",
+			"if the writer asks other witnesses than this policy requires, the two policies must be made to agree")
 	case errors.Is(err, tiles.ErrFetch):
 		return inputErr(fmt.Errorf("nothing synced: %w", err), "check --from; a source that stalls or sends more than a file can hold is cut off")
 	case errors.Is(err, ledger.ErrWrongKey):

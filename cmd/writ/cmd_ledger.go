@@ -184,6 +184,9 @@ func ledgerAppend(c *cli.Context) error {
 		return err
 	}
 	defer log.Close()
+	if err := policyForLedger(c, policy, log.VerifierKey(), ""); err != nil {
+		return err
+	}
 	auth, err := verify.LoadAuthority(log, log.VerifierKey())
 	if err != nil {
 		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
@@ -229,6 +232,10 @@ func ledgerCheckpoint(c *cli.Context) error {
 		}
 		l, err := openAuthorityKeyed(c)
 		if err != nil {
+			return err
+		}
+		if err := policyForLedger(c, policy, l.VerifierKey(), ""); err != nil {
+			l.Close()
 			return err
 		}
 		err = l.Refresh()

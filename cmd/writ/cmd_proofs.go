@@ -57,6 +57,7 @@ func proofCommands() []*cli.Command {
 			Name:  "receipt",
 			Usage: "write an RFC 9942 COSE receipt (inclusion proof signed by the log key) for entry --index",
 			Flags: []cli.Flag{dirFlag, index, &cli.StringFlag{Name: "out", Value: "-", Usage: "`FILE` (- for stdout)"},
+				&cli.StringFlag{Name: "policy", Usage: "witness policy `FILE`: write the receipt only if the checkpoint it carries meets the quorum (exit 1 otherwise)"},
 				passphraseFileFlag, identityFlag},
 			Action: ledgerReceipt,
 		},
@@ -143,14 +144,48 @@ func ledgerEntry(c *cli.Context) error {
 }
 
 func ledgerReceipt(c *cli.Context) error {
+	policy, err := readPolicy(c)
+	if err != nil {
+		return err
+	}
 	log, err := openAuthorityKeyed(c)
 	if err != nil {
 		return err
 	}
 	defer log.Close()
+	if err := policyForLedger(c, policy, log.VerifierKey(), ""); err != nil {
+		return err
+	}
 	r, err := log.Receipt(c.Int64("index"))
 	if err != nil {
 		return proofErr(err)
+	}
+	if policy != nil {
+		// The receipt carries the latest checkpoint with the cosignatures
+		// gathered for it: judge exactly that.
+		entry, err := log.Entry(c.Int64("index"))
+		if err != nil {
+			return proofErr(err)
+		}
+		key, err := ledger.VerifierPublicKey(log.VerifierKey())
+		if err != nil {
+			return err
+		}
+		p, err := ledger.VerifyReceipt(r, entry, key)
+		if err != nil {
+			return err
+		}
+		cp, err := formats.ReceiptCheckpoint(r, p, log.VerifierKey())
+		if err == nil && cp == nil {
+			err = fmt.Errorf("%w: no witness cosigned the latest checkpoint", formats.ErrQuorum)
+		}
+		if err == nil {
+			_, err = policy.Check(cp, log.VerifierKey(), time.Now())
+		}
+		if err != nil {
+			return noErr(fmt.Errorf("no receipt written: %w", err),
+				"collect the cosignatures first: `writ ledger checkpoint --refresh --policy "+c.String("policy")+" --dir "+c.String("dir")+"`, then ask again")
+		}
 	}
 	return writeOutput(c, c.String("out"), r)
 }
@@ -188,6 +223,9 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	}
 	policy, err := readPolicy(c)
 	if err != nil {
+		return err
+	}
+	if err := policyForLedger(c, policy, vkey, ""); err != nil {
 		return err
 	}
 	p, err := ledger.VerifyReceipt(receipt, entry, key)

@@ -73,7 +73,7 @@ func classify(err error) int {
 	for _, target := range []error{
 		delegation.ErrRefused, delegation.ErrUnauthorized, ledger.ErrTampered,
 		ledger.ErrCheckpointSignature, transfer.ErrDigestMismatch, sign.ErrBadSignature,
-		formats.ErrQuorum, formats.ErrPolicyLog, ledger.ErrWitnessAhead,
+		formats.ErrQuorum, ledger.ErrWitnessAhead,
 	} {
 		if errors.Is(err, target) {
 			return exitNo
@@ -83,7 +83,7 @@ func classify(err error) int {
 		schemas.ErrMalformed, schemas.ErrInvalid, sign.ErrMalformedEnvelope, sign.ErrInvalidKey,
 		sign.ErrKeyFilePermissions, sign.ErrWrongPassphrase, sign.ErrNoIdentity, sign.ErrExists, fs.ErrNotExist,
 		fs.ErrPermission, ledger.ErrNotALog, ledger.ErrMalformedCheckpoint, transfer.ErrDirtyBuild,
-		transfer.ErrUnknownBuild, ledger.ErrWrongKey, ledger.ErrBatchTooLarge, formats.ErrPolicy,
+		transfer.ErrUnknownBuild, ledger.ErrWrongKey, ledger.ErrBatchTooLarge, formats.ErrPolicy, formats.ErrPolicyLog,
 	} {
 		if errors.Is(err, target) {
 			return exitUsage

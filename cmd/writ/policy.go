@@ -34,13 +34,37 @@ func readPolicy(c *cli.Context) (*formats.Policy, error) {
 	}
 	data, err := readWhole(c, path, formats.MaxPolicyBytes)
 	if err != nil {
-		return nil, err
+		return nil, inputErr(fmt.Errorf("--policy: %w", err))
 	}
 	p, err := formats.ParsePolicy(data)
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("--policy %s: %w", path, err))
 	}
 	return p, nil
+}
+
+// policyForLedger refuses, as bad input (exit 2), a policy whose log
+// lines do not name the log of vkey, or else of the log at dir (when it
+// can be read): such a policy could never be met, and a writer would sign
+// a checkpoint before finding out. A policy with no log line applies to
+// any log (c2sp.org/tlog-policy).
+func policyForLedger(c *cli.Context, p *formats.Policy, vkey, dir string) error {
+	if p == nil || len(p.Logs) == 0 {
+		return nil
+	}
+	if vkey == "" {
+		l, err := ledger.OpenReadOnly(dir)
+		if err != nil {
+			return nil // the command reports the ledger itself
+		}
+		vkey = l.VerifierKey()
+		l.Close()
+	}
+	if err := p.CheckLog(vkey); err != nil {
+		return inputErr(fmt.Errorf("--policy %s: %w: its log lines name other logs", c.String("policy"), err),
+			"give the policy of this log: its `log` line is the log's verifier key (`writ ledger vkey`)")
+	}
+	return nil
 }
 
 // collectCosignatures asks the policy's witnesses to cosign the log's
@@ -69,16 +93,34 @@ func collectCosignatures(c *cli.Context, l *ledger.Log, p *formats.Policy) (*led
 		}
 		fmt.Fprintf(c.App.ErrWriter, "writ: witness %s cosigned size %d in %s%s\n", w.Name, res.Checkpoint.Size, w.Elapsed.Round(time.Millisecond), resent)
 	}
-	hint := "run `writ ledger checkpoint --refresh --policy " + c.String("policy") + " --dir " + c.String("dir") + "` once the witnesses answer; runners with this policy refuse the ledger until then"
+	hint := collectHint(c, res)
 	switch {
 	case errors.Is(err, formats.ErrQuorum):
-		return &res, noErr(fmt.Errorf("the new checkpoint (size %d) is not witnessed: %w", res.Checkpoint.Size, err), hint)
+		return &res, noErr(fmt.Errorf("the new checkpoint (size %d) is not witnessed: %w", res.Checkpoint.Size, err), hint...)
 	case errors.Is(err, ledger.ErrHeadMoved):
-		return &res, noErr(fmt.Errorf("collecting cosignatures: %w (another writer signed a newer checkpoint meanwhile)", err), hint)
+		return &res, noErr(fmt.Errorf("collecting cosignatures: %w (another writer signed a newer checkpoint meanwhile)", err), hint...)
 	case err != nil:
-		return &res, noErr(fmt.Errorf("collecting cosignatures: %w", err), hint)
+		return &res, noErr(fmt.Errorf("collecting cosignatures: %w", err), hint...)
 	}
 	return &res, nil
+}
+
+// collectHint says what to do when a collection falls short, from what
+// the witnesses answered: a retry helps only when they did not answer.
+func collectHint(c *cli.Context, res ledger.Collected) []string {
+	retry := "run `writ ledger checkpoint --refresh --policy " + c.String("policy") + " --dir " + c.String("dir") + "` once the witnesses answer; runners with this policy keep the last witnessed checkpoint until then"
+	var out []string
+	for _, w := range res.Witnesses {
+		switch {
+		case errors.Is(w.Err, witness.ErrInconsistent), errors.Is(w.Err, ledger.ErrWitnessAhead):
+			out = append(out, "witness "+w.Name+" holds a different history of this log (a fork, or a ledger restored from an older backup): do not retry; compare with `writ witness checkpoint --url "+w.URL+" --origin "+res.Checkpoint.Origin+"` and investigate")
+		case errors.Is(w.Err, ledger.ErrBadCosignature):
+			out = append(out, "witness "+w.Name+" answered, but not under the key the policy gives it: check its witness line against the witness's verifier key")
+		case errors.Is(w.Err, witness.ErrUnknownLog), errors.Is(w.Err, witness.ErrForbidden):
+			out = append(out, "witness "+w.Name+" does not witness this log under this key: its operator adds the log's verifier key (`writ witness serve --log`)")
+		}
+	}
+	return append(out, retry)
 }
 
 // witnessedText describes a met quorum for the text output.

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -46,6 +47,10 @@ type Witnessing struct {
 	// SameAsLog are witnesses whose key is the log's own: never counted
 	// (the log's own cosignature/v1 line is not a witness's).
 	SameAsLog []string `json:"same_as_log,omitempty"`
+	// Unverified are missing witnesses with a signature line under their
+	// key name that does not verify under the policy's key for them: a
+	// wrong key in the policy, or a forged line.
+	Unverified []string `json:"unverified,omitempty"`
 	// Time is the witnessed time: the latest t such that the witnesses
 	// that cosigned at or after t meet the quorum on their own. Zero when
 	// the quorum is none or not met.
@@ -72,6 +77,9 @@ func (e *QuorumError) Error() string {
 		strings.Join(signed, " "), strings.Join(e.Missing, " "))
 	if len(e.Future) > 0 {
 		msg += fmt.Sprintf("; not counted, dated in the future: [%s]", strings.Join(e.Future, " "))
+	}
+	if len(e.Unverified) > 0 {
+		msg += fmt.Sprintf("; a line under their name does not verify under the policy's key (a wrong key in the policy?): [%s]", strings.Join(e.Unverified, " "))
 	}
 	if len(e.SameAsLog) > 0 {
 		msg += fmt.Sprintf("; not counted, the log's own key: [%s]", strings.Join(e.SameAsLog, " "))
@@ -114,7 +122,7 @@ func (p *Policy) CheckLog(vkey string) error {
 // *QuorumError (wrapping ErrQuorum) when the quorum is not met; the
 // Witnessing is returned either way.
 func (p *Policy) Check(signed []byte, vkey string, now time.Time) (Witnessing, error) {
-	w := Witnessing{Quorum: p.describe(p.Quorum)}
+	w := Witnessing{Quorum: p.describe(p.Quorum), Cosigned: []WitnessCosignature{}, Missing: []string{}}
 	if err := p.CheckLog(vkey); err != nil {
 		return w, err
 	}
@@ -138,6 +146,9 @@ func (p *Policy) Check(signed []byte, vkey string, now time.Time) (Witnessing, e
 			}
 		case err != nil:
 			w.Missing = append(w.Missing, wit.Name)
+			if bytes.Contains(signed, []byte("\n\u2014 "+wit.verifier.Name()+" ")) {
+				w.Unverified = append(w.Unverified, wit.Name)
+			}
 		default:
 			times[wit.Name] = t
 			w.Cosigned = append(w.Cosigned, WitnessCosignature{Name: wit.Name, Time: t})
