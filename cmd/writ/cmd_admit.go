@@ -1,10 +1,10 @@
 package main
 
 import (
-	"path/filepath"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
