@@ -108,9 +108,11 @@ func ledgerPublish(c *cli.Context) error {
 		return noErr(fmt.Errorf("the %s log does not verify, nothing published: %w", name, err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
 	var opts ledger.PublishOptions
+	var witnessing *formats.Witnessing
 	if policy != nil {
 		opts.Check = func(cosigned []byte) error {
-			_, err := policy.Check(cosigned, l.VerifierKey(), time.Now())
+			w, err := policy.Check(cosigned, l.VerifierKey(), time.Now())
+			witnessing = &w
 			return err
 		}
 	}
@@ -128,8 +130,13 @@ func ledgerPublish(c *cli.Context) error {
 		}
 		return err
 	}
-	return emit(c, map[string]any{"log": name, "origin": l.Origin(), "before": p.Before, "after": p.After, "files": p.Files, "bytes": p.Bytes},
-		fmt.Sprintf("published %s log %s: %d → %d entries, %d files, %d bytes, into %s", name, l.Origin(), p.Before, p.After, p.Files, p.Bytes, c.String("to")))
+	out := map[string]any{"log": name, "origin": l.Origin(), "before": p.Before, "after": p.After, "files": p.Files, "bytes": p.Bytes}
+	text := fmt.Sprintf("published %s log %s: %d → %d entries, %s, %d bytes, into %s", name, l.Origin(), p.Before, p.After, plural(int64(p.Files), "file", "files"), p.Bytes, c.String("to"))
+	if witnessing != nil {
+		out["witnessing"] = witnessing
+		text += "; " + witnessedText(*witnessing)
+	}
+	return emit(c, out, text)
 }
 
 func ledgerSync(c *cli.Context) error {

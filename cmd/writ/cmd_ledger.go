@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -226,6 +227,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 	if policy != nil && !c.Bool("refresh") {
 		return usageErr("--policy collects cosignatures for a new checkpoint: give --refresh too")
 	}
+	var witnessing *formats.Witnessing
 	if c.Bool("refresh") {
 		if c.String("log") != "authority" {
 			return usageErr("--refresh signs the authority log's checkpoint; the decision log's is signed by every admit")
@@ -250,6 +252,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 		}
 		if res != nil {
 			fmt.Fprintf(c.App.ErrWriter, "writ: checkpoint of size %d %s\n", res.Checkpoint.Size, witnessedText(res.Witnessing))
+			witnessing = &res.Witnessing
 		}
 	}
 	log, err := openLog(c)
@@ -271,8 +274,12 @@ func ledgerCheckpoint(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return emit(c, map[string]any{"log": c.String("log"), "origin": cp.Origin, "size": cp.Size,
-		"root_hash": hex.EncodeToString(cp.Hash[:]), "checkpoint": string(signed)})
+	out := map[string]any{"log": c.String("log"), "origin": cp.Origin, "size": cp.Size,
+		"root_hash": hex.EncodeToString(cp.Hash[:]), "checkpoint": string(signed)}
+	if witnessing != nil {
+		out["witnessing"] = witnessing
+	}
+	return emit(c, out)
 }
 
 type logResult struct {

@@ -24,7 +24,7 @@ import (
 // witness's identity cannot drift between runs.
 
 func witnessCommand() *cli.Command {
-	urlFlag := &cli.StringFlag{Name: "url", Required: true, Usage: "the witness's URL prefix: https://, or http:// on loopback"}
+	urlFlag := &cli.StringFlag{Name: "url", Required: true, Usage: "the witness's `URL` prefix: https://, or http:// on loopback"}
 	return &cli.Command{
 		Name:  "witness",
 		Usage: "a C2SP tlog-witness: cosign checkpoints of the logs it trusts, each consistent with the last",

@@ -130,7 +130,7 @@ func VerifyReceipt(receipt, entry []byte, key sign.PublicKey) (*InclusionProof, 
 	}
 	m.Payload = root[:]
 	if err := m.Verify(nil, receiptVerifier{key, alg}); err != nil {
-		return nil, fmt.Errorf("%w: signature does not verify under log key %s", ErrReceipt, key.ID())
+		return nil, fmt.Errorf("%w: it does not verify for this entry under the log's key (key id %s): the entry bytes are not the ones the receipt is for, or the receipt is not by this log", ErrReceipt, key.ID())
 	}
 	return p, nil
 }

@@ -105,7 +105,9 @@ func isOriginHash(s string) bool {
 // verify under l's configured keys (note.Open), carrying exactly one
 // other signature line, this witness's cosignature, which verifies with
 // a non-zero time, all in the exact form store writes. Errors wrap
-// ErrCorruptState and name the file.
+// ErrCorruptState and name the file, or ErrConfig when the file carries
+// one cosignature by another witness (another key or name: the state of
+// another witness, not a damaged one).
 func (w *Witness) load(l *logState) error {
 	b, err := tiles.ReadFile(l.file, MaxCheckpointSize)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -132,7 +134,11 @@ func (w *Witness) load(l *logState) error {
 	} else if err != nil {
 		return corrupt("not a signed note (%v)", err)
 	}
-	if len(n.UnverifiedSigs) != 1 || n.UnverifiedSigs[0].Name != w.name || n.UnverifiedSigs[0].Hash != w.cosig.KeyID() {
+	if len(n.UnverifiedSigs) == 1 && (n.UnverifiedSigs[0].Name != w.name || n.UnverifiedSigs[0].Hash != w.cosig.KeyID()) {
+		return fmt.Errorf("%w: %s holds the state of witness %s (key id %08x), not of this witness (%s): give that witness's key and name, or another --dir",
+			ErrConfig, l.file, n.UnverifiedSigs[0].Name, n.UnverifiedSigs[0].Hash, w.vkey)
+	}
+	if len(n.UnverifiedSigs) != 1 {
 		return corrupt("it does not carry exactly one cosignature by this witness (%s) beside the log's signatures", w.vkey)
 	}
 	t, err := w.cosig.Time(b)

@@ -76,6 +76,7 @@ func TestCorruptState(t *testing.T) {
 		edit   func(t *testing.T, file string, state, bstate []byte) // changes the state file of a
 		config func(*witness.Config)
 		want   string
+		kind   error // the sentinel (default ErrCorruptState)
 	}{
 		{name: "a flipped bit in the cosignature", want: "does not verify under",
 			edit: func(t *testing.T, f string, s, _ []byte) { write(t, f, flipSig(t, s, 1)) }},
@@ -105,9 +106,9 @@ func TestCorruptState(t *testing.T) {
 				os.Remove(f)
 				os.Mkdir(f, 0o700)
 			}},
-		{name: "another witness key", want: "exactly one cosignature by this witness",
+		{name: "another witness key", want: "holds the state of witness witness.example/w1 (key id", kind: witness.ErrConfig,
 			config: func(c *witness.Config) { c.Key = testkit.Key(t, 201) }},
-		{name: "another witness name", want: "exactly one cosignature by this witness",
+		{name: "another witness name", want: "holds the state of witness witness.example/w1 (key id", kind: witness.ErrConfig,
 			config: func(c *witness.Config) { c.Name = "witness.example/w2" }},
 		{name: "the log's key no longer configured", want: "its log signatures do not verify",
 			config: func(c *witness.Config) { c.Logs = []string{other.vkey, b.vkey} }},
@@ -137,8 +138,12 @@ func TestCorruptState(t *testing.T) {
 				tc.config(&cfg)
 			}
 			_, err := witness.New(cfg)
-			if !errors.Is(err, witness.ErrCorruptState) || !strings.Contains(err.Error(), filepath.Join(dir, "logs")) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("New: %v\nwant ErrCorruptState naming the file and saying %q", err, tc.want)
+			kind := tc.kind
+			if kind == nil {
+				kind = witness.ErrCorruptState
+			}
+			if !errors.Is(err, kind) || !strings.Contains(err.Error(), filepath.Join(dir, "logs")) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New: %v\nwant %v naming the file and saying %q", err, kind, tc.want)
 			}
 		})
 	}
