@@ -91,13 +91,9 @@ func (c *Client) AddCheckpoint(ctx context.Context, submissionURL string, old in
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	resp, err := c.do(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return nil, &ResponseError{URL: u, Kind: ErrWitness, Err: err}
-	}
-	resp, err := c.http().Do(req)
-	if err != nil {
-		return nil, &ResponseError{URL: u, Kind: ErrWitness, Err: err}
+		return nil, err
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
@@ -147,13 +143,9 @@ func (c *Client) Checkpoint(ctx context.Context, monitoringURL, origin string) (
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	resp, err := c.do(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, &ResponseError{URL: u, Kind: ErrWitness, Err: err}
-	}
-	resp, err := c.http().Do(req)
-	if err != nil {
-		return nil, &ResponseError{URL: u, Kind: ErrWitness, Err: err}
+		return nil, err
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
@@ -180,6 +172,20 @@ func (c *Client) Checkpoint(ctx context.Context, monitoringURL, origin string) (
 // endpoint joins a witness URL prefix and a path after checking the
 // prefix: https://, or http:// to a loopback host; no user, query or
 // fragment. Errors are *ResponseError wrapping ErrWitness.
+// do sends one request to u; a failure to send it or to get an answer is
+// a *ResponseError wrapping ErrWitness.
+func (c *Client) do(ctx context.Context, method, u string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, &ResponseError{URL: u, Kind: ErrWitness, Err: err}
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return nil, &ResponseError{URL: u, Kind: ErrWitness, Err: err}
+	}
+	return resp, nil
+}
+
 func endpoint(prefix, path string) (string, error) {
 	u, err := url.Parse(prefix)
 	bad := func(why string) error {
