@@ -205,7 +205,7 @@ func ledgerSync(c *cli.Context) error {
 func reportViews(c *cli.Context, r *verify.Replica) {
 	for _, v := range r.Views {
 		if v.Err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "writ: %s: %s\n", v.Source, oneLine(v.Err.Error()))
+			fmt.Fprintf(c.App.ErrWriter, "writ: %s's view of the log not compared (only the split-view check skips it): %s\n", v.Source, oneLine(v.Err.Error()))
 		}
 	}
 }

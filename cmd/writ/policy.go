@@ -84,7 +84,11 @@ func collectCosignatures(c *cli.Context, l *ledger.Log, p *formats.Policy) (*led
 	res, err := l.CollectCosignatures(context.Background(), p, witness.NewClient(c.Duration("witness-timeout")), c.Duration("witness-timeout"), time.Now)
 	for _, w := range res.Witnesses {
 		if w.Err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "writ: witness %s: %s\n", w.Name, oneLine(w.Err.Error()))
+			msg := oneLine(w.Err.Error())
+			if errors.Is(w.Err, context.DeadlineExceeded) {
+				msg += fmt.Sprintf(" (no answer within --witness-timeout %s)", c.Duration("witness-timeout"))
+			}
+			fmt.Fprintf(c.App.ErrWriter, "writ: witness %s: %s\n", w.Name, msg)
 			continue
 		}
 		resent := ""
