@@ -90,7 +90,9 @@ func openSeen(signed []byte, vkey string) (Checkpoint, error) {
 // replica's stored tree has at its size; a larger tree is proven from the
 // source's hash tiles, or left undecided. Trees between the replica's and
 // the published size are kept for checkDeferred. A split view is a
-// *SplitViewError; everything else is reported in Synced.Seen.
+// *SplitViewError, a replica whose stored tree does not lead to its
+// signed root an *IntegrityError; everything else is reported in
+// Synced.Seen.
 func (s *syncer) checkSeen(views []SeenCheckpoint) error {
 	for _, v := range views {
 		res := SeenResult{Source: v.Source, Size: -1, Err: v.Err}
@@ -103,8 +105,12 @@ func (s *syncer) checkSeen(views []SeenCheckpoint) error {
 			}
 		}
 		var sv *SplitViewError
+		var ie *IntegrityError
 		if errors.As(res.Err, &sv) {
 			return sv
+		}
+		if errors.As(res.Err, &ie) {
+			return fmt.Errorf("the replica: %w", ie)
 		}
 		if res.Err != nil {
 			res.Error = res.Err.Error()
@@ -132,6 +138,12 @@ func (s *syncer) decide(v SeenCheckpoint, cp Checkpoint) error {
 		p, err := s.l.ProveConsistency(cp.Size, s.local.Size)
 		if err != nil {
 			return err
+		}
+		// The proof is built from stored hashes: it counts only if it
+		// leads to the replica's signed root.
+		if p.NewRoot != s.local.Hash || p.Verify() != nil {
+			return &IntegrityError{Index: -1, What: "stored tree hashes",
+				Detail: fmt.Sprintf("the replica's stored tree does not prove its size %d into its signed root; run `writ ledger verify`", cp.Size)}
 		}
 		if p.OldRoot != cp.Hash {
 			q := *p

@@ -39,10 +39,16 @@ func (c Checkpoint) Body() string {
 	return fmt.Sprintf("%s\n%d\n%s\n", c.Origin, c.Size, base64.StdEncoding.EncodeToString(c.Hash[:]))
 }
 
+// MaxTreeSize bounds the tree size of a checkpoint writ reads (2^56
+// entries, far beyond any log): golang.org/x/mod/sumdb/tlog's proofs do
+// not terminate for sizes above 2^62, and a size the log key signed is
+// still hostile input to a replica or a witness.
+const MaxTreeSize = 1 << 56
+
 // ParseCheckpoint parses a checkpoint body (c2sp.org/tlog-checkpoint)
 // strictly: exactly three lines, a decimal size without sign or leading
-// zeros, a 32-byte root hash in standard padded base64, and no extension
-// lines. The error wraps ErrMalformedCheckpoint.
+// zeros, at most MaxTreeSize, a 32-byte root hash in standard padded
+// base64, and no extension lines. The error wraps ErrMalformedCheckpoint.
 func ParseCheckpoint(body string) (Checkpoint, error) {
 	lines := strings.SplitAfter(body, "\n")
 	if len(lines) != 4 || lines[3] != "" {
@@ -51,8 +57,8 @@ func ParseCheckpoint(body string) (Checkpoint, error) {
 	var c Checkpoint
 	c.Origin = strings.TrimSuffix(lines[0], "\n")
 	size, err := strconv.ParseInt(strings.TrimSuffix(lines[1], "\n"), 10, 64)
-	if err != nil || size < 0 {
-		return Checkpoint{}, fmt.Errorf("%w: size line %q", ErrMalformedCheckpoint, lines[1])
+	if err != nil || size < 0 || size > MaxTreeSize {
+		return Checkpoint{}, fmt.Errorf("%w: size line %q (a decimal from 0 to 2^56)", ErrMalformedCheckpoint, lines[1])
 	}
 	c.Size = size
 	h, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(lines[2], "\n"))

@@ -229,7 +229,7 @@ func readAtMost(r io.Reader, max int) ([]byte, error) {
 
 // parseConflict reads a 409 answer: Content-Type text/x.tlog.size (media
 // type parameters ignored) and a body of exactly a tree size (decimal,
-// no leading zeros, at most 2^63-1) and "\n".
+// no leading zeros, at most 2^56 (formats.MaxTreeSize)) and "\n".
 func parseConflict(contentType string, body []byte) (int64, error) {
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != SizeContentType {

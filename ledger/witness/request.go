@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -52,7 +53,7 @@ type Request struct {
 
 // ParseRequest parses an add-checkpoint request body strictly: the line
 // "old <size>" (ASCII decimal, no sign, no leading zeros unless the size
-// is 0, at most 2^63-1), 0 to 63 lines of standard padded base64 each
+// is 0, at most 2^56 (formats.MaxTreeSize)), 0 to 63 lines of standard padded base64 each
 // encoding exactly 32 bytes, an empty line, then the checkpoint (the
 // rest of the body, non-empty and ending in a newline). Every line ends
 // in "\n" (no "\r"). The body must be at most MaxRequestSize bytes. The
@@ -72,7 +73,7 @@ func ParseRequest(body []byte) (*Request, error) {
 	}
 	old, ok := parseSize(string(num))
 	if !ok {
-		return nil, refuse(ErrBadRequest, "malformed request: the old size is not a decimal without leading zeros up to 2^63-1")
+		return nil, refuse(ErrBadRequest, "malformed request: the old size is not a decimal without leading zeros up to 2^56")
 	}
 	r := &Request{OldSize: old}
 	for {
@@ -143,7 +144,7 @@ type Checkpoint struct {
 // ParseCheckpoint reads the note text of a signed checkpoint (the bytes
 // before the last blank line, as c2sp.org/signed-note splits a note):
 // a non-empty origin line, a size line (ASCII decimal, no leading zeros
-// unless 0, at most 2^63-1), a root hash line (standard padded base64 of
+// unless 0, at most 2^56 (formats.MaxTreeSize)), a root hash line (standard padded base64 of
 // exactly 32 bytes), then any non-empty extension lines. It verifies no
 // signature (note.Open does). Unlike formats.ParseCheckpoint, which reads
 // only checkpoints writ wrote, it accepts extension lines, as
@@ -170,7 +171,7 @@ func ParseCheckpoint(signed []byte) (Checkpoint, error) {
 	c := Checkpoint{Origin: lines[0], Text: text}
 	var ok bool
 	if c.Size, ok = parseSize(lines[1]); !ok {
-		return Checkpoint{}, refuse(ErrBadRequest, "malformed checkpoint: the size line is not a decimal without leading zeros up to 2^63-1")
+		return Checkpoint{}, refuse(ErrBadRequest, "malformed checkpoint: the size line is not a decimal without leading zeros up to 2^56")
 	}
 	if c.Hash, ok = parseHash(lines[2]); !ok {
 		return Checkpoint{}, refuse(ErrBadRequest, "malformed checkpoint: the root hash line is not the base64 of 32 bytes")
@@ -179,7 +180,7 @@ func ParseCheckpoint(signed []byte) (Checkpoint, error) {
 }
 
 // parseSize parses a tree size: ASCII decimal digits, no leading zero
-// unless the size is 0, at most 2^63-1.
+// unless the size is 0, at most 2^56 (formats.MaxTreeSize).
 func parseSize(s string) (int64, bool) {
 	if s == "" || len(s) > 19 || (s[0] == '0' && len(s) > 1) {
 		return 0, false
@@ -190,7 +191,7 @@ func parseSize(s string) (int64, bool) {
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil
+	return n, err == nil && n <= formats.MaxTreeSize
 }
 
 // parseHash decodes the standard, padded, canonical base64 of exactly
