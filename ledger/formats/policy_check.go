@@ -87,6 +87,7 @@ func (e *QuorumError) Error() string {
 	return msg
 }
 
+// Unwrap returns ErrQuorum.
 func (e *QuorumError) Unwrap() error { return ErrQuorum }
 
 // CheckLog returns nil if the policy lists no log or lists vkey's key
