@@ -45,15 +45,7 @@ type KeyParams struct {
 // empty authority log with the given origin, and returns that log open
 // for appending. The caller appends the root record.
 func Init(dir, origin string, kp KeyParams) (*Log, error) {
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return nil, fmt.Errorf("%s: directory is not empty", dir)
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	if !ValidOrigin(origin) || len(origin) > MaxLedgerOrigin {
-		return nil, fmt.Errorf("origin %q: 1 to %d printable ASCII characters, no space or '+'", origin, MaxLedgerOrigin)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := prepareDir(dir, origin); err != nil {
 		return nil, err
 	}
 	key, err := sign.GenerateKeyFiles(filepath.Join(dir, CheckpointKey), kp.Recipients, kp.Rand)
@@ -61,6 +53,20 @@ func Init(dir, origin string, kp KeyParams) (*Log, error) {
 		return nil, err
 	}
 	return CreateWithHistory(filepath.Join(dir, AuthorityDir), origin, key, nil)
+}
+
+// prepareDir checks a new ledger's directory (absent or empty) and
+// origin, and creates the directory (0700).
+func prepareDir(dir, origin string) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("%s: directory is not empty", dir)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if !ValidOrigin(origin) || len(origin) > MaxLedgerOrigin {
+		return fmt.Errorf("origin %q: 1 to %d printable ASCII characters, no space or '+'", origin, MaxLedgerOrigin)
+	}
+	return os.MkdirAll(dir, 0o700)
 }
 
 // OpenAuthority opens the authority log of the ledger at dir. Without
