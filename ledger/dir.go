@@ -38,6 +38,9 @@ type KeyParams struct {
 	Recipients []age.Recipient
 	Identities []age.Identity
 	Rand       io.Reader
+	// Protection is how the runner key is kept (OpenDecisions; Init does
+	// not read it).
+	Protection KeyProtection
 }
 
 // Init creates a ledger directory: dir must not exist or be empty. It
@@ -127,12 +130,17 @@ func HasDecisions(dir string, expected bool) (bool, error) {
 }
 
 // OpenDecisions opens the decision log of the ledger at dir for
-// appending, unlocking the runner key with kp.Passphrase. On first use it
-// creates the runner key (DIR/runner.key, with kp.WorkFactor) and the log,
-// whose origin is authorityOrigin + "/decisions/" + the first 16 hex
-// digits of the runner's key id; if that fails, the new key files are
-// removed again. A runner key without its decision log means the log was
-// deleted: that is an *IntegrityError (ErrTampered), and nothing is
+// appending, loading the runner key as DIR/runner.protection says
+// (RunnerKeyProtection): a key kept as ProtectPassphrase is unlocked with
+// kp.Identities, one kept as ProtectFile takes none; kp.Protection, if not
+// zero, must be the stated one (ErrRunnerKeyProtection). On first use it
+// creates the runner key (DIR/runner.key and DIR/runner.pub) kept as
+// kp.Protection (when zero: ProtectPassphrase if kp.Recipients are given,
+// else ProtectFile), states that protection in DIR/runner.protection, and
+// creates the log, whose origin is authorityOrigin + "/decisions/" + the
+// first 16 hex digits of the runner's key id; if that fails, the new files
+// are removed again. A runner key without its decision log means the log
+// was deleted: that is an *IntegrityError (ErrTampered), and nothing is
 // created.
 func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 	keyPath := filepath.Join(dir, RunnerKey+".key")
@@ -144,15 +152,13 @@ func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 		if authorityOrigin == "" {
 			return nil, errors.New("cannot create the decision log without the authority log's origin")
 		}
-		prefix := filepath.Join(dir, RunnerKey)
-		key, err := sign.GenerateKeyFiles(prefix, kp.Recipients, kp.Rand)
+		key, err := newRunnerKey(dir, kp)
 		if err != nil {
 			return nil, fmt.Errorf("creating runner key: %w", err)
 		}
 		l, err := Create(logDir, authorityOrigin+decisionsSuffix+key.Public().ID()[:16], key, nil)
 		if err != nil {
-			os.Remove(prefix + ".key")
-			os.Remove(prefix + ".pub")
+			removeRunnerKey(dir)
 			os.RemoveAll(logDir)
 			return nil, err
 		}
@@ -162,7 +168,7 @@ func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 	case errors.Is(keyErr, os.ErrNotExist) && logErr == nil:
 		return nil, fmt.Errorf("%w: %s holds a decision log but not the runner key (%s) that signs it: this is another runner's ledger, or the key was removed; admit where that key is, or give this runner a directory of its own (writ ledger import --dir NEW FILE from an export of the authority log)", ErrNoRunnerKey, dir, keyPath)
 	}
-	key, err := sign.LoadPrivateKey(keyPath, kp.Identities...)
+	key, err := loadRunnerKey(dir, kp)
 	if err != nil {
 		return nil, fmt.Errorf("runner key: %w", err)
 	}
