@@ -93,6 +93,12 @@ type Report struct {
 	Witnessing *formats.Witnessing `json:"witnessing,omitempty"`
 	// Traffic is the report beyond verdicts and rules (see Traffic).
 	Traffic *Traffic `json:"traffic,omitempty"`
+	// RunnerKeyProtection is how the runner keeps the key that signs the
+	// decision log, as the ledger directory states it
+	// (ledger.RunnerKeyProtection: "file" or "passphrase"); empty when the
+	// directory holds no runner key (a replica, an export). It is the
+	// runner's statement, not covered by any signature.
+	RunnerKeyProtection string `json:"runner_key_protection,omitempty"`
 
 	// the verifier keys the logs were checked with, for the state file
 	authorityVKey, decisionsVKey string
@@ -207,6 +213,13 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		}
 		rep.DecisionLog = summarize(cp)
 		rep.EntriesVerified += cp.Size
+		p, ok, err := ledger.RunnerKeyProtection(dir)
+		if err != nil {
+			return rep.fail("decisions", err), nil
+		}
+		if ok {
+			rep.RunnerKeyProtection = p.String()
+		}
 	}
 	if o.Progress != nil {
 		o.Progress(rep.progressDone, rep.progressTotal)

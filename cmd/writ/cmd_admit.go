@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -75,7 +74,7 @@ func runnerFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "refuse", Usage: "refuse on `RULE` in every mode, whatever --mode says (repeat, or comma-separated; tightens only; `writ admit --rules` lists them)"},
 		&cli.BoolFlag{Name: "require-receipt", Usage: "admit only a dispatch whose receipt proves it is in the authority log this runner verified"},
 		&cli.StringFlag{Name: "control-workspace", Usage: "the control plane's workspace root, an absolute `PATH` on the sending host: a remote brief naming a path beneath it is refused (rule R30)"},
-		vkeyFlag, trustRootFlag, policyFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
+		vkeyFlag, trustRootFlag, policyFlag, runnerKeyProtectionFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
 	}
 }
 
@@ -87,8 +86,9 @@ type runnerSetup struct {
 	cfg   verify.Config
 }
 
-// readRunnerFlags validates the runner flags and unlocks (or, on first
-// use, creates) the runner key that signs the decision log.
+// readRunnerFlags validates the runner flags and says how to load (or, on
+// first use, create) the runner key that signs the decision log
+// (runnerKeyParams).
 func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	dir, machine := c.String("ledger"), c.String("machine")
 	for _, f := range []string{"ledger", "machine"} {
@@ -128,12 +128,7 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	if err := policyForLedger(c, policy, vkey, filepath.Join(dir, ledger.AuthorityDir)); err != nil {
 		return nil, err
 	}
-	kp := ledger.KeyParams{Rand: rand.Reader}
-	if ledger.RunnerKeyExists(dir) {
-		kp.Identities, err = unlockIdentities(c, "the runner key")
-	} else {
-		kp.Recipients, err = newKeyRecipients(c, "the new runner key")
-	}
+	kp, err := runnerKeyParams(c, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -138,6 +138,9 @@ func audit(c *cli.Context) error {
 		if rep.DecisionLog != nil {
 			lines = append(lines, fmt.Sprintf("decision checkpoint: %s size %d root %s", rep.DecisionLog.Origin, rep.DecisionLog.Size, rep.DecisionLog.RootHash))
 		}
+		if rep.RunnerKeyProtection != "" {
+			lines = append(lines, "runner key protection: "+rep.RunnerKeyProtection)
+		}
 		lines = append(lines, fmt.Sprintf("admitted although a rule failed (enforce would refuse): %d", rep.WouldRefuse))
 		lines = append(lines, "decisions by verdict:")
 		for _, v := range schemas.Verdicts {

@@ -199,8 +199,10 @@ func (q *qs) admit(label, want, mode, dispatch, agent string) error {
 	if want == "refused" {
 		code = 1
 	}
+	// The runner key too is age-encrypted to the story's passphrase, as
+	// every key the story makes (a runner's default is a plain key file).
 	r, err := q.step(code, "admit", "--ledger", q.path("ledger"), "--machine", "runner-1", "--mode", mode, "--agent-binary", agent,
-		"--passphrase-file", q.path("passphrase"), "--work-factor", quickstartWorkFactor, q.path(dispatch))
+		"--runner-key-protection", "passphrase", "--passphrase-file", q.path("passphrase"), "--work-factor", quickstartWorkFactor, q.path(dispatch))
 	if err != nil {
 		return err
 	}

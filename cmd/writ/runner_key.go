@@ -1,0 +1,85 @@
+package main
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/ledger"
+)
+
+// runnerKeyProtectionFlag chooses, at a runner's first admission, how its
+// key is kept (ledger.KeyProtection).
+var runnerKeyProtectionFlag = &cli.StringFlag{
+	Name: "runner-key-protection",
+	Usage: "how a new runner keeps the key that signs its decision log, chosen at the first admission and fixed after (stated in DIR/runner.protection): " +
+		"`HOW` is file (the default: DIR/runner.key unencrypted, mode 0600, refused unless owned by this account and closed to group and others; no cost per admission) " +
+		"or passphrase (DIR/runner.key age-encrypted to the passphrase or --recipient, unlocked at every admission: about 1.4 s and 256 MiB at --work-factor 18); LIMITATIONS.md says what each protects against",
+}
+
+// runnerSecretFlags give a secret for an age-encrypted runner key: with a
+// key kept as a plain file they are refused, since a user who gives one
+// believes the key is encrypted. WRIT_PASSPHRASE, shared by every writ
+// command, and --work-factor, a parameter of a passphrase encryption, are
+// not read then.
+var runnerSecretFlags = []string{"passphrase-file", "identity", "recipient"}
+
+// runnerKeyParams returns how the runner key of the ledger at dir is
+// made or unlocked: the protection it is stated to have (or, for a new
+// runner, --runner-key-protection, by default ledger.DefaultRunnerProtection)
+// and, for a key kept with a passphrase, the identities that unlock it or
+// the recipients a new one is encrypted to. Bad usage: a
+// --runner-key-protection other than the stated one, or a secret flag
+// for a key kept as a file.
+func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
+	kp := ledger.KeyParams{Rand: rand.Reader}
+	stated, exists, err := ledger.RunnerKeyProtection(dir)
+	if err != nil {
+		return kp, inputErr(err)
+	}
+	var asked ledger.KeyProtection
+	if c.IsSet(runnerKeyProtectionFlag.Name) {
+		if asked, err = ledger.ParseKeyProtection(c.String(runnerKeyProtectionFlag.Name)); err != nil {
+			return kp, usageErr("--%s %q: one of %s", runnerKeyProtectionFlag.Name, c.String(runnerKeyProtectionFlag.Name), strings.Join(ledger.KeyProtectionNames(), ", "))
+		}
+	}
+	statement := filepath.Join(dir, ledger.RunnerProtectionFile)
+	kp.Protection = ledger.DefaultRunnerProtection
+	switch {
+	case exists && asked != 0 && asked != stated:
+		return kp, usageErr("--%s %s: this runner's key is kept as %s (%s): the protection is chosen at the runner's first admission and fixed after", runnerKeyProtectionFlag.Name, asked, stated, statement)
+	case exists:
+		kp.Protection = stated
+	case asked != 0:
+		kp.Protection = asked
+	}
+	switch kp.Protection {
+	case ledger.ProtectFile:
+		for _, f := range runnerSecretFlags {
+			if !c.IsSet(f) {
+				continue
+			}
+			if exists {
+				return kp, usageErr("--%s: this runner's key is kept as file (%s: unencrypted, readable only by this account), which takes no passphrase or identity; drop --%s", f, statement, f)
+			}
+			return kp, usageErr("--%s: a new runner's key is kept as file by default (unencrypted, readable only by this account), which takes no passphrase or identity; to keep it age-encrypted, add --%s passphrase", f, runnerKeyProtectionFlag.Name)
+		}
+		if !exists && (os.Getenv("WRIT_PASSPHRASE") != "" || c.IsSet("work-factor")) {
+			fmt.Fprintf(c.App.ErrWriter, "writ: note: this runner's new key is kept as file (%s unencrypted, mode 0600); WRIT_PASSPHRASE and --work-factor do not apply to it; --%s passphrase at the first admission keeps it age-encrypted instead\n",
+				filepath.Join(dir, ledger.RunnerKey+".key"), runnerKeyProtectionFlag.Name)
+		}
+	case ledger.ProtectPassphrase:
+		if exists {
+			kp.Identities, err = unlockIdentities(c, "the runner key")
+		} else {
+			kp.Recipients, err = newKeyRecipients(c, "the new runner key")
+		}
+	default:
+		err = errors.New("internal: no runner key protection chosen")
+	}
+	return kp, err
+}
