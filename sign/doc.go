@@ -15,8 +15,12 @@
 // recipients ([ParseRecipients], unlocked with an identity file,
 // [LoadIdentities]), whose plaintext is the PKCS #8 PEM of the key; it is
 // written with mode 0600, and writ refuses to read a key or identity file
-// that is readable or writable by group or others. Signing goes through
-// sigstore's signature.Signer, so a KMS or HSM signer can stand in.
+// that is readable or writable by group or others. A plain key file
+// ([GeneratePlainKeyFiles], [LoadPlainKey]; a runner key kept as a file)
+// is that PEM unencrypted, protected by the file system alone: it is
+// read only when it belongs to the process's user id and is closed to
+// group and others. Signing goes through sigstore's signature.Signer, so
+// a KMS or HSM signer can stand in.
 //
 // # Envelopes
 //
