@@ -3,6 +3,8 @@ package main
 import (
 	"crypto/rand"
 	"fmt"
+	"os"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/sign"
@@ -15,18 +17,19 @@ func keyCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:      "generate",
-				Usage:     "write PREFIX.key (age-encrypted, 0600) and PREFIX.pub (PEM PKIX); print the key id",
+				Usage:     "write PREFIX.key (age-encrypted, 0600) and PREFIX.pub (PEM PKIX), or make the key inside a PKCS#11 token; print the key id",
 				ArgsUsage: " ",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "out", Required: true, Usage: "write `PREFIX`.key and PREFIX.pub"},
+					&cli.StringFlag{Name: "out", Required: true, Usage: "write `PREFIX`.key and PREFIX.pub; or a PKCS#11 URI (pkcs11:token=T;object=O) to make the key inside that token, with --pub"},
+					&cli.StringFlag{Name: "pub", Usage: "with a PKCS#11 URI as --out: write the new key's public key (PEM PKIX) to `FILE`"},
 					passphraseFileFlag, workFactorFlag, recipientFlag, jsonFlag,
 				},
 				Action: keyGenerate,
 			},
 			{
 				Name:      "id",
-				Usage:     "print the key id of a public key (lowercase hex SHA-256 of its PKIX DER)",
-				ArgsUsage: "PUB",
+				Usage:     "print the key id of a public key (lowercase hex SHA-256 of its PKIX DER), or of a key in a PKCS#11 token",
+				ArgsUsage: "PUB|URI",
 				Flags:     []cli.Flag{jsonFlag},
 				Action:    keyID,
 			},
@@ -39,6 +42,12 @@ func keyGenerate(c *cli.Context) error {
 		return err
 	}
 	prefix := c.String("out")
+	if sign.IsTokenURI(prefix) {
+		return keyGenerateToken(c, prefix)
+	}
+	if c.IsSet("pub") {
+		return usageErr("--pub is for a key made in a PKCS#11 token (--out pkcs11:...); a key file's public key is written to PREFIX.pub")
+	}
 	to, err := newKeyRecipients(c, prefix+".key")
 	if err != nil {
 		return err
@@ -51,9 +60,43 @@ func keyGenerate(c *cli.Context) error {
 		k.Public().ID())
 }
 
+// keyGenerateToken makes a key inside the token uri names and writes its
+// public key to --pub, which must not exist yet.
+func keyGenerateToken(c *cli.Context, uri string) error {
+	pub := c.String("pub")
+	if pub == "" {
+		return usageErr("--pub FILE is required with a PKCS#11 URI as --out: the private key never leaves the token, its public key is written to FILE")
+	}
+	for _, f := range []string{"passphrase-file", "work-factor", "recipient"} {
+		if c.IsSet(f) {
+			return usageErr("--%s is for key files: a key in a token is kept by the token, not encrypted by writ", f)
+		}
+	}
+	if _, err := os.Lstat(pub); err == nil {
+		return usageErr("%s exists; writ does not overwrite files (remove it or choose another --pub)", pub)
+	}
+	k, err := sign.GenerateTokenKey(uri, sign.KeyOptions{PIN: tokenPIN(c)})
+	if err != nil {
+		return keyErr(err)
+	}
+	u, _ := sign.ParseTokenURI(uri) // GenerateTokenKey parsed it
+	if err := writeNew(pub, k.Public().PEM()); err != nil {
+		return inputErr(fmt.Errorf("the key %s was made in the token as %s, but its public key was not written: %w", k.Public().ID(), u, err),
+			"`writ key id "+u.String()+"` prints its key id; remove the objects with the token's tool to start again")
+	}
+	return emit(c, map[string]string{"key_id": k.Public().ID(), "private_key": u.String(), "public_key": pub}, k.Public().ID())
+}
+
 func keyID(c *cli.Context) error {
-	if err := wantArgs(c, 1, "one argument: a public key file (PEM PKIX), or - for stdin"); err != nil {
+	if err := wantArgs(c, 1, "one argument: a public key file (PEM PKIX), - for stdin, or a PKCS#11 URI (pkcs11:token=T;object=O)"); err != nil {
 		return err
+	}
+	if ref := c.Args().First(); sign.IsTokenURI(ref) {
+		k, err := sign.LoadKey(ref, sign.KeyOptions{PIN: tokenPIN(c)})
+		if err != nil {
+			return keyErr(err)
+		}
+		return emit(c, map[string]string{"key_id": k.Public().ID()}, k.Public().ID())
 	}
 	data, err := readWhole(c, c.Args().First(), sign.MaxPublicKeyFile)
 	if err != nil {
@@ -66,20 +109,27 @@ func keyID(c *cli.Context) error {
 	return emit(c, map[string]string{"key_id": k.ID()}, k.ID())
 }
 
-// loadSigningKeys unlocks each private key file with one passphrase.
-func loadSigningKeys(c *cli.Context, paths []string) ([]*sign.PrivateKey, error) {
-	if len(paths) == 0 {
+// loadSigningKeys loads each --key: a private key file, all unlocked
+// with one passphrase (or --identity), asked only if a file is among
+// them; or a key in a PKCS#11 token (a pkcs11: URI), its PIN read from
+// the URI's pin-source, else asked on the terminal.
+func loadSigningKeys(c *cli.Context, refs []string) ([]*sign.PrivateKey, error) {
+	if len(refs) == 0 {
 		return nil, usageErr("--key is required")
 	}
-	ids, err := unlockIdentities(c, "the signing key")
-	if err != nil {
-		return nil, err
+	o := sign.KeyOptions{PIN: tokenPIN(c)}
+	if slices.ContainsFunc(refs, func(r string) bool { return !sign.IsTokenURI(r) }) {
+		ids, err := unlockIdentities(c, "the signing key")
+		if err != nil {
+			return nil, err
+		}
+		o.Identities = ids
 	}
 	var keys []*sign.PrivateKey
-	for _, p := range paths {
-		k, err := sign.LoadPrivateKey(p, ids...)
+	for _, r := range refs {
+		k, err := sign.LoadKey(r, o)
 		if err != nil {
-			return nil, inputErr(err)
+			return nil, keyErr(err)
 		}
 		keys = append(keys, k)
 	}

@@ -52,12 +52,12 @@ func witnessCommand() *cli.Command {
 					"per log under --dir, durable before each answer. SIGINT or SIGTERM stops it.",
 				ArgsUsage: " ",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "key", Required: true, Usage: "the witness's private key `FILE` (PREFIX.key; the name is read from PREFIX.vkey)"},
+					&cli.StringFlag{Name: "key", Required: true, Usage: "the witness's private key `FILE` (PREFIX.key; the name is read from PREFIX.vkey), or a PKCS#11 URI (pkcs11:token=T;object=O; the name is then --name)"},
 					&cli.StringFlag{Name: "dir", Required: true, Usage: "state `DIR`ectory (created 0700; one witness at a time)"},
 					&cli.StringFlag{Name: "listen", Required: true, Usage: "`ADDR`ess to listen on (host:port; port 0 picks one)"},
 					&cli.StringFlag{Name: "addr-file", Usage: "also write the address it listens on to `FILE`"},
 					&cli.StringSliceFlag{Name: "log", Required: true, Usage: "a log's signed-note verifier `KEY` (<origin>+<8 hex>+<base64>; repeat)"},
-					&cli.StringFlag{Name: "name", Usage: "the witness's key `NAME`, for a key without PREFIX.vkey (must match it otherwise)"},
+					&cli.StringFlag{Name: "name", Usage: "the witness's key `NAME`, for a key without PREFIX.vkey or in a token (must match PREFIX.vkey otherwise)"},
 					passphraseFileFlag, identityFlag,
 				},
 				Action: witnessServe,
@@ -112,10 +112,21 @@ func witnessKeyGenerate(c *cli.Context) error {
 		"private_key": prefix + ".key", "public_key": prefix + ".pub", "vkey_file": prefix + ".vkey"}, vkey)
 }
 
+// errTokenWitnessName: a witness key in a token has no PREFIX.vkey to
+// name it.
+var errTokenWitnessName = usageErr("--name is required with a key in a token: give the name its verifier key was made with (a schema-less URL such as witness.example/w1)")
+
 // witnessName returns the witness's name: from PREFIX.vkey beside the
-// key file, checked against the key, else --name.
+// key file, checked against the key, else --name; for a key in a token
+// (a PKCS#11 URI), --name, which is then required.
 func witnessName(c *cli.Context, keyFile string, k *sign.PrivateKey) (string, error) {
 	flag := c.String("name")
+	if sign.IsTokenURI(keyFile) {
+		if flag == "" {
+			return "", errTokenWitnessName
+		}
+		return flag, nil
+	}
 	path := strings.TrimSuffix(keyFile, ".key") + ".vkey"
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		if flag == "" {
@@ -149,6 +160,9 @@ func witnessServe(c *cli.Context) error {
 		if _, err := formats.NewVerifier(l); err != nil {
 			return usageErr("--log %q: not an Ed25519 signed-note verifier key (<origin>+<8 hex>+<base64>): %v", l, err)
 		}
+	}
+	if sign.IsTokenURI(c.String("key")) && c.String("name") == "" {
+		return errTokenWitnessName // before the PIN is asked
 	}
 	keys, err := loadSigningKeys(c, []string{c.String("key")})
 	if err != nil {

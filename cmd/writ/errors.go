@@ -66,6 +66,30 @@ func openErr(err error) error {
 	return inputErr(err)
 }
 
+// keyErr marks an error loading or making a private key as bad input
+// (exit 2), with a hint for each kind of PKCS#11 token failure. The
+// error names the URI without its PIN (package sign's errors do).
+func keyErr(err error) error {
+	var hint string
+	switch {
+	case errors.Is(err, sign.ErrTokenURI):
+		hint = "a key in a token is pkcs11:token=LABEL;object=LABEL (RFC 7512), with ?pin-source=FILE for a file holding the PIN, and &module-path=/abs/module.so unless $WRIT_PKCS11_MODULE gives the module"
+	case errors.Is(err, sign.ErrTokenModule):
+		hint = "give the token vendor's PKCS#11 library as an absolute path: module-path= in the URI's query, or $WRIT_PKCS11_MODULE (SoftHSM2 on Debian: /usr/lib/softhsm/libsofthsm2.so)"
+	case errors.Is(err, sign.ErrTokenNotFound):
+		hint = "token= is the token's label: list them with the token's tool (softhsm2-util --show-slots, pkcs11-tool --module MODULE --list-token-slots)"
+	case errors.Is(err, sign.ErrTokenPIN):
+		hint = "the pin-source file must hold the user PIN alone (one trailing newline at most); a token locks its PIN after a few wrong tries"
+	case errors.Is(err, sign.ErrTokenObject):
+		hint = "object= is the key's label: list the token's objects (pkcs11-tool --module MODULE --login --list-objects), or make one with writ key generate --out 'pkcs11:token=T;object=O' --pub FILE"
+	case errors.Is(err, sign.ErrToken) && errors.Is(err, sign.ErrExists):
+		hint = "choose another object= label: writ never replaces a key in a token"
+	default:
+		return inputErr(err)
+	}
+	return inputErr(err, hint)
+}
+
 // classify picks the exit code for an error that no command marked: bad
 // input for malformed records, keys, files and passphrases; a verdict of no
 // for refusals and failed verification; internal for anything else.
@@ -84,6 +108,10 @@ func classify(err error) int {
 		sign.ErrKeyFilePermissions, sign.ErrWrongPassphrase, sign.ErrNoIdentity, sign.ErrExists, fs.ErrNotExist,
 		fs.ErrPermission, ledger.ErrNotALog, ledger.ErrMalformedCheckpoint, transfer.ErrDirtyBuild,
 		transfer.ErrUnknownBuild, ledger.ErrWrongKey, ledger.ErrBatchTooLarge, formats.ErrPolicy, formats.ErrPolicyLog,
+		// Every failure of a key in a PKCS#11 token: sign.ErrTokenModule,
+		// ErrTokenNotFound, ErrTokenPIN, ErrTokenObject and ErrTokenURI
+		// wrap sign.ErrToken.
+		sign.ErrToken,
 	} {
 		if errors.Is(err, target) {
 			return exitUsage

@@ -244,6 +244,29 @@ func passphrase(c *cli.Context, what string, confirm bool) ([]byte, error) {
 	return p, nil
 }
 
+// tokenPIN returns the sign.KeyOptions.PIN callback: the user PIN of the
+// PKCS#11 token uri (printed without PIN) names, asked on the terminal
+// without echo. With no terminal it is an error saying to give
+// pin-source; a PIN is never read from a flag or the environment.
+func tokenPIN(c *cli.Context) func(uri string) ([]byte, error) {
+	return func(uri string) ([]byte, error) {
+		in, ok := c.App.Reader.(*os.File)
+		if !ok || !term.IsTerminal(int(in.Fd())) {
+			return nil, errors.New("no terminal to ask for the PIN on: add pin-source=/path/to/file to the URI's query (a file readable only by you holding the PIN), e.g. 'pkcs11:token=T;object=O?pin-source=/etc/writ/pin'")
+		}
+		fmt.Fprintf(c.App.ErrWriter, "PIN for %s: ", uri)
+		p, err := term.ReadPassword(int(in.Fd()))
+		fmt.Fprintln(c.App.ErrWriter)
+		if err != nil {
+			return nil, err
+		}
+		if len(p) == 0 {
+			return nil, errors.New("empty PIN")
+		}
+		return p, nil
+	}
+}
+
 // wantJSON reports whether --json was given before or after the command
 // name (CLI.md: it is accepted in either place).
 func wantJSON(c *cli.Context) bool {

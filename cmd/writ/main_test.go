@@ -41,6 +41,9 @@ func TestScripts(t *testing.T) {
 			if cond == "nginx" {
 				return nginxCondition(), nil
 			}
+			if cond == "softhsm" {
+				return softHSMCondition(), nil
+			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
@@ -85,6 +88,7 @@ func TestScripts(t *testing.T) {
 			"appendline":   cmdAppendLine,
 			"jsonenv":      cmdJSONEnv,
 			"waitfile":     cmdWaitFile,
+			"softhsm":      cmdSoftHSM,
 		},
 	})
 }
@@ -290,4 +294,28 @@ func cmdSwapEntries(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return txn.Set(entryKey(j), a)
 	}))
+}
+
+// softHSMCondition is [softhsm]: SoftHSM2 is installed, or required
+// (WRIT_REQUIRE_SOFTHSM=1, as in CI), so that the softhsm command fails
+// the script instead of it being skipped.
+func softHSMCondition() bool {
+	_, _, err := testkit.SoftHSMInstalled()
+	return err == nil || os.Getenv(testkit.RequireSoftHSMEnv) == "1"
+}
+
+// cmdSoftHSM creates a SoftHSM2 token labelled writ-test in $WORK/hsm and
+// sets SOFTHSM2_CONF and WRIT_PKCS11_MODULE for the writ commands after
+// it, TOKEN_URI to "pkcs11:token=writ-test" and PIN_FILE to its PIN
+// file (mode 0600): softhsm
+func cmdSoftHSM(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: softhsm")
+	}
+	tok, err := testkit.NewSoftHSMToken(ts.MkAbs("hsm"))
+	ts.Check(err)
+	ts.Setenv("SOFTHSM2_CONF", tok.Conf)
+	ts.Setenv("WRIT_PKCS11_MODULE", tok.Module)
+	ts.Setenv("TOKEN_URI", "pkcs11:token="+testkit.SoftHSMLabel)
+	ts.Setenv("PIN_FILE", tok.PINFile)
 }

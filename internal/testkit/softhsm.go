@@ -45,25 +45,32 @@ type SoftHSMToken struct {
 	PINFile string // a 0600 file holding SoftHSMPIN and a newline
 }
 
+// SoftHSMInstalled returns the absolute paths of softhsm2-util (on PATH)
+// and of the SoftHSM2 PKCS#11 module, or an error wrapping ErrNoSoftHSM.
+func SoftHSMInstalled() (util, module string, err error) {
+	if util, err = exec.LookPath("softhsm2-util"); err != nil {
+		return "", "", fmt.Errorf("testkit: %w: no softhsm2-util on PATH", ErrNoSoftHSM)
+	}
+	if util, err = filepath.Abs(util); err != nil {
+		return "", "", err
+	}
+	for _, p := range softHSMModules {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return util, p, nil
+		}
+	}
+	return "", "", fmt.Errorf("testkit: %w: no libsofthsm2.so in %s", ErrNoSoftHSM, strings.Join(softHSMModules, ", "))
+}
+
 // NewSoftHSMToken creates, under dir, a SoftHSM2 config whose token
 // directory is dir/tokens, initializes one token labelled SoftHSMLabel
 // with SoftHSMSOPIN and SoftHSMPIN (softhsm2-util --init-token --free),
 // and writes dir/pin. It sets no environment variable. The error wraps
 // ErrNoSoftHSM when SoftHSM2 is not installed.
 func NewSoftHSMToken(dir string) (*SoftHSMToken, error) {
-	util, err := exec.LookPath("softhsm2-util")
+	util, module, err := SoftHSMInstalled()
 	if err != nil {
-		return nil, fmt.Errorf("testkit: %w: no softhsm2-util on PATH", ErrNoSoftHSM)
-	}
-	var module string
-	for _, p := range softHSMModules {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			module = p
-			break
-		}
-	}
-	if module == "" {
-		return nil, fmt.Errorf("testkit: %w: no libsofthsm2.so in %s", ErrNoSoftHSM, strings.Join(softHSMModules, ", "))
+		return nil, err
 	}
 	dir, err = filepath.Abs(dir)
 	if err != nil {
