@@ -18,6 +18,10 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 )
 
+// TokensSupported reports whether this build can use keys in a PKCS#11
+// token: true when built with cgo, which loading a module needs.
+const TokensSupported = true
+
 // PKCS#11 v3.0 values that github.com/miekg/pkcs11 v1.1.2 does not name.
 const (
 	ckkECEdwards           = 0x40   // CKK_EC_EDWARDS

@@ -38,6 +38,9 @@ type TokenURI struct {
 	PINSource  string // a file holding the user PIN (query attribute "pin-source"); "" when not given
 }
 
+// errPINValue refuses a URI with a PIN in it.
+var errPINValue = fmt.Errorf("%w: pin-value is refused: a PIN never goes in a URI or a flag (it would be kept in shell history, process lists and logs); put it in a file readable only by you and give pin-source=/path/to/file, or leave it out to be asked on the terminal", ErrTokenURI)
+
 // IsTokenURI reports whether ref names a key in a PKCS#11 token (it
 // starts with "pkcs11:") rather than a key file.
 func IsTokenURI(ref string) bool { return strings.HasPrefix(ref, "pkcs11:") }
@@ -62,6 +65,13 @@ func ParseTokenURI(s string) (*TokenURI, error) {
 	}
 	if len(s) > MaxTokenURI {
 		return nil, fmt.Errorf("%w: longer than %d bytes", ErrTokenURI, MaxTokenURI)
+	}
+	// A PIN in the URI is refused first, whatever else is wrong, so the
+	// user learns why before anything else.
+	for _, a := range strings.FieldsFunc(s[len("pkcs11:"):], func(r rune) bool { return r == ';' || r == '?' || r == '&' }) {
+		if name, _, _ := strings.Cut(a, "="); strings.EqualFold(name, "pin-value") {
+			return nil, errPINValue
+		}
 	}
 	path, query, hasQuery := strings.Cut(strings.TrimPrefix(s, "pkcs11:"), "?")
 	if strings.Contains(path, "#") || strings.Contains(query, "#") {
@@ -105,7 +115,7 @@ func (u *TokenURI) attrs(component, sep string, query bool, seen map[string]bool
 			return fmt.Errorf("%w: %s attribute %d is not NAME=VALUE", ErrTokenURI, comp, i+1)
 		}
 		if strings.EqualFold(name, "pin-value") {
-			return fmt.Errorf("%w: pin-value is refused: a PIN never goes in a URI or a flag (it would be kept in shell history, process lists and logs); put it in a file readable only by you and give pin-source=/path/to/file, or leave it out to be asked on the terminal", ErrTokenURI)
+			return errPINValue
 		}
 		var where string
 		switch name {

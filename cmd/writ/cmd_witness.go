@@ -87,6 +87,9 @@ func witnessKeyGenerate(c *cli.Context) error {
 		return err
 	}
 	name, prefix := c.String("name"), c.String("out")
+	if sign.IsTokenURI(prefix) {
+		return usageErr("witness key generate writes key files; for a witness key in a PKCS#11 token, make it with writ key generate --out %s --pub FILE, and serve it with writ witness serve --key URI --name NAME (which prints its verifier key)", "'pkcs11:token=T;object=O'")
+	}
 	if !formats.ValidOrigin(name) {
 		return usageErr("--name %q: 1 to 128 printable ASCII characters, no space or '+' (a schema-less URL such as witness.example/w1)", name)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/sign"
 )
 
 func TestMain(m *testing.M) {
@@ -43,6 +44,9 @@ func TestScripts(t *testing.T) {
 			}
 			if cond == "softhsm" {
 				return softHSMCondition(), nil
+			}
+			if cond == "pkcs11" {
+				return sign.TokensSupported, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -296,12 +300,13 @@ func cmdSwapEntries(ts *testscript.TestScript, neg bool, args []string) {
 	}))
 }
 
-// softHSMCondition is [softhsm]: SoftHSM2 is installed, or required
+// softHSMCondition is [softhsm]: writ can use tokens ([pkcs11]: it was
+// built with cgo) and SoftHSM2 is installed, or required
 // (WRIT_REQUIRE_SOFTHSM=1, as in CI), so that the softhsm command fails
 // the script instead of it being skipped.
 func softHSMCondition() bool {
 	_, _, err := testkit.SoftHSMInstalled()
-	return err == nil || os.Getenv(testkit.RequireSoftHSMEnv) == "1"
+	return sign.TokensSupported && (err == nil || os.Getenv(testkit.RequireSoftHSMEnv) == "1")
 }
 
 // cmdSoftHSM creates a SoftHSM2 token labelled writ-test in $WORK/hsm and
