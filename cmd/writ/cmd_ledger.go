@@ -15,6 +15,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -63,6 +64,7 @@ func ledgerCommand() *cli.Command {
 				Flags: []cli.Flag{dirFlag,
 					&cli.StringFlag{Name: "root", Required: true, Usage: "the signed root record `FILE`"},
 					&cli.StringFlag{Name: "origin", Usage: "log origin (default writ/ledger/<random>)"},
+					&cli.StringFlag{Name: "checkpoint-key", Usage: "sign checkpoints with a key kept in a PKCS#11 token: its `URI` (pkcs11:token=T;object=O, made with writ key generate --out URI --pub FILE); default: a new key file DIR/checkpoint.key"},
 					passphraseFileFlag, workFactorFlag, recipientFlag, jsonFlag},
 				Action: ledgerInit,
 			},
@@ -113,15 +115,11 @@ func ledgerInit(c *cli.Context) error {
 		rand.Read(b)
 		origin = "writ/ledger/" + hex.EncodeToString(b)
 	}
-	to, err := newKeyRecipients(c, "the new checkpoint key")
-	if err != nil {
-		return err
-	}
 	dir := c.String("dir")
 	_, statErr := os.Stat(dir)
-	log, err := ledger.Init(dir, origin, ledger.KeyParams{Recipients: to, Rand: rand.Reader})
+	log, err := initLedger(c, dir, origin)
 	if err != nil {
-		return inputErr(err)
+		return err
 	}
 	defer log.Close()
 	auth, err := verify.LoadAuthority(log, log.VerifierKey())
@@ -136,13 +134,48 @@ func ledgerInit(c *cli.Context) error {
 			os.RemoveAll(dir)
 		} else {
 			os.RemoveAll(filepath.Join(dir, ledger.AuthorityDir))
-			os.Remove(filepath.Join(dir, ledger.CheckpointKey+".key"))
-			os.Remove(filepath.Join(dir, ledger.CheckpointKey+".pub"))
+			for _, ext := range []string{".key", ".pub", ".uri"} {
+				os.Remove(filepath.Join(dir, ledger.CheckpointKey+ext))
+			}
 		}
 		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), err))
 	}
 	return emit(c, map[string]any{"vkey": log.VerifierKey(), "origin": origin, "root_digest": schemas.SHA256Digest(rootBytes), "index": 0},
 		log.VerifierKey())
+}
+
+// initLedger creates the ledger at dir with its checkpoint key: a new key
+// file, or the token key --checkpoint-key names.
+func initLedger(c *cli.Context, dir, origin string) (*ledger.Log, error) {
+	ref := c.String("checkpoint-key")
+	if ref == "" {
+		to, err := newKeyRecipients(c, "the new checkpoint key")
+		if err != nil {
+			return nil, err
+		}
+		log, err := ledger.Init(dir, origin, ledger.KeyParams{Recipients: to, Rand: rand.Reader})
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		return log, nil
+	}
+	if !sign.IsTokenURI(ref) {
+		return nil, usageErr("--checkpoint-key %q: a PKCS#11 URI (pkcs11:token=T;object=O); a key file is made by ledger init itself", ref)
+	}
+	for _, f := range []string{"passphrase-file", "work-factor", "recipient"} {
+		if c.IsSet(f) {
+			return nil, usageErr("--%s is for a checkpoint key file: a key in a token is kept by the token", f)
+		}
+	}
+	key, err := sign.LoadKey(ref, sign.KeyOptions{PIN: tokenPIN(c)})
+	if err != nil {
+		return nil, keyErr(err)
+	}
+	log, err := ledger.InitWithKey(dir, origin, ref, key)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	return log, nil
 }
 
 func ledgerVKey(c *cli.Context) error {
@@ -384,6 +417,20 @@ var appendHints = map[string]string{
 // openAuthorityKeyed opens the authority log of --dir with its checkpoint
 // key unlocked, for commands that sign (append, receipts, refresh).
 func openAuthorityKeyed(c *cli.Context) (*ledger.Log, error) {
+	ref, err := ledger.CheckpointKeyRef(c.String("dir"))
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	if ref != "" {
+		// The checkpoint key is in a token: its PIN, not a passphrase.
+		log, err := ledger.OpenAuthorityWith(c.String("dir"), sign.KeyOptions{PIN: tokenPIN(c)})
+		if errors.Is(err, sign.ErrToken) || errors.Is(err, sign.ErrTokenURI) {
+			return nil, keyErr(err)
+		} else if err != nil {
+			return nil, openErr(err)
+		}
+		return log, nil
+	}
 	ids, err := unlockIdentities(c, "the ledger's checkpoint key")
 	if err != nil {
 		return nil, err
