@@ -16,7 +16,7 @@ func revokeCommand() *cli.Command {
 		Name:  "revoke",
 		Usage: "sign a revocation of a key (by key id) or a delegation, pin or issuer record (by record digest); permanent",
 		Flags: []cli.Flag{
-			keysFlag("private key `FILE`: the root threshold's keys, or one key that holds revoke and could have issued the target"),
+			keysFlag("private key `FILE` or PKCS#11 URI (pkcs11:token=T;object=O): the root threshold's keys, or one key that holds revoke and could have issued the target"),
 			&cli.StringFlag{Name: "target", Required: true, Usage: "key id (64 hex), record digest (sha256:...), or a public key file or record file to take it from"},
 			&cli.StringFlag{Name: "reason", Required: true, Usage: "why, for the record (1 to 256 bytes)"},
 			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
@@ -64,7 +64,7 @@ func issuerCommand() *cli.Command {
 		Name:  "issuer",
 		Usage: "sign an issuer record (root threshold): an external token issuer, its exact jwks_uri and audiences",
 		Flags: []cli.Flag{
-			keysFlag("private key `FILE` of a root key (repeat up to the threshold)"),
+			keysFlag("private key `FILE` or PKCS#11 URI (pkcs11:token=T;object=O) of a root key (repeat up to the threshold)"),
 			&cli.StringFlag{Name: "issuer", Required: true, Usage: "the tokens' iss, an https `URL`"},
 			&cli.StringFlag{Name: "jwks-uri", Required: true, Usage: "the exact https `URL` of the issuer's key set"},
 			&cli.StringSliceFlag{Name: "audience", Required: true, Usage: "an accepted aud (repeat)"},
@@ -92,7 +92,7 @@ func quarantineCommand() *cli.Command {
 		Name:  "quarantine",
 		Usage: "sign a quarantine (drain: the machine is admitted no work) or, with --lift, its end",
 		Flags: []cli.Flag{
-			keysFlag("private key `FILE`: the root threshold's keys (repeat), or one key holding quarantine for the machine"),
+			keysFlag("private key `FILE` or PKCS#11 URI (pkcs11:token=T;object=O): the root threshold's keys (repeat), or one key holding quarantine for the machine"),
 			&cli.StringFlag{Name: "machine", Required: true, Usage: "machine `NAME`"},
 			&cli.StringFlag{Name: "until", Usage: "RFC 3339 time or duration from now (default: until lifted)"},
 			&cli.BoolFlag{Name: "lift", Usage: "end the machine's quarantine"},

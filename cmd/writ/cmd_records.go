@@ -73,7 +73,7 @@ func rootCommand() *cli.Command {
 			Name:  "sign",
 			Usage: "sign a root record: the trusted keys (--pub) and threshold, signed by at least threshold of them (--key)",
 			Flags: []cli.Flag{
-				keysFlag("private key `FILE` of a root key that signs (repeat)"),
+				keysFlag("private key `FILE` or PKCS#11 URI (pkcs11:token=T;object=O) of a root key that signs (repeat)"),
 				&cli.StringSliceFlag{Name: "pub", Usage: "public key `FILE` of a root key (repeat)"},
 				&cli.IntFlag{Name: "threshold", Value: 1, Usage: "signatures required for root acts"},
 				&cli.StringFlag{Name: "expires", Required: true, Usage: "RFC 3339 time or duration from now"},
@@ -185,7 +185,7 @@ func delegateCommand() *cli.Command {
 		Name:  "delegate",
 		Usage: "sign a delegation: key --to may do --action on matching streams, machines and artifacts in a window",
 		Flags: []cli.Flag{
-			keysFlag("private key `FILE`: root keys up to the threshold, or one delegate holding delegate (re-delegation, which must narrow its own)"),
+			keysFlag("private key `FILE` or PKCS#11 URI (pkcs11:token=T;object=O): root keys up to the threshold, or one delegate holding delegate (re-delegation, which must narrow its own)"),
 			&cli.StringFlag{Name: "to", Required: true, Usage: "the delegate's public key `FILE`"},
 			&cli.StringSliceFlag{Name: "action", Required: true, Usage: "actions, comma-separated: instruct, pin, delegate, revoke, quarantine, issuer"},
 			&cli.StringSliceFlag{Name: "stream", Usage: "stream `PATTERN` ('*' matches within one path segment; repeat)"},
@@ -250,7 +250,7 @@ func pinCommand() *cli.Command {
 		Usage:     "sign a pin: the digest, size, version and build metadata of BINARY for an artifact",
 		ArgsUsage: "BINARY",
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "key", Required: true, Usage: "private key `FILE` delegated the pin action (one: a pin carries one signature)"},
+			&cli.StringSliceFlag{Name: "key", Required: true, Usage: "private key `FILE` or PKCS#11 URI (pkcs11:token=T;object=O) delegated the pin action (one: a pin carries one signature)"},
 			&cli.StringFlag{Name: "artifact", Required: true, Usage: "artifact `NAME` (letters, digits, . _ - +)"},
 			&cli.StringFlag{Name: "version", Required: true, Usage: "semantic version of this release"},
 			&cli.StringFlag{Name: "platform", Usage: "GOOS/GOARCH (default: the binary's, else this machine's)"},
@@ -298,7 +298,7 @@ func instructCommand() *cli.Command {
 		Name:  "instruct",
 		Usage: "write an instruction for one machine: signed (--key) or, as a control plane that does not sign yet, --unsigned",
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "key", Usage: "private key `FILE` delegated instruct for this stream and machine (one: an instruction carries one signature)"},
+			&cli.StringSliceFlag{Name: "key", Usage: "private key `FILE` or PKCS#11 URI (pkcs11:token=T;object=O) delegated instruct for this stream and machine (one: an instruction carries one signature)"},
 			&cli.BoolFlag{Name: "unsigned", Usage: "write bare deterministic CBOR with no signature"},
 			&cli.StringFlag{Name: "stream", Required: true, Usage: "the `STREAM` this instruction belongs to (the operator's delegation must cover it)"},
 			&cli.StringFlag{Name: "machine", Required: true, Usage: "the one runner `MACHINE` that may admit it"},

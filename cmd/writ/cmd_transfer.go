@@ -69,7 +69,7 @@ func downgradeCommand() *cli.Command {
 		Name:  "downgrade",
 		Usage: "sign a downgrade record (root threshold): runners may admit --artifact at the lower --version until it expires",
 		Flags: []cli.Flag{
-			keysFlag("private key `FILE` of a root key (repeat up to the threshold)"),
+			keysFlag("private key `FILE` or PKCS#11 URI (pkcs11:token=T;object=O) of a root key (repeat up to the threshold)"),
 			&cli.StringFlag{Name: "artifact", Required: true, Usage: "artifact `NAME`"},
 			&cli.StringFlag{Name: "version", Required: true, Usage: "the lower version to allow"},
 			&cli.StringFlag{Name: "reason", Required: true, Usage: "why, for the record"},
