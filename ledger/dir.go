@@ -41,6 +41,11 @@ type KeyParams struct {
 	// Protection is how the runner key is kept (OpenDecisions; Init does
 	// not read it).
 	Protection KeyProtection
+	// TokenKey is the pkcs11: URI of a runner key made in a token, for a
+	// new runner under ProtectToken; PIN is asked for a token URI without
+	// pin-source (nil: no prompt).
+	TokenKey string
+	PIN      func(uri string) ([]byte, error)
 }
 
 // Init creates a ledger directory: dir must not exist or be empty. It
@@ -120,7 +125,7 @@ func HasDecisions(dir string, expected bool) (bool, error) {
 	if _, err := os.Stat(filepath.Join(dir, DecisionsDir)); err == nil {
 		return true, nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, RunnerKey+".key")); err == nil {
+	if RunnerKeyExists(dir) {
 		return false, &IntegrityError{Index: -1, What: "decision log missing", Detail: "the runner key exists, so the decision log was deleted"}
 	}
 	if expected {
@@ -145,7 +150,10 @@ func HasDecisions(dir string, expected bool) (bool, error) {
 func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 	keyPath := filepath.Join(dir, RunnerKey+".key")
 	logDir := filepath.Join(dir, DecisionsDir)
-	_, keyErr := os.Stat(keyPath)
+	var keyErr error
+	if !RunnerKeyExists(dir) {
+		keyErr = os.ErrNotExist
+	}
 	_, logErr := os.Stat(logDir)
 	switch {
 	case errors.Is(keyErr, os.ErrNotExist) && errors.Is(logErr, os.ErrNotExist):
@@ -178,8 +186,12 @@ func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 // RunnerKeyExists reports whether the ledger at dir has a runner key, that
 // is, whether OpenDecisions will unlock a key rather than create one.
 func RunnerKeyExists(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, RunnerKey+".key"))
-	return err == nil
+	for _, ext := range []string{".key", ".uri"} { // a key file, or a token key's URI
+		if _, err := os.Lstat(filepath.Join(dir, RunnerKey+ext)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // OpenDecisionsReadOnly opens the decision log of the ledger at dir for

@@ -49,15 +49,22 @@ const (
 	// the decision log) or to age X25519 recipients. A runner whose key
 	// was made before writ stated the protection is kept this way.
 	ProtectPassphrase
+	// ProtectToken: the key is made beforehand inside a PKCS#11 token
+	// (`writ key generate --out pkcs11:...`) and never leaves it; the
+	// ledger holds its URI (DIR/runner.uri, never a PIN) and public key
+	// (DIR/runner.pub), and no DIR/runner.key. Whoever has the runner
+	// account can sign while the token is present, but cannot copy the
+	// key.
+	ProtectToken
 )
 
 // DefaultRunnerProtection is how a new runner keeps its key when nothing
 // else is chosen.
 const DefaultRunnerProtection = ProtectFile
 
-var protectionNames = map[KeyProtection]string{ProtectFile: "file", ProtectPassphrase: "passphrase"}
+var protectionNames = map[KeyProtection]string{ProtectFile: "file", ProtectPassphrase: "passphrase", ProtectToken: "pkcs11"}
 
-// String returns the protection's name ("file", "passphrase"); "none"
+// String returns the protection's name ("file", "passphrase", "pkcs11"); "none"
 // for the zero value, and KeyProtection(N) for a value that is no
 // protection.
 func (p KeyProtection) String() string {
@@ -101,14 +108,15 @@ func ParseKeyProtection(s string) (KeyProtection, error) {
 // ErrRunnerKeyProtection, or the os error when it cannot be read.
 func RunnerKeyProtection(dir string) (p KeyProtection, ok bool, err error) {
 	keyPath := filepath.Join(dir, RunnerKey+".key")
-	if _, err := os.Lstat(keyPath); errors.Is(err, os.ErrNotExist) {
+	if !RunnerKeyExists(dir) {
 		return 0, false, nil
-	} else if err != nil {
-		return 0, false, err
 	}
 	path := filepath.Join(dir, RunnerProtectionFile)
 	data, err := readSmall(path, maxProtectionFile)
 	if errors.Is(err, os.ErrNotExist) {
+		if _, uerr := os.Lstat(filepath.Join(dir, RunnerKey+".uri")); uerr == nil {
+			return 0, false, fmt.Errorf("%w: %s is missing beside the token key's URI (%s.uri): restore %s (it holds \"%s\")", ErrRunnerKeyProtection, path, RunnerKey, RunnerProtectionFile, ProtectToken)
+		}
 		if plainPEM(keyPath) {
 			return 0, false, fmt.Errorf("%w: %s is missing and %s is an unencrypted key: restore %s (it holds \"%s\") with the key, or make a new runner", ErrRunnerKeyProtection, path, keyPath, RunnerProtectionFile, ProtectFile)
 		}
@@ -178,6 +186,13 @@ func newRunnerKey(dir string, kp KeyParams) (*sign.PrivateKey, error) {
 		key, err = sign.GeneratePlainKeyFiles(prefix, kp.Rand)
 	case ProtectPassphrase:
 		key, err = sign.GenerateKeyFiles(prefix, kp.Recipients, kp.Rand)
+	case ProtectToken:
+		if len(kp.Recipients) > 0 || !sign.IsTokenURI(kp.TokenKey) {
+			return nil, fmt.Errorf("%w: a key kept as %s takes the key's pkcs11: URI (KeyParams.TokenKey) and no recipients", ErrRunnerKeyProtection, p)
+		}
+		if key, err = sign.LoadKey(kp.TokenKey, sign.KeyOptions{PIN: kp.PIN}); err == nil {
+			err = writeKeyRef(dir, RunnerKey, kp.TokenKey, key)
+		}
 	default:
 		return nil, fmt.Errorf("%w: %s is none of %s", ErrRunnerKeyProtection, p, strings.Join(KeyProtectionNames(), ", "))
 	}
@@ -216,6 +231,11 @@ func loadRunnerKey(dir string, kp KeyParams) (*sign.PrivateKey, error) {
 		return sign.LoadPlainKey(keyPath)
 	case ProtectPassphrase:
 		return sign.LoadPrivateKey(keyPath, kp.Identities...)
+	case ProtectToken:
+		if len(kp.Identities) > 0 {
+			return nil, fmt.Errorf("%w: the runner key is kept as %s: it takes the token's PIN, no identity or passphrase", ErrRunnerKeyProtection, p)
+		}
+		return loadTokenKey(dir, RunnerKey, sign.KeyOptions{PIN: kp.PIN})
 	}
 	return nil, fmt.Errorf("%w: %s", ErrRunnerKeyProtection, p)
 }
@@ -223,7 +243,7 @@ func loadRunnerKey(dir string, kp KeyParams) (*sign.PrivateKey, error) {
 // removeRunnerKey removes the runner key's files: what a failed first
 // admission made.
 func removeRunnerKey(dir string) {
-	for _, name := range []string{RunnerKey + ".key", RunnerKey + ".pub", RunnerProtectionFile} {
+	for _, name := range []string{RunnerKey + ".key", RunnerKey + ".pub", RunnerKey + ".uri", RunnerProtectionFile} {
 		os.Remove(filepath.Join(dir, name))
 	}
 }

@@ -38,10 +38,10 @@ func read(t *testing.T, path string) string {
 }
 
 func TestKeyProtectionNames(t *testing.T) {
-	if got := ledger.KeyProtectionNames(); !slices.Equal(got, []string{"file", "passphrase"}) {
+	if got := ledger.KeyProtectionNames(); !slices.Equal(got, []string{"file", "passphrase", "pkcs11"}) {
 		t.Fatalf("names %q", got)
 	}
-	for _, p := range []ledger.KeyProtection{ledger.ProtectFile, ledger.ProtectPassphrase} {
+	for _, p := range []ledger.KeyProtection{ledger.ProtectFile, ledger.ProtectPassphrase, ledger.ProtectToken} {
 		if q, err := ledger.ParseKeyProtection(p.String()); err != nil || q != p {
 			t.Fatalf("%s: parsed %v, %v", p, q, err)
 		}
@@ -57,7 +57,7 @@ func TestKeyProtectionNames(t *testing.T) {
 	}
 	for _, bad := range []string{"", "File", "file ", "token", "none"} {
 		_, err := ledger.ParseKeyProtection(bad)
-		if !errors.Is(err, ledger.ErrRunnerKeyProtection) || !strings.HasSuffix(err.Error(), "is none of file, passphrase") {
+		if !errors.Is(err, ledger.ErrRunnerKeyProtection) || !strings.HasSuffix(err.Error(), "is none of file, passphrase, pkcs11") {
 			t.Fatalf("%q: %v", bad, err)
 		}
 	}
@@ -170,7 +170,7 @@ func TestRunnerKeyProtectionRefused(t *testing.T) {
 	// A file key takes no recipients, and a protection must be one.
 	for kp, want := range map[*ledger.KeyParams]string{
 		{Protection: ledger.ProtectFile, Recipients: []age.Recipient{r}}: "creating runner key: runner key protection: a key kept as file is not encrypted to recipients",
-		{Protection: 7}:                        "creating runner key: runner key protection: KeyProtection(7) is none of file, passphrase",
+		{Protection: 7}:                        "creating runner key: runner key protection: KeyProtection(7) is none of file, passphrase, pkcs11",
 		{Protection: ledger.ProtectPassphrase}: "creating runner key: no recipient to encrypt the key file to",
 	} {
 		dir := t.TempDir()
@@ -199,7 +199,7 @@ func TestRunnerKeyProtectionRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err := ledger.RunnerKeyProtection(dir)
-		want := "runner key protection: " + stmt + ": want one line naming file or passphrase"
+		want := "runner key protection: " + stmt + ": want one line naming file or passphrase or pkcs11"
 		if len(bad) > 64 {
 			want = "runner key protection: " + stmt + ": larger than 64 bytes"
 		}

@@ -84,18 +84,35 @@ func OpenAuthorityWith(dir string, o sign.KeyOptions) (*Log, error) {
 	if ref == "" {
 		return OpenAuthority(dir, o.Identities)
 	}
-	key, err := sign.LoadKey(ref, o)
+	key, err := loadTokenKey(dir, CheckpointKey, o)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint key: %w", err)
-	}
-	pub, err := sign.LoadPublicKey(filepath.Join(dir, CheckpointKey+".pub"))
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint key: %w", err)
-	}
-	if !bytes.Equal(pub.Raw(), key.Public().Raw()) {
-		return nil, fmt.Errorf("%w: the token key %s is %s, the ledger's checkpoint key is %s", ErrWrongKey, ref, key.Public().ID(), pub.ID())
 	}
 	return OpenWaiting(filepath.Join(dir, AuthorityDir), key, WriterLockWait)
+}
+
+// loadTokenKey opens the token key DIR/NAME.uri names and checks that it
+// is the key DIR/NAME.pub holds (ErrWrongKey otherwise).
+func loadTokenKey(dir, name string, o sign.KeyOptions) (*sign.PrivateKey, error) {
+	ref, err := readKeyRef(filepath.Join(dir, name+".uri"))
+	if err != nil {
+		return nil, err
+	}
+	if ref == "" {
+		return nil, fmt.Errorf("%w: %s is missing", ErrKeyRef, filepath.Join(dir, name+".uri"))
+	}
+	key, err := sign.LoadKey(ref, o)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := sign.LoadPublicKey(filepath.Join(dir, name+".pub"))
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(pub.Raw(), key.Public().Raw()) {
+		return nil, fmt.Errorf("%w: the token key %s is %s, the ledger's %s key is %s", ErrWrongKey, ref, key.Public().ID(), name, pub.ID())
+	}
+	return key, nil
 }
 
 // InitWithKey is Init with a checkpoint key that already exists in a

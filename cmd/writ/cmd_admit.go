@@ -74,7 +74,7 @@ func runnerFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "refuse", Usage: "refuse on `RULE` in every mode, whatever --mode says (repeat, or comma-separated; tightens only; `writ admit --rules` lists them)"},
 		&cli.BoolFlag{Name: "require-receipt", Usage: "admit only a dispatch whose receipt proves it is in the authority log this runner verified"},
 		&cli.StringFlag{Name: "control-workspace", Usage: "the control plane's workspace root, an absolute `PATH` on the sending host: a remote brief naming a path beneath it is refused (rule R30)"},
-		vkeyFlag, trustRootFlag, policyFlag, runnerKeyProtectionFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
+		vkeyFlag, trustRootFlag, policyFlag, runnerKeyProtectionFlag, runnerTokenKeyFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
 	}
 }
 

@@ -18,7 +18,15 @@ var runnerKeyProtectionFlag = &cli.StringFlag{
 	Name: "runner-key-protection",
 	Usage: "how a new runner keeps the key that signs its decision log, chosen at the first admission and fixed after (stated in DIR/runner.protection): " +
 		"`HOW` is file (the default: DIR/runner.key unencrypted, mode 0600, refused unless owned by this account and closed to group and others; no cost per admission) " +
-		"or passphrase (DIR/runner.key age-encrypted to the passphrase or --recipient, unlocked at every admission: about 1.4 s and 256 MiB at --work-factor 18); LIMITATIONS.md says what each protects against",
+		"or passphrase (DIR/runner.key age-encrypted to the passphrase or --recipient, unlocked at every admission: about 1.4 s and 256 MiB at --work-factor 18) " +
+		"or pkcs11 (a key made in a PKCS#11 token, given with --runner-key; it never leaves the token); LIMITATIONS.md says what each protects against",
+}
+
+// runnerTokenKeyFlag names, at a runner's first admission, a key made in
+// a PKCS#11 token to sign its decision log (ledger.ProtectToken).
+var runnerTokenKeyFlag = &cli.StringFlag{
+	Name:  "runner-key",
+	Usage: "at a runner's first admission: keep its key in a PKCS#11 token, this `URI` (pkcs11:token=T;object=O, made with writ key generate --out URI --pub FILE); implies --runner-key-protection pkcs11",
 }
 
 // runnerSecretFlags give a secret for an age-encrypted runner key: with a
@@ -47,6 +55,19 @@ func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
 			return kp, usageErr("--%s %q: one of %s", runnerKeyProtectionFlag.Name, c.String(runnerKeyProtectionFlag.Name), strings.Join(ledger.KeyProtectionNames(), ", "))
 		}
 	}
+	if ref := c.String(runnerTokenKeyFlag.Name); ref != "" {
+		switch {
+		case !strings.HasPrefix(ref, "pkcs11:"):
+			return kp, usageErr("--%s %q: a PKCS#11 URI (pkcs11:token=T;object=O)", runnerTokenKeyFlag.Name, ref)
+		case asked != 0 && asked != ledger.ProtectToken:
+			return kp, usageErr("--%s is a key in a token: it goes with --%s pkcs11, not %s", runnerTokenKeyFlag.Name, runnerKeyProtectionFlag.Name, asked)
+		case exists:
+			return kp, usageErr("--%s is read at a runner's first admission only: this runner's key is already made (%s)", runnerTokenKeyFlag.Name, filepath.Join(dir, ledger.RunnerProtectionFile))
+		}
+		asked, kp.TokenKey = ledger.ProtectToken, ref
+	} else if asked == ledger.ProtectToken && !exists {
+		return kp, usageErr("--%s pkcs11: give the key's URI with --%s pkcs11:token=T;object=O", runnerKeyProtectionFlag.Name, runnerTokenKeyFlag.Name)
+	}
 	statement := filepath.Join(dir, ledger.RunnerProtectionFile)
 	kp.Protection = ledger.DefaultRunnerProtection
 	switch {
@@ -72,6 +93,13 @@ func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
 			fmt.Fprintf(c.App.ErrWriter, "writ: note: this runner's new key is kept as file (%s unencrypted, mode 0600); WRIT_PASSPHRASE and --work-factor do not apply to it; --%s passphrase at the first admission keeps it age-encrypted instead\n",
 				filepath.Join(dir, ledger.RunnerKey+".key"), runnerKeyProtectionFlag.Name)
 		}
+	case ledger.ProtectToken:
+		for _, f := range runnerSecretFlags {
+			if c.IsSet(f) {
+				return kp, usageErr("--%s: this runner's key is kept in a PKCS#11 token, which takes its PIN (pin-source in the URI, or the terminal), no passphrase or identity", f)
+			}
+		}
+		kp.PIN = tokenPIN(c)
 	case ledger.ProtectPassphrase:
 		if exists {
 			kp.Identities, err = unlockIdentities(c, "the runner key")
