@@ -16,8 +16,9 @@ import (
 // key's RFC 7512 URI (never a PIN: sign refuses pin-value), and
 // DIR/checkpoint.pub, its public key, and no checkpoint.key.
 
-// maxKeyRef bounds a stored key URI, in bytes.
-const maxKeyRef = 4096
+// maxKeyRef bounds a stored key URI file, in bytes: the URI and its
+// newline.
+const maxKeyRef = sign.MaxTokenURI + 1
 
 // ErrKeyRef: a stored key URI file that is malformed, or a key URI given
 // where writ needs a token URI.
@@ -31,24 +32,50 @@ func CheckpointKeyRef(dir string) (string, error) {
 }
 
 func readKeyRef(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	fi, err := os.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	} else if err != nil {
 		return "", err
 	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%w: %s is not a regular file (%s)", ErrKeyRef, path, fi.Mode().Type())
+	}
+	b, err := readSmall(path, maxKeyRef)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrKeyRef, err)
+	}
 	ref := strings.TrimSuffix(string(b), "\n")
-	if len(b) > maxKeyRef || !sign.IsTokenURI(ref) || strings.ContainsAny(ref, "\n\r") {
+	if !sign.IsTokenURI(ref) || strings.ContainsAny(ref, "\n\r") {
 		return "", fmt.Errorf("%w: %s is not one pkcs11: URI line", ErrKeyRef, path)
 	}
+	if err := storableRef(ref); err != nil {
+		return "", fmt.Errorf("%w (in %s)", err, path)
+	}
 	return ref, nil
+}
+
+// storableRef refuses a key URI that writ would not keep in a ledger
+// directory: one that does not parse, or that names a module. Whoever can
+// edit the directory must not choose the code writ loads (and hands the
+// PIN to); the module comes from $WRIT_PKCS11_MODULE, the operator's
+// environment.
+func storableRef(ref string) error {
+	u, err := sign.ParseTokenURI(ref)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrKeyRef, err)
+	}
+	if u.ModulePath != "" {
+		return fmt.Errorf("%w: a key URI kept in a ledger directory names no module-path: give the module with $%s", ErrKeyRef, sign.TokenModuleEnv)
+	}
+	return nil
 }
 
 // writeKeyRef stores a token key's URI and public key beside the ledger,
 // created exclusively: DIR/NAME.uri and DIR/NAME.pub.
 func writeKeyRef(dir, name, ref string, k *sign.PrivateKey) error {
-	if !sign.IsTokenURI(ref) || len(ref) > maxKeyRef || strings.ContainsAny(ref, "\n\r") {
-		return fmt.Errorf("%w: %q is not a pkcs11: URI", ErrKeyRef, ref)
+	if err := storableRef(ref); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name string
@@ -118,8 +145,9 @@ func loadTokenKey(dir, name string, o sign.KeyOptions) (*sign.PrivateKey, error)
 // InitWithKey is Init with a checkpoint key that already exists in a
 // token (ref, its pkcs11: URI, with key the signer it opened): the ledger
 // stores the URI and the public key (DIR/checkpoint.uri,
-// DIR/checkpoint.pub), never a key file. Errors: those of Init and
-// ErrKeyRef.
+// DIR/checkpoint.pub), never a key file. A URI naming a module-path is
+// refused (ErrKeyRef): the module of a stored key comes from
+// $WRIT_PKCS11_MODULE. Errors: those of Init and ErrKeyRef.
 func InitWithKey(dir, origin, ref string, key *sign.PrivateKey) (*Log, error) {
 	if err := prepareDir(dir, origin); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"filippo.io/age"
 	"filippo.io/age/armor"
@@ -207,7 +208,9 @@ func GenerateKeyFiles(prefix string, to []age.Recipient, rand io.Reader) (*Priva
 // on the opened descriptor, so the file checked is the file read), and
 // reads at most MaxPrivateKeyFile bytes.
 func readPrivateFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO in the file's place opens at once (and is then
+	// refused) instead of blocking until someone writes to it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +221,9 @@ func readPrivateFile(path string) ([]byte, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int64(st.Uid) != int64(os.Getuid()) {
+		return nil, fmt.Errorf("%s: %w: owned by uid %d, this process runs as uid %d; a private file (key or PIN) must belong to the account that uses it", path, ErrKeyFileOwner, st.Uid, os.Getuid())
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("%s: %w: mode %04o, want 0600 (chmod 600 %s)", path, ErrKeyFilePermissions, perm, path)

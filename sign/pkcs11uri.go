@@ -43,7 +43,11 @@ var errPINValue = fmt.Errorf("%w: pin-value is refused: a PIN never goes in a UR
 
 // IsTokenURI reports whether ref names a key in a PKCS#11 token (it
 // starts with "pkcs11:") rather than a key file.
-func IsTokenURI(ref string) bool { return strings.HasPrefix(ref, "pkcs11:") }
+func IsTokenURI(ref string) bool {
+	// RFC 3986 §3.1: a scheme is case-insensitive; "PKCS11:" is a URI,
+	// never a key file path (whose error would repeat it).
+	return len(ref) >= len("pkcs11:") && strings.EqualFold(ref[:len("pkcs11:")], "pkcs11:")
+}
 
 // ParseTokenURI parses a PKCS#11 URI (RFC 7512 §2.3), strictly:
 //
@@ -68,6 +72,7 @@ func ParseTokenURI(s string) (*TokenURI, error) {
 	}
 	// A PIN in the URI is refused first, whatever else is wrong, so the
 	// user learns why before anything else.
+	s = "pkcs11:" + s[len("pkcs11:"):] // the scheme in its canonical case (RFC 3986 §3.1)
 	for _, a := range strings.FieldsFunc(s[len("pkcs11:"):], func(r rune) bool { return r == ';' || r == '?' || r == '&' }) {
 		if name, _, _ := strings.Cut(a, "="); strings.EqualFold(name, "pin-value") {
 			return nil, errPINValue

@@ -43,8 +43,10 @@ func TestParseTokenURIAccepts(t *testing.T) {
 			t.Errorf("IsTokenURI(%s) = false", tc.in)
 		}
 	}
-	if sign.IsTokenURI("root.key") || sign.IsTokenURI("PKCS11:token=t;object=o") {
-		t.Error("IsTokenURI accepts a file name or an upper-case scheme")
+	// A scheme is case-insensitive (RFC 3986 §3.1): "PKCS11:" is a URI,
+	// never taken for a key file path.
+	if sign.IsTokenURI("root.key") || !sign.IsTokenURI("PKCS11:token=t;object=o") {
+		t.Error("IsTokenURI accepts a file name, or refuses an upper-case scheme")
 	}
 }
 

@@ -76,7 +76,8 @@ func GeneratePlainKeyFiles(prefix string, rand io.Reader) (*PrivateKey, error) {
 // MaxPlainKeyFile bytes; its content must be what ParsePlainKeyPEM
 // accepts (ErrInvalidKey). Errors name the path.
 func LoadPlainKey(path string) (*PrivateKey, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO opens at once, then is refused
+
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/sign"
 )
 
 // runnerKeyProtectionFlag chooses, at a runner's first admission, how its
@@ -57,7 +58,7 @@ func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
 	}
 	if ref := c.String(runnerTokenKeyFlag.Name); ref != "" {
 		switch {
-		case !strings.HasPrefix(ref, "pkcs11:"):
+		case !sign.IsTokenURI(ref):
 			return kp, usageErr("--%s %q: a PKCS#11 URI (pkcs11:token=T;object=O)", runnerTokenKeyFlag.Name, ref)
 		case asked != 0 && asked != ledger.ProtectToken:
 			return kp, usageErr("--%s is a key in a token: it goes with --%s pkcs11, not %s", runnerTokenKeyFlag.Name, runnerKeyProtectionFlag.Name, asked)
