@@ -200,6 +200,11 @@ func openBadger(dir string, readOnly bool) (Store, error) {
 		// decompressed blocks is enough.
 		opts = opts.WithBlockCacheSize(4 << 20)
 	}
+	if !readOnly {
+		if err := removeEmptyMemtables(dir); err != nil {
+			return nil, fmt.Errorf("opening log %s: %w", dir, err)
+		}
+	}
 	db, err := badger.Open(opts)
 	if err != nil {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
@@ -208,6 +213,52 @@ func openBadger(dir string, readOnly bool) (Store, error) {
 		return nil, fmt.Errorf("opening log %s: %w", dir, err)
 	}
 	return badgerStore{db}, nil
+}
+
+// removeEmptyMemtables deletes the zero-length memtable logs (*.mem) a
+// writer killed while creating one leaves behind: Badger v4 takes such a
+// file for one to create and refuses to open the directory ("while
+// opening fid: N err: Create a new file"), so a runner killed at the wrong
+// moment could never open its log again. A zero-length log holds no
+// entry. It works under the lock Badger itself takes (flock LOCK_EX on
+// the directory), so a live writer's new file is never touched; when
+// another process holds the lock it does nothing, and badger.Open then
+// reports the lock.
+func removeEmptyMemtables(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // badger.Open reports it
+	}
+	var empty []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".mem") || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.Size() == 0 {
+			empty = append(empty, e.Name())
+		}
+	}
+	if len(empty) == 0 {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil // another process holds the log
+	}
+	defer syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
+	for _, name := range empty {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+	}
+	return d.Sync()
 }
 
 // badgerStore is Store on Badger v4.

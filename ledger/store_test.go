@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 )
 
@@ -145,5 +146,31 @@ func TestUnlistedTableSetAside(t *testing.T) {
 	}
 	if _, err := ledger.Open(dir, nil); !errors.Is(err, ledger.ErrTampered) || !strings.Contains(err.Error(), "tables after it are") {
 		t.Fatalf("unlisted old table: %v", err)
+	}
+}
+
+// TestEmptyMemtableAfterKill: a zero-length memtable log, what a writer
+// killed while creating one leaves (TestCrashConsistency once met it), does
+// not keep the log from opening, and what was signed is intact.
+func TestEmptyMemtableAfterKill(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "log")
+	l, err := ledger.Create(dir, "example.com/mem", testkit.Key(t, 1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append([][]byte{[]byte("a"), []byte("b")}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if err := os.WriteFile(filepath.Join(dir, "00042.mem"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err = ledger.Open(dir, testkit.Key(t, 1))
+	if err != nil {
+		t.Fatalf("a zero-length memtable log: %v", err)
+	}
+	defer l.Close()
+	if cp, err := l.Verify(l.VerifierKey(), nil); err != nil || cp.Size != 2 {
+		t.Fatalf("Verify = %+v, %v", cp, err)
 	}
 }
