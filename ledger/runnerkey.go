@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -123,7 +124,7 @@ func RunnerKeyProtection(dir string) (p KeyProtection, ok bool, err error) {
 		return ProtectPassphrase, true, nil
 	}
 	if err != nil {
-		return 0, false, err
+		return 0, false, fmt.Errorf("%w: %w", ErrRunnerKeyProtection, err)
 	}
 	name, ok := strings.CutSuffix(string(data), "\n")
 	if p, err = ParseKeyProtection(name); !ok || strings.ContainsAny(name, "\n\r") || err != nil {
@@ -132,21 +133,11 @@ func RunnerKeyProtection(dir string) (p KeyProtection, ok bool, err error) {
 	return p, true, nil
 }
 
-// readSmall reads a whole file of at most limit bytes.
+// readSmall reads a whole regular file of at most limit bytes
+// (tiles.ReadFile: a FIFO or device is refused, never waited on). A
+// missing file wraps os.ErrNotExist.
 func readSmall(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%w: %s: larger than %d bytes", ErrRunnerKeyProtection, path, limit)
-	}
-	return data, nil
+	return tiles.ReadFile(path, limit)
 }
 
 // plainPEM reports whether the file at path begins as an unencrypted PEM

@@ -201,7 +201,7 @@ func TestRunnerKeyProtectionRefused(t *testing.T) {
 		_, _, err := ledger.RunnerKeyProtection(dir)
 		want := "runner key protection: " + stmt + ": want one line naming file or passphrase or pkcs11"
 		if len(bad) > 64 {
-			want = "runner key protection: " + stmt + ": larger than 64 bytes"
+			want = "runner key protection: " + stmt + ": 65 bytes, at most 64 expected"
 		}
 		if !errors.Is(err, ledger.ErrRunnerKeyProtection) || err.Error() != want {
 			t.Fatalf("%q: %v", bad, err)

@@ -208,26 +208,11 @@ func GenerateKeyFiles(prefix string, to []age.Recipient, rand io.Reader) (*Priva
 // on the opened descriptor, so the file checked is the file read), and
 // reads at most MaxPrivateKeyFile bytes.
 func readPrivateFile(path string) ([]byte, error) {
-	// O_NONBLOCK: a FIFO in the file's place opens at once (and is then
-	// refused) instead of blocking until someone writes to it.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openSecretFile(path, "a private file (key or PIN)", "")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int64(st.Uid) != int64(os.Getuid()) {
-		return nil, fmt.Errorf("%s: %w: owned by uid %d, this process runs as uid %d; a private file (key or PIN) must belong to the account that uses it", path, ErrKeyFileOwner, st.Uid, os.Getuid())
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%s: %w: mode %04o, want 0600 (chmod 600 %s)", path, ErrKeyFilePermissions, perm, path)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxPrivateKeyFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -236,6 +221,41 @@ func readPrivateFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: file is larger than %d bytes", path, MaxPrivateKeyFile)
 	}
 	return data, nil
+}
+
+// openSecretFile opens a secret file for reading and checks the opened
+// descriptor (so the file checked is the file read): a regular file (a
+// FIFO opens at once, with O_NONBLOCK, and is refused rather than waited
+// on), owned by the user this process runs as (ErrKeyFileOwner), closed
+// to group and others (ErrKeyFilePermissions). what names the kind of
+// file in the owner error; permNote follows the mode in the permissions
+// error.
+func openSecretFile(path, what, permNote string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", path)
+	}
+	if err == nil {
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		switch uid := os.Getuid(); {
+		case !ok:
+			err = fmt.Errorf("%s: %w: the file's owner cannot be read on this system", path, ErrKeyFileOwner)
+		case int64(st.Uid) != int64(uid):
+			err = fmt.Errorf("%s: %w: owned by uid %d, this process runs as uid %d; %s must belong to the account that uses it", path, ErrKeyFileOwner, st.Uid, uid, what)
+		}
+	}
+	if err == nil && fi.Mode().Perm()&0o077 != 0 {
+		err = fmt.Errorf("%s: %w: mode %04o, want 0600%s (chmod 600 %s)", path, ErrKeyFilePermissions, fi.Mode().Perm(), permNote, path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // stanzaX25519 reports whether an age file (armored) is encrypted to an

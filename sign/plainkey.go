@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 
 	"github.com/sigstore/sigstore/pkg/signature"
 )
@@ -76,29 +75,11 @@ func GeneratePlainKeyFiles(prefix string, rand io.Reader) (*PrivateKey, error) {
 // MaxPlainKeyFile bytes; its content must be what ParsePlainKeyPEM
 // accepts (ErrInvalidKey). Errors name the path.
 func LoadPlainKey(path string) (*PrivateKey, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO opens at once, then is refused
-
+	f, err := openSecretFile(path, "a plain key file", ": a plain key file must be readable only by its owner")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil, fmt.Errorf("%s: %w: the file's owner cannot be read on this system", path, ErrKeyFileOwner)
-	}
-	if uid := os.Getuid(); int64(st.Uid) != int64(uid) {
-		return nil, fmt.Errorf("%s: %w: owned by uid %d, this process runs as uid %d; a plain key file must belong to the account that uses it", path, ErrKeyFileOwner, st.Uid, uid)
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%s: %w: mode %04o, want 0600: a plain key file must be readable only by its owner (chmod 600 %s)", path, ErrKeyFilePermissions, perm, path)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxPlainKeyFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
