@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -75,10 +76,12 @@ func loadAuthority(log *ledger.Log, vkey string, applied func(*delegation.Applie
 func (a *Authority) Append(entries [][]byte) ([]*delegation.Applied, error) {
 	preps := make([]any, len(entries))
 	items := make([]*item, len(entries))
+	verifying <- struct{}{}
 	for i, e := range entries {
 		items[i] = &item{p: delegation.Prepare(e, a.State.Directory)}
 		preps[i] = items[i]
 	}
+	<-verifying
 	if _, err := a.Log.AppendPrepared(entries, preps); err != nil {
 		return nil, err
 	}
@@ -88,6 +91,13 @@ func (a *Authority) Append(entries [][]byte) ([]*delegation.Applied, error) {
 	}
 	return out, nil
 }
+
+// verifying holds a token per core for the signature verification of
+// Append's callers: more verifying goroutines than cores only lengthen the
+// run queue the committer, Badger's writer and every fsync return wait in
+// (with 64 appenders each verification finished later and every batch's
+// commit waited behind them), without verifying any faster.
+var verifying = make(chan struct{}, runtime.GOMAXPROCS(0))
 
 // item carries a prepared entry to the gate and its result back.
 type item struct {

@@ -34,6 +34,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = exitInternal
 		}
 	}()
+	defer startProfiles(stderr)()
 	app := newApp(stdin, stdout, stderr)
 	app.Metadata = map[string]any{"args": args}
 	return report(stderr, app.Run(args))
