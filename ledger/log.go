@@ -60,8 +60,10 @@ const (
 	prefixHash  = 'h'
 )
 
-func indexKey(prefix byte, i int64) []byte {
-	k := make([]byte, 9)
+func indexKey(prefix byte, i int64) []byte { return indexKeyInto(make([]byte, 9), prefix, i) }
+
+// indexKeyInto writes the key of index i under prefix into k (9 bytes).
+func indexKeyInto(k []byte, prefix byte, i int64) []byte {
 	k[0] = prefix
 	binary.BigEndian.PutUint64(k[1:], uint64(i))
 	return k

@@ -89,7 +89,8 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 	err = l.db.View(func(txn Txn) error {
 		it := txn.Iterate([]byte{prefixEntry})
 		defer it.Close()
-		stored := txnHashReader(txn)
+		stored := newHashCursor(txn)
+		defer stored.close()
 		var hist *historyReader
 		if l.history {
 			var err error
