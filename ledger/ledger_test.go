@@ -124,6 +124,13 @@ func badgerEdit(t *testing.T, dir string, f func(txn *badger.Txn) error) {
 	}
 }
 
+// hashKey is the key of stored tree hash i.
+func hashKey(i int64) []byte {
+	k := entryKey(i)
+	k[0] = 'h'
+	return k
+}
+
 func entryKey(i int64) []byte {
 	k := make([]byte, 9)
 	k[0] = 'e'
@@ -169,6 +176,16 @@ func TestVerifyFindsTampering(t *testing.T) {
 				return txn.Set(entryKey(3), a)
 			}
 		}, 2, "leaf hash"},
+		{"removed tree hash", func(t *testing.T) func(*badger.Txn) error {
+			// Entry 5 adds its leaf hash and the level-1 hash over 4 and 5.
+			return func(txn *badger.Txn) error { return txn.Delete(hashKey(tlog.StoredHashIndex(1, 2))) }
+		}, 5, "tree hash missing"},
+		{"changed tree hash", func(t *testing.T) func(*badger.Txn) error {
+			return func(txn *badger.Txn) error { return txn.Set(hashKey(tlog.StoredHashIndex(1, 2)), make([]byte, 32)) }
+		}, 5, "tree hash at level 1"},
+		{"removed leaf hash of the first entry", func(t *testing.T) func(*badger.Txn) error {
+			return func(txn *badger.Txn) error { return txn.Delete(hashKey(0)) }
+		}, 0, "tree hash missing"},
 		{"entry added past the checkpoint", func(t *testing.T) func(*badger.Txn) error {
 			return func(txn *badger.Txn) error { return txn.Set(entryKey(10), []byte("smuggled")) }
 		}, 10, "entry beyond the checkpoint"},
