@@ -92,7 +92,7 @@ func (s *State) ApplyPrepared(p *Prepared, accepted time.Time) (*Applied, error)
 	// envelope bytes, so re-signing or dropping one of several signatures
 	// does not make the same act new.
 	content := sha256.Sum256(p.env.Payload)
-	if prev, dup := s.seen[content]; dup {
+	if prev, dup := s.seen.lookup(content); dup {
 		return nil, refusef(index, RuleDuplicate, "this %s record's content is already entry %d", p.env.Kind, prev)
 	}
 	s.undo = nil
@@ -104,7 +104,7 @@ func (s *State) ApplyPrepared(p *Prepared, accepted time.Time) (*Applied, error)
 		s.undo = nil
 		return nil, err
 	}
-	setMap(s, s.seen, content, index)
+	s.seen.add(s, content, index)
 	s.size++
 	if s.journal != nil {
 		s.journal = append(s.journal, s.undo)

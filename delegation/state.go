@@ -127,7 +127,7 @@ type State struct {
 	downgrades  []*DowngradeEntry
 	revoked     map[string]int64          // key id or record digest → index of the revocation
 	keys        map[string]sign.PublicKey // every key a record introduced, by key id
-	seen        map[[32]byte]int64        // SHA-256 of the payload → index, to refuse duplicates
+	seen        contentSet                // SHA-256 of the payload → index, to refuse duplicates
 
 	// dir holds every key any applied entry introduced (key id →
 	// sign.PublicKey), never deleted, for concurrent pre-verification.
@@ -141,7 +141,7 @@ type State struct {
 // NewState returns the empty state, before entry 0.
 func NewState() *State {
 	return &State{byDigest: map[string]any{}, issuers: map[string]*IssuerEntry{}, quarantines: map[string]*QuarantineEntry{},
-		revoked: map[string]int64{}, keys: map[string]sign.PublicKey{}, seen: map[[32]byte]int64{}}
+		revoked: map[string]int64{}, keys: map[string]sign.PublicKey{}, seen: newContentSet()}
 }
 
 // Mark starts (or continues) journaling and returns the current size, to

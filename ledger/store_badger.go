@@ -212,7 +212,7 @@ func openBadger(dir string, readOnly bool) (Store, error) {
 		}
 		return nil, fmt.Errorf("opening log %s: %w", dir, err)
 	}
-	return badgerStore{db}, nil
+	return badgerStore{db: db, dir: dir}, nil
 }
 
 // removeEmptyMemtables deletes the zero-length memtable logs (*.mem) a
@@ -262,7 +262,14 @@ func removeEmptyMemtables(dir string) error {
 }
 
 // badgerStore is Store on Badger v4.
-type badgerStore struct{ db *badger.DB }
+type badgerStore struct {
+	db  *badger.DB
+	dir string
+}
+
+// releaseMapped drops the store's mapped table pages from the process's
+// resident set (see mapped_linux.go); a long read calls it as it goes.
+func (s badgerStore) releaseMapped() { releaseMapped(s.dir) }
 
 func (s badgerStore) View(fn func(Txn) error) error {
 	return s.db.View(func(t *badger.Txn) error { return fn(badgerTxn{t}) })

@@ -99,7 +99,13 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 			}
 			defer hist.close()
 		}
+		release, _ := l.db.(interface{ releaseMapped() })
+		var read int
 		for ; it.Valid(); it.Next() {
+			if release != nil && read >= releaseEvery {
+				release.releaseMapped()
+				read = 0
+			}
 			k := it.Key()
 			if len(k) != 9 {
 				return &IntegrityError{Index: -1, What: "entry key", Expected: "a 9-byte entry key", Found: fmt.Sprintf("%x", k), Detail: "a stored key that is not an entry index"}
@@ -128,6 +134,7 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 				if err != nil {
 					return err
 				}
+				read += len(v) + 128 // the entry, its hashes and their keys
 				// Recompute the hashes this entry adds, in storage order.
 				produced := tree.Add(tlog.RecordHash(v))
 				base := tlog.StoredHashIndex(0, i)
@@ -189,5 +196,9 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 	}
 	return cp, nil
 }
+
+// releaseEvery is how many bytes of the log Verify reads between two
+// releases of the store's mapped pages (see releaseMapped).
+const releaseEvery = 32 << 20
 
 func hexHash(h tlog.Hash) string { return fmt.Sprintf("%x", h[:]) }
