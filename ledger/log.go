@@ -85,6 +85,8 @@ type Log struct {
 
 	committer // group commit (commit.go)
 
+	proofHashes hashCache // upper tree hashes proofs read (hashcache.go)
+
 	// head is the signed checkpoint this process last wrote or verified,
 	// byte for byte, and what it says: checkHead verifies a stored
 	// checkpoint only when its bytes differ. Used by the committer only.

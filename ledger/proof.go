@@ -7,10 +7,11 @@ import (
 )
 
 // view runs f with a reader of stored tree hashes at a consistent
-// snapshot, and the log size at that snapshot.
+// snapshot (through the proof hash cache), and the log size at that
+// snapshot.
 func (l *Log) view(f func(r tlog.HashReader, size int64) error) error {
 	return l.db.View(func(txn Txn) error {
-		return f(txnHashReader(txn), l.Size())
+		return f(l.proofHashes.reader(txnHashReader(txn)), l.Size())
 	})
 }
 
