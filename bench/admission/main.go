@@ -54,6 +54,7 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients for the throughput figures")
 	seconds := flag.Float64("seconds", 10, "duration of each throughput run, seconds")
 	workFactor := flag.Int("work-factor", 10, "scrypt work factor of the bench's key files")
+	serverProfile := flag.String("server-cpuprofile", "", "write the admission server's CPU profile (pprof) to this `file`")
 	flag.Parse()
 
 	work, err := os.MkdirTemp("", "writ-bench-admission-")
@@ -66,6 +67,9 @@ func main() {
 	serve := exec.Command(b.writ, "admission", "serve", "--ledger", b.ledger, "--machine", "runner-1", "--mode", "enforce",
 		"--socket", sock, "--work-factor", fmt.Sprint(*workFactor))
 	serve.Env = append(os.Environ(), "WRIT_PASSPHRASE="+passphrase)
+	if *serverProfile != "" {
+		serve.Env = append(serve.Env, "WRIT_CPUPROFILE="+*serverProfile)
+	}
 	serve.Stderr = os.Stderr
 	if err := serve.Start(); err != nil {
 		fail("starting the server: %v", err)
@@ -75,8 +79,12 @@ func main() {
 	for range 5 { // warm the page cache and the server
 		request(sock, b.dispatch("agent"), b.bigAgent, b.provDir)
 	}
-	var total, hash, rest, checks, record, rtt []float64
+	var total, hash, rest, checks, record, rtt, probe []float64
+	probeFile := openProbe(work)
 	for range *requests {
+		// The fsync floor, in the same run and conditions: a 512-byte
+		// write and fsync right after hashing the agent, between requests.
+		probe = append(probe, fsyncProbe(probeFile, b.bigAgent))
 		start := time.Now()
 		a := request(sock, b.dispatch("agent"), b.bigAgent, b.provDir)
 		rtt = append(rtt, float64(time.Since(start).Microseconds()))
@@ -86,9 +94,11 @@ func main() {
 		record = append(record, float64(a.RecordUS))
 		checks = append(checks, float64(a.TotalUS-a.HashUS-a.RecordUS))
 	}
-	probe := fsyncProbe(work, b.bigAgent, 100)
+	probeFile.Close()
 	bigRate := throughput(sock, b, "agent", b.bigAgent, *clients, *seconds)
 	smallRate := throughput(sock, b, "agent-small", b.smallAgent, *clients, *seconds)
+	commitLimit := groupCommitLimit(work, *clients, *seconds)
+	hashRate := hashLimit(b.smallAgent, *seconds)
 
 	serve.Process.Signal(syscall.SIGINT)
 	if err := serve.Wait(); err != nil {
@@ -117,11 +127,16 @@ func main() {
 	row("  of which durable record", record)
 	row("client round trip", rtt)
 	row("fsync floor (probe)", probe)
-	fmt.Printf("everything but hashing, p99 / 1 ms target: %.2f (at most 1.00 meets it)\n", pct(rest, 99)/1000)
-	fmt.Println("(fsync floor: a 512-byte write and fsync on this disk right after hashing the agent, as the server does)")
+	limit := pct(probe, 99) + 500
+	fmt.Printf("everything but hashing, p99 %.0f µs; target fsync floor p99 + 500 µs = %.0f µs: %.2f (at most 1.00 meets it)\n",
+		pct(rest, 99), limit, pct(rest, 99)/limit)
+	fmt.Println("(fsync floor: a 512-byte write and fsync on this disk right after hashing the agent, as the server does, between the requests)")
 	fmt.Printf("decisions per second, %d concurrent clients, %.0f s each:\n", *clients, *seconds)
 	fmt.Printf("  %.1f MiB agent: %8.1f /s\n", float64(b.bigBytes)/(1<<20), bigRate)
 	fmt.Printf("  %.1f MiB agent: %8.1f /s\n", float64(b.smallBytes)/(1<<20), smallRate)
+	fmt.Printf("    vs the group commit's limit on this disk (%d appenders of 300-byte entries, nothing checked): %.1f /s: %.2f\n",
+		*clients, commitLimit, smallRate/commitLimit)
+	fmt.Printf("    vs hashing that agent alone on every core: %.1f /s: %.2f\n", hashRate, smallRate/hashRate)
 	fmt.Printf("every decision durable; the decision log audits: %d decisions\n", report.Decisions)
 }
 
@@ -194,33 +209,32 @@ func waitSocket(sock string) {
 	fail("the server did not open %s", sock)
 }
 
-// fsyncProbe measures what the disk alone costs a durable decision: n
-// times, hash the agent file (as an admission does) and then time a
-// 512-byte write and fsync of a file in dir, in µs.
-func fsyncProbe(dir, agent string, n int) []float64 {
+// fsyncProbe measures what the disk alone costs a durable decision: hash
+// the agent file (as an admission does), then time a 512-byte write and
+// fsync of f, in µs.
+func fsyncProbe(f *os.File, agent string) float64 {
+	buf := make([]byte, 1<<20)
+	a, err := os.Open(agent)
+	if err != nil {
+		fail("%v", err)
+	}
+	h := sha256.New()
+	io.CopyBuffer(h, a, buf)
+	a.Close()
+	start := time.Now()
+	f.Write(make([]byte, 512))
+	if err := f.Sync(); err != nil {
+		fail("fsync: %v", err)
+	}
+	return float64(time.Since(start).Microseconds())
+}
+
+func openProbe(dir string) *os.File {
 	f, err := os.Create(filepath.Join(dir, "fsync.probe"))
 	if err != nil {
 		fail("%v", err)
 	}
-	defer f.Close()
-	buf, rec := make([]byte, 1<<20), make([]byte, 512)
-	var out []float64
-	for range n {
-		a, err := os.Open(agent)
-		if err != nil {
-			fail("%v", err)
-		}
-		h := sha256.New()
-		io.CopyBuffer(h, a, buf)
-		a.Close()
-		start := time.Now()
-		f.Write(rec)
-		if err := f.Sync(); err != nil {
-			fail("fsync: %v", err)
-		}
-		out = append(out, float64(time.Since(start).Microseconds()))
-	}
-	return out
+	return f
 }
 
 // pct returns the p-th percentile (nearest rank) of xs.

@@ -1,7 +1,7 @@
 // Command mkledger builds a large, valid writ ledger for benchmarks: a
 // root, an operator delegation, a pin, and N signed instructions (about
-// 300 bytes each), plus optionally a decision log of D decisions, then
-// times inclusion and consistency proofs on it. Records are signed in
+// 300 bytes each), plus optionally a decision log of D decisions
+// (bench/proofs times proofs on it, bench/perf.sh audits it). Records are signed in
 // parallel and appended in large batches straight to the log (the
 // authority checks are what `writ audit` and `writ ledger verify` then
 // measure); every record is valid, so the ledger audits clean. With
@@ -20,11 +20,9 @@ import (
 	"crypto/rand"
 	"flag"
 	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -104,7 +102,6 @@ func main() {
 		return b
 	})
 	fmt.Printf("authority: %d entries in %.1fs, %d envelope bytes\n", log.Size(), time.Since(start).Seconds(), envBytes)
-	timeProofs(log)
 	check(log.Close())
 	if *extra > 0 {
 		writeExtra(*extraDir, *n, *extra, t, op)
@@ -196,34 +193,3 @@ func makeDecisions(dir string, n int, pass []byte, t int64) {
 	_ = filepath.Join
 }
 
-// timeProofs times inclusion and consistency proofs at random points of
-// the log, as the ledger serves them (stored hashes, no rescans).
-func timeProofs(log *ledger.Log) {
-	size := log.Size()
-	const runs = 2000
-	var incl, cons []time.Duration
-	for range runs {
-		i := rnd(size)
-		t0 := time.Now()
-		p, err := log.ProveInclusion(i, 0)
-		check(err)
-		incl = append(incl, time.Since(t0))
-		check(p.Verify())
-		old := 1 + rnd(size-1)
-		t0 = time.Now()
-		c, err := log.ProveConsistency(old, 0)
-		check(err)
-		cons = append(cons, time.Since(t0))
-		check(c.Verify())
-	}
-	slices.Sort(incl)
-	slices.Sort(cons)
-	fmt.Printf("proofs at size %d: inclusion p50 %v p99 %v; consistency p50 %v p99 %v (%d each)\n",
-		size, incl[runs/2], incl[runs*99/100], cons[runs/2], cons[runs*99/100], runs)
-}
-
-func rnd(n int64) int64 {
-	v, err := rand.Int(rand.Reader, big.NewInt(n))
-	check(err)
-	return v.Int64()
-}
