@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The performance issue's figures, each as a ratio to its target, measured
+# in one run against this machine's own verification ceilings (measured
+# next to each figure, since a shared machine's speed drifts):
+#   - verified appends, 64 appenders, against the single-verification
+#     ceiling (target 0.8), and against writ's verifier and batch ceilings;
+#   - audit of N signed authority entries, and of N entries half of them
+#     decisions, and `ledger verify` of the first: entries/s against the
+#     ceiling (target 0.8), peak RSS against 256 MiB;
+#   - proofs at N entries: p50 against 100 µs, p99 against 1 ms;
+#   - admission serve: everything but hashing, p99 against the fsync
+#     floor's p99 + 0.5 ms; decisions/s with 16 clients against the group
+#     commit's and the hashing limits.
+# CPU profiles of each (pprof) are kept in $PROFILES, and the top of each
+# is printed at the end.
+#
+#   bench/perf.sh                           # N=1000000: the closing note's figures
+#   N=3000 APPENDS=2000 ADMISSION="-agent-mib 4 -requests 20 -seconds 1" bench/perf.sh   # CI smoke
+#
+# Needs Go; reads peak RSS from /proc.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-1000000}
+APPENDS=${APPENDS:-40000}
+ADMISSION=${ADMISSION:-}
+work=$(mktemp -d)
+kept=${PROFILES:-}
+PROFILES=${PROFILES:-$work/profiles}
+mkdir -p "$PROFILES"
+trap 'rm -rf "$work"' EXIT
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# verdict RATIO TARGET low|high: "met" when RATIO is at least (high) or at
+# most (low) TARGET.
+verdict() { awk -v r="$1" -v t="$2" -v w="$3" 'BEGIN { ok = (w == "high") ? r >= t : r <= t; print ok ? "met" : "NOT met" }'; }
+metric() { # metric FILE BENCH UNIT: the value before UNIT on BENCH's line
+  awk -v b="$2" -v u="$3" 'index($1, b) == 1 { for (i = 1; i < NF; i++) if ($(i+1) == u) print $i }' "$1" | tail -1
+}
+
+# ceilings sets std, writv, batch and torsion: verifications per second on
+# every core (sign's ceiling benchmarks).
+ceilings() {
+  go test ./sign -run '^$' -bench 'Ceiling|TorsionCheck' -benchtime 1s -count 1 > "$work/ceil.txt"
+  std=$(metric "$work/ceil.txt" BenchmarkCeilingStdlib verifies/s)
+  writv=$(metric "$work/ceil.txt" BenchmarkCeilingWrit verifies/s)
+  batch=$(metric "$work/ceil.txt" BenchmarkCeilingBatch64 verifies/s)
+  torsion=$(metric "$work/ceil.txt" BenchmarkTorsionCheckR verifies/s)
+  echo "ceilings, $(nproc) cores: crypto/ed25519 $std/s; writ's verifier $writv/s; voi batch of 64 $batch/s (cofactored); per-R torsion check $torsion/s"
+}
+
+# peak CMD...: runs CMD (stdout to $work/peak.out), sets secs, anon and file
+# (peak resident MiB, anonymous and file-backed, sampled every 50 ms).
+peak() {
+  "$@" > "$work/peak.out" &
+  local pid=$! a f start
+  anon=0 file=0 start=$(date +%s.%N)
+  while kill -0 "$pid" 2> /dev/null; do
+    a=$(awk '/RssAnon/ { print $2 }' "/proc/$pid/status" 2> /dev/null || true)
+    f=$(awk '/RssFile/ { print $2 }' "/proc/$pid/status" 2> /dev/null || true)
+    [ -n "$a" ] && [ "$a" -gt "$anon" ] && anon=$a
+    [ -n "$f" ] && [ "$f" -gt "$file" ] && file=$f
+    sleep 0.05
+  done
+  wait "$pid"
+  secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+  anon=$((anon / 1024)) file=$((file / 1024))
+}
+
+go build -o "$work/writ" ./cmd/writ
+
+echo "== verified appends: signed ~300-byte instructions, each checked (signature, schema, authority) and durable, one per call, 64 appenders"
+ceilings
+go test ./verify -run '^$' -bench 'VerifiedAppend/appenders=64$' -benchtime "${APPENDS}x" -count 1 \
+  -cpuprofile "$PROFILES/append.cpu" -o "$PROFILES/verify.test" > "$work/append.txt"
+a=$(metric "$work/append.txt" BenchmarkVerifiedAppend/appenders=64 appends/s)
+p99=$(metric "$work/append.txt" BenchmarkVerifiedAppend/appenders=64 p99-µs)
+r=$(ratio "$a" "$std")
+echo "appends: $a/s (p99 $p99 µs); / crypto/ed25519 ceiling: $r (target 0.8: $(verdict "$r" 0.8 high)); / writ's verifier: $(ratio "$a" "$writv"); / batch: $(ratio "$a" "$batch")"
+
+echo
+echo "== ledgers of $N entries (bench/mkledger): all signed authority entries, and half decisions"
+go run ./bench/mkledger -dir "$work/signed" -n "$N" > /dev/null
+go run ./bench/mkledger -dir "$work/mix" -n $((N / 2)) -decisions $((N / 2)) > /dev/null
+for job in "audit signed" "audit mix" "verify signed"; do
+  set -- $job
+  ceilings > /dev/null
+  if [ "$1" = audit ]; then
+    peak env WRIT_CPUPROFILE="$PROFILES/$1-$2.cpu" "$work/writ" --json audit --ledger "$work/$2"
+    grep -q '"ok":true' "$work/peak.out" || { echo "bench/perf.sh: the $2 ledger did not audit" >&2; exit 1; }
+    n=$(grep -o '"entries_verified":[0-9]*' "$work/peak.out" | cut -d: -f2)
+  else
+    peak env WRIT_CPUPROFILE="$PROFILES/$1-$2.cpu" "$work/writ" ledger verify --dir "$work/$2"
+    n=$((N + 3))
+  fi
+  rate=$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n / s }')
+  r=$(ratio "$rate" "$std")
+  rss=$((anon + file))
+  echo "writ $1 ($2, $n entries): ${secs}s, $rate entries/s; / crypto/ed25519 ceiling $std/s: $r (target 0.8: $(verdict "$r" 0.8 high)); / writ's verifier $writv/s: $(ratio "$rate" "$writv")"
+  echo "  peak RSS $rss MiB ($anon anonymous + $file file-backed); / 256 MiB: $(ratio "$rss" 256) (target under 1: $(verdict "$(ratio "$rss" 256)" 0.999 low))"
+done
+
+echo
+go run ./bench/proofs -dir "$work/signed" -cpuprofile "$PROFILES/proofs.cpu"
+
+echo
+# shellcheck disable=SC2086 # ADMISSION holds flags
+go run ./bench/admission $ADMISSION -server-cpuprofile "$PROFILES/admission.cpu" 2> "$work/admission.err" | grep -v '^writ: '
+
+echo
+echo "== CPU profiles (pprof) in $PROFILES; the top of each:"
+for p in "$PROFILES"/*.cpu; do
+  bin="$work/writ"
+  case "$p" in */append.cpu) bin="$PROFILES/verify.test" ;; */proofs.cpu) bin="" ;; esac
+  echo "-- $(basename "$p")"
+  go tool pprof -top -nodecount=8 $bin "$p" 2> /dev/null | sed -n '/flat%/,$p' || true
+done
+[ -n "$kept" ] || echo "(they are removed on exit: set PROFILES=DIR to keep them)"
