@@ -46,7 +46,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Usage: "signed instructions, pinned binaries, an append-only ledger and a runner that can say no",
 		Description: "writ lets operators sign instructions and delegations, release engineers pin the exact\n" +
 			"agent binaries a runner may execute, runners admit or refuse each dispatch on their own,\n" +
-			"and auditors prove from the ledger what was admitted and refused.",
+			"and auditors prove from the ledger what was admitted and refused.\n\n" +
+			"Environment: WRIT_PASSPHRASE (key passphrase), WRIT_PKCS11_MODULE (token module path),\n" +
+			"WRIT_CPUPROFILE and WRIT_MEMPROFILE (write pprof profiles of the run to FILE).",
 		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,
