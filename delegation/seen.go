@@ -1,6 +1,9 @@
 package delegation
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // contentSet maps the SHA-256 of each applied record's payload to the
 // index of its entry, to refuse duplicates, in about 60 bytes per entry
@@ -36,13 +39,14 @@ func (c *contentSet) lookup(d [32]byte) (int64, bool) {
 	return i, ok
 }
 
-// add records d as the content of entry index (the next index, as State
-// applies entries; any other index is kept whole in the second map), with
-// the undo steps in s's journal.
+// add records d as the content of entry index, with the undo steps in s's
+// journal. index is always the next one: State applies entries at
+// index s.size, which counts exactly the digests kept (Reset undoes both
+// together).
 func (c *contentSet) add(s *State, d [32]byte, index int64) {
 	if index != int64(len(c.digests)) {
-		setMap(s, c.more, d, index)
-		return
+		// Not reachable from any input: State's own bookkeeping broke.
+		panic(fmt.Sprintf("delegation: content digest of entry %d added after %d digests", index, len(c.digests)))
 	}
 	appendTo(s, &c.digests, d)
 	p := prefix8(&d)

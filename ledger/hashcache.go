@@ -12,9 +12,10 @@ import (
 // table block found, checked and decompressed). The log keeps the hashes
 // of complete subtrees of at least 2^cacheMinLevel entries that proofs
 // have read. A stored hash of a complete subtree within the committed log
-// never changes (the log is append-only; an import or sync only ever
-// drops entries past its signed checkpoint), and only hashes read from
-// committed snapshots are kept.
+// never changes, except when an import or sync removes entries it copied
+// past the signed checkpoint and could not prove (truncateTo): that
+// empties the cache, and a read that began before it keeps nothing it
+// read. Only hashes read from committed snapshots are kept.
 const (
 	// cacheMinLevel is the lowest tree level cached: subtrees of 16
 	// entries and up, 1/8 of the stored hashes.
@@ -25,13 +26,31 @@ const (
 )
 
 type hashCache struct {
-	mu sync.RWMutex
-	m  map[int64]tlog.Hash
+	mu  sync.RWMutex
+	m   map[int64]tlog.Hash
+	gen uint64 // incremented by invalidate
+}
+
+// invalidate empties the cache: stored hashes were removed.
+func (c *hashCache) invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
+	c.gen++
+}
+
+// generation returns the cache's generation; call it before the snapshot
+// a reader reads is taken.
+func (c *hashCache) generation() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.gen
 }
 
 // reader returns r with the cache in front of it. r must read a committed
-// snapshot of this log.
-func (c *hashCache) reader(r tlog.HashReader) tlog.HashReader {
+// snapshot of this log taken after generation returned gen; what it reads
+// is kept only if the cache was not invalidated since.
+func (c *hashCache) reader(r tlog.HashReader, gen uint64) tlog.HashReader {
 	return tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
 		out := make([]tlog.Hash, len(idx))
 		var miss []int64
@@ -54,8 +73,12 @@ func (c *hashCache) reader(r tlog.HashReader) tlog.HashReader {
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		keep := c.gen == gen // nothing was removed since this read began
 		for j, h := range got {
 			out[at[j]] = h
+			if !keep {
+				continue
+			}
 			if level, _ := tlog.SplitStoredHashIndex(miss[j]); level >= cacheMinLevel {
 				if c.m == nil || len(c.m) >= maxCachedHashes {
 					c.m = make(map[int64]tlog.Hash)

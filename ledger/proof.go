@@ -10,8 +10,9 @@ import (
 // snapshot (through the proof hash cache), and the log size at that
 // snapshot.
 func (l *Log) view(f func(r tlog.HashReader, size int64) error) error {
+	gen := l.proofHashes.generation()
 	return l.db.View(func(txn Txn) error {
-		return f(l.proofHashes.reader(txnHashReader(txn)), l.Size())
+		return f(l.proofHashes.reader(txnHashReader(txn), gen), l.Size())
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/sign"
 )
 
 // MaxClockSkew is how far a time a runner judges (an instruction's
@@ -74,14 +75,7 @@ func loadAuthority(log *ledger.Log, vkey string, applied func(*delegation.Applie
 // accepted (delegation's time rule), the time the batch's checkpoint
 // carries. It returns what was applied.
 func (a *Authority) Append(entries [][]byte) ([]*delegation.Applied, error) {
-	preps := make([]any, len(entries))
-	items := make([]*item, len(entries))
-	verifying <- struct{}{}
-	for i, e := range entries {
-		items[i] = &item{p: delegation.Prepare(e, a.State.Directory)}
-		preps[i] = items[i]
-	}
-	<-verifying
+	items, preps := prepare(entries, a.State.Directory)
 	if _, err := a.Log.AppendPrepared(entries, preps); err != nil {
 		return nil, err
 	}
@@ -98,6 +92,19 @@ func (a *Authority) Append(entries [][]byte) ([]*delegation.Applied, error) {
 // (with 64 appenders each verification finished later and every batch's
 // commit waited behind them), without verifying any faster.
 var verifying = make(chan struct{}, runtime.GOMAXPROCS(0))
+
+// prepare parses and pre-verifies entries, holding a core's token.
+func prepare(entries [][]byte, dir sign.KeyLookup) ([]*item, []any) {
+	verifying <- struct{}{}
+	defer func() { <-verifying }()
+	preps := make([]any, len(entries))
+	items := make([]*item, len(entries))
+	for i, e := range entries {
+		items[i] = &item{p: delegation.Prepare(e, dir)}
+		preps[i] = items[i]
+	}
+	return items, preps
+}
 
 // item carries a prepared entry to the gate and its result back.
 type item struct {

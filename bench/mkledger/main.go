@@ -192,4 +192,3 @@ func makeDecisions(dir string, n int, pass []byte, t int64) {
 	check(dec.Close())
 	_ = filepath.Join
 }
-
