@@ -294,27 +294,14 @@ func vkeyValue(c *cli.Context, name string) (string, error) {
 }
 
 // wantArgs checks that the command got exactly n positional arguments
-// (n < 0: at least one), described by what. A flag among them means it
-// was written after a positional argument, which urfave/cli does not
-// parse; the error says so.
+// (n < 0: at least one), described by what. Flags written after the
+// arguments were moved before them (interspersed), so a word here that
+// looks like a flag came after "--" and is an argument.
 func wantArgs(c *cli.Context, n int, what string) error {
 	if (n >= 0 && c.NArg() == n) || (n < 0 && c.NArg() > 0) {
-		for _, a := range c.Args().Slice() {
-			if strings.HasPrefix(a, "--") {
-				return &exitError{code: exitUsage, err: fmt.Errorf("%q looks like a flag after the arguments", a),
-					hints: []string{"flags go before positional arguments: writ " + cmdPath(c) + " [flags] " + what}}
-			}
-		}
 		return nil
 	}
-	err := &exitError{code: exitUsage, err: fmt.Errorf("%s takes %s", cmdPath(c), what)}
-	for _, a := range c.Args().Slice() {
-		if strings.HasPrefix(a, "-") && a != "-" {
-			err.hints = append(err.hints, "flags go before positional arguments")
-			break
-		}
-	}
-	return err
+	return &exitError{code: exitUsage, err: fmt.Errorf("%s takes %s", cmdPath(c), what)}
 }
 
 // plural returns "1 entry" or "n entries" style text.

@@ -36,6 +36,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}()
 	defer startProfiles(stderr)()
 	app := newApp(stdin, stdout, stderr)
+	args, err := interspersed(app, args)
+	if err != nil {
+		return report(stderr, err)
+	}
 	app.Metadata = map[string]any{"args": args}
 	return report(stderr, app.Run(args))
 }
@@ -87,6 +91,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 	}
 	onUsage(app.Commands, app.OnUsageError, "")
+	groupActions(app.Commands, "")
 	return app
 }
 
@@ -100,7 +105,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 	for _, c := range cmds {
 		path := strings.TrimSpace(prefix + " " + c.Name)
-		c.OnUsageError = f
+		c.OnUsageError = func(ctx *cli.Context, err error, sub bool) error {
+			return f(ctx, suggestFlag(err, c, path), sub)
+		}
 		var required []string
 		single, valued, text := map[string]bool{}, map[string]bool{}, []string{}
 		for _, fl := range c.Flags {

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// interspersed returns args with the flags given after a command's
+// positional arguments moved before them, so that `writ verify FILE --key
+// P` means `writ verify --key P FILE`, as on cosign's command line:
+// urfave/cli stops reading flags at the first positional argument and
+// would take "--key" and "P" for files. It finds the command by its names
+// (after any global flags), then reads the rest in order: a word that
+// starts with "-" (not "-" alone) is a flag, followed by its value when
+// the command's flag of that name takes one and is not written with "=";
+// anything else is positional; "--" and everything after it stay
+// positional, in place. Command lines that name no command, or a group of
+// subcommands, are returned unchanged. A flag that takes a value given
+// last, with no value, is bad usage: moved, it would take the first file
+// for its value.
+func interspersed(app *cli.App, args []string) ([]string, error) {
+	if len(args) < 2 {
+		return args, nil
+	}
+	i := 1
+	for i < len(args) && isFlagWord(args[i]) {
+		i++ // global flags: --json, --help, --version (none takes a value)
+	}
+	var cmd *cli.Command
+	var path []string
+	for cmds := app.Commands; i < len(args); {
+		c := findCommand(cmds, args[i])
+		if c == nil {
+			break
+		}
+		cmd, i, path = c, i+1, append(path, c.Name)
+		if len(c.Subcommands) == 0 {
+			break
+		}
+		cmds = c.Subcommands
+	}
+	if cmd == nil || len(cmd.Subcommands) > 0 {
+		return args, nil
+	}
+	valued := map[string]bool{}
+	for _, fl := range cmd.Flags {
+		if _, isBool := fl.(*cli.BoolFlag); !isBool {
+			for _, n := range fl.Names() {
+				valued[n] = true
+			}
+		}
+	}
+	var flags, positional []string
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i:]...)
+			break
+		}
+		if !isFlagWord(a) {
+			positional = append(positional, a)
+			continue
+		}
+		flags = append(flags, a)
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if valued[name] && !hasValue {
+			if i+1 == len(args) {
+				return nil, usageErr("--%s needs a value (see writ %s --help)", name, strings.Join(path, " "))
+			}
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	out := append([]string(nil), args[:len(args)-len(flags)-len(positional)]...)
+	return append(append(out, flags...), positional...), nil
+}
+
+func isFlagWord(a string) bool { return strings.HasPrefix(a, "-") && a != "-" && a != "--" }
+
+// findCommand returns the command of cmds named (or aliased) name.
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// suggestFlag rewrites urfave/cli's "flag provided but not defined: -x"
+// for the command at path: the flag in writ's spelling, the nearest flag
+// cmd has when one is close enough to be a typo (at most 2 edits, a
+// swap of neighbours counting as one, and fewer than the name's length),
+// and where the help is. Other errors are returned unchanged.
+func suggestFlag(err error, cmd *cli.Command, path string) error {
+	const undefined = "flag provided but not defined: "
+	msg := err.Error()
+	if cmd == nil || !strings.HasPrefix(msg, undefined) {
+		return err
+	}
+	given := strings.TrimLeft(strings.TrimPrefix(msg, undefined), "-")
+	best, bestDist := "", 3
+	for _, fl := range cmd.Flags {
+		for _, n := range fl.Names() {
+			if d := editDistance(given, n); d < bestDist && d < len(n) {
+				best, bestDist = n, d
+			}
+		}
+	}
+	if best == "" {
+		return fmt.Errorf("writ %s has no flag --%s (see writ %s --help)", path, given, path)
+	}
+	return fmt.Errorf("writ %s has no flag --%s; did you mean --%s? (see writ %s --help)", path, given, best, path)
+}
+
+// editDistance is the optimal string alignment distance between a and b
+// (bytes): insertions, deletions, substitutions and swaps of neighbours.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// groupActions makes every command that has subcommands refuse an
+// unknown one as bad usage (exit 2), naming the subcommands, instead of
+// urfave/cli's "No help topic" internal error; without an argument it
+// prints its help.
+func groupActions(cmds []*cli.Command, prefix string) {
+	for _, c := range cmds {
+		path := strings.TrimSpace(prefix + " " + c.Name)
+		if len(c.Subcommands) > 0 && c.Action == nil {
+			var names []string
+			for _, s := range c.Subcommands {
+				if !s.Hidden {
+					names = append(names, s.Name)
+				}
+			}
+			sort.Strings(names)
+			c.Action = func(ctx *cli.Context) error {
+				if !ctx.Args().Present() {
+					return cli.ShowSubcommandHelp(ctx)
+				}
+				return usageErr("unknown command %q: writ %s has the subcommands %s (see writ %s --help)",
+					ctx.Args().First(), path, strings.Join(names, ", "), path)
+			}
+		}
+		groupActions(c.Subcommands, path)
+	}
+}
