@@ -39,6 +39,9 @@ var (
 	// ErrKeyFilePermissions: the private key file is readable or writable
 	// by group or others (mode & 077 != 0).
 	ErrKeyFilePermissions = errors.New("private key file permissions too open")
+	// ErrPublicKeyFile: the file given as a private key is a PEM public
+	// key (a .pub), whose mode does not matter.
+	ErrPublicKeyFile = errors.New("a public key file, not a private key")
 	// ErrWrongPassphrase: the passphrase does not decrypt the key file.
 	ErrWrongPassphrase = errors.New("wrong passphrase")
 	// ErrNoIdentity: none of the age identities given decrypts the key
@@ -248,6 +251,9 @@ func openSecretFile(path, what, permNote string) (*os.File, error) {
 			err = fmt.Errorf("%s: %w: owned by uid %d, this process runs as uid %d; %s must belong to the account that uses it", path, ErrKeyFileOwner, st.Uid, uid, what)
 		}
 	}
+	if err == nil && isPublicKeyPEM(f) {
+		err = fmt.Errorf("%s: %w: give the private key file (writ key generate writes PREFIX.key beside PREFIX.pub)", path, ErrPublicKeyFile)
+	}
 	if err == nil && fi.Mode().Perm()&0o077 != 0 {
 		err = fmt.Errorf("%s: %w: mode %04o, want 0600%s (chmod 600 %s)", path, ErrKeyFilePermissions, fi.Mode().Perm(), permNote, path)
 	}
@@ -256,6 +262,14 @@ func openSecretFile(path, what, permNote string) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// isPublicKeyPEM reports whether f starts with a PEM public key header
+// (after optional whitespace), reading at most 64 bytes at offset 0.
+func isPublicKeyPEM(f *os.File) bool {
+	head := make([]byte, 64)
+	n, _ := f.ReadAt(head, 0)
+	return bytes.HasPrefix(bytes.TrimLeft(head[:n], " \t\r\n"), []byte("-----BEGIN PUBLIC KEY-----"))
 }
 
 // stanzaX25519 reports whether an age file (armored) is encrypted to an

@@ -145,7 +145,7 @@ func parseTime(flag, s string, now time.Time) (time.Time, error) {
 	return time.Time{}, usageErr("--%s %q: want an RFC 3339 time (2026-11-29T10:00:00Z) or a duration from now (720h)", flag, s)
 }
 
-var passphraseFileFlag = &cli.StringFlag{Name: "passphrase-file", Usage: "read the key passphrase from `FILE` (else $WRIT_PASSPHRASE, else a terminal prompt)"}
+var passphraseFileFlag = &cli.StringFlag{Name: "passphrase-file", Usage: "read the key passphrase from `FILE`, which wins over $WRIT_PASSPHRASE (else a terminal prompt)"}
 
 var identityFlag = &cli.StringFlag{Name: "identity", Usage: "unlock key files with the age identities in `FILE` (for keys encrypted with --recipient) instead of a passphrase"}
 
@@ -196,13 +196,10 @@ func newKeyRecipients(c *cli.Context, what string) ([]age.Recipient, error) {
 
 var workFactorFlag = &cli.IntFlag{Name: "work-factor", Value: 18, Usage: "scrypt work factor (log2 N, 10 to 20) for new passphrase-encrypted key files: 18 (256 MiB, about 1.4 s) for real keys; below 18 only for throwaway keys"}
 
-// passphrase returns the key passphrase: $WRIT_PASSPHRASE, else the
-// --passphrase-file's first line, else a prompt on the terminal (asked
-// twice when confirm). Without any of these it is bad usage.
+// passphrase returns the key passphrase: --passphrase-file when given
+// (what a command line says beats what its environment says), else
+// $WRIT_PASSPHRASE, else a terminal prompt (twice when confirm).
 func passphrase(c *cli.Context, what string, confirm bool) ([]byte, error) {
-	if v := os.Getenv("WRIT_PASSPHRASE"); v != "" {
-		return []byte(v), nil
-	}
 	if path := c.String("passphrase-file"); path != "" {
 		data, err := readWhole(c, path, 4096)
 		if err != nil {
@@ -214,6 +211,9 @@ func passphrase(c *cli.Context, what string, confirm bool) ([]byte, error) {
 			return nil, inputErr(fmt.Errorf("%s: the passphrase file's first line is empty", path))
 		}
 		return []byte(line), nil
+	}
+	if v := os.Getenv("WRIT_PASSPHRASE"); v != "" {
+		return []byte(v), nil
 	}
 	in, ok := c.App.Reader.(*os.File)
 	if !ok || !term.IsTerminal(int(in.Fd())) {
