@@ -51,16 +51,26 @@ func audit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	now := time.Now()
 	o := verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root"), Now: time.Now, Policy: policy}
 	for _, f := range []struct {
 		name string
 		dst  *time.Time
 	}{{"since", &o.Since}, {"until", &o.Until}} {
 		if c.IsSet(f.name) {
-			if *f.dst, err = parseTime(f.name, c.String(f.name), time.Now()); err != nil {
+			if *f.dst, err = parseTime(f.name, c.String(f.name), now); err != nil {
 				return err
 			}
 		}
+	}
+	// A period that starts in the future counts nothing: a duration
+	// written without its minus sign (--since 720h for the last 30 days).
+	if v := c.String("since"); c.IsSet("since") && o.Since.After(now) {
+		hint := "a duration counts from now: the last 30 days are --since -720h"
+		if d, perr := time.ParseDuration(v); perr == nil && d > 0 {
+			hint = fmt.Sprintf("a duration counts from now: for the last %s write --since -%s", v, v)
+		}
+		return &exitError{code: exitUsage, err: fmt.Errorf("--since %s is %s, after now: the period would hold no decisions", v, o.Since.UTC().Format(time.RFC3339)), hints: []string{hint}}
 	}
 	if !o.Since.IsZero() && !o.Until.IsZero() && !o.Until.After(o.Since) {
 		return usageErr("--until %s is not after --since %s", c.String("until"), c.String("since"))

@@ -36,6 +36,13 @@ func readInput(c *cli.Context, path string, limit int64) ([]byte, bool, error) {
 			return nil, false, inputErr(err)
 		}
 		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			var hints []string
+			if _, err := os.Stat(filepath.Join(path, ledger.AuthorityDir)); err == nil {
+				hints = append(hints, fmt.Sprintf("%s is a ledger directory: a ledger is given with --dir (or --ledger)", path))
+			}
+			return nil, false, inputErr(fmt.Errorf("%s is a directory; a file is expected here", path), hints...)
+		}
 		r = f
 	}
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
@@ -80,6 +87,22 @@ func writeOutput(c *cli.Context, path string, data []byte) error {
 // temporary file in the same directory, then hard-links it into place,
 // which fails if path exists.
 func writeNew(path string, data []byte) error {
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) != 0 {
+		// A device or a pipe (/dev/null, /dev/stderr, a shell's
+		// process substitution) is written to, not replaced.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return inputErr(err)
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return inputErr(err)
+		}
+		if err := f.Close(); err != nil {
+			return inputErr(err)
+		}
+		return nil
+	}
 	if _, err := os.Lstat(path); err == nil {
 		return usageErr("%s exists; writ does not overwrite files (remove it or choose another --out)", path)
 	}
@@ -142,7 +165,7 @@ func parseTime(flag, s string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		return now.Add(d), nil
 	}
-	return time.Time{}, usageErr("--%s %q: want an RFC 3339 time (2026-11-29T10:00:00Z) or a duration from now (720h)", flag, s)
+	return time.Time{}, usageErr("--%s %q: want an RFC 3339 time (2026-11-29T10:00:00Z) or a duration from now (720h later, -720h earlier)", flag, s)
 }
 
 var passphraseFileFlag = &cli.StringFlag{Name: "passphrase-file", Usage: "read the key passphrase from `FILE`, which wins over $WRIT_PASSPHRASE (else a terminal prompt)"}

@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/ledger"
 )
 
 func main() {
@@ -123,17 +125,8 @@ func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 			default:
 				valued[name], single[name] = true, true
 			}
-			switch x := fl.(type) {
-			case *cli.StringFlag:
-				if x.Required {
-					x.Required, required = false, append(required, x.Name)
-					x.Usage = withRequired(x.Usage)
-				}
-			case *cli.StringSliceFlag:
-				if x.Required {
-					x.Required, required = false, append(required, x.Name)
-					x.Usage = withRequired(x.Usage)
-				}
+			if takeRequired(fl) {
+				required = append(required, name)
 			}
 		}
 		if action := c.Action; action != nil {
@@ -149,7 +142,16 @@ func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 				}
 				for _, name := range required {
 					if !ctx.IsSet(name) {
-						return usageErr("--%s is required (see writ %s --help)", name, path)
+						err := usageErr("--%s is required (see writ %s --help)", name, path)
+						if name == "dir" || name == "ledger" {
+							for _, a := range ctx.Args().Slice() {
+								if fi, serr := os.Stat(filepath.Join(a, ledger.AuthorityDir)); serr == nil && fi.IsDir() {
+									err.(*exitError).hints = []string{fmt.Sprintf("%s is a ledger: give it as --%s %s", a, name, a)}
+									break
+								}
+							}
+						}
+						return err
 					}
 				}
 				return action(ctx)
@@ -157,6 +159,42 @@ func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 		}
 		onUsage(c.Subcommands, f, path)
 	}
+}
+
+// requiredFlags holds the flags onUsage took over the required check of.
+// Flag values are shared between commands (one --dir for every ledger
+// command): urfave/cli's Required is cleared on the first, and this set
+// keeps it required for all the others.
+var requiredFlags = map[cli.Flag]bool{}
+
+// takeRequired reports whether fl is required, clearing urfave/cli's own
+// Required (which would print the whole help before its error) and
+// marking the usage text, once per flag value.
+func takeRequired(fl cli.Flag) bool {
+	if requiredFlags[fl] {
+		return true
+	}
+	switch x := fl.(type) {
+	case *cli.StringFlag:
+		if !x.Required {
+			return false
+		}
+		x.Required, x.Usage = false, withRequired(x.Usage)
+	case *cli.StringSliceFlag:
+		if !x.Required {
+			return false
+		}
+		x.Required, x.Usage = false, withRequired(x.Usage)
+	case *cli.Int64Flag:
+		if !x.Required {
+			return false
+		}
+		x.Required, x.Usage = false, withRequired(x.Usage)
+	default:
+		return false
+	}
+	requiredFlags[fl] = true
+	return true
 }
 
 // repeatedFlag returns the first flag of single given more than once in
