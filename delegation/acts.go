@@ -1,6 +1,7 @@
 package delegation
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -62,8 +63,18 @@ func (s *State) findParent(index int64, signer sign.PublicKey, child *schemas.De
 			return g, nil
 		}
 	}
+	if why == depthZero {
+		return nil, refuse(index, RuleNotAttenuated, fmt.Errorf("no delegation of key %s (e.g. ledger index %d) covers this one: %w", signer.ID(), p.Index, ErrNoRedelegation))
+	}
 	return nil, refusef(index, RuleNotAttenuated, "no delegation of key %s (e.g. ledger index %d) covers this one: %s", signer.ID(), p.Index, why)
 }
+
+// ErrNoRedelegation is wrapped by a RuleNotAttenuated refusal whose
+// parent delegation has re-delegation depth 0: no narrowing helps, the
+// parent itself must be delegated again with a depth of 1 or more.
+var ErrNoRedelegation = errors.New(depthZero)
+
+const depthZero = "the parent's re-delegation depth is 0"
 
 // attenuates returns "" when child is a strict narrowing of parent, or
 // what it exceeds.
@@ -75,7 +86,7 @@ func attenuates(child, parent *schemas.Delegation) string {
 	}
 	switch {
 	case parent.Depth < 1:
-		return "the parent's re-delegation depth is 0"
+		return depthZero
 	case child.Depth >= parent.Depth:
 		return fmt.Sprintf("depth %d is not below the parent's %d", child.Depth, parent.Depth)
 	case child.NotBefore < parent.NotBefore || child.NotAfter > parent.NotAfter:

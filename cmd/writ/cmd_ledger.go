@@ -382,6 +382,10 @@ func recordErr(err error) error {
 	if h, ok := appendHints[rule]; ok {
 		hints = append(hints, h)
 	}
+	if errors.Is(err, delegation.ErrNoRedelegation) {
+		// No narrowing helps: the parent may not be re-delegated at all.
+		hints = []string{"the delegation behind the signer has re-delegation depth 0, so it may not be re-delegated; its signer must delegate that key again with --depth 1 or more (`writ delegate --action delegate,... --depth N`)"}
+	}
 	if rule == delegation.RuleMalformed {
 		if errors.Is(err, schemas.ErrInvalid) {
 			// A well-formed envelope whose record breaks a field rule.
