@@ -107,6 +107,21 @@ func (s *State) chainDenial(g *Grant, t time.Time) *Denial {
 	return nil
 }
 
+// noDelegation says why key holds no delegation: a key of a root that a
+// rotation retired is named as such (it signed for the root it was in,
+// and holds nothing since); any other key was never delegated.
+func (s *State) noDelegation(key sign.PublicKey) string {
+	cur := s.Root()
+	for i := len(s.roots) - 2; i >= 0; i-- {
+		old := s.roots[i]
+		if slices.ContainsFunc(old.Keys, key.Equal) && (cur == nil || !slices.ContainsFunc(cur.Keys, key.Equal)) {
+			return fmt.Sprintf("key %s was a key of root version %d (ledger index %d) and was retired by the rotation to root version %d (ledger index %d); it holds no delegation in this ledger",
+				key.ID(), old.Record.Version, old.Index, cur.Record.Version, cur.Index)
+		}
+	}
+	return fmt.Sprintf("key %s holds no delegation in this ledger", key.ID())
+}
+
 // Authorize answers r: the grant (with its chain, Grant.Chain) that allows
 // it, or a *Denial with the first failing rule, checked in this order: the
 // root in force has expired at r.At (RuleRootExpired: at expires it
@@ -131,7 +146,7 @@ func (s *State) Authorize(r Request) (*Grant, error) {
 		}
 	}
 	if len(mine) == 0 {
-		return nil, &Denial{RuleNoDelegation, fmt.Sprintf("key %s holds no delegation in this ledger", r.Key.ID())}
+		return nil, &Denial{RuleNoDelegation, s.noDelegation(r.Key)}
 	}
 	if len(covering) == 0 {
 		return nil, &Denial{RuleOutOfScope, fmt.Sprintf("no delegation of key %s grants %q for %s", r.Key.ID(), r.Action, scopeText(r))}

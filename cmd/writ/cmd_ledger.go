@@ -382,6 +382,9 @@ func recordErr(err error) error {
 	if h, ok := appendHints[rule]; ok {
 		hints = append(hints, h)
 	}
+	if rule == delegation.RuleNoDelegation && strings.Contains(err.Error(), "was retired by the rotation") {
+		hints = []string{"sign with a key of the root in force, or one it delegated (`writ authority explain` shows what a key holds)"}
+	}
 	if errors.Is(err, delegation.ErrNoRedelegation) {
 		// No narrowing helps: the parent may not be re-delegated at all.
 		hints = []string{"the delegation behind the signer has re-delegation depth 0, so it may not be re-delegated; its signer must delegate that key again with --depth 1 or more (`writ delegate --action delegate,... --depth N`)"}
