@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -95,7 +96,7 @@ func (q *qs) story() error {
 		}
 		ids[who] = r["key_id"].(string)
 	}
-	q.say("keys: root %.16s, operator %.16s, release engineer %.16s (age-encrypted, mode 0600, passphrase in %s)", ids["root"], ids["operator"], ids["release"], pf)
+	q.say("keys (ids as every writ command prints them): root %s, operator %s, release engineer %s (age-encrypted, mode 0600, passphrase in %s)", ids["root"], ids["operator"], ids["release"], pf)
 
 	r, err := q.step(0, "root", "sign", "--key", q.path("root.key"), "--pub", q.path("root.pub"), "--threshold", "1",
 		"--expires", "8760h", "--out", q.path("root.cose"), "--passphrase-file", pf)
@@ -187,10 +188,33 @@ func (q *qs) story() error {
 		return err
 	}
 	bv := r["by_verdict"].(map[string]any)
-	q.say("audit: ok, %v entries verified; decisions: admitted %v, admitted-unsigned %v, would-refuse %v, refused %v",
-		r["entries_verified"], bv["admitted"], bv["admitted-unsigned"], bv["would-refuse"], bv["refused"])
-	q.say("next: writ audit --ledger %s   (and writ admit --rules for every rule)", led)
+	q.say("audit: ok, %v entries verified (%v authority records, %v decisions); decisions: admitted %v, admitted-unsigned %v, would-refuse %v, refused %v",
+		r["entries_verified"], r["authority_entries"], r["decisions"], bv["admitted"], bv["admitted-unsigned"], bv["would-refuse"], bv["refused"])
+	w := selfCommand()
+	q.say("next: %s audit --ledger %s   (and %s admit --rules for every rule)", w, led, w)
 	return nil
+}
+
+// selfCommand is how the user can run this writ again: "go run
+// ./cmd/writ" when it was built by go run (a binary in Go's temporary
+// build directory), "writ" when that name on PATH is this binary, else
+// this binary's path.
+func selfCommand() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "writ"
+	}
+	if strings.Contains(self, string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/writ"
+	}
+	if p, err := exec.LookPath("writ"); err == nil {
+		a, errA := os.Stat(p)
+		b, errB := os.Stat(self)
+		if errA == nil && errB == nil && os.SameFile(a, b) {
+			return "writ"
+		}
+	}
+	return self
 }
 
 // admit runs `writ admit` and checks the verdict.

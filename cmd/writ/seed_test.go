@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -28,6 +29,15 @@ func TestNoRawSeedOnDisk(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"writ", "quickstart", "--dir", dir}, strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("quickstart exited %d: %s", code, errb.String())
+	}
+	// Its output names keys by the 64-hex ids every command prints, and
+	// its last line is a command the user can paste: the test binary, like
+	// `go run`, lives in Go's temporary build directory.
+	if !regexp.MustCompile(`(?m)^keys \(ids as every writ command prints them\): root [0-9a-f]{64}, operator [0-9a-f]{64}, release engineer [0-9a-f]{64} `).MatchString(out.String()) {
+		t.Errorf("quickstart's key line does not give 64-hex key ids:\n%s", out.String())
+	}
+	if want := "next: go run ./cmd/writ audit --ledger " + filepath.Join(dir, "ledger") + " "; !strings.Contains(out.String(), want) {
+		t.Errorf("quickstart's last line is not %q:\n%s", want, out.String())
 	}
 	pass, err := os.ReadFile(filepath.Join(dir, "passphrase"))
 	if err != nil {
