@@ -397,5 +397,5 @@ func instruct(c *cli.Context) error {
 			return err
 		}
 	}
-	return finish(c, rec, keys, map[string]any{"instruction_id": rec.ID})
+	return finish(c, rec, keys, map[string]any{"instruction_id": rec.ID}, "instruction "+rec.ID+" (the id admit and audit name it by)")
 }
