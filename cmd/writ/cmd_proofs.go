@@ -58,7 +58,7 @@ func proofCommands() []*cli.Command {
 			Usage: "write an RFC 9942 COSE receipt (inclusion proof signed by the log key) for entry --index",
 			Flags: []cli.Flag{dirFlag, index, &cli.StringFlag{Name: "out", Value: "-", Usage: "`FILE` (- for stdout)"},
 				&cli.StringFlag{Name: "policy", Usage: "witness policy `FILE`: write the receipt only if the checkpoint it carries meets the quorum (exit 1 otherwise)"},
-				passphraseFileFlag, identityFlag},
+				passphraseFileFlag, identityFlag, jsonFlag},
 			Action: ledgerReceipt,
 		},
 		{
@@ -187,7 +187,16 @@ func ledgerReceipt(c *cli.Context) error {
 				"collect the cosignatures first: `writ ledger checkpoint --refresh --policy "+c.String("policy")+" --dir "+c.String("dir")+"`, then ask again")
 		}
 	}
-	return writeOutput(c, c.String("out"), r)
+	out := c.String("out")
+	if err := writeOutput(c, out, r); err != nil {
+		return err
+	}
+	if out == "-" {
+		return nil // stdout carries the receipt itself
+	}
+	index, size := c.Int64("index"), log.Size()
+	return emit(c, map[string]any{"index": index, "tree_size": size, "out": out, "digest": schemas.SHA256Digest(r), "witnessed": policy != nil},
+		fmt.Sprintf("receipt for entry %d in the tree of %d entries: %s (%s)", index, size, out, schemas.SHA256Digest(r)))
 }
 
 func ledgerVerifyReceipt(c *cli.Context) error {

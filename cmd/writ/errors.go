@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -124,8 +125,9 @@ func classify(err error) int {
 }
 
 // report prints err as CLI.md asks (`writ: error: ...`, `writ: hint: ...`)
-// and returns the exit code.
-func report(stderr io.Writer, err error) int {
+// and returns the exit code. Under --json (asJSON) it prints one JSON
+// object on stderr instead (see errorJSON).
+func report(stderr io.Writer, err error, asJSON bool) int {
 	if err == nil {
 		return exitOK
 	}
@@ -147,6 +149,19 @@ func report(stderr io.Writer, err error) int {
 	if code == exitInternal {
 		msg = "internal error: " + msg
 	}
+	if asJSON {
+		hints := []string{}
+		if ee != nil {
+			hints = append(hints, ee.hints...)
+		}
+		if locked && len(hints) == 0 {
+			hints = append(hints, lockedHint)
+		}
+		out := errorJSON{Error: msg, Exit: code, Rule: ruleOf(err), Hints: hints}
+		b, _ := json.Marshal(out)
+		fmt.Fprintf(stderr, "%s\n", b)
+		return code
+	}
 	fmt.Fprintf(stderr, "writ: error: %s\n", oneLine(msg))
 	if ee != nil {
 		for _, h := range ee.hints {
@@ -157,6 +172,30 @@ func report(stderr io.Writer, err error) int {
 		fmt.Fprintf(stderr, "writ: hint: %s\n", lockedHint)
 	}
 	return code
+}
+
+// errorJSON is what every command prints on stderr, one line, when it
+// fails under --json: the message, the exit code (1 a verdict of no, 2
+// bad usage or input, 3 internal), the stable rule id of a refused record
+// ("" when none applies) and the next acts, in order.
+type errorJSON struct {
+	Error string   `json:"error"`
+	Exit  int      `json:"exit"`
+	Rule  string   `json:"rule"`
+	Hints []string `json:"hints"`
+}
+
+// ruleOf returns the rule id a refused record carries, or "".
+func ruleOf(err error) string {
+	var d *delegation.Denial
+	if errors.As(err, &d) {
+		return d.Rule
+	}
+	var re *delegation.RecordError
+	if errors.As(err, &re) {
+		return re.Rule
+	}
+	return ""
 }
 
 // oneLine keeps a diagnostic on one line, without a final period, and

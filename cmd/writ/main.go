@@ -38,12 +38,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}()
 	defer startProfiles(stderr)()
 	app := newApp(stdin, stdout, stderr)
+	asJSON := jsonRequested(args)
 	args, err := interspersed(app, args)
 	if err != nil {
-		return report(stderr, err)
+		return report(stderr, err, asJSON)
 	}
 	app.Metadata = map[string]any{"args": args}
-	return report(stderr, app.Run(args))
+	return report(stderr, app.Run(args), asJSON)
+}
+
+// jsonRequested reports whether the command line asks for --json
+// anywhere before "--" (globally or on the command).
+func jsonRequested(args []string) bool {
+	for _, a := range args[min(1, len(args)):] {
+		switch a {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		}
+	}
+	return false
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -54,7 +69,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			"agent binaries a runner may execute, runners admit or refuse each dispatch on their own,\n" +
 			"and auditors prove from the ledger what was admitted and refused.\n\n" +
 			"Environment: WRIT_PASSPHRASE (key passphrase), WRIT_PKCS11_MODULE (token module path),\n" +
-			"WRIT_CPUPROFILE and WRIT_MEMPROFILE (write pprof profiles of the run to FILE).",
+			"WRIT_CPUPROFILE and WRIT_MEMPROFILE (write pprof profiles of the run to FILE).\n\n" +
+			"Under --json every result is one JSON object on stdout, and a failure one JSON object on\n" +
+			"stderr: {\"error\": message, \"exit\": code, \"rule\": rule id or \"\", \"hints\": [next acts]}.",
 		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,
