@@ -75,6 +75,35 @@ func proofCommands() []*cli.Command {
 	}
 }
 
+// receiptErr explains a receipt that does not verify for the entry given.
+// With --dir, when the receipt parses, it compares the entry file with the
+// log's entry at the index the receipt states: other bytes are named as
+// such, not left to read as a forged signature.
+func receiptErr(c *cli.Context, err error, receipt, entry []byte) error {
+	index, size, perr := formats.ReceiptPosition(receipt)
+	if perr != nil || c.String("dir") == "" {
+		if perr == nil {
+			return noErr(err, fmt.Sprintf("the receipt says it is for entry %d of a tree of %d entries; give --dir LEDGER to compare --entry with the log's entry %d", index, size, index))
+		}
+		return noErr(err)
+	}
+	log, oerr := ledger.OpenAuthority(c.String("dir"), nil)
+	if oerr != nil {
+		return noErr(err)
+	}
+	defer log.Close()
+	if index < 0 || index >= log.Size() {
+		return noErr(fmt.Errorf("%w (the receipt says it is for entry %d of a tree of %d entries; this log holds %d)", err, index, size, log.Size()))
+	}
+	stored, lerr := log.Entry(index)
+	if lerr != nil || bytes.Equal(stored, entry) {
+		return noErr(err) // the same bytes: the receipt itself is not this log's
+	}
+	return noErr(fmt.Errorf("%s is not the entry the receipt is for: the receipt says entry %d, which is %s in this log, and %s is %s",
+		c.String("entry"), index, schemas.SHA256Digest(stored), c.String("entry"), schemas.SHA256Digest(entry)),
+		fmt.Sprintf("write the entry's exact bytes with `writ ledger entry --dir %s --index %d --out FILE` and verify against that", c.String("dir"), index))
+}
+
 func hexes(hs []tlog.Hash) []string {
 	out := make([]string, 0, len(hs))
 	for _, h := range hs {
@@ -239,7 +268,7 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	}
 	p, err := ledger.VerifyReceipt(receipt, entry, key)
 	if err != nil {
-		return noErr(err)
+		return receiptErr(c, err, receipt, entry)
 	}
 	out := map[string]any{"valid": true, "index": p.Index, "tree_size": p.TreeSize, "position_signed": false, "root_hash": hex.EncodeToString(p.RootHash[:])}
 	// RFC 9942 signs the root only: the index and tree size travel

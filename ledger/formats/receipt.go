@@ -163,6 +163,18 @@ func ReceiptCheckpoint(receipt []byte, p *InclusionProof, vkey string) ([]byte, 
 	return cp, nil
 }
 
+// ReceiptPosition returns the entry index and tree size a receipt states,
+// as received: RFC 9942 does not sign them, and nothing here is verified
+// but the receipt's structure. A caller uses them to say which entry a
+// receipt that does not verify claims to be for. Errors wrap ErrReceipt.
+func ReceiptPosition(receipt []byte) (index, treeSize int64, err error) {
+	_, p, err := parseReceipt(receipt)
+	if err != nil {
+		return 0, 0, err
+	}
+	return p.Index, p.TreeSize, nil
+}
+
 // parseReceipt reads a receipt's structure and its one inclusion proof
 // (index, tree size, path), without any cryptography.
 func parseReceipt(receipt []byte) (*cose.Sign1Message, *InclusionProof, error) {
