@@ -58,11 +58,39 @@ const MaxListed = 1000
 
 // DayCount is one UTC day (YYYY-MM-DD) of decisions.
 type DayCount struct {
-	Day         string `json:"day"`
-	Decisions   int64  `json:"decisions"`
-	Unsigned    int64  `json:"unsigned"`
-	Refused     int64  `json:"refused"`
-	WouldRefuse int64  `json:"would_refuse"`
+	Day       string `json:"day"`
+	Decisions int64  `json:"decisions"`
+	Unsigned  int64  `json:"unsigned"`
+	Refused   int64  `json:"refused"`
+	// WouldRefuse counts the decisions admitted although a rule failed:
+	// what enforce would have refused (in any mode; the report's
+	// would_refuse_under_enforce, per day).
+	WouldRefuse int64 `json:"would_refuse"`
+	// ByVerdict splits Decisions by verdict; its WouldRefuse is the
+	// would-refuse verdict (warn mode), a part of the count above.
+	ByVerdict VerdictCounts `json:"by_verdict"`
+}
+
+// VerdictCounts counts decisions by verdict, under the verdicts' names.
+type VerdictCounts struct {
+	Admitted         int64 `json:"admitted"`
+	AdmittedUnsigned int64 `json:"admitted-unsigned"`
+	WouldRefuse      int64 `json:"would-refuse"`
+	Refused          int64 `json:"refused"`
+}
+
+// add counts one decision of verdict v.
+func (c *VerdictCounts) add(v string) {
+	switch v {
+	case Admitted:
+		c.Admitted++
+	case AdmittedUnsigned:
+		c.AdmittedUnsigned++
+	case WouldRefuse:
+		c.WouldRefuse++
+	case Refused:
+		c.Refused++
+	}
 }
 
 // FlaggedBuild is one admission of a binary flagged dirty-build or
@@ -129,6 +157,7 @@ func (tr *Traffic) add(i int64, d *schemas.Decision) {
 		tr.days[day] = dc
 	}
 	dc.Decisions++
+	dc.ByVerdict.add(d.Verdict)
 	if unsigned {
 		tr.Unsigned++
 		dc.Unsigned++

@@ -82,9 +82,13 @@ func TestAuditTrafficCounts(t *testing.T) {
 	check("by machine", tr.ByMachine, map[string]int64{"runner-1": 8})
 	check("would refuse", rep.WouldRefuse, 4)
 	check("would refuse by rule", tr.WouldRefuseByRule, map[string]int64{"unsigned": 4})
-	check("days", tr.Days, []verify.DayCount{{Day: "2026-11-29", Decisions: 5, Unsigned: 3, Refused: 2, WouldRefuse: 2},
-		{Day: "2026-11-30", Decisions: 2, Unsigned: 1, Refused: 0, WouldRefuse: 1}, {Day: "2026-12-01"},
-		{Day: "2026-12-02", Decisions: 1, Unsigned: 1, WouldRefuse: 1}})
+	// Per day, the verdicts add up to the decisions, and to the report's
+	// totals over the days.
+	check("days", tr.Days, []verify.DayCount{
+		{Day: "2026-11-29", Decisions: 5, Unsigned: 3, Refused: 2, WouldRefuse: 2, ByVerdict: verify.VerdictCounts{Admitted: 1, AdmittedUnsigned: 1, WouldRefuse: 1, Refused: 2}},
+		{Day: "2026-11-30", Decisions: 2, Unsigned: 1, Refused: 0, WouldRefuse: 1, ByVerdict: verify.VerdictCounts{Admitted: 1, AdmittedUnsigned: 1}},
+		{Day: "2026-12-01"},
+		{Day: "2026-12-02", Decisions: 1, Unsigned: 1, WouldRefuse: 1, ByVerdict: verify.VerdictCounts{AdmittedUnsigned: 1}}})
 	// The three delegations end a day after Epoch, before the audit's
 	// clock; op2 was revoked when the ledger accepted the revocation,
 	// 75 hours after Epoch (its issued_at, a second earlier, is the

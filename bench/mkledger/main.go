@@ -64,6 +64,7 @@ func main() {
 	pass := flag.String("passphrase", "bench", "passphrase for the checkpoint and runner keys")
 	extra := flag.Int("extra", 0, "further signed instructions to write as files into -extra-dir, not appended")
 	extraDir := flag.String("extra-dir", "", "directory for the -extra records (created)")
+	days := flag.Int("days", 1, "spread the decisions over this many days, ending now (for an audit page of a month)")
 	flag.Parse()
 	if *dir == "" {
 		check(fmt.Errorf("-dir is required"))
@@ -107,7 +108,7 @@ func main() {
 		writeExtra(*extraDir, *n, *extra, t, op)
 	}
 	if *decisions > 0 {
-		makeDecisions(*dir, *decisions, []byte(*pass), t)
+		makeDecisions(*dir, *decisions, []byte(*pass), t, max(*days, 1))
 	}
 }
 
@@ -170,7 +171,7 @@ func make2(n int, f func(int) []byte) [][]byte {
 	return out
 }
 
-func makeDecisions(dir string, n int, pass []byte, t int64) {
+func makeDecisions(dir string, n int, pass []byte, t int64, days int) {
 	id, err := sign.ScryptIdentity(pass)
 	check(err)
 	rec, err := sign.ScryptRecipient(pass, sign.MinWorkFactor)
@@ -182,8 +183,16 @@ func makeDecisions(dir string, n int, pass []byte, t int64) {
 	digest := "sha256:" + strings.Repeat("ab", 32)
 	start := time.Now()
 	appendSigned(dec, n, func(i int) []byte {
-		d := &schemas.Decision{V: 1, Time: t, Machine: fmt.Sprintf("runner-%d", i%64), Mode: "off", Verdict: verdicts[i%4],
-			Rule: rules[i%4], InstructionID: fmt.Sprintf("%032x", i), InstructionDigest: digest, Stream: "bench/s1"}
+		// With -days, decision i falls on an uneven day back from now and
+		// its verdict varies from day to day; one day keeps the plain
+		// cycle through the verdicts.
+		at, v := t, i%4
+		if days > 1 {
+			day := (i*i/3 + i) % days
+			at, v = t-int64(day)*86400, (i+day+i/5)%4
+		}
+		d := &schemas.Decision{V: 1, Time: at, Machine: fmt.Sprintf("runner-%d", i%64), Mode: "off", Verdict: verdicts[v],
+			Rule: rules[v], InstructionID: fmt.Sprintf("%032x", i), InstructionDigest: digest, Stream: "bench/s1"}
 		b, err := schemas.Encode(d)
 		check(err)
 		return b

@@ -46,6 +46,11 @@ func checkPage(page, report []byte) error {
 	for _, d := range t.Days {
 		want["day:"+d.Day], want["day_unsigned:"+d.Day] = d.Decisions, d.Unsigned
 		want["day_refused:"+d.Day], want["day_would_refuse:"+d.Day] = d.Refused, d.WouldRefuse
+		want["day_admitted:"+d.Day], want["day_admitted_unsigned:"+d.Day] = d.ByVerdict.Admitted, d.ByVerdict.AdmittedUnsigned
+		want["day_would_refuse_verdict:"+d.Day] = d.ByVerdict.WouldRefuse
+		if v := d.ByVerdict; v.Admitted+v.AdmittedUnsigned+v.WouldRefuse+v.Refused != d.Decisions || v.Refused != d.Refused {
+			return fmt.Errorf("the report's day %s: verdicts %+v do not add up to %d decisions, %d refused", d.Day, v, d.Decisions, d.Refused)
+		}
 	}
 	seen := map[string]bool{}
 	for _, m := range dataK.FindAllSubmatch(page, -1) {
@@ -86,28 +91,80 @@ func cmdPageMatches(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Logf("chromium not installed: the page was checked as written, not as rendered")
 		return
 	}
-	profile := filepath.Join(ts.MkAbs("."), "chromium-profile")
+	checkRendered(ts.Fatalf, ts.MkAbs("."), browser, ts.MkAbs(args[0]), page, report)
+}
+
+// checkRendered renders the page at path in Chromium: its DOM must give
+// the report's numbers with no console message, and laid out at a
+// desktop's and a small window's width (1280 and 800 px) nothing may
+// stick out to the right. A copy of the page (the page itself runs no
+// script) measures every element once loaded. work is a scratch
+// directory.
+func checkRendered(fatalf func(string, ...any), work, browser, path string, page, report []byte) {
+	out, errb := chromiumDOM(fatalf, work, browser, path, 1280)
+	for _, line := range strings.Split(errb, "\n") {
+		if strings.Contains(line, "CONSOLE") || strings.Contains(line, "Uncaught") || strings.Contains(line, "Content Security Policy") {
+			fatalf("console message while rendering the page: %s", line)
+		}
+	}
+	if err := checkPage(out, report); err != nil {
+		fatalf("as rendered: %v", err)
+	}
+	measured := filepath.Join(work, "page-measured.html")
+	probe := bytes.Replace(page, []byte(`<meta http-equiv="Content-Security-Policy"`), []byte(`<meta name="removed-csp"`), 1)
+	probe = bytes.Replace(probe, []byte("</body>"), []byte(overflowProbe+"</body>"), 1)
+	if err := os.WriteFile(measured, probe, 0o644); err != nil {
+		fatalf("%v", err)
+	}
+	for _, width := range []int{1280, 800} {
+		dom, _ := chromiumDOM(fatalf, work, browser, measured, width)
+		m := overflowResult.FindSubmatch(dom)
+		if m == nil {
+			fatalf("at %d px: the overflow probe left no result", width)
+		}
+		if got := string(m[1]); got != "none" {
+			fatalf("at %d px the page overflows to the right: %s", width, got)
+		}
+	}
+}
+
+// overflowProbe marks the body with the elements whose right edge passes
+// the viewport's (at most five), or "none".
+const overflowProbe = `<script>addEventListener("load", () => {
+const w = document.documentElement.clientWidth, out = [];
+if (document.documentElement.scrollWidth > w) out.push("document " + document.documentElement.scrollWidth + " > " + w);
+for (const el of document.querySelectorAll("body *")) {
+  const r = el.getBoundingClientRect();
+  if (r.right > w + 0.5 && out.length < 5) out.push(el.tagName.toLowerCase() + (el.className && el.className.baseVal === undefined ? "." + el.className : "") + " right " + Math.round(r.right) + " > " + w);
+}
+document.body.setAttribute("data-overflow", out.join("; ") || "none");
+});</script>`
+
+var overflowResult = regexp.MustCompile(`data-overflow="([^"]*)"`)
+
+// chromiumDOM renders the page at path in headless Chromium with a
+// window width px wide and returns the DOM after load, and its log.
+func chromiumDOM(fatalf func(string, ...any), work, browser, path string, width int) ([]byte, string) {
+	profile := filepath.Join(work, "chromium-profile")
 	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+profile, "--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+ts.MkAbs(args[0]))
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+		fmt.Sprintf("--window-size=%d,1000", width), "--virtual-time-budget=5000",
+		"--user-data-dir="+profile, "--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+path)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	done := make(chan error, 1)
-	ts.Check(cmd.Start())
+	if err := cmd.Start(); err != nil {
+		fatalf("chromium: %v", err)
+	}
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {
-			ts.Fatalf("chromium: %v\n%s", err, errb.String())
+			fatalf("chromium: %v\n%s", err, errb.String())
 		}
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
-		ts.Fatalf("chromium did not finish in 60 s")
+		fatalf("chromium did not finish in 60 s")
 	}
-	for _, line := range strings.Split(errb.String(), "\n") {
-		if strings.Contains(line, "CONSOLE") || strings.Contains(line, "Uncaught") || strings.Contains(line, "Content Security Policy") {
-			ts.Fatalf("console message while rendering the page: %s", line)
-		}
-	}
-	ts.Check(checkPage(out.Bytes(), report))
+	return out.Bytes(), errb.String()
 }
