@@ -121,6 +121,9 @@ func classify(err error) int {
 	if strings.HasPrefix(err.Error(), "Required flag") { // urfave/cli: "Required flag(s) ... not set"
 		return exitUsage
 	}
+	if strings.HasPrefix(err.Error(), "No help topic for") { // urfave/cli: writ help NOSUCH
+		return exitUsage
+	}
 	return exitInternal
 }
 

@@ -3,10 +3,18 @@ package main
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 )
+
+// commandLine is a command line after interspersed: the arguments urfave/cli
+// parses, and whether --json asks for JSON output (errors included).
+type commandLine struct {
+	args []string
+	json bool
+}
 
 // interspersed returns args with the flags given after a command's
 // positional arguments moved before them, so that `writ verify FILE --key
@@ -16,18 +24,38 @@ import (
 // (after any global flags), then reads the rest in order: a word that
 // starts with "-" (not "-" alone) is a flag, followed by its value when
 // the command's flag of that name takes one and is not written with "=";
-// anything else is positional; "--" and everything after it stay
-// positional, in place. Command lines that name no command, or a group of
-// subcommands, are returned unchanged. A flag that takes a value given
-// last, with no value, is bad usage: moved, it would take the first file
-// for its value.
-func interspersed(app *cli.App, args []string) ([]string, error) {
+// anything else is positional; after "--" every word is positional. The
+// result is the command, its flags, "--" and the positional arguments, so
+// that none of them is read as a flag. With --help or -h anywhere, it is
+// the command and --help alone. Bad usage:
+//   - a flag that takes a value given last, with no value (moved, it
+//     would take the first file for its value);
+//   - a switch followed by a word that reads as a boolean (`--lift
+//     false`): the word would be a positional argument and the switch on.
+//
+// Command lines that name no command, or a group of subcommands, keep
+// their order. It also reports whether --json is set (the last of
+// --json[=BOOL], global or the command's), read the way urfave/cli reads
+// it: never a value of another flag.
+func interspersed(app *cli.App, args []string) (commandLine, error) {
 	if len(args) < 2 {
-		return args, nil
+		return commandLine{args: args}, nil
+	}
+	var asJSON bool
+	readSwitch := func(a string) {
+		name, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name != "json" {
+			return
+		}
+		asJSON = true
+		if hasValue {
+			asJSON, _ = strconv.ParseBool(v)
+		}
 	}
 	i := 1
 	for i < len(args) && isFlagWord(args[i]) {
-		i++ // global flags: --json, --help, --version (none takes a value)
+		readSwitch(args[i]) // global flags: --json, --help, --version (none takes a value)
+		i++
 	}
 	var cmd *cli.Command
 	var path []string
@@ -43,21 +71,23 @@ func interspersed(app *cli.App, args []string) ([]string, error) {
 		cmds = c.Subcommands
 	}
 	if cmd == nil || len(cmd.Subcommands) > 0 {
-		return args, nil
+		return commandLine{args: args, json: asJSON}, nil
 	}
-	valued := map[string]bool{}
+	valued, switches := map[string]bool{}, map[string]bool{"help": true, "h": true}
 	for _, fl := range cmd.Flags {
-		if _, isBool := fl.(*cli.BoolFlag); !isBool {
-			for _, n := range fl.Names() {
-				valued[n] = true
-			}
+		_, isBool := fl.(*cli.BoolFlag)
+		for _, n := range fl.Names() {
+			valued[n], switches[n] = !isBool, isBool
 		}
 	}
+	where := strings.Join(path, " ")
+	prefix := args[:i] // the program, global flags and the command's names
 	var flags, positional []string
+	help := false
 	for ; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			positional = append(positional, args[i:]...)
+			positional = append(positional, args[i+1:]...)
 			break
 		}
 		if !isFlagWord(a) {
@@ -66,16 +96,33 @@ func interspersed(app *cli.App, args []string) ([]string, error) {
 		}
 		flags = append(flags, a)
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if valued[name] && !hasValue {
+		switch {
+		case name == "help" || name == "h":
+			help = true
+		case valued[name] && !hasValue:
 			if i+1 == len(args) {
-				return nil, usageErr("--%s needs a value (see writ %s --help)", name, strings.Join(path, " "))
+				return commandLine{}, usageErr("--%s needs a value (see writ %s --help)", name, where)
 			}
 			i++
 			flags = append(flags, args[i])
+		case switches[name] && !hasValue && i+1 < len(args):
+			if _, err := strconv.ParseBool(args[i+1]); err == nil {
+				return commandLine{}, usageErr("--%s %s: a switch takes no separate value; write --%s=%s (see writ %s --help)", name, args[i+1], name, args[i+1], where)
+			}
+		}
+		if switches[name] {
+			readSwitch(a)
 		}
 	}
-	out := append([]string(nil), args[:len(args)-len(flags)-len(positional)]...)
-	return append(append(out, flags...), positional...), nil
+	out := append([]string(nil), prefix...)
+	if help {
+		return commandLine{args: append(out, "--help"), json: asJSON}, nil
+	}
+	out = append(out, flags...)
+	if len(positional) > 0 {
+		out = append(append(out, "--"), positional...)
+	}
+	return commandLine{args: out, json: asJSON}, nil
 }
 
 func isFlagWord(a string) bool { return strings.HasPrefix(a, "-") && a != "-" && a != "--" }

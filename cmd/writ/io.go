@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"filippo.io/age"
@@ -82,26 +83,50 @@ func writeOutput(c *cli.Context, path string, data []byte) error {
 	return writeNew(path, data)
 }
 
+// writeDevice writes data to the character device or pipe at path
+// (/dev/null, a shell's process substitution), opened without blocking,
+// without becoming the controlling terminal, and judged on the opened
+// descriptor: a pipe no process reads, a terminal, this command's own
+// standard output (--out - says so, and keeps it apart from the summary
+// line), or a path that became a regular file meanwhile are refused.
+func writeDevice(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		return usageErr("--out %s is a pipe that no process reads; start its reader first", path)
+	}
+	if err != nil {
+		return inputErr(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return inputErr(err)
+	}
+	switch {
+	case fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) == 0:
+		return usageErr("%s exists; writ does not overwrite files (remove it or choose another --out)", path)
+	case term.IsTerminal(int(f.Fd())):
+		return usageErr("refusing to write binary output to a terminal (%s); use --out FILE or redirect stdout", path)
+	}
+	if st, err := os.Stdout.Stat(); err == nil && os.SameFile(fi, st) {
+		return usageErr("--out %s is this command's standard output: write --out - for that", path)
+	}
+	if _, err := f.Write(data); err != nil {
+		return inputErr(err)
+	}
+	if err := f.Close(); err != nil {
+		return inputErr(err)
+	}
+	return nil
+}
+
 // writeNew writes data to a new file at path, atomically and without ever
 // replacing an existing file (a key, an input): it writes and syncs a
 // temporary file in the same directory, then hard-links it into place,
 // which fails if path exists.
 func writeNew(path string, data []byte) error {
 	if fi, err := os.Stat(path); err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) != 0 {
-		// A device or a pipe (/dev/null, /dev/stderr, a shell's
-		// process substitution) is written to, not replaced.
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return inputErr(err)
-		}
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			return inputErr(err)
-		}
-		if err := f.Close(); err != nil {
-			return inputErr(err)
-		}
-		return nil
+		return writeDevice(path, data)
 	}
 	if _, err := os.Lstat(path); err == nil {
 		return usageErr("%s exists; writ does not overwrite files (remove it or choose another --out)", path)
@@ -178,6 +203,9 @@ var recipientFlag = &cli.StringSliceFlag{Name: "recipient", Usage: "encrypt new 
 // files: those in --identity FILE, else the passphrase's.
 func unlockIdentities(c *cli.Context, what string) ([]age.Identity, error) {
 	if path := c.String("identity"); path != "" {
+		if c.IsSet("passphrase-file") {
+			return nil, usageErr("--identity and --passphrase-file: key files are unlocked with age identities or with a passphrase, not both; give one")
+		}
 		ids, err := sign.LoadIdentities(path)
 		if err != nil {
 			return nil, inputErr(err)
@@ -200,6 +228,11 @@ func unlockIdentities(c *cli.Context, what string) ([]age.Identity, error) {
 // terminal) with --work-factor.
 func newKeyRecipients(c *cli.Context, what string) ([]age.Recipient, error) {
 	if rs := c.StringSlice("recipient"); len(rs) > 0 {
+		for _, f := range []string{"passphrase-file", "work-factor"} {
+			if c.IsSet(f) {
+				return nil, usageErr("--%s and --recipient: a key file is encrypted to age recipients or to a passphrase, not both; give one", f)
+			}
+		}
 		out, err := sign.ParseRecipients(rs)
 		if err != nil {
 			return nil, inputErr(err)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -27,8 +28,13 @@ func main() {
 // run executes one writ command line and returns its exit code. It never
 // panics: a panic is reported as an internal error (exit 3).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	var asJSON bool
 	defer func() {
 		if p := recover(); p != nil {
+			if asJSON {
+				code = report(stderr, fmt.Errorf("%v", p), true) // unclassified: internal (exit 3)
+				return
+			}
 			fmt.Fprintf(stderr, "writ: error: internal error: %v\n", p)
 			if os.Getenv("WRIT_DEBUG") != "" {
 				stderr.Write(debug.Stack())
@@ -38,27 +44,31 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}()
 	defer startProfiles(stderr)()
 	app := newApp(stdin, stdout, stderr)
-	asJSON := jsonRequested(args)
-	args, err := interspersed(app, args)
+	line, err := interspersed(app, args)
 	if err != nil {
-		return report(stderr, err, asJSON)
+		return report(stderr, err, jsonRequested(args))
 	}
-	app.Metadata = map[string]any{"args": args}
-	return report(stderr, app.Run(args), asJSON)
+	asJSON = line.json
+	app.Metadata = map[string]any{"args": line.args}
+	return report(stderr, app.Run(line.args), asJSON)
 }
 
-// jsonRequested reports whether the command line asks for --json
-// anywhere before "--" (globally or on the command).
+// jsonRequested reports whether a command line that interspersed refused
+// asks for --json (the last --json[=BOOL] before "--").
 func jsonRequested(args []string) bool {
+	asJSON := false
 	for _, a := range args[min(1, len(args)):] {
-		switch a {
-		case "--":
-			return false
-		case "--json", "-json", "--json=true", "-json=true":
-			return true
+		if a == "--" {
+			break
+		}
+		if name, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "="); isFlagWord(a) && name == "json" {
+			asJSON = true
+			if hasValue {
+				asJSON, _ = strconv.ParseBool(v)
+			}
 		}
 	}
-	return false
+	return asJSON
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
