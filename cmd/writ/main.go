@@ -159,6 +159,11 @@ func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 		if action := c.Action; action != nil {
 			c.Action = func(ctx *cli.Context) error {
 				args, _ := ctx.App.Metadata["args"].([]string)
+				if c.ArgsUsage == "" && ctx.NArg() > 0 {
+					// A stray word would otherwise be ignored: a mistyped flag
+					// value, or a switch's value written apart (--x false).
+					return usageErr("writ %s takes no arguments, and got %q (see writ %s --help)", path, ctx.Args().First(), path)
+				}
 				if name := repeatedFlag(args, single, valued); name != "" {
 					return usageErr("--%s given more than once; it takes one value (see writ %s --help)", name, path)
 				}
