@@ -146,6 +146,20 @@ func LoadIdentities(path string) ([]age.Identity, error) {
 	return ids, nil
 }
 
+// freshKey returns the key and public key paths of prefix (PREFIX.key,
+// PREFIX.pub) and a new Ed25519 key from rand, or ErrExists naming the
+// first of the two files that exists already (nothing is written).
+func freshKey(prefix string, rand io.Reader) (keyPath, pubPath string, priv ed25519.PrivateKey, err error) {
+	keyPath, pubPath = prefix+".key", prefix+".pub"
+	for _, p := range []string{keyPath, pubPath} {
+		if _, err := os.Lstat(p); err == nil {
+			return "", "", nil, fmt.Errorf("%s: %w", p, ErrExists)
+		}
+	}
+	_, priv, err = ed25519.GenerateKey(rand)
+	return keyPath, pubPath, priv, err
+}
+
 // GenerateKeyFiles creates a new Ed25519 key from rand and writes
 // prefix+".key" (an armored age file encrypted to the recipients: a
 // passphrase via ScryptRecipient, or X25519 recipients; mode 0600) and
@@ -156,13 +170,7 @@ func GenerateKeyFiles(prefix string, to []age.Recipient, rand io.Reader) (*Priva
 	if len(to) == 0 {
 		return nil, errors.New("no recipient to encrypt the key file to")
 	}
-	keyPath, pubPath := prefix+".key", prefix+".pub"
-	for _, p := range []string{keyPath, pubPath} {
-		if _, err := os.Lstat(p); err == nil {
-			return nil, fmt.Errorf("%s: %w", p, ErrExists)
-		}
-	}
-	_, priv, err := ed25519.GenerateKey(rand)
+	keyPath, pubPath, priv, err := freshKey(prefix, rand)
 	if err != nil {
 		return nil, err
 	}

@@ -38,13 +38,7 @@ const pemAgeArmor = "-----BEGIN AGE ENCRYPTED FILE-----"
 // without writing, if either file exists; if the public file cannot be
 // written, the key file is removed again. It returns the loaded key.
 func GeneratePlainKeyFiles(prefix string, rand io.Reader) (*PrivateKey, error) {
-	keyPath, pubPath := prefix+".key", prefix+".pub"
-	for _, p := range []string{keyPath, pubPath} {
-		if _, err := os.Lstat(p); err == nil {
-			return nil, fmt.Errorf("%s: %w", p, ErrExists)
-		}
-	}
-	_, priv, err := ed25519.GenerateKey(rand)
+	keyPath, pubPath, priv, err := freshKey(prefix, rand)
 	if err != nil {
 		return nil, err
 	}
