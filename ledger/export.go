@@ -60,20 +60,32 @@ type ExportedLog struct {
 // export file. Each section is a consistent snapshot: the latest signed
 // checkpoint and exactly the entries it covers.
 func Export(w io.Writer, names []string, logs []*Log) error {
+	return ExportWith(w, names, logs, nil)
+}
+
+// ExportWith is Export that tells progress (when not nil) the entries
+// written, of all the sections' checkpoint sizes. Every section's
+// checkpoint is read before the first entry is written.
+func ExportWith(w io.Writer, names []string, logs []*Log, progress Progress) error {
 	bw := bufio.NewWriter(w)
 	if err := writeItem(bw, exportHeader{Format: exportFormat, V: exportVersion, Logs: uint64(len(logs))}); err != nil {
 		return err
 	}
+	signed, cps := make([][]byte, len(logs)), make([]Checkpoint, len(logs))
+	var total, done int64
 	for i, l := range logs {
-		signed, err := l.CosignedCheckpoint()
-		if err != nil {
+		var err error
+		if signed[i], err = l.CosignedCheckpoint(); err != nil {
 			return err
 		}
-		cp, err := OpenCheckpoint(signed, l.vkey)
-		if err != nil {
+		if cps[i], err = OpenCheckpoint(signed[i], l.vkey); err != nil {
 			return err
 		}
-		if err := writeItem(bw, ExportedLog{Name: names[i], Origin: l.origin, VKey: l.vkey, Size: cp.Size, Checkpoint: string(signed), History: l.history}); err != nil {
+		total += cps[i].Size
+	}
+	for i, l := range logs {
+		cp := cps[i]
+		if err := writeItem(bw, ExportedLog{Name: names[i], Origin: l.origin, VKey: l.vkey, Size: cp.Size, Checkpoint: string(signed[i]), History: l.history}); err != nil {
 			return err
 		}
 		for j := int64(0); j < cp.Size; j++ {
@@ -93,9 +105,15 @@ func Export(w io.Writer, names []string, logs []*Log) error {
 			if err := writeItem(bw, e); err != nil {
 				return err
 			}
+			done++
+			progress.tick(done, total)
 		}
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	progress.report(total, total)
+	return nil
 }
 
 // exportVersion is the export format version this build writes and

@@ -65,6 +65,9 @@ type ImportOptions struct {
 	// under vkey and before its entries are read: an error refuses the
 	// import, as is. A runner checks its witness policy's quorum here.
 	Checkpoint func(name string, cosigned []byte, vkey string) error
+	// Progress, when set, is told the bytes of the export file read, of
+	// twice its size (the verifying pass, then the copying pass).
+	Progress Progress
 }
 
 // ImportWith is Import with opts.
@@ -117,7 +120,7 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 			}
 		}
 	}
-	plan, err := planImport(path, locals, opts)
+	plan, err := planImport(path, fi.Size(), locals, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +140,7 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) {
 		return nil, fmt.Errorf("%w: %s was replaced between the verifying and the copying pass; nothing imported", ErrExport, path)
 	}
-	x, err := NewExportReader(f)
+	x, err := NewExportReader(&ProgressReader{R: f, Progress: opts.Progress, Offset: fi.Size(), Total: 2 * fi.Size()})
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +168,7 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 		}
 		out = append(out, ImportedLog{Name: sec.Name, Origin: sec.Origin, Before: p.before, After: sec.Size, Recovered: recovered[sec.Name], Checkpoint: p.cp})
 	}
+	opts.Progress.report(2*fi.Size(), 2*fi.Size())
 	return out, nil
 }
 
@@ -186,13 +190,13 @@ func sectionDir(name string) string {
 }
 
 // planImport is the verifying pass: nothing is written.
-func planImport(path string, locals map[string]*Log, opts ImportOptions) ([]importPlan, error) {
+func planImport(path string, size int64, locals map[string]*Log, opts ImportOptions) ([]importPlan, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	x, err := NewExportReader(f)
+	x, err := NewExportReader(&ProgressReader{R: f, Progress: opts.Progress, Total: 2 * size})
 	if err != nil {
 		return nil, err
 	}

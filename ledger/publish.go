@@ -52,6 +52,9 @@ type PublishOptions struct {
 	// error refuses the publication before anything is written and is
 	// returned as is. A writer checks its witness policy's quorum here.
 	Check func(cosigned []byte) error
+	// Progress, when set, is told the tiles written (or found already
+	// there), of the tiles the new checkpoint adds.
+	Progress Progress
 }
 
 // PublishWith is Publish with opts. It publishes the latest checkpoint
@@ -73,12 +76,14 @@ func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
 		return res, err
 	}
 	res.Before, res.After = old, cp.Size
+	todo := tlog.NewTiles(tiles.Height, old, cp.Size)
 	err = l.db.View(func(txn Txn) error {
 		r := txnHashReader(txn)
 		if root, err := tlog.TreeHash(cp.Size, r); err != nil || root != cp.Hash {
 			return &IntegrityError{Index: -1, What: "stored root hash", Expected: hexHash(cp.Hash), Found: fmt.Sprint(hexHash(root), err), Detail: "the stored tree is not the signed one; refusing to publish (run `writ ledger verify`)"}
 		}
-		for _, t := range tlog.NewTiles(tiles.Height, old, cp.Size) {
+		for done, t := range todo {
+			opts.Progress.tick(int64(done), int64(len(todo)))
 			kinds := []tiles.Tile{{Kind: tiles.KindHashTile, Level: t.L, N: t.N, W: t.W}}
 			if t.L == 0 {
 				kinds = append(kinds, tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: t.N, W: t.W})
@@ -122,6 +127,7 @@ func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
 	}
 	res.Files++
 	res.Bytes += int64(len(signed))
+	opts.Progress.report(int64(len(todo)), int64(len(todo)))
 	return res, nil
 }
 

@@ -76,6 +76,9 @@ type SyncOptions struct {
 	// one (see SeenCheckpoint), before the sync commits anything. A split
 	// view refuses the sync (*SplitViewError); the rest is in Synced.Seen.
 	Seen func(published []byte, vkey string) []SeenCheckpoint
+	// Progress, when set, is told the new entries fetched and checked, of
+	// those the published checkpoint adds to the replica.
+	Progress Progress
 }
 
 // Synced reports what Sync did.

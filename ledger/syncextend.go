@@ -90,6 +90,7 @@ func (s *syncer) extend() (err error) {
 			if err := putEntry(txn, i, e, tb.Add(leaf)); err != nil {
 				return err
 			}
+			s.opts.Progress.tick(i+1-before, s.remote.Size-before)
 			pending += len(e) + 64
 			if l.history && cover.Size == i+1 {
 				if root := tb.Root(); root != cover.Hash {

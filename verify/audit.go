@@ -37,8 +37,11 @@ type AuditOptions struct {
 	Since, Until time.Time
 	// Now is the clock for "expired"; time.Now when nil.
 	Now func() time.Time
-	// Progress, if not nil, is told how many entries are verified of how
-	// many, every ProgressEvery entries and at the end of each log.
+	// Progress, if not nil, is told how far the audit is: for Audit, the
+	// entries verified of both logs' sizes, every ProgressEvery entries
+	// and at the end of each log; for AuditExport, the bytes of the
+	// export file read, of its size (the sections' sizes are known only as
+	// they come).
 	Progress func(done, total int64)
 }
 
@@ -242,7 +245,12 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		return nil, err
 	}
 	defer f.Close()
-	x, err := ledger.NewExportReader(f)
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	rep.opts.Progress = nil // counted in bytes, not entries
+	x, err := ledger.NewExportReader(&ledger.ProgressReader{R: f, Progress: o.Progress, Total: size})
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +294,6 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 			rep.authorityVKey = vkey
 		}
 		prefix := &prefixCheck{trusted: trusted}
-		rep.progressTotal += sec.Size // sections announce their sizes as they come
 		cp, err := x.VerifySection(sec, vkey, rep.counting(prefix.wrap(fn)))
 		if werr := wait(); werr != nil {
 			err = werr // an entry's own refusal or failure, with its index
@@ -321,7 +328,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		return rep.fail("decisions", &ledger.IntegrityError{Index: -1, What: "decision log missing", Detail: "the export carries no decision log"}), nil
 	}
 	if o.Progress != nil {
-		o.Progress(rep.progressDone, rep.progressTotal)
+		o.Progress(size, size)
 	}
 	return rep, rep.finish(o.StateFile)
 }

@@ -21,15 +21,24 @@ import (
 // *delegation.RecordError with the entry's index, and those of
 // ledger.Import.
 func ImportLedger(dir, path string, trusted map[string]string, trustRoot string) ([]ledger.ImportedLog, error) {
-	return ImportLedgerWith(dir, path, trusted, Trust{TrustRoot: trustRoot}, nil)
+	return ImportLedgerWith(dir, path, ImportOptions{Trusted: trusted, Trust: Trust{TrustRoot: trustRoot}})
 }
 
-// ImportLedgerWith is ImportLedger under trust: its TrustRoot, and its
+// ImportOptions are ImportLedgerWith's options.
+type ImportOptions struct {
+	Trusted  map[string]string // section name -> verifier key its checkpoints must verify under
+	Trust    Trust             // its TrustRoot and its witness Policy
+	Now      func() time.Time  // the clock for the policy's cosignature times (nil: time.Now)
+	Progress ledger.Progress   // told the export's bytes read, of twice its size (ledger.ImportOptions.Progress)
+}
+
+// ImportLedgerWith is ImportLedger under o.Trust: its TrustRoot, and its
 // witness Policy, which the export's authority checkpoint (with the
-// cosignatures exported with it) must meet at now (nil: time.Now), or
-// the import is refused before an entry is read (a *formats.QuorumError,
-// wrapping formats.ErrQuorum, or formats.ErrPolicyLog).
-func ImportLedgerWith(dir, path string, trusted map[string]string, trust Trust, now func() time.Time) ([]ledger.ImportedLog, error) {
+// cosignatures exported with it) must meet at o.Now, or the import is
+// refused before an entry is read (a *formats.QuorumError, wrapping
+// formats.ErrQuorum, or formats.ErrPolicyLog).
+func ImportLedgerWith(dir, path string, o ImportOptions) ([]ledger.ImportedLog, error) {
+	trusted, trust, now := o.Trusted, o.Trust, o.Now
 	if now == nil {
 		now = time.Now
 	}
@@ -46,7 +55,7 @@ func ImportLedgerWith(dir, path string, trusted map[string]string, trust Trust, 
 			return nil
 		}
 	}
-	return ledger.ImportWith(dir, path, ledger.ImportOptions{Trusted: trusted, Checkpoint: cpCheck, Check: func(name string) (ledger.EntryFunc, func() error) {
+	return ledger.ImportWith(dir, path, ledger.ImportOptions{Trusted: trusted, Checkpoint: cpCheck, Progress: o.Progress, Check: func(name string) (ledger.EntryFunc, func() error) {
 		if name == "decisions" {
 			return decodeDecisions()
 		}

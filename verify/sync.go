@@ -43,6 +43,9 @@ type Replica struct {
 	Policy *formats.Policy
 	// Witnesses fetches the witnesses' checkpoints (nil: a zero Client).
 	Witnesses *witness.Client
+	// Progress, when set, is told each Sync's new entries fetched and
+	// checked, of those the published checkpoint adds.
+	Progress ledger.Progress
 	// Views are what the last Sync found of the witnesses' checkpoints.
 	Views []ledger.SeenResult
 
@@ -96,7 +99,7 @@ func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
 		seen = func(published []byte, _ string) []ledger.SeenCheckpoint { return r.witnessViews(ctx, published) }
 	}
 	res, err := ledger.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, ledger.SyncOptions{
-		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, Seen: seen,
+		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, Seen: seen, Progress: r.Progress,
 		Check: func(fresh bool) (ledger.EntryFunc, func() error) {
 			if fresh || r.st == nil {
 				r.st = delegation.NewState()

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -93,17 +92,18 @@ func audit(c *cli.Context) error {
 	if c.String("cache") != "" {
 		return usageErr("--cache goes with --fleet")
 	}
+	if c.String("html") != "" {
+		if err := checkOutput(c, c.String("html")); err != nil {
+			return err
+		}
+	}
 	var rep *verify.Report
 	switch dir, export := c.String("ledger"), c.String("export"); {
 	case dir != "":
-		if isTerminal(c.App.ErrWriter) {
-			o.Progress = progressBar(c)
-		}
+		o.Progress = progressFor(c, "verifying", "entries")
 		rep, err = verify.Audit(dir, o)
 	default:
-		if isTerminal(c.App.ErrWriter) {
-			o.Progress = progressBar(c)
-		}
+		o.Progress = progressFor(c, "verifying the export", "bytes")
 		rep, err = verify.AuditExport(export, o)
 	}
 	if err != nil {
@@ -178,28 +178,4 @@ func audit(c *cli.Context) error {
 		return noErr(fmt.Errorf("audit failed: %s: %s", where, strings.TrimSpace(rep.Failure.Error)))
 	}
 	return nil
-}
-
-// progressBar returns a Progress callback drawing a bar on stderr (a
-// terminal) once the ledger is large enough to take a while.
-func progressBar(c *cli.Context) func(done, total int64) {
-	var bar *progressbar.ProgressBar
-	return func(done, total int64) {
-		if total < 50_000 {
-			return
-		}
-		if bar == nil {
-			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(c.App.ErrWriter),
-				progressbar.OptionSetDescription("verifying"), progressbar.OptionShowCount(),
-				progressbar.OptionSetItsString("entries"), progressbar.OptionShowIts(), progressbar.OptionThrottle(200*time.Millisecond),
-				progressbar.OptionClearOnFinish())
-		}
-		if bar.GetMax64() != total {
-			bar.ChangeMax64(total) // an export announces each log's size as it comes
-		}
-		bar.Set64(done)
-		if done >= total {
-			bar.Finish()
-		}
-	}
 }

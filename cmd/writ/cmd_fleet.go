@@ -107,7 +107,7 @@ func ledgerPublish(c *cli.Context) error {
 	if err != nil {
 		return noErr(fmt.Errorf("the %s log does not verify, nothing published: %w", name, err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
-	var opts ledger.PublishOptions
+	opts := ledger.PublishOptions{Progress: progressFor(c, "publishing", "tiles")}
 	var witnessing *formats.Witnessing
 	if policy != nil {
 		opts.Check = func(cosigned []byte) error {
@@ -160,7 +160,7 @@ func ledgerSync(c *cli.Context) error {
 		return err
 	}
 	r := &verify.Replica{Dir: dir, Source: src, VKey: vkey, TrustRoot: c.String("trust-root"), Policy: policy,
-		Witnesses: witness.NewClient(c.Duration("timeout"))}
+		Witnesses: witness.NewClient(c.Duration("timeout")), Progress: progressFor(c, "syncing", "entries")}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	every := c.Duration("watch")

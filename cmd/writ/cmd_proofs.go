@@ -295,6 +295,9 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 
 func ledgerExport(c *cli.Context) error {
 	dir := c.String("dir")
+	if err := checkOutput(c, c.String("out")); err != nil {
+		return err
+	}
 	auth, err := ledger.OpenAuthority(dir, nil)
 	if err != nil {
 		return openErr(err)
@@ -314,7 +317,7 @@ func ledgerExport(c *cli.Context) error {
 		names, logs = append(names, "decisions"), append(logs, dec)
 	}
 	var buf bytes.Buffer
-	if err := ledger.Export(&buf, names, logs); err != nil {
+	if err := ledger.ExportWith(&buf, names, logs, progressFor(c, "exporting", "entries")); err != nil {
 		return err
 	}
 	if err := writeOutput(c, c.String("out"), buf.Bytes()); err != nil {
@@ -349,7 +352,8 @@ func ledgerImport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	logs, err := verify.ImportLedgerWith(c.String("dir"), c.Args().First(), trusted, verify.Trust{TrustRoot: c.String("trust-root"), Policy: policy}, nil)
+	logs, err := verify.ImportLedgerWith(c.String("dir"), c.Args().First(), verify.ImportOptions{Trusted: trusted,
+		Trust: verify.Trust{TrustRoot: c.String("trust-root"), Policy: policy}, Progress: progressFor(c, "importing", "bytes")})
 	for _, l := range logs {
 		text := fmt.Sprintf("imported %s log %s: %d → %d entries, root %x", l.Name, l.Origin, l.Before, l.After, l.Checkpoint.Hash[:])
 		if l.Recovered > 0 {

@@ -178,7 +178,7 @@ func witnessServe(c *cli.Context) error {
 	w, err := witness.New(witness.Config{Name: name, Key: keys[0], Dir: c.String("dir"), Logs: logs})
 	switch {
 	case errors.Is(err, witness.ErrLocked):
-		return inputErr(err, "another writ witness serve has this directory; stop it, or give another --dir")
+		return &exitError{code: exitBusy, err: err, hints: []string{"another writ witness serve has this directory; stop it, or give another --dir"}}
 	case errors.Is(err, witness.ErrCorruptState):
 		return noErr(err, "the witness does not start without the state it cosigned from: restore the file, or investigate; never delete it to get going")
 	case err != nil:

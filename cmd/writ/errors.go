@@ -13,17 +13,21 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
 )
 
-// Exit codes (CLI.md, "Conventions").
+// Exit codes (CLI.md, "Conventions"), and exitBusy for what CLI.md's
+// four codes do not cover: the input is good but another process holds
+// it now (sysexits' EX_TEMPFAIL, as a retry-or-wait signal for scripts).
 const (
 	exitOK       = 0
 	exitNo       = 1
 	exitUsage    = 2
 	exitInternal = 3
+	exitBusy     = 4
 )
 
 // exitError carries an exit code, the message for stderr, and hints.
@@ -52,7 +56,7 @@ func noErr(err error, hints ...string) error {
 }
 
 // openErr gives an error from opening a log its exit code: 1 for a
-// damaged store (tamper evidence), 3 when another process holds it, 2 for
+// damaged store (tamper evidence), 4 when another process holds it, 2 for
 // anything else (no ledger there, unreadable).
 // lockedHint is the hint for ledger.ErrLocked, wherever it surfaces.
 const lockedHint = "another writ process has this log open: an append, import or verify, a running `writ admission serve` (which holds its decision log, and reads its authority log after each change), or a `writ ledger serve` reading it (a second at a time); retry when it is done, or stop the server"
@@ -62,7 +66,7 @@ func openErr(err error) error {
 	case errors.Is(err, ledger.ErrTampered):
 		return noErr(err)
 	case errors.Is(err, ledger.ErrLocked):
-		return &exitError{code: exitUsage, err: err, hints: []string{lockedHint}}
+		return &exitError{code: exitBusy, err: err, hints: []string{lockedHint}}
 	}
 	return inputErr(err)
 }
@@ -142,11 +146,12 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 			return code
 		}
 	}
-	// A ledger in use by another process is neither a verdict nor an
-	// internal error, whichever command met it: the input cannot be used now.
+	// A ledger or witness state in use by another process is neither a
+	// verdict, nor bad input, nor an internal error, whichever command met
+	// it: the input cannot be used now; retry.
 	locked := errors.Is(err, ledger.ErrLocked)
-	if locked {
-		code = exitUsage
+	if locked || errors.Is(err, witness.ErrLocked) {
+		code = exitBusy
 	}
 	msg := err.Error()
 	if code == exitInternal {

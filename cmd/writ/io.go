@@ -83,6 +83,25 @@ func writeOutput(c *cli.Context, path string, data []byte) error {
 	return writeNew(path, data)
 }
 
+// checkOutput refuses, before any costly work, an output writeOutput
+// would refuse at the end: no path, a terminal for "-", or an existing
+// file that is not a device or pipe. writeOutput still checks again.
+func checkOutput(c *cli.Context, path string) error {
+	switch {
+	case path == "":
+		return usageErr("--out is required (a file, or - for stdout)")
+	case path == "-":
+		if isTerminal(c.App.Writer) {
+			return usageErr("refusing to write binary output to a terminal; use --out FILE or redirect stdout")
+		}
+		return nil
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) == 0 {
+		return usageErr("%s exists; writ does not overwrite files (remove it or choose another --out)", path)
+	}
+	return nil
+}
+
 // writeDevice writes data to the character device or pipe at path
 // (/dev/null, a shell's process substitution), opened without blocking,
 // without becoming the controlling terminal, and judged on the opened

@@ -79,7 +79,11 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			"agent binaries a runner may execute, runners admit or refuse each dispatch on their own,\n" +
 			"and auditors prove from the ledger what was admitted and refused.\n\n" +
 			"Environment: WRIT_PASSPHRASE (key passphrase), WRIT_PKCS11_MODULE (token module path),\n" +
-			"WRIT_CPUPROFILE and WRIT_MEMPROFILE (write pprof profiles of the run to FILE).\n\n" +
+			"WRIT_CPUPROFILE and WRIT_MEMPROFILE (write pprof profiles of the run to FILE),\n" +
+			"WRIT_PROGRESS (1: draw progress bars on any stderr; 0: never; default: on a terminal,\n" +
+			"for work that runs longer than a second: audit, export, import, publish, sync).\n\n" +
+			"Exit codes: 0 success, 1 a verdict of no, 2 bad usage or input, 3 internal error, 4 busy\n" +
+			"(another writ process holds the ledger or the witness state; retry).\n\n" +
 			"Under --json every result is one JSON object on stdout, and a failure one JSON object on\n" +
 			"stderr: {\"error\": message, \"exit\": code, \"rule\": rule id or \"\", \"hints\": [next acts]}.",
 		Reader:    stdin,

@@ -1,0 +1,50 @@
+package ledger
+
+import "io"
+
+// Progress is told how much of a long operation is done: done of total,
+// in the unit the operation documents (entries, tiles or bytes), each
+// call with done at least the last call's and at most total, and a last
+// call with done == total when the operation succeeds. It is called from
+// the goroutine doing the work and must return quickly; it cannot stop
+// the work.
+type Progress func(done, total int64)
+
+// progressEvery is how many units pass between Progress calls of an
+// operation counted in entries or tiles; byte counts report on every
+// read (a read is at least a buffer).
+const progressEvery = 1024
+
+// report calls p (if set) with done of total.
+func (p Progress) report(done, total int64) {
+	if p != nil {
+		p(min(done, total), total)
+	}
+}
+
+// tick reports every progressEvery units and at the end.
+func (p Progress) tick(done, total int64) {
+	if p != nil && (done%progressEvery == 0 || done >= total) {
+		p.report(done, total)
+	}
+}
+
+// ProgressReader counts the bytes read through it towards Progress:
+// Offset+bytes read of Total.
+type ProgressReader struct {
+	R        io.Reader
+	Progress Progress
+	Offset   int64 // bytes counted before this reader (an earlier pass)
+	Total    int64 // bytes of the whole operation
+	n        int64
+}
+
+// Read reads from R and reports the bytes read so far.
+func (r *ProgressReader) Read(p []byte) (int, error) {
+	n, err := r.R.Read(p)
+	if n > 0 {
+		r.n += int64(n)
+		r.Progress.report(r.Offset+r.n, r.Total)
+	}
+	return n, err
+}
