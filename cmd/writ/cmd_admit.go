@@ -196,7 +196,7 @@ func admit(c *cli.Context) error {
 		return err
 	}
 	if v.Admitted() && v.Rule != verify.RuleOK {
-		fmt.Fprintf(c.App.ErrWriter, "writ: warning: admitted under --mode %s although rule %s failed; --mode enforce would refuse it\n", v.Mode, v.Rule)
+		diag(c, levelWarning, "admitted under --mode %s although rule %s failed; --mode enforce would refuse it", v.Mode, v.Rule)
 	}
 	switch {
 	case v.Rule == verify.RuleInternal:

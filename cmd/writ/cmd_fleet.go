@@ -172,7 +172,7 @@ func ledgerSync(c *cli.Context) error {
 		}
 		return emitSynced(c, res)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "writ: syncing %s from %s every %s\n", dir, src, every)
+	diag(c, levelInfo, "syncing %s from %s every %s", dir, src, every)
 	var last []byte
 	for wait := every; ; {
 		res, err := r.Sync(ctx)
@@ -182,7 +182,7 @@ func ledgerSync(c *cli.Context) error {
 			return nil
 		case err != nil:
 			wait = min(2*wait, max(16*every, time.Minute))
-			fmt.Fprintf(c.App.ErrWriter, "writ: sync: %v; next try in %s\n", syncErr(err), wait)
+			diag(c, levelWarning, "sync: %v; next try in %s", syncErr(err), wait)
 		default:
 			wait = every
 			if string(res.Signed) != string(last) {
@@ -205,7 +205,7 @@ func ledgerSync(c *cli.Context) error {
 func reportViews(c *cli.Context, r *verify.Replica) {
 	for _, v := range r.Views {
 		if v.Err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "writ: %s's view of the log not compared (only the split-view check skips it): %s\n", v.Source, oneLine(v.Err.Error()))
+			diag(c, levelWarning, "%s's view of the log not compared (only the split-view check skips it): %s", v.Source, v.Err)
 		}
 	}
 }

@@ -247,7 +247,7 @@ func ledgerAppend(c *cli.Context) error {
 	}
 	res, err := collectCosignatures(c, log, policy)
 	if err == nil && res != nil {
-		fmt.Fprintf(c.App.ErrWriter, "writ: checkpoint of size %d %s\n", res.Checkpoint.Size, witnessedText(res.Witnessing))
+		diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, witnessedText(res.Witnessing))
 	}
 	return err
 }
@@ -284,7 +284,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 			return err
 		}
 		if res != nil {
-			fmt.Fprintf(c.App.ErrWriter, "writ: checkpoint of size %d %s\n", res.Checkpoint.Size, witnessedText(res.Witnessing))
+			diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, witnessedText(res.Witnessing))
 			witnessing = &res.Witnessing
 		}
 	}

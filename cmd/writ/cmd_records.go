@@ -234,7 +234,7 @@ func delegate(c *cli.Context) error {
 	if slices.Contains(c.StringSlice("action"), "delegate") && c.Int("depth") == 0 {
 		// Valid, but the action grants nothing: every re-delegation by
 		// this key would be refused (its depth is 0).
-		fmt.Fprintln(c.App.ErrWriter, "writ: warning: --action delegate with --depth 0 (the default) lets this key re-delegate nothing: every re-delegation it signs will be refused; give --depth 1 or more for as many further links")
+		diag(c, levelWarning, "--action delegate with --depth 0 (the default) lets this key re-delegate nothing: every re-delegation it signs will be refused; give --depth 1 or more for as many further links")
 	}
 	keys, err := loadSigningKeys(c, c.StringSlice("key"))
 	if err != nil {

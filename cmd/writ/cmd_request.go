@@ -99,7 +99,7 @@ func requestAdmission(c *cli.Context) error {
 		return err
 	}
 	if run && str("rule") != verify.RuleOK {
-		fmt.Fprintf(c.App.ErrWriter, "writ: warning: admitted under --mode %s although rule %s failed; --mode enforce would refuse it\n", str("mode"), str("rule"))
+		diag(c, levelWarning, "admitted under --mode %s although rule %s failed; --mode enforce would refuse it", str("mode"), str("rule"))
 	}
 	switch {
 	case str("rule") == verify.RuleInternal:

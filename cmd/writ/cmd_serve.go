@@ -96,7 +96,7 @@ func serveAdmission(c *cli.Context) error {
 		return openErr(err)
 	}
 	defer r.Close()
-	fmt.Fprintf(c.App.ErrWriter, "writ: serving admission for %s on %s (mode %s)\n", setup.cfg.Machine, path, setup.cfg.Mode)
+	diag(c, levelInfo, "serving admission for %s on %s (mode %s)", setup.cfg.Machine, path, setup.cfg.Mode)
 	if to := c.String("publish-decisions"); to != "" {
 		stopPublishing := publishWhileServing(c, r, to, c.Duration("publish-every"))
 		defer stopPublishing()
@@ -127,7 +127,7 @@ func serveAdmission(c *cli.Context) error {
 				break // a signal, or a fatal error, closed the listener
 			}
 			// Out of descriptors, or a connection aborted: keep serving.
-			fmt.Fprintf(c.App.ErrWriter, "writ: warning: accepting a connection: %v; retrying in %s\n", err, backoff)
+			diag(c, levelWarning, "accepting a connection: %v; retrying in %s", err, backoff)
 			time.Sleep(backoff)
 			backoff = min(2*backoff, time.Second)
 			continue
@@ -145,7 +145,7 @@ func serveAdmission(c *cli.Context) error {
 	if failed != nil {
 		return noErr(failed)
 	}
-	fmt.Fprintln(c.App.ErrWriter, "writ: admission server stopped")
+	diag(c, levelInfo, "admission server stopped")
 	return nil
 }
 

@@ -82,7 +82,7 @@ func serveHTTP(c *cli.Context, h http.Handler, banner func(addr string) string) 
 func publishWhileServing(c *cli.Context, r *verify.Runner, to string, every time.Duration) func() {
 	publish := func() {
 		if _, err := r.PublishDecisions(to); err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "writ: warning: publishing the decision log into %s: %v\n", to, oneLine(err.Error()))
+			diag(c, levelWarning, "publishing the decision log into %s: %v", to, err)
 		}
 	}
 	publish()

@@ -42,7 +42,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = exitInternal
 		}
 	}()
-	defer startProfiles(stderr)()
+	defer startProfiles(stderr, jsonRequested(args))()
 	app := newApp(stdin, stdout, stderr)
 	line, err := interspersed(app, args)
 	if err != nil {
@@ -85,7 +85,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			"Exit codes: 0 success, 1 a verdict of no, 2 bad usage or input, 3 internal error, 4 busy\n" +
 			"(another writ process holds the ledger or the witness state; retry).\n\n" +
 			"Under --json every result is one JSON object on stdout, and a failure one JSON object on\n" +
-			"stderr: {\"error\": message, \"exit\": code, \"rule\": rule id or \"\", \"hints\": [next acts]}.",
+			"stderr: {\"error\": message, \"exit\": code, \"rule\": rule id or \"\", \"hints\": [next acts]}; a note,\n" +
+			"warning or progress line is one {\"level\": \"note\"|\"warning\"|\"info\", \"message\": text} on stderr.",
 		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,

@@ -88,14 +88,14 @@ func collectCosignatures(c *cli.Context, l *ledger.Log, p *formats.Policy) (*led
 			if errors.Is(w.Err, context.DeadlineExceeded) {
 				msg += fmt.Sprintf(" (no answer within --witness-timeout %s)", c.Duration("witness-timeout"))
 			}
-			fmt.Fprintf(c.App.ErrWriter, "writ: witness %s: %s\n", w.Name, msg)
+			diag(c, levelWarning, "witness %s: %s", w.Name, msg)
 			continue
 		}
 		resent := ""
 		if w.Resent {
 			resent = fmt.Sprintf(", after resending from the size it held (%d)", w.Old)
 		}
-		fmt.Fprintf(c.App.ErrWriter, "writ: witness %s cosigned size %d in %s%s\n", w.Name, res.Checkpoint.Size, w.Elapsed.Round(time.Millisecond), resent)
+		diag(c, levelInfo, "witness %s cosigned size %d in %s%s", w.Name, res.Checkpoint.Size, w.Elapsed.Round(time.Millisecond), resent)
 	}
 	hint := collectHint(c, res)
 	switch {

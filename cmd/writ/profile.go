@@ -21,7 +21,7 @@ const (
 
 // startProfiles starts the profiles the environment asks for and returns
 // the function that stops and writes them.
-func startProfiles(stderr io.Writer) (stop func()) {
+func startProfiles(stderr io.Writer, asJSON bool) (stop func()) {
 	var cpu *os.File
 	if path := os.Getenv(envCPUProfile); path != "" {
 		f, err := os.Create(path)
@@ -29,7 +29,7 @@ func startProfiles(stderr io.Writer) (stop func()) {
 			err = pprof.StartCPUProfile(f)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "writ: warning: %s: %v\n", envCPUProfile, err)
+			writeDiag(stderr, asJSON, levelWarning, fmt.Sprintf("%s: %v", envCPUProfile, err))
 		} else {
 			cpu = f
 		}
@@ -49,7 +49,7 @@ func startProfiles(stderr io.Writer) (stop func()) {
 				}
 			}
 			if err != nil {
-				fmt.Fprintf(stderr, "writ: warning: %s: %v\n", envMemProfile, err)
+				writeDiag(stderr, asJSON, levelWarning, fmt.Sprintf("%s: %v", envMemProfile, err))
 			}
 		}
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,7 +90,7 @@ func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
 			return kp, usageErr("--%s: a new runner's key is kept as file by default (unencrypted, readable only by this account), which takes no passphrase or identity; to keep it age-encrypted, add --%s passphrase", f, runnerKeyProtectionFlag.Name)
 		}
 		if !exists && (os.Getenv("WRIT_PASSPHRASE") != "" || c.IsSet("work-factor")) {
-			fmt.Fprintf(c.App.ErrWriter, "writ: note: this runner's new key is kept as file (%s unencrypted, mode 0600); WRIT_PASSPHRASE and --work-factor do not apply to it; --%s passphrase at the first admission keeps it age-encrypted instead\n",
+			diag(c, levelNote, "this runner's new key is kept as file (%s unencrypted, mode 0600); WRIT_PASSPHRASE and --work-factor do not apply to it; --%s passphrase at the first admission keeps it age-encrypted instead",
 				filepath.Join(dir, ledger.RunnerKey+".key"), runnerKeyProtectionFlag.Name)
 		}
 	case ledger.ProtectToken:
