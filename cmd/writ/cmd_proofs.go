@@ -169,7 +169,13 @@ func ledgerEntry(c *cli.Context) error {
 		}
 		return err
 	}
-	return writeOutput(c, c.String("out"), e)
+	out := c.String("out")
+	if err := writeOutput(c, out, e); err != nil || out == "-" {
+		return err // stdout carries the entry itself
+	}
+	digest := schemas.SHA256Digest(e)
+	return emit(c, map[string]any{"index": c.Int64("index"), "out": out, "bytes": len(e), "digest": digest},
+		fmt.Sprintf("wrote entry %d (%d bytes, %s) to %s", c.Int64("index"), len(e), digest, out))
 }
 
 func ledgerReceipt(c *cli.Context) error {

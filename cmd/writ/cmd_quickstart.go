@@ -38,7 +38,11 @@ type qs struct {
 	dir string
 }
 
-func (q *qs) say(format string, args ...any) { fmt.Fprintf(q.c.App.Writer, format+"\n", args...) }
+// say prints one step's line, or under --json one {"message": line}.
+func (q *qs) say(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	emit(q.c, map[string]string{"message": line}, line)
+}
 
 func (q *qs) path(name string) string { return filepath.Join(q.dir, name) }
 

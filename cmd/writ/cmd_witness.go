@@ -270,6 +270,9 @@ func witnessCheckpoint(c *cli.Context) error {
 	case err != nil:
 		return inputErr(err)
 	}
+	if wantJSON(c) {
+		return emit(c, map[string]any{"origin": c.String("origin"), "checkpoint": string(b)})
+	}
 	_, err = c.App.Writer.Write(b)
 	return err
 }

@@ -183,6 +183,9 @@ func writeNew(path string, data []byte) error {
 // lines.
 func emit(c *cli.Context, v any, human ...string) error {
 	if wantJSON(c) {
+		if onEmit != nil {
+			onEmit(cmdPath(c), v)
+		}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
@@ -199,6 +202,11 @@ func emit(c *cli.Context, v any, human ...string) error {
 	}
 	return nil
 }
+
+// onEmit, when set (by the tests only), sees every JSON result with the
+// command that printed it: the tests check each result's fields against
+// the ones `writ COMMAND --help` documents.
+var onEmit func(command string, v any)
 
 // parseTime reads an RFC 3339 time or a Go duration from now (which may
 // be negative, "-1h").

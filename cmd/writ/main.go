@@ -86,7 +86,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			"(another writ process holds the ledger or the witness state; retry).\n\n" +
 			"Under --json every result is one JSON object on stdout, and a failure one JSON object on\n" +
 			"stderr: {\"error\": message, \"exit\": code, \"rule\": rule id or \"\", \"hints\": [next acts]}; a note,\n" +
-			"warning or progress line is one {\"level\": \"note\"|\"warning\"|\"info\", \"message\": text} on stderr.",
+			"warning or progress line is one {\"level\": \"note\"|\"warning\"|\"info\", \"message\": text} on stderr.\n" +
+			"Each command's --help lists the fields of its JSON result.",
 		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,
@@ -126,6 +127,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 	onUsage(app.Commands, app.OnUsageError, "")
 	groupActions(app.Commands, "")
+	documentJSON(app.Commands, "")
 	return app
 }
 

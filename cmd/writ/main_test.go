@@ -21,7 +21,10 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"writ": func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"writ": func() {
+			recordJSONFields()
+			os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+		},
 	})
 }
 
@@ -35,6 +38,8 @@ func TestScripts(t *testing.T) {
 		"agent-stripped": testkit.BuildAgent(t, testkit.BuildOptions{LDFlags: "-s -w"}),
 		"engine":         testkit.BuildAgent(t, testkit.BuildOptions{LDFlags: "-s -w"}),
 	}
+	jsonLog := filepath.Join(t.TempDir(), "json-fields")
+	t.Cleanup(func() { checkJSONFields(t, jsonLog) })
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -54,6 +59,7 @@ func TestScripts(t *testing.T) {
 			// A race-detector build sleeps a second at every exit by
 			// default; the scripts start hundreds of writ processes.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
+			env.Setenv(envJSONLog, jsonLog)
 			if err := copyFile(agent, filepath.Join(env.WorkDir, "agent")); err != nil {
 				return err
 			}

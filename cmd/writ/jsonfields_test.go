@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// envJSONLog names the file where a writ run inside the tests appends,
+// for every JSON result, its command and top-level fields.
+const envJSONLog = "WRIT_TEST_JSON_LOG"
+
+var jsonLogMu sync.Mutex
+
+// recordJSONFields makes this process log each JSON result's command and
+// fields to the file $WRIT_TEST_JSON_LOG names, if any.
+func recordJSONFields() {
+	path := os.Getenv(envJSONLog)
+	if path == "" {
+		return
+	}
+	onEmit = func(command string, v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(b, &obj) != nil {
+			return
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		jsonLogMu.Lock()
+		defer jsonLogMu.Unlock()
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return
+		}
+		fmt.Fprintf(f, "%s\t%s\n", command, strings.Join(keys, ","))
+		f.Close()
+	}
+}
+
+// checkJSONFields reads the log of a test run and fails for a field a
+// command printed that its help does not list, and for a command whose
+// help lists no fields.
+func checkJSONFields(t *testing.T, path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no JSON result was logged: %v", err)
+	}
+	seen := map[string]map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		command, keys, _ := strings.Cut(line, "\t")
+		if seen[command] == nil {
+			seen[command] = map[string]bool{}
+		}
+		for _, k := range strings.Split(keys, ",") {
+			if k != "" {
+				seen[command][k] = true
+			}
+		}
+	}
+	commands := make([]string, 0, len(seen))
+	for c := range seen {
+		commands = append(commands, c)
+	}
+	slices.Sort(commands)
+	for _, c := range commands {
+		doc, ok := jsonFields[c]
+		if !ok {
+			t.Errorf("writ %s printed JSON, and its --help documents no JSON result", c)
+			continue
+		}
+		for k := range seen[c] {
+			if !regexp.MustCompile(`\b` + regexp.QuoteMeta(k) + `\b`).MatchString(doc) {
+				t.Errorf("writ %s printed the JSON field %q, which its --help does not name: %s", c, k, doc)
+			}
+		}
+	}
+}
+
+// TestJSONFieldsCoverEveryCommand: every command documents its JSON
+// result (or says it has none), and every entry is a real command.
+func TestJSONFieldsCoverEveryCommand(t *testing.T) {
+	app := newApp(nil, nil, nil)
+	leaves := map[string]bool{}
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			name := strings.TrimSpace(prefix + " " + c.Name)
+			if len(c.Subcommands) > 0 {
+				walk(name, c.Subcommands)
+				continue
+			}
+			leaves[name] = true
+			if _, ok := jsonFields[name]; !ok {
+				t.Errorf("writ %s: no JSON result documented (jsonFields)", name)
+			} else if !strings.Contains(c.Description, "JSON result (--json): ") {
+				t.Errorf("writ %s --help does not show its JSON result", name)
+			}
+		}
+	}
+	walk("", app.Commands)
+	for name := range jsonFields {
+		if !leaves[name] {
+			t.Errorf("jsonFields documents %q, which is not a command", name)
+		}
+	}
+}
