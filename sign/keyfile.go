@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
 
@@ -236,8 +237,8 @@ func readPrivateFile(path string) ([]byte, error) {
 
 // openSecretFile opens a secret file for reading and checks the opened
 // descriptor (so the file checked is the file read): a regular file (a
-// FIFO opens at once, with O_NONBLOCK, and is refused rather than waited
-// on), owned by the user this process runs as (ErrKeyFileOwner), closed
+// directory is an *fs.PathError wrapping syscall.EISDIR; a FIFO opens at
+// once, with O_NONBLOCK, and is refused rather than waited on), owned by the user this process runs as (ErrKeyFileOwner), closed
 // to group and others (ErrKeyFilePermissions). what names the kind of
 // file in the owner error; permNote follows the mode in the permissions
 // error.
@@ -247,7 +248,10 @@ func openSecretFile(path, what, permNote string) (*os.File, error) {
 		return nil, err
 	}
 	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
+	switch {
+	case err == nil && fi.IsDir():
+		err = &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+	case err == nil && !fi.Mode().IsRegular():
 		err = fmt.Errorf("%s: not a regular file", path)
 	}
 	if err == nil {

@@ -127,8 +127,8 @@ func TestLoadPlainKeyRefuses(t *testing.T) {
 		t.Fatalf("owner message %q, want %q", err, wantOwner)
 	}
 
-	if _, err := sign.LoadPlainKey(dir); err == nil || err.Error() != dir+": not a regular file" {
-		t.Fatalf("a directory: %v", err)
+	if _, err := sign.LoadPlainKey(dir); !errors.Is(err, syscall.EISDIR) || err.Error() != "read "+dir+": is a directory" {
+		t.Fatalf("a directory: %v, want EISDIR", err)
 	}
 	big := write("big.key", append([]byte(rfc8410Key), bytes.Repeat([]byte("\n"), sign.MaxPlainKeyFile)...), 0o600)
 	if _, err := sign.LoadPlainKey(big); !errors.Is(err, sign.ErrInvalidKey) || !strings.Contains(err.Error(), "file is larger than 1024 bytes") {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -103,6 +104,9 @@ func audit(c *cli.Context) error {
 		o.Progress = progressFor(c, "verifying", "entries")
 		rep, err = verify.Audit(dir, o)
 	default:
+		if fi, err := os.Stat(export); err == nil && fi.IsDir() {
+			return directoryErr("export", export)
+		}
 		o.Progress = progressFor(c, "verifying the export", "bytes")
 		rep, err = verify.AuditExport(export, o)
 	}

@@ -50,7 +50,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}
 	asJSON = line.json
 	app.Metadata = map[string]any{"args": line.args}
-	return report(stderr, app.Run(line.args), asJSON)
+	return report(stderr, explainDirectory(line.args, app.Run(line.args)), asJSON)
 }
 
 // jsonRequested reports whether a command line that interspersed refused

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/writ-ledger/writ/ledger"
+)
+
+// dirHints says, for the flags that take a file and are most often given
+// a directory, what belongs there instead.
+var dirHints = map[string]string{
+	"key":    "a key is the file writ key generate --out PREFIX wrote: PREFIX.key (private, to sign) or PREFIX.pub (public, to verify)",
+	"to":     "the delegate's public key is the file PREFIX.pub that writ key generate --out PREFIX wrote",
+	"pub":    "a root key is the public key file PREFIX.pub that writ key generate --out PREFIX wrote",
+	"export": "an export is the file writ ledger export --out FILE wrote; a ledger directory is audited with --ledger DIR",
+	"state":  "the auditor's state is a file (created by the first good audit), such as audit-state.json",
+	"policy": "a witness policy is a text file of log, witness, group and quorum lines (C2SP tlog-policy)",
+}
+
+// explainDirectory turns an error that came from reading a directory as a
+// file (EISDIR, anywhere in err) into bad input that names the flag or
+// argument the directory was given as, with what belongs there. Other
+// errors are returned as they are.
+func explainDirectory(args []string, err error) error {
+	var pe *fs.PathError
+	if err == nil || !errors.Is(err, syscall.EISDIR) || !errors.As(err, &pe) {
+		return err
+	}
+	flag := ""
+	for i, a := range args {
+		name, value, ok := strings.Cut(a, "=")
+		if !ok && i+1 < len(args) {
+			value = args[i+1]
+		}
+		if strings.HasPrefix(name, "-") && value == pe.Path {
+			// The same directory may be given to a flag that takes one
+			// (--ledger d --state d): the flag that takes a file wins.
+			if _, known := dirHints[flag]; flag == "" || !known {
+				flag = strings.TrimLeft(name, "-")
+			}
+		}
+	}
+	return directoryErr(flag, pe.Path)
+}
+
+// directoryErr is the bad input of a directory given where a file is
+// read: as --flag, or (flag "") as an argument.
+func directoryErr(flag, path string) error {
+	what := "the argument " + path
+	if flag != "" {
+		what = "--" + flag + " " + path
+	}
+	var hints []string
+	if h, ok := dirHints[flag]; ok {
+		hints = append(hints, h)
+	}
+	if _, serr := os.Stat(filepath.Join(path, ledger.AuthorityDir)); serr == nil {
+		hints = append(hints, path+" is a ledger directory: a ledger is given with --dir (or --ledger)")
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("%s is a directory; a file is expected here", what), hints: hints}
+}
