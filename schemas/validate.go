@@ -53,14 +53,6 @@ func ValidSession(s string) bool { return sessionRe.MatchString(s) }
 // digits, '.', '_' or '-', starting with a letter or digit.
 func ValidMachine(s string) bool { return machineRe.MatchString(s) }
 
-// ValidStream reports whether s is a stream name: 1 to 128 letters,
-// digits, '.', '_', '-' or '/', starting with a letter or digit.
-func ValidStream(s string) bool { return streamRe.MatchString(s) }
-
-// ValidArtifact reports whether s is an artifact name: 1 to 128 letters,
-// digits, '.', '_', '-' or '+', starting with a letter or digit.
-func ValidArtifact(s string) bool { return artifactRe.MatchString(s) }
-
 // ValidDigest reports whether s is "sha256:" followed by 64 lowercase hex
 // digits.
 func ValidDigest(s string) bool { return digestRe.MatchString(s) }

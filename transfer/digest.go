@@ -62,7 +62,7 @@ func ParseDigest(d string) (alg string, sum []byte, err error) {
 	}
 	sum, err = hex.DecodeString(h)
 	if err != nil || len(sum) != newHash().Size() || h != strings.ToLower(h) {
-		return "", nil, fmt.Errorf("%w: %q: want %d lowercase hex digits after %s:", ErrDigestSyntax, d, 2*newHash().Size(), alg)
+		return "", nil, fmt.Errorf("%w: %q: want %d lowercase hex digits after the algorithm %s and a colon", ErrDigestSyntax, d, 2*newHash().Size(), alg)
 	}
 	return alg, sum, nil
 }

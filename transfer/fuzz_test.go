@@ -1,6 +1,7 @@
 package transfer_test
 
 import (
+	"errors"
 	"encoding/hex"
 	"os"
 	"path/filepath"
@@ -21,6 +22,9 @@ func FuzzParseDigest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		alg, sum, err := transfer.ParseDigest(s)
 		if err != nil {
+			if !errors.Is(err, transfer.ErrDigestSyntax) {
+				t.Fatalf("%q refused with %v, not ErrDigestSyntax", s, err)
+			}
 			return
 		}
 		if alg+":"+hex.EncodeToString(sum) != s || len(sum) != transfer.Algorithms[alg]().Size() {

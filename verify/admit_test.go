@@ -75,9 +75,9 @@ func checkRuleCoverage() int {
 func realAgent(t *testing.T) string { return agentPath }
 
 type fixture struct {
-	st                         *delegation.State
-	root, op, late, stranger   *sign.PrivateKey
-	agent, otherFile, pinnedAt string
+	st                       *delegation.State
+	root, op, late, stranger *sign.PrivateKey
+	agent, otherFile         string
 }
 
 // newFixture builds a real authority state: a root, an operator who may

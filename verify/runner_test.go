@@ -29,8 +29,6 @@ type runnerLedger struct {
 	root, op, op2, rel *sign.PrivateKey
 	kp                 ledger.KeyParams
 	clock              atomic.Int64 // seconds after Epoch the runner's clock reads
-	authorityEntries   [][]byte
-	authorityOriginal  string
 }
 
 const runnerOrigin = "example.com/runner"

@@ -144,9 +144,9 @@ func (s *snapshot) recheckDue(clock func() (time.Time, error)) bool {
 	return err != nil || !now.Before(s.recheck)
 }
 
-// ErrReceiptNotCovered: a receipt's tree is larger than the authority
+// errReceiptNotCovered: a receipt's tree is larger than the authority
 // checkpoint this runner verified, so it cannot be checked yet.
-var ErrReceiptNotCovered = errors.New("receipt is beyond the checkpoint this runner verified")
+var errReceiptNotCovered = errors.New("receipt is beyond the checkpoint this runner verified")
 
 // VerifyReceipt proves that entry is in the authority log this snapshot
 // verified: the RFC 9942 receipt (ledger.VerifyReceipt) verifies under the
@@ -154,7 +154,7 @@ var ErrReceiptNotCovered = errors.New("receipt is beyond the checkpoint this run
 // verified checkpoint's, and its root is that checkpoint's root or is
 // proven a prefix of it by an RFC 9162 §2.1.4 consistency proof built from
 // the log on disk (which the proof makes untrusted input). Errors wrap
-// ledger.ErrReceipt, ErrReceiptNotCovered, or say why the log could not be
+// ledger.ErrReceipt, errReceiptNotCovered, or say why the log could not be
 // read.
 func (s *snapshot) VerifyReceipt(receipt, entry []byte) error {
 	if s.key.IsZero() {
@@ -166,7 +166,7 @@ func (s *snapshot) VerifyReceipt(receipt, entry []byte) error {
 	}
 	switch {
 	case p.TreeSize > s.cp.Size:
-		return fmt.Errorf("%w: the receipt is for tree size %d, this runner verified size %d", ErrReceiptNotCovered, p.TreeSize, s.cp.Size)
+		return fmt.Errorf("%w: the receipt is for tree size %d, this runner verified size %d", errReceiptNotCovered, p.TreeSize, s.cp.Size)
 	case p.TreeSize == s.cp.Size:
 		if p.RootHash != s.cp.Hash {
 			return fmt.Errorf("%w: the receipt's root at size %d is %s, the verified checkpoint's is %s", ledger.ErrReceipt, p.TreeSize, p.RootHash, s.cp.Hash)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -36,7 +37,7 @@ func newLogMetrics(origin string) *logMetrics {
 		})
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "writ_log_requests_total", Help: "Requests answered, by kind (checkpoint, tile, entries, history, other) and HTTP status.", ConstLabels: labels}, []string{"kind", "code"})
 	m.bytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "writ_log_response_bytes_total", Help: "Response body bytes sent, by kind (after gzip).", ConstLabels: labels}, []string{"kind"})
-	m.reg.MustRegister(m.size, age, m.requests, m.bytes, prometheus.NewGoCollector())
+	m.reg.MustRegister(m.size, age, m.requests, m.bytes, collectors.NewGoCollector())
 	return m
 }
 

@@ -292,9 +292,6 @@ func (p *LitewitnessProcess) terminate() error {
 // again returns the same error.
 func (p *LitewitnessProcess) Stop() error { return p.stop() }
 
-// Log returns what litewitness wrote so far (its slog lines, stderr).
-func (p *LitewitnessProcess) Log() string { return p.stderr.String() }
-
 // AddLog adds the log of the signed-note verifier key vkey, whose key
 // name is its origin, to the database as `witnessctl add-log` and
 // `witnessctl add-key` do; litewitness reads the database on every

@@ -3,7 +3,6 @@ package witness_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -136,5 +135,5 @@ func TestConcurrentSubmissions(t *testing.T) {
 	if counts[0].Load() < 16 || counts[1].Load() == 0 {
 		t.Fatalf("too little contention to test anything: %d cosigned, %d conflicts", counts[0].Load(), counts[1].Load())
 	}
-	t.Log(fmt.Sprintf("%d cosigned, %d conflicts, %d inconsistent; final size %d", counts[0].Load(), counts[1].Load(), counts[2].Load(), size))
+	t.Logf("%d cosigned, %d conflicts, %d inconsistent; final size %d", counts[0].Load(), counts[1].Load(), counts[2].Load(), size)
 }

@@ -176,7 +176,8 @@ func (w *Witness) Close() error {
 	}
 	for _, l := range w.logs {
 		l.mu.Lock()
-		l.mu.Unlock() //nolint:staticcheck // waits for the update in flight
+		//lint:ignore SA2001 an empty critical section waits for the update in flight
+		l.mu.Unlock()
 	}
 	return w.lock.Close()
 }
