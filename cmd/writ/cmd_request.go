@@ -1,15 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"path/filepath"
-	"syscall"
+	"strconv"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -34,7 +35,7 @@ func requestAdmission(c *cli.Context) error {
 	if over {
 		return inputErr(fmt.Errorf("%s: over %d bytes, larger than any dispatch", c.Args().First(), schemas.MaxRecordSize))
 	}
-	req := admissionRequest{Dispatch: raw, EngineBinary: c.String("engine-binary")}
+	req := admission.Request{Dispatch: raw}
 	// The server resolves paths in its own working directory: send
 	// absolute ones.
 	for _, p := range []struct {
@@ -55,79 +56,73 @@ func requestAdmission(c *cli.Context) error {
 			req.Receipt = []byte{} // an empty receipt is still a receipt given: "receipt": ""
 		}
 	}
-	conn, err := net.Dial("unix", c.String("socket"))
+	res, err := admission.NewClient(c.String("socket")).Request(context.Background(), req)
 	if err != nil {
-		return inputErr(fmt.Errorf("connecting to the admission server: %w (is `writ admission serve --socket %s` running?)", err, c.String("socket")))
+		return requestErr(c, err)
 	}
-	defer conn.Close()
-	// Only a server running as this user may answer: anyone else who
-	// bound the path could say yes to anything.
-	if uid, err := peerUID(conn.(*net.UnixConn)); err != nil {
-		return noErr(fmt.Errorf("checking who serves %s: %w", c.String("socket"), err))
-	} else if uid != os.Getuid() {
-		return noErr(fmt.Errorf("%s is served by uid %d, not by this user (uid %d): refusing its verdict", c.String("socket"), uid, os.Getuid()))
-	}
-	if err := json.NewEncoder(conn).Encode(req); err != nil {
-		return inputErr(fmt.Errorf("sending the request: %w", err))
-	}
-	body, err := io.ReadAll(io.LimitReader(conn, 1<<20))
+	fields, err := printedFields(res)
 	if err != nil {
-		return noErr(fmt.Errorf("reading the verdict: %w", err))
-	}
-	var res map[string]any
-	if err := json.Unmarshal(body, &res); err != nil {
-		return &exitError{code: exitInternal, err: fmt.Errorf("the server's answer is not JSON: %v", err)}
-	}
-	str := func(k string) string { s, _ := res[k].(string); return s }
-	if _, ok := res["verdict"]; !ok {
-		return inputErr(fmt.Errorf("the server rejected the request: %s", str("error")))
-	}
-	run, _ := res["run"].(bool)
-	if want := schemas.SHA256Digest(raw); run && str("instruction_digest") != want {
-		// Nothing of this answer is printed: a wrapper reading "run" from
-		// stdout must not see a yes.
-		return noErr(fmt.Errorf("the server's verdict is for dispatch %s, this one is %s: refusing it", str("instruction_digest"), want))
-	}
-	lines := []string{
-		"verdict: " + str("verdict"),
-		fmt.Sprintf("rule: %s (%s)", str("rule"), str("class")),
-		"reason: " + oneLine(str("reason")),
-		"next act: " + str("next_act"),
-		fmt.Sprintf("mode: %s  instruction: %s  decision: %v", str("mode"), orNone(str("instruction_id")), res["decision_index"]),
-	}
-	if err := emit(c, res, lines...); err != nil {
 		return err
 	}
-	if run && str("rule") != verify.RuleOK {
-		diag(c, levelWarning, "admitted under --mode %s although rule %s failed; --mode enforce would refuse it", str("mode"), str("rule"))
+	lines := []string{
+		"verdict: " + res.Verdict,
+		fmt.Sprintf("rule: %s (%s)", res.Rule, res.Class),
+		"reason: " + oneLine(res.Reason),
+		"next act: " + res.NextAct,
+		fmt.Sprintf("mode: %s  instruction: %s  decision: %s", res.Mode, orNone(res.InstructionID), decisionText(res.DecisionIndex)),
+	}
+	if err := emit(c, fields, lines...); err != nil {
+		return err
+	}
+	if res.Run && res.Rule != verify.RuleOK {
+		diag(c, levelWarning, "admitted under --mode %s although rule %s failed; --mode enforce would refuse it", res.Mode, res.Rule)
 	}
 	switch {
-	case str("rule") == verify.RuleInternal:
+	case res.Rule == verify.RuleInternal:
 		return &exitError{code: exitInternal, err: fmt.Errorf("internal error during admission"), silent: true}
-	case str("error") != "":
-		return noErr(fmt.Errorf("%s", str("error")))
-	case !run:
+	case res.Error != "":
+		return noErr(errors.New(res.Error))
+	case !res.Run:
 		return &exitError{code: exitNo, err: fmt.Errorf("refused"), silent: true}
 	}
 	return nil
 }
 
-// peerUID returns the user id of the process at the other end of conn
-// (SO_PEERCRED).
-func peerUID(conn *net.UnixConn) (int, error) {
-	raw, err := conn.SyscallConn()
+// requestErr gives a failed request its exit code: 2 when the server
+// could not be reached (with a hint when there is no server to dial) or
+// rejected the request, 3 for an answer that is not a response, 1 for
+// everything after which the dispatch must not run (an untrusted server,
+// a lost verdict, a verdict for another dispatch).
+func requestErr(c *cli.Context, err error) error {
+	var op *net.OpError
+	switch {
+	case errors.Is(err, admission.ErrConnect) && errors.As(err, &op) && op.Op == "dial":
+		return inputErr(fmt.Errorf("%w (is `writ admission serve --socket %s` running?)", err, c.String("socket")))
+	case errors.Is(err, admission.ErrConnect), errors.Is(err, admission.ErrRejected):
+		return inputErr(err)
+	case errors.Is(err, admission.ErrMalformedResponse):
+		return &exitError{code: exitInternal, err: err}
+	}
+	return noErr(err)
+}
+
+// printedFields is the verdict as writ admission request --json has
+// always printed it: the server's object decoded as a map, so that keys
+// sort at every level (a failed check prints reason before rule).
+func printedFields(res *admission.Response) (map[string]any, error) {
+	b, err := json.Marshal(res)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	var cred *syscall.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return 0, err
+	var fields map[string]any
+	return fields, json.Unmarshal(b, &fields)
+}
+
+// decisionText is the decision index as the text result prints it: the
+// index, or <nil> when the decision was not recorded (the error follows).
+func decisionText(index *int64) string {
+	if index == nil {
+		return "<nil>"
 	}
-	if credErr != nil {
-		return 0, credErr
-	}
-	return int(cred.Uid), nil
+	return strconv.FormatInt(*index, 10)
 }

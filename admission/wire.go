@@ -1,0 +1,180 @@
+package admission
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"path/filepath"
+
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/verify"
+)
+
+// Limits on what is read from the socket.
+const (
+	// MaxRequestSize bounds one request, in bytes: a dispatch and a
+	// receipt of schemas.MaxRecordSize bytes each, base64 in JSON (4/3 of
+	// that, and escaping), plus three paths. A request that is larger is
+	// cut there, and so is malformed.
+	MaxRequestSize = 4*schemas.MaxRecordSize + 64<<10
+
+	// MaxResponseSize bounds one response, in bytes: a verdict's reasons
+	// are short, an internal error's carries a stack trace, and neither
+	// comes near 1 MiB.
+	MaxResponseSize = 1 << 20
+)
+
+// Request is one admission request: the dispatch a runner is about to
+// run and where the runner keeps what it would run. On the wire it is one
+// JSON object; []byte fields are standard padded base64, as encoding/json
+// writes them.
+type Request struct {
+	// Dispatch is the dispatch bytes as received (a COSE_Sign1 instruction,
+	// or an unsigned one): required, at most schemas.MaxRecordSize bytes.
+	Dispatch []byte `json:"dispatch"`
+	// AgentBinary is the absolute path, on the server's machine, of the
+	// agent binary the dispatch would run: required.
+	AgentBinary string `json:"agent_binary"`
+	// EngineBinary is the absolute path of the engine binary when the
+	// instruction names one, else "".
+	EngineBinary string `json:"engine_binary"`
+	// ProvisionDir is the absolute path of the directory holding the
+	// provisioned files (.provision/NAME is ProvisionDir/NAME), or "".
+	ProvisionDir string `json:"provision_dir"`
+	// Receipt is an RFC 9942 receipt for Dispatch in the authority log. A
+	// non-nil Receipt, even empty ("receipt": ""), is a receipt given and
+	// checked (an empty one fails); nil ("receipt": null, or absent) is
+	// none.
+	Receipt []byte `json:"receipt"`
+}
+
+// DecodeRequest reads one request from r: the first JSON value of at most
+// MaxRequestSize bytes (the client need not close its side). Unknown
+// fields, a missing or oversized dispatch, a missing agent_binary and a
+// relative path are refused. Every error matches ErrMalformedRequest and
+// its text, which the server sends back, names the field ("request.dispatch:
+// required ..."); on error the request is nil.
+func DecodeRequest(r io.Reader) (*Request, error) {
+	dec := json.NewDecoder(io.LimitReader(r, MaxRequestSize))
+	dec.DisallowUnknownFields()
+	var req Request
+	if err := dec.Decode(&req); err != nil {
+		return nil, wrap(ErrMalformedRequest, "request: %v (one JSON object of at most %d bytes)", err, MaxRequestSize)
+	}
+	switch {
+	case len(req.Dispatch) == 0:
+		return nil, wrap(ErrMalformedRequest, "request.dispatch: required (the dispatch bytes, base64)")
+	case len(req.Dispatch) > schemas.MaxRecordSize:
+		return nil, wrap(ErrMalformedRequest, "request.dispatch: %d bytes, at most %d", len(req.Dispatch), schemas.MaxRecordSize)
+	case req.AgentBinary == "":
+		return nil, wrap(ErrMalformedRequest, "request.agent_binary: required (the path of the agent binary)")
+	}
+	for _, p := range []struct{ field, path string }{
+		{"agent_binary", req.AgentBinary}, {"engine_binary", req.EngineBinary}, {"provision_dir", req.ProvisionDir},
+	} {
+		if p.path != "" && !filepath.IsAbs(p.path) {
+			return nil, wrap(ErrMalformedRequest, "request.%s: %q is relative; send an absolute path (the server's working directory is not the client's)", p.field, p.path)
+		}
+	}
+	return &req, nil
+}
+
+// ToDispatch is the request as verify.Runner.Admit takes it.
+func (req *Request) ToDispatch() verify.Dispatch {
+	return verify.Dispatch{Raw: req.Dispatch, AgentBinary: req.AgentBinary, EngineBinary: req.EngineBinary,
+		ProvisionDir: req.ProvisionDir, Receipt: req.Receipt, ReceiptGiven: req.Receipt != nil}
+}
+
+// Response is the server's answer: a verdict (Verdict set), or, for a
+// request it rejected, only Error and Run false.
+//
+// On the wire it is one JSON object whose keys are sorted, as
+// encoding/json writes a map; the fields are declared in that order so
+// that json.Marshal of a Response writes the bytes the server sends.
+// A verdict has every field but claim (only when the verdict records a
+// work claim), decision_index (absent when the decision was not
+// recorded) and error (only then). Passed, Failed and Compared are [] when
+// empty, never null. Durations are whole microseconds.
+type Response struct {
+	Claim    *schemas.Claim        `json:"claim,omitempty"` // the work claim the decision records
+	Class    verify.Class          `json:"class"`           // the rule's class (verify.Rules)
+	Compared []schemas.DigestCheck `json:"compared"`        // digests compared on the runner
+	// DecisionIndex is the decision's index in the runner's decision log;
+	// nil when the decision was not recorded (then Error says why).
+	DecisionIndex *int64           `json:"decision_index,omitempty"`
+	Error         string           `json:"error,omitempty"` // why nothing was recorded, or why the request was rejected
+	Failed        []verify.Finding `json:"failed"`          // every failed check: rule and reason
+	// HashUS is the time the server spent hashing binaries and provisioned
+	// files, in microseconds.
+	HashUS            int64       `json:"hash_us"`
+	InstructionDigest string      `json:"instruction_digest"` // sha256:<64 hex> of the dispatch bytes
+	InstructionID     string      `json:"instruction_id"`     // 32 hex, or "" for a dispatch that did not parse
+	Machine           string      `json:"machine"`            // the runner's machine name
+	Mode              verify.Mode `json:"mode"`               // off, warn or enforce
+	NextAct           string      `json:"next_act"`           // what the operator does next
+	Passed            []string    `json:"passed"`             // rule ids of the checks that passed
+	Reason            string      `json:"reason"`             // the deciding rule's reason
+	// RecordUS is the time the server waited for the decision to be
+	// durable (commit and fsync), in microseconds.
+	RecordUS int64  `json:"record_us"`
+	Rule     string `json:"rule"` // the deciding rule id (verify.RuleOK when none failed)
+	// Run is true only when the verdict lets the dispatch run and the
+	// decision is durable: the one field a runner acts on.
+	Run    bool   `json:"run"`
+	Signer string `json:"signer"` // the signer's key id (64 hex), or "" when unsigned
+	Stream string `json:"stream"`
+	// TotalUS is the time from the request read to the durable verdict,
+	// in microseconds.
+	TotalUS int64  `json:"total_us"`
+	Verdict string `json:"verdict"` // admitted, admitted-unsigned, would-refuse or refused; "" for a rejected request
+}
+
+// NewResponse is the response for verdict v recorded at decision index
+// (run false and no timings; the server sets those).
+func NewResponse(v *verify.Verdict, index int64) *Response {
+	return &Response{
+		Verdict: v.Verdict, Rule: v.Rule, Class: v.Class, Reason: v.Reason, NextAct: v.NextAct, Mode: v.Mode,
+		InstructionID: v.InstructionID, InstructionDigest: v.InstructionDigest, Signer: v.Signer, Machine: v.Machine,
+		Stream: v.Stream, DecisionIndex: &index, Claim: v.Claim,
+		Passed: nonNil(v.Passed), Failed: nonNil(v.Failed), Compared: nonNil(v.Compared),
+	}
+}
+
+// rejection is the answer to a request the server rejected, on the wire.
+type rejection struct {
+	Error string `json:"error"`
+	Run   bool   `json:"run"` // always false
+}
+
+// decodeResponse parses the server's answer body (at most
+// MaxResponseSize bytes, read whole) strictly: one JSON object, no
+// unknown field, nothing after it, and run true only beside a verdict
+// that lets the dispatch run and no error.
+func decodeResponse(body []byte) (*Response, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var res Response
+	if err := dec.Decode(&res); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, wrap(ErrMalformedResponse, "the server's answer is not JSON: %v", err)
+		}
+		return nil, wrap(ErrMalformedResponse, "the server's answer is not a verdict: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, wrap(ErrMalformedResponse, "the server's answer is not JSON: data after the object")
+	}
+	if res.Run && (res.Error != "" || res.Verdict == verify.Refused || res.Verdict == "") {
+		return nil, wrap(ErrMalformedResponse, "the server's answer says run beside verdict %q and error %q", res.Verdict, res.Error)
+	}
+	return &res, nil
+}
+
+// nonNil makes an empty list [] rather than null in JSON.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
