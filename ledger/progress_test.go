@@ -78,7 +78,8 @@ func TestProgress(t *testing.T) {
 	if _, err := w.auth.PublishWith(www, PublishOptions{Progress: pub.progress()}); err != nil {
 		t.Fatal(err)
 	}
-	pub.ended("publish", int64(len(tlog.NewTiles(tiles.Height, 0, w.auth.Size()))), 2)
+	nTiles := int64(len(tlog.NewTiles(tiles.Height, 0, w.auth.Size())))
+	pub.ended("publish", nTiles, int(nTiles)) // a report after every tile
 
 	src, err := tiles.OpenSource(www, 5*time.Second)
 	if err != nil {

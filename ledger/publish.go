@@ -83,7 +83,6 @@ func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
 			return &IntegrityError{Index: -1, What: "stored root hash", Expected: hexHash(cp.Hash), Found: fmt.Sprint(hexHash(root), err), Detail: "the stored tree is not the signed one; refusing to publish (run `writ ledger verify`)"}
 		}
 		for done, t := range todo {
-			opts.Progress.tick(int64(done), int64(len(todo)))
 			kinds := []tiles.Tile{{Kind: tiles.KindHashTile, Level: t.L, N: t.N, W: t.W}}
 			if t.L == 0 {
 				kinds = append(kinds, tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: t.N, W: t.W})
@@ -116,6 +115,7 @@ func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
 				res.Files++
 				res.Bytes += int64(len(data))
 			}
+			opts.Progress.report(int64(done+1), int64(len(todo))) // every tile: a publish has few
 		}
 		return nil
 	})

@@ -43,6 +43,9 @@ var (
 	// ErrPublicKeyFile: the file given as a private key is a PEM public
 	// key (a .pub), whose mode does not matter.
 	ErrPublicKeyFile = errors.New("a public key file, not a private key")
+	// ErrPrivateKeyFile: the file given as a public key is a private key
+	// file (age-encrypted, or a plain PKCS#8 private key).
+	ErrPrivateKeyFile = errors.New("a private key file, not a public key")
 	// ErrWrongPassphrase: the passphrase does not decrypt the key file.
 	ErrWrongPassphrase = errors.New("wrong passphrase")
 	// ErrNoIdentity: none of the age identities given decrypts the key

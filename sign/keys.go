@@ -103,7 +103,8 @@ func (k PublicKey) PEM() []byte {
 
 // ParsePublicKeyPEM reads exactly one PEM "PUBLIC KEY" block holding a PKIX
 // Ed25519 key, with nothing but whitespace around it, and checks it as
-// NewPublicKey does. Errors wrap ErrInvalidKey.
+// NewPublicKey does. Errors wrap ErrInvalidKey, and also ErrPrivateKeyFile
+// for a private key file (age-encrypted or PKCS#8) given instead.
 func ParsePublicKeyPEM(data []byte) (PublicKey, error) {
 	block, rest := pem.Decode(data)
 	if block == nil {
@@ -111,6 +112,9 @@ func ParsePublicKeyPEM(data []byte) (PublicKey, error) {
 	}
 	if len(trimASCII(rest)) != 0 {
 		return PublicKey{}, fmt.Errorf("%w: data after the PEM block", ErrInvalidKey)
+	}
+	if block.Type == "AGE ENCRYPTED FILE" || block.Type == "PRIVATE KEY" {
+		return PublicKey{}, fmt.Errorf("%w: %w: give the public key file (writ key generate writes PREFIX.pub beside PREFIX.key)", ErrInvalidKey, ErrPrivateKeyFile)
 	}
 	if block.Type != "PUBLIC KEY" || len(block.Headers) != 0 {
 		return PublicKey{}, fmt.Errorf("%w: PEM block is %q, want \"PUBLIC KEY\" without headers", ErrInvalidKey, block.Type)
@@ -144,7 +148,8 @@ func trimASCII(b []byte) []byte { return bytes.Trim(b, " \t\r\n") }
 
 // LoadPublicKey reads a PEM PKIX Ed25519 public key file (at most
 // MaxPublicKeyFile bytes). Errors name the path; key errors wrap
-// ErrInvalidKey, I/O errors wrap the os error.
+// ErrInvalidKey (and ErrPrivateKeyFile for a private key file given
+// instead), I/O errors wrap the os error.
 func LoadPublicKey(path string) (PublicKey, error) {
 	data, err := readBounded(path, MaxPublicKeyFile)
 	if err != nil {

@@ -94,13 +94,16 @@ func audit(c *cli.Context) error {
 		return usageErr("--cache goes with --fleet")
 	}
 	if c.String("html") != "" {
-		if err := checkOutput(c, c.String("html")); err != nil {
+		if err := checkOutput(c, "html", c.String("html")); err != nil {
 			return err
 		}
 	}
 	var rep *verify.Report
 	switch dir, export := c.String("ledger"), c.String("export"); {
 	case dir != "":
+		if err := isLedgerDir(dir); err != nil {
+			return err
+		}
 		o.Progress = progressFor(c, "verifying", "entries")
 		rep, err = verify.Audit(dir, o)
 	default:

@@ -116,6 +116,9 @@ func ledgerPublish(c *cli.Context) error {
 			return err
 		}
 	}
+	if policy == nil {
+		warnUnwitnessedPublish(c, l)
+	}
 	p, err := l.PublishWith(c.String("to"), opts)
 	if err != nil {
 		if errors.Is(err, formats.ErrPolicyLog) {
@@ -288,4 +291,35 @@ func evidenceAs(ie *ledger.InconsistencyError, trusted, found string) []string {
 		}
 	}
 	return out
+}
+
+// warnUnwitnessedPublish warns when the checkpoint about to be published
+// carries fewer signatures than the one already published at --to: a
+// witnessed publication replaced by an unwitnessed one stops every runner
+// that syncs under a witness policy until cosignatures are collected.
+func warnUnwitnessedPublish(c *cli.Context, l *ledger.Log) {
+	old, err := tiles.ReadFile(filepath.Join(c.String("to"), "checkpoint"), ledger.MaxCheckpointSize)
+	if err != nil {
+		return
+	}
+	signed, err := l.CosignedCheckpoint()
+	if err != nil {
+		return
+	}
+	if had, has := signatureLines(old), signatureLines(signed); has < had {
+		diag(c, levelWarning, "the checkpoint published at %s carries %d signatures, this one %d: runners that sync under a witness policy will refuse it; publish with --policy after collecting cosignatures (`writ ledger checkpoint --refresh --policy FILE`)", c.String("to"), had, has)
+	}
+}
+
+// signatureLines counts a signed note's signature lines (the log's and
+// its witnesses'), without verifying them.
+func signatureLines(note []byte) int {
+	_, sigs, _ := strings.Cut(string(note), "\n\n")
+	n := 0
+	for _, line := range strings.Split(sigs, "\n") {
+		if strings.HasPrefix(line, "\u2014 ") {
+			n++
+		}
+	}
+	return n
 }

@@ -249,6 +249,17 @@ func ledgerAppend(c *cli.Context) error {
 	if err == nil && res != nil {
 		diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, witnessedText(res.Witnessing))
 	}
+	var ee *exitError
+	if errors.As(err, &ee) && len(applied) > 0 {
+		// The records stay appended: say so, so that no one appends them
+		// again (they would be refused as duplicates).
+		what := fmt.Sprintf("appended as entry %d", applied[0].Index)
+		if n := len(applied); n > 1 {
+			what = fmt.Sprintf("appended as entries %d to %d", applied[0].Index, applied[n-1].Index)
+		}
+		ee.err = fmt.Errorf("%s, but %w", what, ee.err)
+		ee.hints = append(ee.hints, "do not append the records again: they are in the log; only the cosignatures are missing")
+	}
 	return err
 }
 

@@ -301,7 +301,7 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 
 func ledgerExport(c *cli.Context) error {
 	dir := c.String("dir")
-	if err := checkOutput(c, c.String("out")); err != nil {
+	if err := checkOutput(c, "out", c.String("out")); err != nil {
 		return err
 	}
 	auth, err := ledger.OpenAuthority(dir, nil)

@@ -158,6 +158,7 @@ func (q *qs) story() error {
 		return err
 	}
 	q.say("ledger: appended 2 delegations, the pin and the signed instruction (last index %v)", r["index"])
+	q.say("runner: its key is made at the first admission, age-encrypted with the same passphrase (--runner-key-protection passphrase; without that flag a runner keeps it as a 0600 file)")
 
 	// A clean build is admitted under enforce. A writ run with `go run`
 	// records no vcs.revision, which admission flags (unknown-build) and

@@ -60,7 +60,10 @@ func serveHTTP(c *cli.Context, h http.Handler, banner func(addr string) string) 
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10}
-	fmt.Fprintln(c.App.Writer, banner(addr))
+	if err := emit(c, map[string]any{"listen": addr, "message": banner(addr)}, banner(addr)); err != nil {
+		ln.Close()
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {

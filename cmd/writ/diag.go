@@ -31,6 +31,7 @@ func diag(c *cli.Context, level, format string, args ...any) {
 }
 
 func writeDiag(w io.Writer, asJSON bool, level, msg string) {
+	clearProgress()
 	msg = oneLine(msg)
 	if asJSON {
 		b, _ := json.Marshal(diagnosticJSON{Level: level, Message: msg})

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -23,28 +24,52 @@ var dirHints = map[string]string{
 	"policy": "a witness policy is a text file of log, witness, group and quorum lines (C2SP tlog-policy)",
 }
 
-// explainDirectory turns an error that came from reading a directory as a
-// file (EISDIR, anywhere in err) into bad input that names the flag or
-// argument the directory was given as, with what belongs there. Other
-// errors are returned as they are.
+// explainDirectory turns bad input (exit 2) that came from reading a
+// directory as a file (EISDIR, anywhere in err) into an error that names
+// the flag or argument the directory was given as, with what belongs
+// there. args is the command line as interspersed left it: flags and
+// their values, then "--", then the arguments. A directory the user did
+// not name (a file inside --dir), and every other error, is returned as
+// it is.
 func explainDirectory(args []string, err error) error {
 	var pe *fs.PathError
 	if err == nil || !errors.Is(err, syscall.EISDIR) || !errors.As(err, &pe) {
 		return err
 	}
+	var ee *exitError
+	if errors.As(err, &ee) && ee.code != exitUsage {
+		return err
+	}
+	flags, positional := args, []string(nil)
+	if i := slices.Index(args, "--"); i >= 0 {
+		flags, positional = args[:i], args[i+1:]
+	}
+	if slices.Contains(positional, pe.Path) {
+		return directoryErr("", pe.Path)
+	}
 	flag := ""
-	for i, a := range args {
-		name, value, ok := strings.Cut(a, "=")
-		if !ok && i+1 < len(args) {
-			value = args[i+1]
+	for i, a := range flags {
+		if !strings.HasPrefix(a, "-") {
+			continue
 		}
-		if strings.HasPrefix(name, "-") && value == pe.Path {
+		// Before "--" a word that is not a flag is the value of the flag
+		// before it: interspersed moved every argument after "--".
+		name, value, ok := strings.Cut(a, "=")
+		if !ok && i+1 < len(flags) && !strings.HasPrefix(flags[i+1], "-") {
+			value = flags[i+1]
+		} else if !ok {
+			continue // a switch
+		}
+		if value == pe.Path {
 			// The same directory may be given to a flag that takes one
 			// (--ledger d --state d): the flag that takes a file wins.
 			if _, known := dirHints[flag]; flag == "" || !known {
 				flag = strings.TrimLeft(name, "-")
 			}
 		}
+	}
+	if flag == "" {
+		return err
 	}
 	return directoryErr(flag, pe.Path)
 }

@@ -138,6 +138,7 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 	if err == nil {
 		return exitOK
 	}
+	clearProgress() // a bar cut short by the failure
 	code := classify(err)
 	var ee *exitError
 	if errors.As(err, &ee) {

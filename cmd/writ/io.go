@@ -86,20 +86,35 @@ func writeOutput(c *cli.Context, path string, data []byte) error {
 // checkOutput refuses, before any costly work, an output writeOutput
 // would refuse at the end: no path, a terminal for "-", or an existing
 // file that is not a device or pipe. writeOutput still checks again.
-func checkOutput(c *cli.Context, path string) error {
+func checkOutput(c *cli.Context, flag, path string) error {
 	switch {
 	case path == "":
-		return usageErr("--out is required (a file, or - for stdout)")
+		return usageErr("--%s is required (a file, or - for stdout)", flag)
 	case path == "-":
 		if isTerminal(c.App.Writer) {
 			return usageErr("refusing to write binary output to a terminal; use --out FILE or redirect stdout")
 		}
 		return nil
 	}
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) == 0 {
-		return usageErr("%s exists; writ does not overwrite files (remove it or choose another --out)", path)
+	// As writeNew: a device or pipe, also behind a symlink (/dev/fd/N of
+	// a shell's process substitution), is written to; anything else that
+	// exists is refused.
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) != 0 {
+		return nil
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return existsErr(flag, path)
 	}
 	return nil
+}
+
+// existsErr refuses to overwrite path, given as --flag, naming a
+// directory as one.
+func existsErr(flag, path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usageErr("--%s %s is a directory; writ writes a new file there: give a file path (inside it, or elsewhere)", flag, path)
+	}
+	return usageErr("%s exists; writ does not overwrite files (remove it or choose another --%s)", path, flag)
 }
 
 // writeDevice writes data to the character device or pipe at path
@@ -148,7 +163,7 @@ func writeNew(path string, data []byte) error {
 		return writeDevice(path, data)
 	}
 	if _, err := os.Lstat(path); err == nil {
-		return usageErr("%s exists; writ does not overwrite files (remove it or choose another --out)", path)
+		return existsErr("out", path)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".writ-out-*")
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -45,7 +46,7 @@ var jsonFields = map[string]string{
 	"ledger receipt":         "index, tree_size, out, digest (of the receipt), witnessed (whether --policy's quorum cosigned its checkpoint)",
 	"ledger verify-receipt":  "valid, index, tree_size, position_signed (false: RFC 9942 signs the root only), root_hash; with --policy: witnessing",
 	"ledger publish":         "log, origin, before, after (entries), files, bytes; with --policy: witnessing",
-	"ledger serve":           "none: a server; it logs on stderr",
+	"ledger serve":           "listen (the host:port it listens on), message (the banner): one object once it listens",
 	"ledger sync":            "origin, before, after (entries), root_hash, requests, bytes (fetched), refreshed (a newer checkpoint of the same size was stored); with --policy: witnessing",
 	"admit":                  verdictJSON + "; with --rules instead one object per rule: rule, class, governed, summary, next_act",
 	"admission serve":        "none: a server; it logs on stderr",
@@ -54,18 +55,23 @@ var jsonFields = map[string]string{
 	"audit":                  "ok, entries_verified, authority_entries, decisions, would_refuse_under_enforce, by_verdict, by_rule, authority_checkpoint and decision_checkpoint (origin, size, root_hash), traffic (by_mode, by_machine, by_stream, by_signer, unsigned, unsigned_share, would_refuse_by_rule, days, flagged_builds, authority_events, since, until, outside_period, ...), witnessing, runner_key_protection, failure (log, index, error); with --fleet: ok, authority_checkpoint, witnessing, failure, runners (each runner's name, url, ok, report, failure), total",
 	"quickstart":             "message: one object per step",
 	"witness key generate":   "key_id, name, private_key, public_key, vkey, vkey_file",
-	"witness serve":          "none: a server; it logs on stderr",
+	"witness serve":          "listen (the host:port it listens on), message (the banner): one object once it listens",
 	"witness add-checkpoint": "origin, size, signatures (the witness's cosignature lines)",
 	"witness checkpoint":     "origin, checkpoint (the witness's latest cosigned checkpoint of that log as served, not verified here)",
 }
 
-// documentJSON appends each command's JSON fields to its --help.
+// documentJSON appends each command's JSON fields to its --help, and
+// gives every command the --json flag (also accepted before the command
+// name).
 func documentJSON(cmds []*cli.Command, prefix string) {
 	for _, c := range cmds {
 		name := strings.TrimSpace(prefix + " " + c.Name)
 		if len(c.Subcommands) > 0 {
 			documentJSON(c.Subcommands, name)
 			continue
+		}
+		if !slices.ContainsFunc(c.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "json") }) {
+			c.Flags = append(c.Flags, jsonFlag)
 		}
 		if doc, ok := jsonFields[name]; ok {
 			if c.Description != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -37,15 +38,23 @@ func progressMode(stderr io.Writer) (draw bool, delay time.Duration) {
 // under --watch) gets a new bar.
 func progressFor(c *cli.Context, what, unit string) ledger.Progress {
 	draw, delay := progressMode(c.App.ErrWriter)
-	if !draw {
-		return nil
+	if !draw || wantJSON(c) {
+		return nil // under --json stderr carries JSON objects only
 	}
 	var bar *progressbar.ProgressBar
+	var last int64
 	ended := false // the last bar finished: a repeated end draws nothing
 	return func(done, total int64) {
 		if total <= 0 {
 			return
 		}
+		if bar != nil && done < last {
+			// The work started again (a sync retried under --watch
+			// after a failure): a new bar, with its own rate.
+			clearProgress()
+			bar = nil
+		}
+		last = done
 		if bar == nil {
 			if done >= total && (ended || delay > 0) {
 				return
@@ -67,6 +76,7 @@ func progressFor(c *cli.Context, what, unit string) ledger.Progress {
 			}
 			bar = progressbar.NewOptions64(total, opts...)
 			bar.StartWithoutRender() // the rate counts from here
+			setLive(bar)
 		}
 		if bar.GetMax64() != total {
 			bar.ChangeMax64(total)
@@ -74,8 +84,32 @@ func progressFor(c *cli.Context, what, unit string) ledger.Progress {
 		_ = bar.Set64(done)
 		if done >= total {
 			_ = bar.Finish()
+			setLive(nil)
 			bar, ended = nil, true
 		}
+	}
+}
+
+// live is the bar on screen, if any: a diagnostic or an error clears it
+// first, so that its line never runs into the bar's.
+var live struct {
+	sync.Mutex
+	bar *progressbar.ProgressBar
+}
+
+func setLive(bar *progressbar.ProgressBar) {
+	live.Lock()
+	live.bar = bar
+	live.Unlock()
+}
+
+// clearProgress clears the bar on screen, if any; work that goes on
+// draws it again at its next frame.
+func clearProgress() {
+	live.Lock()
+	defer live.Unlock()
+	if live.bar != nil {
+		_ = live.bar.Clear()
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,9 @@ var runnerSecretFlags = []string{"passphrase-file", "identity", "recipient"}
 // for a key kept as a file.
 func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
 	kp := ledger.KeyParams{Rand: rand.Reader}
+	if err := isLedgerDir(dir); err != nil {
+		return kp, err // before any note about a key that will not be made
+	}
 	stated, exists, err := ledger.RunnerKeyProtection(dir)
 	if err != nil {
 		return kp, inputErr(err)
@@ -110,4 +114,22 @@ func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
 		err = errors.New("internal: no runner key protection chosen")
 	}
 	return kp, err
+}
+
+// isLedgerDir refuses, as bad input naming --ledger, a directory that
+// holds no authority log: a path that does not exist, the authority log's
+// own directory, or a file (an export is audited with --export, or
+// imported with writ ledger import).
+func isLedgerDir(dir string) error {
+	fi, err := os.Stat(filepath.Join(dir, ledger.AuthorityDir))
+	if err == nil && fi.IsDir() {
+		return nil
+	}
+	hint := "--ledger takes the ledger directory, the one that holds " + ledger.AuthorityDir + "/ (made by writ ledger init or writ ledger import --dir DIR)"
+	if filepath.Base(filepath.Clean(dir)) == ledger.AuthorityDir {
+		hint = "--ledger " + filepath.Dir(filepath.Clean(dir)) + ": the ledger is the directory above " + ledger.AuthorityDir + "/"
+	} else if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		hint = dir + " is a file: import an export first (writ ledger import --dir DIR " + dir + ") and give --ledger DIR"
+	}
+	return inputErr(fmt.Errorf("--ledger %s: %w: it holds no %s log", dir, ledger.ErrNotALog, ledger.AuthorityDir), hint)
 }
