@@ -1,8 +1,8 @@
 package transfer_test
 
 import (
-	"errors"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
