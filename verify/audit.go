@@ -19,10 +19,11 @@ import (
 // AuditOptions name the checkpoint verifier keys the auditor trusts. An
 // empty key means the key stored in the log itself (or the export), which
 // proves the log is self-consistent but not whose it is. StateFile, if
-// set, is the auditor's memory: the checkpoints it trusted at its last
-// successful audit; the logs must extend them (else the audit fails with
-// both checkpoints and the failing proof), and a successful audit writes
-// the new ones there.
+// set, is the auditor's memory, a file of at most MaxAuditStateFile
+// bytes (a larger one is an error): the checkpoints it trusted at its
+// last successful audit; the logs must extend them (else the audit fails
+// with both checkpoints and the failing proof), and a successful audit
+// writes the new ones there.
 type AuditOptions struct {
 	AuthorityVKey string
 	DecisionsVKey string

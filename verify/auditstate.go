@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,17 +33,36 @@ func (c *CheckpointSummary) checkpoint() ledger.Checkpoint {
 	return cp
 }
 
+// MaxAuditStateFile bounds the auditor's state file (AuditOptions.StateFile),
+// in bytes. The file writ writes holds two checkpoint summaries (an origin
+// of at most 128 bytes, a size, 64 hex digits of root hash) and two
+// verifier keys: well under 1 KiB. 64 KiB leaves room for that to grow
+// while a file that is not one writ wrote (a log, an export given by
+// mistake) is refused before it is read whole.
+const MaxAuditStateFile = 64 << 10
+
+// readState reads the auditor's state file at path; no path, or no file
+// there yet, is the empty state. A file over MaxAuditStateFile bytes is
+// refused, naming the file and the limit.
 func readState(path string) (*auditState, error) {
 	st := &auditState{}
 	if path == "" {
 		return st, nil
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxAuditStateFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("auditor state %s: %w", path, err)
+	}
+	if len(data) > MaxAuditStateFile {
+		return nil, fmt.Errorf("auditor state %s: larger than %d bytes, the limit for a state file: not a state an audit wrote", path, MaxAuditStateFile)
 	}
 	if err := json.Unmarshal(data, st); err != nil {
 		return nil, fmt.Errorf("auditor state %s: %w", path, err)

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -41,6 +40,12 @@ func tokenCommand() *cli.Command {
 	}
 }
 
+// maxCAFile bounds the --ca-file PEM bundle, in bytes: a whole system
+// bundle (Debian's ca-certificates.crt, 144 roots) is about 220 KB, and
+// an internal provider's roots a few KB; 1 MiB holds four system bundles
+// while a wrong path (a log, a device) is refused, not read whole.
+const maxCAFile = 1 << 20
+
 func verifyToken(c *cli.Context) error {
 	if err := wantArgs(c, 1, "one argument: the TOKEN, or - for stdin"); err != nil {
 		return err
@@ -58,9 +63,15 @@ func verifyToken(c *cli.Context) error {
 		roots = x509.NewCertPool()
 	}
 	if p := c.String("ca-file"); p != "" {
-		pem, err := os.ReadFile(p)
+		if p == "-" {
+			return usageErr("--ca-file -: the TLS roots are read from a file; stdin is for the token")
+		}
+		pem, over, err := readInput(c, p, maxCAFile)
 		if err != nil {
-			return inputErr(err)
+			return err
+		}
+		if over {
+			return inputErr(fmt.Errorf("--ca-file %s: larger than %d bytes, the limit for a PEM file of TLS roots", p, maxCAFile))
 		}
 		if !roots.AppendCertsFromPEM(pem) {
 			return usageErr("--ca-file %s: no PEM certificate in it", p)
