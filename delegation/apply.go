@@ -7,24 +7,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 )
 
-// Rule ids for records refused by Apply, besides the Denial rules.
+// Rule ids for records refused by Apply, besides the Denial rules: the
+// ids of package rules, which also holds each one's next act.
 const (
-	RuleMalformed       = "malformed-record"  // not a canonical envelope or record
-	RuleBadSignature    = "bad-signature"     // a signature by a known key does not verify
-	RuleUnknownKey      = "unknown-key"       // signed by a key no record introduced
-	RuleThreshold       = "threshold-not-met" // fewer distinct root keys than the threshold
-	RuleWrongKind       = "wrong-record-kind" // a kind that may not stand at this position
-	RuleNotAttenuated   = "exceeds-parent"    // a re-delegation wider than the delegation behind it
-	RuleRootVersion     = "root-version"      // a rotated root that is not exactly version v+1
-	RuleUnknownTarget   = "unknown-target"    // a revocation of nothing this ledger holds
-	RuleNotSupportedYet = "not-supported"     // a valid act this version cannot apply yet
-	RuleDuplicate       = "duplicate-record"  // the same signed content is already in the log
-	RuleRootKey         = "root-key"          // a revocation of a key of the root in force: rotate the root instead
-	RuleSuperseded      = "superseded-record" // a quarantine act issued before the machine's act in force
+	RuleMalformed       = rules.Malformed       // not a canonical envelope or record
+	RuleBadSignature    = rules.BadSignature    // a signature by a known key does not verify
+	RuleUnknownKey      = rules.UnknownKey      // signed by a key no record introduced
+	RuleThreshold       = rules.Threshold       // fewer distinct root keys than the threshold
+	RuleWrongKind       = rules.WrongKind       // a kind that may not stand at this position
+	RuleNotAttenuated   = rules.NotAttenuated   // a re-delegation wider than the delegation behind it
+	RuleRootVersion     = rules.RootVersion     // a rotated root that is not exactly version v+1
+	RuleUnknownTarget   = rules.UnknownTarget   // a revocation of nothing this ledger holds
+	RuleNotSupportedYet = rules.NotSupportedYet // a valid act this version cannot apply yet
+	RuleDuplicate       = rules.Duplicate       // the same signed content is already in the log
+	RuleRootKey         = rules.RootKey         // a revocation of a key of the root in force: rotate the root instead
+	RuleSuperseded      = rules.Superseded      // a quarantine act issued before the machine's act in force
 )
 
 func refuse(index int64, rule string, err error) error {

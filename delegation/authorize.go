@@ -6,18 +6,19 @@ import (
 	"slices"
 	"time"
 
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 )
 
-// Rule ids for authority answers and refused records. Package verify uses
-// the same ids in its rule vocabulary.
+// Rule ids for authority answers and refused records: the ids of package
+// rules, which package verify's vocabulary shares.
 const (
-	RuleNoDelegation  = "no-delegation"  // the key holds no delegation at all
-	RuleOutOfScope    = "out-of-scope"   // delegations exist but none covers the action and scope
-	RuleOutsideWindow = "outside-window" // a covering delegation exists but not at this instant
-	RuleRevoked       = "revoked"        // the key, or a delegation on its chain, is revoked
-	RuleRootExpired   = "root-expired"   // the root in force has expired
+	RuleNoDelegation  = rules.NoDelegation  // the key holds no delegation at all
+	RuleOutOfScope    = rules.OutOfScope    // delegations exist but none covers the action and scope
+	RuleOutsideWindow = rules.OutsideWindow // a covering delegation exists but not at this instant
+	RuleRevoked       = rules.Revoked       // the key, or a delegation on its chain, is revoked
+	RuleRootExpired   = rules.RootExpired   // the root in force has expired
 )
 
 // ErrUnauthorized is wrapped by every *Denial.
@@ -28,6 +29,9 @@ var ErrUnauthorized = errors.New("not authorized")
 type Denial struct {
 	Rule   string
 	Reason string
+	// Act, when not empty, is the next act this denial calls for instead
+	// of its rule's (a key retired by a root rotation).
+	Act string
 }
 
 // Error returns "rule: reason".
@@ -94,13 +98,13 @@ func (g *Grant) Chain() []*Grant {
 func (s *State) chainDenial(g *Grant, t time.Time) *Denial {
 	for _, x := range g.Chain() {
 		if i, ok := s.revoked[x.Digest]; ok {
-			return &Denial{RuleRevoked, fmt.Sprintf("delegation at ledger index %d was revoked at index %d", x.Index, i)}
+			return &Denial{Rule: RuleRevoked, Reason: fmt.Sprintf("delegation at ledger index %d was revoked at index %d", x.Index, i)}
 		}
 		if i, ok := s.revoked[x.Key.ID()]; ok {
-			return &Denial{RuleRevoked, fmt.Sprintf("key %s was revoked at ledger index %d", x.Key.ID(), i)}
+			return &Denial{Rule: RuleRevoked, Reason: fmt.Sprintf("key %s was revoked at ledger index %d", x.Key.ID(), i)}
 		}
 		if !x.validAt(t) {
-			return &Denial{RuleOutsideWindow, fmt.Sprintf("delegation at ledger index %d for key %s is valid from %s until %s, not at %s",
+			return &Denial{Rule: RuleOutsideWindow, Reason: fmt.Sprintf("delegation at ledger index %d for key %s is valid from %s until %s, not at %s",
 				x.Index, x.Key.ID(), unixUTC(x.Record.NotBefore), unixUTC(x.Record.NotAfter), t.UTC().Format(time.RFC3339))}
 		}
 	}
@@ -110,16 +114,17 @@ func (s *State) chainDenial(g *Grant, t time.Time) *Denial {
 // noDelegation says why key holds no delegation: a key of a root that a
 // rotation retired is named as such (it signed for the root it was in,
 // and holds nothing since); any other key was never delegated.
-func (s *State) noDelegation(key sign.PublicKey) string {
+func (s *State) noDelegation(key sign.PublicKey) (reason, act string) {
 	cur := s.Root()
 	for i := len(s.roots) - 2; i >= 0; i-- {
 		old := s.roots[i]
 		if slices.ContainsFunc(old.Keys, key.Equal) && (cur == nil || !slices.ContainsFunc(cur.Keys, key.Equal)) {
 			return fmt.Sprintf("key %s was a key of root version %d (ledger index %d) and was retired by the rotation to root version %d (ledger index %d); it holds no delegation in this ledger",
-				key.ID(), old.Record.Version, old.Index, cur.Record.Version, cur.Index)
+					key.ID(), old.Record.Version, old.Index, cur.Record.Version, cur.Index),
+				"sign with a key of the root in force, or one it delegated (`writ authority explain` shows what a key holds)"
 		}
 	}
-	return fmt.Sprintf("key %s holds no delegation in this ledger", key.ID())
+	return fmt.Sprintf("key %s holds no delegation in this ledger", key.ID()), ""
 }
 
 // Authorize answers r: the grant (with its chain, Grant.Chain) that allows
@@ -134,7 +139,7 @@ func (s *State) Authorize(r Request) (*Grant, error) {
 		return nil, d
 	}
 	if i, ok := s.revoked[r.Key.ID()]; ok {
-		return nil, &Denial{RuleRevoked, fmt.Sprintf("key %s was revoked at ledger index %d", r.Key.ID(), i)}
+		return nil, &Denial{Rule: RuleRevoked, Reason: fmt.Sprintf("key %s was revoked at ledger index %d", r.Key.ID(), i)}
 	}
 	var mine, covering []*Grant
 	for _, g := range s.grants {
@@ -146,10 +151,11 @@ func (s *State) Authorize(r Request) (*Grant, error) {
 		}
 	}
 	if len(mine) == 0 {
-		return nil, &Denial{RuleNoDelegation, s.noDelegation(r.Key)}
+		reason, act := s.noDelegation(r.Key)
+		return nil, &Denial{Rule: RuleNoDelegation, Reason: reason, Act: act}
 	}
 	if len(covering) == 0 {
-		return nil, &Denial{RuleOutOfScope, fmt.Sprintf("no delegation of key %s grants %q for %s", r.Key.ID(), r.Action, scopeText(r))}
+		return nil, &Denial{Rule: RuleOutOfScope, Reason: fmt.Sprintf("no delegation of key %s grants %q for %s", r.Key.ID(), r.Action, scopeText(r))}
 	}
 	var last *Denial
 	for _, g := range covering {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/semver"
@@ -307,10 +308,10 @@ func (s *State) Issuer(url string, t time.Time) (*IssuerEntry, *Denial) {
 func (s *State) rootExpiredAt(t time.Time) *Denial {
 	root := s.Root()
 	if root == nil {
-		return &Denial{RuleNoDelegation, "the ledger has no root"}
+		return &Denial{Rule: RuleNoDelegation, Reason: "the ledger has no root"}
 	}
 	if t.Unix() >= root.Record.Expires {
-		return &Denial{RuleRootExpired, fmt.Sprintf("root version %d expired at %s", root.Record.Version, unixUTC(root.Record.Expires))}
+		return &Denial{Rule: RuleRootExpired, Reason: fmt.Sprintf("root version %d expired at %s", root.Record.Version, unixUTC(root.Record.Expires))}
 	}
 	return nil
 }
@@ -325,4 +326,30 @@ func (s *State) Quarantine(machine string, t int64) *QuarantineEntry {
 		return nil
 	}
 	return q
+}
+
+// NextAct is what the operator should do about the refused record: the
+// rule's AppendAct (package rules), or a more precise act where the
+// refusal's cause calls for one (a parent that may not be re-delegated at
+// all, a key retired by a root rotation, a field rule broken inside a
+// well-formed envelope). "" when the rule has none.
+func (e *RecordError) NextAct() string {
+	rule := e.Rule
+	var d *Denial
+	if errors.As(e.Err, &d) {
+		if d.Act != "" {
+			return d.Act
+		}
+		rule = d.Rule
+	}
+	switch {
+	case errors.Is(e.Err, ErrNoRedelegation):
+		// No narrowing helps: the parent may not be re-delegated at all.
+		return "the delegation behind the signer has re-delegation depth 0, so it may not be re-delegated; its signer must delegate that key again with --depth 1 or more (`writ delegate --action delegate,... --depth N`)"
+	case rule == RuleMalformed && errors.Is(e.Err, schemas.ErrInvalid):
+		// A well-formed envelope whose record breaks a field rule.
+		return "the record breaks the field rule named above; make it again with the writ command for its kind"
+	}
+	r, _ := rules.Lookup(rule)
+	return r.AppendAct
 }

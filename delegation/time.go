@@ -2,6 +2,7 @@ package delegation
 
 import (
 	"fmt"
+	"github.com/writ-ledger/writ/rules"
 	"slices"
 	"time"
 
@@ -24,7 +25,7 @@ const (
 // RuleIssuedAt refuses a record whose issued_at is more than MaxClockSkew
 // after, or more than MaxRecordAge before, the time the ledger accepted
 // it.
-const RuleIssuedAt = "issued-at-range"
+const RuleIssuedAt = rules.IssuedAt
 
 // IssuedAt returns the issued_at of an authority record, in Unix seconds
 // (0 for a kind without one).

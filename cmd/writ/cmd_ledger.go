@@ -378,58 +378,21 @@ func ledgerVerify(c *cli.Context) error {
 
 // recordErr gives a refused record its exit code: 2 when it is malformed
 // (bad input), 1 when it is well-formed but fails a signature or authority
-// check (a verdict of no).
+// check (a verdict of no), with the next act its refusal calls for
+// (delegation.RecordError.NextAct, from package rules).
 func recordErr(err error) error {
 	var re *delegation.RecordError
 	if !errors.As(err, &re) {
 		return noErr(err)
 	}
-	rule := re.Rule
-	var d *delegation.Denial
-	if errors.As(re.Err, &d) {
-		rule = d.Rule
-	}
 	var hints []string
-	if h, ok := appendHints[rule]; ok {
+	if h := re.NextAct(); h != "" {
 		hints = append(hints, h)
 	}
-	if rule == delegation.RuleNoDelegation && strings.Contains(err.Error(), "was retired by the rotation") {
-		hints = []string{"sign with a key of the root in force, or one it delegated (`writ authority explain` shows what a key holds)"}
-	}
-	if errors.Is(err, delegation.ErrNoRedelegation) {
-		// No narrowing helps: the parent may not be re-delegated at all.
-		hints = []string{"the delegation behind the signer has re-delegation depth 0, so it may not be re-delegated; its signer must delegate that key again with --depth 1 or more (`writ delegate --action delegate,... --depth N`)"}
-	}
-	if rule == delegation.RuleMalformed {
-		if errors.Is(err, schemas.ErrInvalid) {
-			// A well-formed envelope whose record breaks a field rule.
-			hints = []string{"the record breaks the field rule named above; make it again with the writ command for its kind"}
-		}
+	if re.Rule == delegation.RuleMalformed {
 		return inputErr(err, hints...)
 	}
 	return noErr(err, hints...)
-}
-
-// appendHints is the next act for each rule a record can be refused
-// under when it is appended.
-var appendHints = map[string]string{
-	delegation.RuleMalformed:     "the file is not a signed writ record envelope; make it with the writ command for its kind (an unsigned instruction cannot enter the ledger: sign it with `writ instruct --key`)",
-	delegation.RuleBadSignature:  "the record was changed after signing, or signed over other bytes; sign it again",
-	delegation.RuleUnknownKey:    "append the delegation that introduces the signing key first (`writ delegate`), or sign with a key the ledger knows",
-	delegation.RuleThreshold:     "sign with the root threshold's keys (repeat --key)",
-	delegation.RuleWrongKind:     "this kind of record cannot stand here; check the file is the one you meant",
-	delegation.RuleNotAttenuated: "narrow the re-delegation to within its parent (`writ authority explain` shows the parent's scope)",
-	delegation.RuleRootVersion:   "make the next root with `writ root sign --previous` over the ledger's current root",
-	delegation.RuleUnknownTarget: "revoke by the digest of a record this ledger holds, or by key id",
-	delegation.RuleDuplicate:     "nothing to do: the ledger already holds this record",
-	delegation.RuleNoDelegation:  "delegate the signing key first (`writ delegate --to KEY.pub --action ...`) and append that",
-	delegation.RuleOutOfScope:    "sign with a key whose delegation covers this, or delegate it (`writ delegate`); `writ authority explain` shows what the key holds",
-	delegation.RuleOutsideWindow: "sign the record again while its signer's delegation covers both its issued_at and the time of the append (the reason names the instant that failed), or renew the delegation",
-	delegation.RuleRevoked:       "the signer or a delegation behind it is revoked; sign with a key that is not",
-	delegation.RuleRootExpired:   "an expired root trusts nothing and cannot be rotated (rotate before it expires, `writ root sign --previous`); start a new ledger with a new root",
-	delegation.RuleRootKey:       "rotate the root instead: `writ root sign --previous ROOT --key ... --pub ...` listing the keys to keep, then `writ ledger append` it",
-	delegation.RuleIssuedAt:      "sign the record again now and append it within 24 hours: its issued_at must be at most 5 minutes after, and at most 24 hours before, the time the ledger accepts it (check this machine's clock)",
-	delegation.RuleSuperseded:    "the machine's quarantine in force was issued later than this act: sign a new act now if it should still apply",
 }
 
 // openAuthorityKeyed opens the authority log of --dir with its checkpoint

@@ -1,0 +1,78 @@
+// Package rules is writ's one rule vocabulary: every rule id an admission
+// verdict or a refused record can name, its class, what it checks and the
+// next act for the operator. Package delegation refuses records and
+// answers authority questions under these ids; package verify judges
+// dispatches under them; the command line prints their next acts. The
+// package imports nothing of writ, so every layer can use it.
+package rules
+
+// Class groups rules by what they protect; the class decides whether the
+// enforcement mode governs the rule (verify's package doc).
+type Class string
+
+// Rule classes.
+const (
+	ClassPass         Class = "pass"
+	ClassIntegrity    Class = "integrity"
+	ClassAuthenticity Class = "authenticity"
+	ClassAuthority    Class = "authority"
+	ClassFreshness    Class = "freshness"
+	ClassProvenance   Class = "provenance"
+	ClassContent      Class = "content"
+	ClassInternal     Class = "internal"
+)
+
+// Governed reports whether the enforcement mode governs rules of class c.
+// Integrity and internal rules refuse in every mode.
+func (c Class) Governed() bool {
+	switch c {
+	case ClassAuthenticity, ClassAuthority, ClassFreshness, ClassProvenance:
+		return true
+	}
+	return false
+}
+
+// Rule is one row of the vocabulary.
+type Rule struct {
+	ID      string
+	Class   Class
+	Summary string // what the rule checks, one sentence
+	// NextAct is what the operator should do when an admission fails the
+	// rule ("" for a rule admission never names).
+	NextAct string
+	// AppendAct is what the operator should do when a record is refused
+	// under the rule at append, import or sync ("" for a rule no record
+	// is refused under).
+	AppendAct string
+	// Always marks a rule of a governed class that nevertheless refuses in
+	// every mode, because its failure is evidence of tampering rather than
+	// of missing authority (a signature by a trusted key that does not
+	// verify over the bytes received).
+	Always bool
+}
+
+// Governed reports whether the enforcement mode governs this rule: its
+// class is governed and the rule is not marked Always.
+func (r Rule) Governed() bool { return r.Class.Governed() && !r.Always }
+
+// Lookup returns the rule with id, or false.
+func Lookup(id string) (Rule, bool) {
+	for _, r := range All {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// Admission returns the rules an admission verdict can name, in the order
+// the checks run.
+func Admission() []Rule {
+	var out []Rule
+	for _, r := range All {
+		if r.NextAct != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,47 @@
+package rules_test
+
+import (
+	"testing"
+
+	"github.com/writ-ledger/writ/rules"
+)
+
+// TestVocabulary: ids are unique and non-empty, every rule says what it
+// checks, every rule has a next act for where it can fail, and Lookup and
+// Admission read the one table.
+func TestVocabulary(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range rules.All {
+		if r.ID == "" || seen[r.ID] {
+			t.Errorf("rule id %q empty or repeated", r.ID)
+		}
+		seen[r.ID] = true
+		if r.Summary == "" {
+			t.Errorf("%s: no summary", r.ID)
+		}
+		if r.NextAct == "" && r.AppendAct == "" && r.ID != rules.NotSupportedYet {
+			t.Errorf("%s: no next act anywhere", r.ID)
+		}
+		if got, ok := rules.Lookup(r.ID); !ok || got != r {
+			t.Errorf("Lookup(%s) = %v, %v", r.ID, got, ok)
+		}
+		if r.Always && !r.Class.Governed() {
+			t.Errorf("%s: Always on a class the mode does not govern", r.ID)
+		}
+	}
+	if _, ok := rules.Lookup("no-such-rule"); ok {
+		t.Error("Lookup of an unknown id succeeded")
+	}
+	adm := rules.Admission()
+	if len(adm) == 0 || adm[0].ID != rules.OK || adm[len(adm)-1].ID != rules.Internal {
+		t.Errorf("admission rules start %v and end %v; want ok first and internal-error last", adm[0].ID, adm[len(adm)-1].ID)
+	}
+	// The record rules a ledger append can refuse under each say what to do.
+	for _, id := range []string{rules.Malformed, rules.BadSignature, rules.UnknownKey, rules.Threshold, rules.WrongKind, rules.NotAttenuated,
+		rules.RootVersion, rules.UnknownTarget, rules.Duplicate, rules.NoDelegation, rules.OutOfScope, rules.OutsideWindow,
+		rules.Revoked, rules.RootExpired, rules.RootKey, rules.IssuedAt, rules.Superseded} {
+		if r, _ := rules.Lookup(id); r.AppendAct == "" {
+			t.Errorf("%s: a record can be refused under it, and it has no AppendAct", id)
+		}
+	}
+}
