@@ -156,7 +156,7 @@ func audit(c *cli.Context) error {
 			lines = append(lines, "runner key protection: "+rep.RunnerKeyProtection)
 		}
 		for _, l := range trustLines(rep) {
-			lines = append(lines, "trust: "+l)
+			lines = append(lines, oneLine("trust: "+l)) // a key's name can come from the ledger
 		}
 		if !rep.Trust.Independent {
 			lines = append(lines, "trust: not independent: "+notIndependent)
