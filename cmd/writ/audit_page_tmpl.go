@@ -26,10 +26,10 @@ rect.partial{fill:none;stroke:#57606a;stroke-dasharray:3 2}
 .keep{break-inside:avoid;page-break-inside:avoid;margin:0}
 table{border-collapse:collapse;width:100%;margin:.3rem 0 1rem}
 td,th{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-align:top}th{background:#f6f8fa;font-weight:600}
-th.group{text-align:center}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.n,td.day,td.nw{white-space:nowrap}
+th.group{text-align:center}table.list td.nw{width:1%}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.n,td.day,td.nw{white-space:nowrap}
 .dims{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:0 1.5rem}.dims h3{font-size:1rem;margin:.8rem 0 .2rem}
 dl.bound{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.3rem 0}dl.bound dt{font-weight:600}dl.bound dd{margin:0;min-width:0;overflow-wrap:anywhere}
-@media (max-width:900px){body{padding:1rem;font-size:14px}td,th{padding:.2rem .3rem}dl.bound{grid-template-columns:1fr}dl.bound dd{margin-bottom:.3rem}}
+@media (max-width:900px){body{padding:1rem;font-size:14px}table.list .mono{font-size:.8em}td,th{padding:.2rem .3rem}dl.bound{grid-template-columns:1fr}dl.bound dd{margin-bottom:.3rem}}
 @page{margin:1.5cm}
 @media print{body{max-width:none;padding:0;font-size:10.5pt}h2{break-after:avoid}.card,svg,tr{break-inside:avoid}thead{display:table-header-group}
 .card.ok,.card.amber{background:none}th{background:none}.admitted,.unsigned,.would,.refused{print-color-adjust:exact;-webkit-print-color-adjust:exact}}
@@ -92,14 +92,14 @@ dl.bound{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margi
 
 <h2>Admitted while flagged dirty or unknown ({{num .Rep.Traffic.FlaggedBuildsTotal}})</h2>
 {{if .FlaggedCut}}<p class="muted" id="flagged-cut">{{.FlaggedCut}}</p>{{end}}
-{{if .Rep.Traffic.FlaggedBuilds}}<table><thead><tr><th>decision</th><th>time (UTC)</th><th>rule</th><th>verdict</th><th>machine</th><th>instruction</th><th>agent digest</th></tr></thead><tbody>{{range .Rep.Traffic.FlaggedBuilds}}
-<tr><td>{{.Decision}}</td><td class="nw">{{clock .Time}}</td><td class="nw">{{.Rule}}</td><td class="nw">{{.Verdict}}</td><td class="nw">{{.Machine}}</td><td class="mono">{{.Instruction}}</td><td class="mono">{{.Digest}}</td></tr>{{end}}
+{{if .Rep.Traffic.FlaggedBuilds}}<table class="list"><thead><tr><th>decision</th><th>time (UTC)</th><th>rule</th><th>verdict</th><th>machine</th><th>instruction</th><th>agent digest</th></tr></thead><tbody>{{range .Rep.Traffic.FlaggedBuilds}}
+<tr><td class="nw">{{.Decision}}</td><td class="nw">{{clock .Time}}</td><td class="nw">{{.Rule}}</td><td class="nw">{{.Verdict}}</td><td class="nw">{{.Machine}}</td><td class="mono">{{.Instruction}}</td><td class="mono">{{.Digest}}</td></tr>{{end}}
 </tbody></table>{{else}}<p class="muted">None.</p>{{end}}
 
 <h2>Authority that ended ({{num .Rep.Traffic.AuthorityEventsTotal}})</h2>
 {{if .EventsCut}}<p class="muted" id="events-cut">{{.EventsCut}}</p>{{end}}
-{{if .Rep.Traffic.AuthorityEvents}}<table><thead><tr><th>entry</th><th>time (UTC)</th><th>what</th><th>subject</th></tr></thead><tbody>{{range .Rep.Traffic.AuthorityEvents}}
-<tr><td>{{.Index}}</td><td class="nw">{{clock .Time}}</td><td class="nw">{{.Kind}}</td><td class="mono">{{.Subject}}</td></tr>{{end}}
+{{if .Rep.Traffic.AuthorityEvents}}<table class="list"><thead><tr><th>entry</th><th>time (UTC)</th><th>what</th><th>subject</th></tr></thead><tbody>{{range .Rep.Traffic.AuthorityEvents}}
+<tr><td class="nw">{{.Index}}</td><td class="nw">{{clock .Time}}</td><td class="nw">{{.Kind}}</td><td class="mono">{{.Subject}}</td></tr>{{end}}
 </tbody></table>{{else}}<p class="muted">None in the period.</p>{{end}}
 </body></html>
 `
