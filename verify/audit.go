@@ -103,9 +103,18 @@ type Report struct {
 	// directory holds no runner key (a replica, an export). It is the
 	// runner's statement, not covered by any signature.
 	RunnerKeyProtection string `json:"runner_key_protection,omitempty"`
+	// Trust is what the verification rests on: the keys the checkpoints
+	// were checked with and where each came from, and the first root
+	// (see AuditTrust). Never nil.
+	Trust *AuditTrust `json:"trust"`
+	// AuditedAt is when the audit ran, by its clock (AuditOptions.Now):
+	// RFC 3339, UTC, whole seconds. An open period ends here.
+	AuditedAt string `json:"audited_at"`
 
 	// the verifier keys the logs were checked with, for the state file
 	authorityVKey, decisionsVKey string
+	// now is the audit's clock reading, AuditedAt
+	now time.Time
 	// admitted maps each admitted instruction id to its decision index
 	admitted map[[16]byte]int64
 	// marks holds each artifact's highest high-water mark so far and the
@@ -142,10 +151,11 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		return nil, err
 	}
 	defer func() { auth.Close() }() // whichever open of it is current
-	vkey, err := pickVKey(o.AuthorityVKey, st.AuthorityVKey, auth.VerifierKey())
+	tk, vkey, err := pickVKey(o.AuthorityVKey, st.AuthorityVKey, auth.VerifierKey())
 	if err != nil {
 		return rep.fail("authority", err), nil
 	}
+	rep.Trust.Authority = tk
 	rep.authorityVKey = vkey
 	rep.progressTotal = auth.Size()
 	if has, _ := ledger.HasDecisions(dir, false); has {
@@ -156,6 +166,7 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 	}
 	a, err := loadAuthority(auth, vkey, rep.authorityEvent, rep.counting)
 	if err == nil {
+		rep.Trust.FirstRoot = firstRoot(a.State)
 		err = Trust{TrustRoot: o.TrustRoot}.checkRoot(a)
 	}
 	if err == nil {
@@ -192,7 +203,8 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 			return nil, err
 		}
 		defer dec.Close()
-		if vkey, err = pickVKey(o.DecisionsVKey, st.DecisionsVKey, dec.VerifierKey()); err == nil {
+		if tk, vkey, err = pickVKey(o.DecisionsVKey, st.DecisionsVKey, dec.VerifierKey()); err == nil {
+			rep.Trust.Decisions = tk
 			err = checkDecisionOrigin(authCP.Origin, dec.Origin(), vkey)
 		}
 		if err != nil {
@@ -273,7 +285,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		if sec.Name == "decisions" {
 			given, remembered = o.DecisionsVKey, st.DecisionsVKey
 		}
-		vkey, err := pickVKey(given, remembered, sec.VKey)
+		tk, vkey, err := pickVKey(given, remembered, sec.VKey)
 		if err != nil {
 			return rep.fail(sec.Name, err), nil
 		}
@@ -290,9 +302,9 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 			wait() // no authority entries in this section
 			trusted = st.Decisions
 			fn, wait = rep.tallyBound(bind)
-			rep.decisionsVKey = vkey
+			rep.decisionsVKey, rep.Trust.Decisions = vkey, tk
 		} else {
-			rep.authorityVKey = vkey
+			rep.authorityVKey, rep.Trust.Authority = vkey, tk
 		}
 		prefix := &prefixCheck{trusted: trusted}
 		cp, err := x.VerifySection(sec, vkey, rep.counting(prefix.wrap(fn)))
@@ -303,6 +315,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 			err = prefix.check(cp)
 		}
 		if err == nil && sec.Name == "authority" {
+			rep.Trust.FirstRoot = firstRoot(st0)
 			err = Trust{TrustRoot: o.TrustRoot}.checkRoot(&Authority{State: st0})
 		}
 		if err == nil && sec.Name == "authority" && o.Policy != nil {
@@ -335,16 +348,20 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 }
 
 func newAudit(o AuditOptions) (*Report, *auditState, error) {
-	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}, marks: map[string]heldMark{}, Traffic: newTraffic(), opts: o}
+	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}, marks: map[string]heldMark{},
+		Traffic: newTraffic(), Trust: &AuditTrust{TrustRoot: o.TrustRoot}, opts: o}
+	// The bounds as counted: decisions record whole seconds.
 	if !o.Since.IsZero() {
-		rep.Traffic.Since = o.Since.UTC().Format(time.RFC3339Nano)
+		rep.Traffic.Since = unixUTC(ceilUnix(o.Since))
 	}
 	if !o.Until.IsZero() {
-		rep.Traffic.Until = o.Until.UTC().Format(time.RFC3339Nano)
+		rep.Traffic.Until = unixUTC(ceilUnix(o.Until))
 	}
 	if rep.opts.Now == nil {
 		rep.opts.Now = time.Now
 	}
+	rep.now = rep.opts.Now().UTC().Truncate(time.Second)
+	rep.AuditedAt = rep.now.Format(time.RFC3339)
 	for _, v := range schemas.Verdicts {
 		rep.ByVerdict[v] = 0
 	}
@@ -365,7 +382,8 @@ func (rep *Report) fail(log string, err error) *Report {
 // finish marks the audit good and saves the new trusted checkpoints.
 func (rep *Report) finish(stateFile string) error {
 	rep.OK = true
-	rep.Traffic.finish(rep.Decisions)
+	rep.Trust.setIndependent()
+	rep.Traffic.finish(rep.Decisions, rep.opts, rep.now)
 	if stateFile == "" {
 		return nil
 	}

@@ -12,19 +12,9 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// pickVKey returns the verifier key a log is checked with: the one the
-// caller gave, else the one the auditor's state file remembers (so a log
-// re-signed under another key fails), else the log's own.
-func pickVKey(given, remembered, own string) (string, error) {
-	switch {
-	case given != "" && remembered != "" && given != remembered:
-		return "", fmt.Errorf("the verifier key given (%s) is not the one the auditor's state remembers (%s)", given, remembered)
-	case given != "":
-		return given, nil
-	case remembered != "":
-		return remembered, nil
-	}
-	return own, nil
+// errVKeyMismatch: the key given is not the one the state remembers.
+func errVKeyMismatch(given, remembered string) error {
+	return fmt.Errorf("the verifier key given (%s) is not the one the auditor's state remembers (%s)", given, remembered)
 }
 
 // checkDecisionOrigin binds a decision log to its authority log and its

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/writ-ledger/writ/delegation"
@@ -27,7 +26,12 @@ type Traffic struct {
 	// WouldRefuseByRule: the decisions admitted although a rule failed,
 	// by that rule: what enforce would have refused.
 	WouldRefuseByRule map[string]int64 `json:"would_refuse_by_rule"`
-	// Days are the counts per UTC day, oldest first.
+	// Days are the counts per UTC day, oldest first: every day of the
+	// period, those without decisions included, from the day of Since (or
+	// of the first decision counted) to the day before Until (or the
+	// audit's day, Report.AuditedAt, when the period is open), at most
+	// ten years (else the days from the first decision to the last);
+	// empty when no decision is counted and Since is open.
 	Days []DayCount `json:"days"`
 	// FlaggedBuilds are the binaries admitted while flagged dirty or of
 	// unknown source, at most MaxListed of them (FlaggedBuildsTotal counts
@@ -38,14 +42,21 @@ type Traffic struct {
 	// that expired, in the period (all of them when there is none).
 	AuthorityEvents      []AuthorityEvent `json:"authority_events"`
 	AuthorityEventsTotal int64            `json:"authority_events_total"`
-	// Since and Until are the period counted (RFC 3339, UTC), "" when
-	// open.
+	// Since and Until are the period counted (RFC 3339, UTC, whole
+	// seconds: decisions record whole seconds, so a bound's fraction is
+	// rounded up): the first second counted and the first second after
+	// it; "" when open.
 	Since string `json:"since,omitempty"`
 	Until string `json:"until,omitempty"`
+	// FirstDecision and LastDecision are the times of the earliest and
+	// latest decision counted (RFC 3339, UTC); "" when none was.
+	FirstDecision string `json:"first_decision,omitempty"`
+	LastDecision  string `json:"last_decision,omitempty"`
 	// OutsidePeriod counts verified decisions left out of the counts.
 	OutsidePeriod int64 `json:"outside_period"`
 
-	days map[string]*DayCount
+	days        map[string]*DayCount
+	first, last int64 // Unix seconds of the first and last decision counted
 }
 
 // maxDays bounds the days filled in between the first and the last
@@ -69,6 +80,10 @@ type DayCount struct {
 	// ByVerdict splits Decisions by verdict; its WouldRefuse is the
 	// would-refuse verdict (warn mode), a part of the count above.
 	ByVerdict VerdictCounts `json:"by_verdict"`
+	// Partial marks a day the period covers only in part: the first day
+	// when Since is after its midnight, the last when the period ends
+	// (Until, or the audit's clock when open) before the day does.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // VerdictCounts counts decisions by verdict, under the verdicts' names.
@@ -150,6 +165,10 @@ func (tr *Traffic) add(i int64, d *schemas.Decision) {
 		signer = "none"
 	}
 	tr.BySigner[signer]++
+	if tr.first == 0 || d.Time < tr.first {
+		tr.first = d.Time
+	}
+	tr.last = max(tr.last, d.Time)
 	day := time.Unix(d.Time, 0).UTC().Format(time.DateOnly)
 	dc := tr.days[day]
 	if dc == nil {
@@ -185,35 +204,6 @@ func (tr *Traffic) add(i int64, d *schemas.Decision) {
 				tr.FlaggedBuilds = append(tr.FlaggedBuilds, fb)
 			}
 		}
-	}
-}
-
-// finish orders the days and computes the unsigned share.
-func (tr *Traffic) finish(total int64) {
-	tr.Days = tr.Days[:0]
-	for _, dc := range tr.days {
-		tr.Days = append(tr.Days, *dc)
-	}
-	slices.SortFunc(tr.Days, func(a, b DayCount) int { return strings.Compare(a.Day, b.Day) })
-	// Days without decisions are days too: an outage shows as a gap.
-	if n := len(tr.Days); n > 1 {
-		first, _ := time.Parse(time.DateOnly, tr.Days[0].Day)
-		last, _ := time.Parse(time.DateOnly, tr.Days[n-1].Day)
-		if span := int(last.Sub(first).Hours()/24) + 1; span > n && span <= maxDays {
-			filled := make([]DayCount, 0, span)
-			for d, i := first, 0; !d.After(last); d = d.AddDate(0, 0, 1) {
-				if day := d.Format(time.DateOnly); i < n && tr.Days[i].Day == day {
-					filled = append(filled, tr.Days[i])
-					i++
-				} else {
-					filled = append(filled, DayCount{Day: day})
-				}
-			}
-			tr.Days = filled
-		}
-	}
-	if total > 0 {
-		tr.UnsignedShare = float64(tr.Unsigned) / float64(total)
 	}
 }
 

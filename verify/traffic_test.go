@@ -88,7 +88,8 @@ func TestAuditTrafficCounts(t *testing.T) {
 		{Day: "2026-11-29", Decisions: 5, Unsigned: 3, Refused: 2, WouldRefuse: 2, ByVerdict: verify.VerdictCounts{Admitted: 1, AdmittedUnsigned: 1, WouldRefuse: 1, Refused: 2}},
 		{Day: "2026-11-30", Decisions: 2, Unsigned: 1, Refused: 0, WouldRefuse: 1, ByVerdict: verify.VerdictCounts{Admitted: 1, AdmittedUnsigned: 1}},
 		{Day: "2026-12-01"},
-		{Day: "2026-12-02", Decisions: 1, Unsigned: 1, WouldRefuse: 1, ByVerdict: verify.VerdictCounts{AdmittedUnsigned: 1}}})
+		{Day: "2026-12-02", Decisions: 1, Unsigned: 1, WouldRefuse: 1, ByVerdict: verify.VerdictCounts{AdmittedUnsigned: 1}},
+		{Day: "2026-12-03", Partial: true}}) // the audit's day, to its clock: the end of the open period
 	// The three delegations end a day after Epoch, before the audit's
 	// clock; op2 was revoked when the ledger accepted the revocation,
 	// 75 hours after Epoch (its issued_at, a second earlier, is the

@@ -51,6 +51,14 @@ func (d dimension) Title() string {
 	return d.Name
 }
 
+// Header is the dimension's column header: the attribute's name.
+func (d dimension) Header() string {
+	if d.Name == "would_refuse_rule" {
+		return "rule"
+	}
+	return d.Name
+}
+
 // Keys is Counts' keys in order, for the template.
 func (d dimension) Keys() []string { return sortedKeys(d.Counts) }
 
@@ -58,9 +66,7 @@ func (d dimension) Keys() []string { return sortedKeys(d.Counts) }
 func auditLines(rep *verify.Report) []string {
 	t := rep.Traffic
 	var lines []string
-	if p := period(t); p != "" {
-		lines = append(lines, fmt.Sprintf("period: %s; %d decisions counted, %d outside it (verified, not counted)", p, rep.Decisions, t.OutsidePeriod))
-	}
+	lines = append(lines, periodText(rep))
 	lines = append(lines, fmt.Sprintf("unsigned: %d of %d decisions (%.1f%%)", t.Unsigned, rep.Decisions, 100*t.UnsignedShare))
 	for _, d := range dimensions(rep)[2:] {
 		lines = append(lines, "decisions by "+d.Name+":")
@@ -72,11 +78,11 @@ func auditLines(rep *verify.Report) []string {
 	for _, d := range t.Days {
 		lines = append(lines, fmt.Sprintf("  %s  %9d %9d %8d %13d", d.Day, d.Decisions, d.Unsigned, d.Refused, d.WouldRefuse))
 	}
-	lines = append(lines, fmt.Sprintf("admitted while flagged dirty or unknown: %d", t.FlaggedBuildsTotal))
+	lines = append(lines, fmt.Sprintf("admitted while flagged dirty or unknown: %d%s", t.FlaggedBuildsTotal, listedText(len(t.FlaggedBuilds), t.FlaggedBuildsTotal)))
 	for _, f := range t.FlaggedBuilds {
 		lines = append(lines, oneLine(fmt.Sprintf("  decision %d %s %s %s on %s instruction %s %s", f.Decision, f.Time, f.Verdict, f.Rule, f.Machine, f.Instruction, f.Digest)))
 	}
-	lines = append(lines, fmt.Sprintf("authority that ended: %d", t.AuthorityEventsTotal))
+	lines = append(lines, fmt.Sprintf("authority that ended: %d%s", t.AuthorityEventsTotal, listedText(len(t.AuthorityEvents), t.AuthorityEventsTotal)))
 	for _, e := range t.AuthorityEvents {
 		// The subject carries a revocation's reason: text from the ledger,
 		// printed with control characters escaped.
@@ -85,17 +91,13 @@ func auditLines(rep *verify.Report) []string {
 	return lines
 }
 
-// period describes the report's period, "" for the whole ledger.
-func period(t *verify.Traffic) string {
-	switch {
-	case t.Since != "" && t.Until != "":
-		return "from " + t.Since + " to " + t.Until
-	case t.Since != "":
-		return "from " + t.Since
-	case t.Until != "":
-		return "until " + t.Until
+// listedText is "" when a list holds all of its total, else what it
+// leaves out: the report lists at most verify.MaxListed.
+func listedText(listed int, total int64) string {
+	if int64(listed) >= total {
+		return ""
 	}
-	return ""
+	return fmt.Sprintf(" (the first %d listed: a report lists at most %d; narrow the period with --since and --until for the rest)", listed, verify.MaxListed)
 }
 
 // auditCSV is the report as one table: dimension, key, count. Days come
@@ -130,5 +132,3 @@ func auditCSV(rep *verify.Report) ([]byte, error) {
 	w.Flush()
 	return b.Bytes(), w.Error()
 }
-
-// bar is one bar of a chart: its label, value and height in pixels.

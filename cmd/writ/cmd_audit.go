@@ -158,6 +158,12 @@ func audit(c *cli.Context) error {
 		if rep.RunnerKeyProtection != "" {
 			lines = append(lines, "runner key protection: "+rep.RunnerKeyProtection)
 		}
+		for _, l := range trustLines(rep) {
+			lines = append(lines, oneLine("trust: "+l)) // a key's name can come from the ledger
+		}
+		if !rep.Trust.Independent {
+			lines = append(lines, "trust: not independent: "+notIndependent)
+		}
 		lines = append(lines, fmt.Sprintf("admitted although a rule failed (enforce would refuse): %d", rep.WouldRefuse))
 		lines = append(lines, "decisions by verdict:")
 		for _, v := range schemas.Verdicts {

@@ -80,7 +80,7 @@ func monthLedger(t *testing.T, dir, pass string) {
 // TestAuditPageMonth: the audit page of a month-long ledger gives the
 // numbers of --json and, as Chromium renders it at 1280 and 800 px,
 // overflows nowhere. With WRIT_PAGE_SCREENSHOTS=DIR it also leaves
-// screenshots at both widths there, for a person to read.
+// screenshots at both widths there, and the page, for a person to read.
 func TestAuditPageMonth(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "L")
 	monthLedger(t, dir, "month")
@@ -112,6 +112,9 @@ func TestAuditPageMonth(t *testing.T) {
 	}
 	checkRendered(t.Fatalf, t.TempDir(), browser, page, html, report.Bytes())
 	if shots := os.Getenv("WRIT_PAGE_SCREENSHOTS"); shots != "" {
+		if err := os.WriteFile(filepath.Join(shots, "audit-month.html"), html, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		for _, w := range []int{1280, 800} {
 			cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", fmt.Sprintf("--window-size=%d,2600", w),
 				"--user-data-dir="+filepath.Join(t.TempDir(), "profile"), fmt.Sprintf("--screenshot=%s/audit-month-%d.png", shots, w), "file://"+page)

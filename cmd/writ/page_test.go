@@ -16,8 +16,9 @@ import (
 	"github.com/writ-ledger/writ/verify"
 )
 
-// dataK finds the counts of an audit page: data-k="dimension:key">N<.
-var dataK = regexp.MustCompile(`data-k="([^":]+):([^"]*)"[^>]*>(\d+)<`)
+// dataK finds the counts of an audit page: data-k="dimension:key">N<,
+// N with or without thousands separators.
+var dataK = regexp.MustCompile(`data-k="([^":]+):([^"]*)"[^>]*>(\d{1,3}(?:,\d{3})*|\d+)<`)
 
 // checkPage compares every count on an audit page with the --json report
 // and requires the main ones to be there.
@@ -33,9 +34,10 @@ func checkPage(page, report []byte) error {
 	want := map[string]int64{
 		"total:entries_verified": rep.EntriesVerified, "total:decisions": rep.Decisions, "total:unsigned": t.Unsigned,
 		"total:would_refuse_under_enforce": rep.WouldRefuse, "total:flagged_builds_admitted": t.FlaggedBuildsTotal,
+		"total:outside_period": t.OutsidePeriod, "total:authority_entries": rep.AuthorityEntries, "total:decision_entries": 0,
 	}
-	if t.OutsidePeriod > 0 {
-		want["total:outside_period"] = t.OutsidePeriod
+	if rep.DecisionLog != nil {
+		want["total:decision_entries"] = rep.DecisionLog.Size
 	}
 	for name, m := range map[string]map[string]int64{"verdict": rep.ByVerdict, "rule": rep.ByRule, "mode": t.ByMode,
 		"machine": t.ByMachine, "stream": t.ByStream, "signer": t.BySigner, "would_refuse_rule": t.WouldRefuseByRule} {
@@ -55,7 +57,7 @@ func checkPage(page, report []byte) error {
 	seen := map[string]bool{}
 	for _, m := range dataK.FindAllSubmatch(page, -1) {
 		k := string(m[1]) + ":" + string(m[2])
-		n, _ := strconv.ParseInt(string(m[3]), 10, 64)
+		n, _ := strconv.ParseInt(strings.ReplaceAll(string(m[3]), ",", ""), 10, 64)
 		w, ok := want[k]
 		if !ok || w != n {
 			return fmt.Errorf("the page says %s = %d, the report says %d (present: %v)", k, n, w, ok)
