@@ -48,11 +48,11 @@ func buildInfoELF(goVersion, path, version, revision, vcsTime string) []byte {
 	f := make([]byte, blobAt, size)
 	le := binary.LittleEndian
 	copy(f, "\x7fELF\x02\x01\x01") // 64-bit, little-endian, ELF version 1
-	le.PutUint16(f[16:], 2)       // ET_EXEC
-	le.PutUint16(f[18:], 0x3e)    // EM_X86_64
-	le.PutUint32(f[20:], 1)       // EV_CURRENT
-	le.PutUint64(f[24:], base)    // entry
-	le.PutUint64(f[32:], ehsize)  // program headers follow the ELF header
+	le.PutUint16(f[16:], 2)        // ET_EXEC
+	le.PutUint16(f[18:], 0x3e)     // EM_X86_64
+	le.PutUint32(f[20:], 1)        // EV_CURRENT
+	le.PutUint64(f[24:], base)     // entry
+	le.PutUint64(f[32:], ehsize)   // program headers follow the ELF header
 	le.PutUint16(f[52:], ehsize)
 	le.PutUint16(f[54:], phsize)
 	le.PutUint16(f[56:], 1) // one program header
