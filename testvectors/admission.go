@@ -122,21 +122,31 @@ func LoadAdmissionLedger(l AdmissionLedger, dir string) (*verify.Authority, *led
 // case's ledger, LoadAdmissionLedger), under the case's mode, machine,
 // platform and clock.
 func AdmitCase(st *delegation.State, c AdmissionCase, dir string) (*verify.Verdict, error) {
+	cfg, d, err := prepareCase(c, dir)
+	if err != nil {
+		return nil, err
+	}
+	return verify.Admit(st, cfg, d), nil
+}
+
+// prepareCase writes c's files to dir and returns its runner's
+// configuration and its dispatch.
+func prepareCase(c AdmissionCase, dir string) (verify.Config, verify.Dispatch, error) {
 	raw, err := hex.DecodeString(c.Dispatch)
 	if err != nil {
-		return nil, fmt.Errorf("case %s: dispatch: %w", c.Name, err)
+		return verify.Config{}, verify.Dispatch{}, fmt.Errorf("case %s: dispatch: %w", c.Name, err)
 	}
 	for name, data := range c.Files {
 		if name != filepath.Base(name) || name == "." || name == ".." {
-			return nil, fmt.Errorf("case %s: file name %q", c.Name, name)
+			return verify.Config{}, verify.Dispatch{}, fmt.Errorf("case %s: file name %q", c.Name, name)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
-			return nil, err
+			return verify.Config{}, verify.Dispatch{}, err
 		}
 	}
 	mode, err := verify.ParseMode(c.Runner.Mode)
 	if err != nil {
-		return nil, fmt.Errorf("case %s: %w", c.Name, err)
+		return verify.Config{}, verify.Dispatch{}, fmt.Errorf("case %s: %w", c.Name, err)
 	}
 	now := time.Unix(c.Runner.Now, 0).UTC()
 	cfg := verify.Config{Machine: c.Runner.Machine, Mode: mode, Platform: c.Runner.Platform, Now: func() time.Time { return now }}
@@ -144,5 +154,5 @@ func AdmitCase(st *delegation.State, c AdmissionCase, dir string) (*verify.Verdi
 	if c.AgentBinary != "" {
 		d.AgentBinary = filepath.Join(dir, c.AgentBinary)
 	}
-	return verify.Admit(st, cfg, d), nil
+	return cfg, d, nil
 }

@@ -2,11 +2,14 @@ package testvectors
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"filippo.io/age"
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -92,5 +95,55 @@ func TestAdmissionCoverage(t *testing.T) {
 		if !refused[r] {
 			t.Errorf("no case refuses under enforce for %s", r)
 		}
+	}
+}
+
+// TestAdmissionVectorsRunner: the same cases through the runner `writ
+// admit` opens (verify.AdmitAtLedger over a ledger directory the export
+// was imported into, with a fresh runner key and decision log per case,
+// so no case sees another's history): the verdict is recorded, and it is
+// the declared one.
+func TestAdmissionVectorsRunner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports the export once per case")
+	}
+	f := loadAdmission(t)
+	ledgers := map[string]AdmissionLedger{}
+	for _, l := range f.Ledgers {
+		ledgers[l.Name] = l
+	}
+	for _, c := range f.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			l := ledgers[c.Ledger]
+			dir := t.TempDir()
+			path := filepath.Join(dir, "export")
+			if err := os.WriteFile(path, l.Export, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ldir := filepath.Join(dir, "ledger")
+			if _, err := verify.ImportLedger(ldir, path, map[string]string{"authority": l.AuthorityVKey}, l.TrustRoot); err != nil {
+				t.Fatal(err)
+			}
+			id, err := age.GenerateX25519Identity()
+			if err != nil {
+				t.Fatal(err)
+			}
+			kp := ledger.KeyParams{Recipients: []age.Recipient{id.Recipient()}, Identities: []age.Identity{id}, Rand: rand.Reader}
+			files := filepath.Join(dir, "files")
+			if err := os.Mkdir(files, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			cfg, d, err := prepareCase(c, files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, _, err := verify.AdmitAtLedger(ldir, verify.Trust{VKey: l.AuthorityVKey, TrustRoot: l.TrustRoot}, kp, cfg, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Verdict != c.Expect.Verdict || v.Rule != c.Expect.Rule {
+				t.Errorf("got %s %s, want %s %s; findings %v", v.Verdict, v.Rule, c.Expect.Verdict, c.Expect.Rule, v.Failed)
+			}
+		})
 	}
 }
