@@ -183,6 +183,7 @@ func Build() map[string][]byte {
 		b := must(json.MarshalIndent(f, "", "  "))
 		out[name] = append(b, '\n')
 	}
+	out[AdmissionFile] = buildAdmission()
 	return out
 }
 
