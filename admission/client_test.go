@@ -41,7 +41,7 @@ func TestRequestVerdicts(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		dispatch []byte
-		verdict  string
+		verdict  schemas.Verdict
 		rule     string
 		class    verify.Class
 		run      bool

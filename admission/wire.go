@@ -126,8 +126,8 @@ type Response struct {
 	Stream string `json:"stream"`
 	// TotalUS is the time from the request read to the durable verdict,
 	// in microseconds.
-	TotalUS int64  `json:"total_us"`
-	Verdict string `json:"verdict"` // admitted, admitted-unsigned, would-refuse or refused; "" for a rejected request
+	TotalUS int64           `json:"total_us"`
+	Verdict schemas.Verdict `json:"verdict"` // admitted, admitted-unsigned, would-refuse or refused; "" for a rejected request
 }
 
 // NewResponse is the response for verdict v recorded at decision index

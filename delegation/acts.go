@@ -47,7 +47,7 @@ func (s *State) applyDelegation(a *Applied, r *schemas.Delegation, at instants) 
 // window inside its window, and a depth strictly smaller. The first
 // failure is reported.
 func (s *State) findParent(index int64, signer sign.PublicKey, child *schemas.Delegation, at instants) (*Grant, error) {
-	p, err := s.authorizeAt(Request{Key: signer, Action: "delegate"}, at)
+	p, err := s.authorizeAt(Request{Key: signer, Action: schemas.ActionDelegate}, at)
 	if err != nil {
 		d := err.(*Denial)
 		return nil, refuse(index, d.Rule, fmt.Errorf("the signer may not delegate: %s", d.Reason))
@@ -56,7 +56,7 @@ func (s *State) findParent(index int64, signer sign.PublicKey, child *schemas.De
 	// valid ones may stand behind the child.
 	var why string
 	for _, g := range s.grants {
-		if !g.Key.Equal(signer) || !slices.Contains(g.Record.Actions, "delegate") || s.chainDenial(g, at.issued()) != nil || s.chainDenial(g, at.accepted()) != nil {
+		if !g.Key.Equal(signer) || !slices.Contains(g.Record.Actions, schemas.ActionDelegate) || s.chainDenial(g, at.issued()) != nil || s.chainDenial(g, at.accepted()) != nil {
 			continue
 		}
 		if why = attenuates(child, g.Record); why == "" {
@@ -138,7 +138,7 @@ func (s *State) applyRevocation(a *Applied, r *schemas.Revocation, at instants) 
 			return refusef(a.Index, RuleThreshold, "a revocation is signed by the root threshold or by one key, not %d", len(a.Signers))
 		}
 		signer := a.Signers[0]
-		if _, err := s.authorizeAt(Request{Key: signer, Action: "revoke"}, at); err != nil {
+		if _, err := s.authorizeAt(Request{Key: signer, Action: schemas.ActionRevoke}, at); err != nil {
 			d := err.(*Denial)
 			return refuse(a.Index, d.Rule, fmt.Errorf("the signer may not revoke: %s", d.Reason))
 		}
@@ -160,7 +160,7 @@ func (s *State) couldIssue(signer sign.PublicKey, id string, target any, t time.
 	case *Grant:
 		return issuerOf(x)
 	case *PinEntry:
-		_, err := s.Authorize(Request{Key: signer, Action: "pin", Artifact: x.Record.Artifact, At: t})
+		_, err := s.Authorize(Request{Key: signer, Action: schemas.ActionPin, Artifact: x.Record.Artifact, At: t})
 		return err == nil
 	case *IssuerEntry, *DowngradeEntry:
 		return false
@@ -208,7 +208,7 @@ func (s *State) applyQuarantine(a *Applied, r *schemas.Quarantine, at instants) 
 		return err
 	}
 	if !ok {
-		if err := s.applySigned(a, Request{Action: "quarantine", Machine: r.Machine}, at); err != nil {
+		if err := s.applySigned(a, Request{Action: schemas.ActionQuarantine, Machine: r.Machine}, at); err != nil {
 			return err
 		}
 	}

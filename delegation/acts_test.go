@@ -52,12 +52,15 @@ func TestReDelegation(t *testing.T) {
 		rule string
 	}{
 		{"a strict narrowing", nil, ""},
-		{"widening the actions", func(d *schemas.Delegation) { d.Actions = []string{"instruct", "pin"}; d.Artifacts = []string{"agent"} }, delegation.RuleNotAttenuated},
+		{"widening the actions", func(d *schemas.Delegation) {
+			d.Actions = []schemas.Action{"instruct", "pin"}
+			d.Artifacts = []string{"agent"}
+		}, delegation.RuleNotAttenuated},
 		{"widening the streams", func(d *schemas.Delegation) { d.Streams = []string{"*"} }, delegation.RuleNotAttenuated},
 		{"a stream pattern crossing '/'", func(d *schemas.Delegation) { d.Streams = []string{"team/*/x"} }, delegation.RuleNotAttenuated},
 		{"the same patterns", func(d *schemas.Delegation) { d.Streams = []string{"team/*"}; d.Machines = []string{"runner-*"} }, ""},
 		{"widening the window", func(d *schemas.Delegation) { d.NotAfter = testkit.Epoch.Add(48 * time.Hour).Unix() }, delegation.RuleNotAttenuated},
-		{"the same depth", func(d *schemas.Delegation) { d.Actions = []string{"delegate", "instruct"}; d.Depth = 2 }, delegation.RuleNotAttenuated},
+		{"the same depth", func(d *schemas.Delegation) { d.Actions = []schemas.Action{"delegate", "instruct"}; d.Depth = 2 }, delegation.RuleNotAttenuated},
 		{"signed after the parent's window ended", func(d *schemas.Delegation) { d.IssuedAt = testkit.Epoch.Add(25 * time.Hour).Unix() }, delegation.RuleOutsideWindow},
 	}
 	for _, tc := range tests {
@@ -67,7 +70,7 @@ func TestReDelegation(t *testing.T) {
 		})
 	}
 	t.Run("depth exhausted", func(t *testing.T) {
-		mid := w.sub(func(d *schemas.Delegation) { d.Actions = []string{"delegate", "instruct"}; d.Depth = 1 })
+		mid := w.sub(func(d *schemas.Delegation) { d.Actions = []schemas.Action{"delegate", "instruct"}; d.Depth = 1 })
 		leaf := testkit.Delegation(w.other, []string{"instruct"}, "team/a", "runner-1")
 		leaf.NotBefore, leaf.NotAfter = mid.NotBefore, mid.NotAfter
 		st := chain(t, "", w.genesis, w.leadDel, testkit.Seal(t, mid, w.lead), testkit.Seal(t, leaf, w.op))
@@ -77,7 +80,7 @@ func TestReDelegation(t *testing.T) {
 		}
 		leaf2 := *leaf
 		leaf2.Key = testkit.Key(t, 23).Public().Raw()
-		leaf2.Actions, leaf2.Depth = []string{"delegate", "instruct"}, 1
+		leaf2.Actions, leaf2.Depth = []schemas.Action{"delegate", "instruct"}, 1
 		chain(t, delegation.RuleNotAttenuated, w.genesis, w.leadDel, testkit.Seal(t, mid, w.lead), testkit.Seal(t, &leaf2, w.op))
 	})
 }

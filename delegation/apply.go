@@ -150,14 +150,14 @@ func (s *State) applyEntry(index int64, p *Prepared, accepted time.Time) (*Appli
 	case *schemas.Delegation:
 		err = s.applyDelegation(a, r, at)
 	case *schemas.Pin:
-		err = s.applySigned(a, Request{Action: "pin", Artifact: r.Artifact}, at)
+		err = s.applySigned(a, Request{Action: schemas.ActionPin, Artifact: r.Artifact}, at)
 		if err == nil {
 			pin := &PinEntry{Index: index, Digest: a.Digest, Record: r, Signer: a.Signers[0].ID()}
 			appendTo(s, &s.pins, pin)
 			setMap(s, s.byDigest, a.Digest, any(pin))
 		}
 	case *schemas.Instruction:
-		err = s.applySigned(a, Request{Action: "instruct", Stream: r.Stream, Machine: r.Machine}, at)
+		err = s.applySigned(a, Request{Action: schemas.ActionInstruct, Stream: r.Stream, Machine: r.Machine}, at)
 	case *schemas.Revocation:
 		err = s.applyRevocation(a, r, at)
 	case *schemas.Issuer:

@@ -41,11 +41,11 @@ func (d *Denial) Error() string { return d.Rule + ": " + d.Reason }
 func (d *Denial) Unwrap() error { return ErrUnauthorized }
 
 // Request asks whether Key may do Action at At. Stream and Machine are
-// matched for "instruct" and "quarantine" (Stream is ignored for
-// quarantine); Artifact for "pin".
+// matched for instruct and quarantine (Stream is ignored for quarantine);
+// Artifact for pin.
 type Request struct {
 	Key      sign.PublicKey
-	Action   string
+	Action   schemas.Action
 	Stream   string
 	Machine  string
 	Artifact string
@@ -68,11 +68,11 @@ func (g *Grant) covers(r Request) bool {
 		return slices.ContainsFunc(pats, func(p string) bool { return schemas.Match(p, v) })
 	}
 	switch r.Action {
-	case "pin":
+	case schemas.ActionPin:
 		return match(g.Record.Artifacts, r.Artifact)
-	case "instruct":
+	case schemas.ActionInstruct:
 		return match(g.Record.Streams, r.Stream) && match(g.Record.Machines, r.Machine)
-	case "quarantine":
+	case schemas.ActionQuarantine:
 		return match(g.Record.Machines, r.Machine)
 	}
 	return true
@@ -168,11 +168,11 @@ func (s *State) Authorize(r Request) (*Grant, error) {
 
 func scopeText(r Request) string {
 	switch r.Action {
-	case "pin":
+	case schemas.ActionPin:
 		return fmt.Sprintf("artifact %q", r.Artifact)
-	case "instruct":
+	case schemas.ActionInstruct:
 		return fmt.Sprintf("stream %q on machine %q", r.Stream, r.Machine)
-	case "quarantine":
+	case schemas.ActionQuarantine:
 		return fmt.Sprintf("machine %q", r.Machine)
 	}
 	return "this scope"

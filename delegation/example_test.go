@@ -31,7 +31,7 @@ func ExampleState_Authorize() {
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	root := &schemas.Root{V: 1, Version: 1, Keys: [][]byte{rootKey.Public().Raw()}, Threshold: 1,
 		IssuedAt: now.Add(-time.Hour).Unix(), Expires: now.AddDate(1, 0, 0).Unix()}
-	grant := &schemas.Delegation{V: 1, Key: op.Public().Raw(), Actions: []string{"instruct"},
+	grant := &schemas.Delegation{V: 1, Key: op.Public().Raw(), Actions: []schemas.Action{"instruct"},
 		Streams: []string{"demo"}, Machines: []string{"runner-*"},
 		NotBefore: now.Add(-24 * time.Hour).Unix(), NotAfter: now.Add(24 * time.Hour).Unix(),
 		IssuedAt: now.Add(-time.Hour).Unix()}

@@ -257,7 +257,7 @@ func (s *State) LatestPin(artifact, platform string, t time.Time) (*PinEntry, *D
 		if _, gone := s.revoked[p.Digest]; gone || p.Record.Artifact != artifact || p.Record.Platform != platform {
 			continue
 		}
-		_, err := s.Authorize(Request{Key: s.keys[p.Signer], Action: "pin", Artifact: artifact, At: t})
+		_, err := s.Authorize(Request{Key: s.keys[p.Signer], Action: schemas.ActionPin, Artifact: artifact, At: t})
 		if err == nil {
 			return p, nil
 		}

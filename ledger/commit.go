@@ -340,7 +340,7 @@ func (l *Log) write(reqs []*appendReq, at time.Time) error {
 
 func batchErr(err error) error {
 	if errors.Is(err, ErrTxnFull) {
-		return fmt.Errorf("%w: %v", ErrBatchTooLarge, err)
+		return fmt.Errorf("%w: %w", ErrBatchTooLarge, err)
 	}
 	return err
 }

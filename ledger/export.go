@@ -189,7 +189,7 @@ func NewExportReader(r io.Reader) (*ExportReader, error) {
 	x.dec = exportMode.NewDecoder(x.budget)
 	var h exportHeader
 	if err := x.decode(&h); err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrExport, err)
+		return nil, fmt.Errorf("%w: header: %w", ErrExport, err)
 	}
 	if h.Format != exportFormat || h.V != exportVersion || h.Logs == 0 || h.Logs > 2 {
 		return nil, fmt.Errorf("%w: not a version %d writ ledger export with 1 or 2 logs", ErrExport, exportVersion)
@@ -212,7 +212,7 @@ func (x *ExportReader) Next() (*ExportedLog, error) {
 	x.read++
 	var l ExportedLog
 	if err := x.decode(&l); err != nil {
-		return nil, fmt.Errorf("%w: section header: %v", ErrExport, err)
+		return nil, fmt.Errorf("%w: section header: %w", ErrExport, err)
 	}
 	if (l.Name != "authority" && l.Name != "decisions") || !ValidOrigin(l.Origin) || l.Size < 0 || len(l.Checkpoint) > MaxCheckpointSize ||
 		l.History != (l.Name == "authority") {
@@ -227,7 +227,7 @@ func (x *ExportReader) Next() (*ExportedLog, error) {
 func (x *ExportReader) item() (entry, checkpoint []byte, err error) {
 	var raw cbor.RawMessage
 	if err := x.decode(&raw); err != nil {
-		return nil, nil, fmt.Errorf("%w: entry: %v", ErrExport, err)
+		return nil, nil, fmt.Errorf("%w: entry: %w", ErrExport, err)
 	}
 	switch {
 	case len(raw) > 0 && raw[0]>>5 == 3: // text string
@@ -239,7 +239,7 @@ func (x *ExportReader) item() (entry, checkpoint []byte, err error) {
 	case len(raw) > 0 && raw[0]>>5 == 2: // byte string
 		var e []byte
 		if err := exportMode.Unmarshal(raw, &e); err != nil {
-			return nil, nil, fmt.Errorf("%w: entry: %v", ErrExport, err)
+			return nil, nil, fmt.Errorf("%w: entry: %w", ErrExport, err)
 		}
 		if len(e) == 0 || len(e) > MaxEntrySize {
 			return nil, nil, fmt.Errorf("%w: an entry of %d bytes", ErrExport, len(e))

@@ -291,15 +291,20 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opt
 		return importPlan{}, err
 	}
 	if local != nil {
+		// The evidence carries both signed checkpoints as they were read.
+		localSigned, _ := local.CosignedCheckpoint()
+		bad := func(why string) error {
+			return &InconsistencyError{Trusted: localCP, Found: cp, TrustedSigned: localSigned, FoundSigned: []byte(sec.Checkpoint), Why: why}
+		}
 		switch {
 		case cp.Size < localCP.Size:
-			return importPlan{}, &InconsistencyError{Trusted: localCP, Found: cp, Why: "the export is older than the local " + sec.Name + " log"}
+			return importPlan{}, bad("the export is older than the local " + sec.Name + " log")
 		case localCP.Size > 0 && (prefix == nil || *prefix != localCP.Hash) || cp.Origin != localCP.Origin:
-			return importPlan{}, &InconsistencyError{Trusted: localCP, Found: cp, Why: "the export's " + sec.Name + " log forked from the local one"}
+			return importPlan{}, bad("the export's " + sec.Name + " log forked from the local one")
 		case otherTimes != "":
 			// The same entries, accepted at other times: replayed there,
 			// they could be judged otherwise.
-			return importPlan{}, &InconsistencyError{Trusted: localCP, Found: cp, Why: otherTimes}
+			return importPlan{}, bad(otherTimes)
 		}
 	}
 	return importPlan{sec: *sec, before: localCP.Size, cp: cp}, nil
@@ -462,7 +467,7 @@ func finishCopy(txn Txn, sec *ExportedLog, p importPlan) error {
 	}
 	head, err := formats.LogSigned([]byte(sec.Checkpoint), sec.VKey)
 	if err != nil {
-		return fmt.Errorf("%w: the %s checkpoint: %v", ErrExport, sec.Name, err)
+		return fmt.Errorf("%w: the %s checkpoint: %w", ErrExport, sec.Name, err)
 	}
 	if err := txn.Set(keyCheckpoint, head); err != nil {
 		return batchErr(err)

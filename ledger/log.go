@@ -181,7 +181,7 @@ func OpenReadOnly(dir string) (*Log, error) {
 
 func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 	if fi, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrNotALog, dir, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrNotALog, dir, err)
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrNotALog, dir)
 	}

@@ -71,7 +71,7 @@ func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
 			return res, err
 		}
 	}
-	old, err := l.publishedSize(to, cp)
+	old, err := l.publishedSize(to, cp, signed)
 	if err != nil {
 		return res, err
 	}
@@ -106,7 +106,7 @@ func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
 						}
 						continue
 					} else if !errors.Is(err, os.ErrNotExist) {
-						return fmt.Errorf("%w: %v", ErrPublish, err)
+						return fmt.Errorf("%w: %w", ErrPublish, err)
 					}
 				}
 				if err := writeAtomic(to, name, data); err != nil {
@@ -133,7 +133,7 @@ func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
 
 // publishedSize returns the size of the checkpoint already published at
 // to (0 if none), after checking that it is this log's and a prefix of cp.
-func (l *Log) publishedSize(to string, cp Checkpoint) (int64, error) {
+func (l *Log) publishedSize(to string, cp Checkpoint, signed []byte) (int64, error) {
 	b, err := tiles.ReadFile(filepath.Join(to, "checkpoint"), MaxCheckpointSize)
 	if errors.Is(err, os.ErrNotExist) {
 		if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
@@ -141,21 +141,21 @@ func (l *Log) publishedSize(to string, cp Checkpoint) (int64, error) {
 		}
 		return 0, nil
 	} else if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrPublish, err)
+		return 0, fmt.Errorf("%w: %w", ErrPublish, err)
 	}
 	pub, err := OpenCheckpoint(b, l.vkey)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s holds a checkpoint this log's key did not sign: %w", ErrPublish, to, err)
 	}
 	if pub.Size > cp.Size {
-		return 0, &InconsistencyError{Trusted: pub, Found: cp, Why: "the published log is larger than this one: refusing to publish an older tree over it"}
+		return 0, &InconsistencyError{Trusted: pub, Found: cp, TrustedSigned: b, FoundSigned: signed, Why: "the published log is larger than this one: refusing to publish an older tree over it"}
 	}
 	root, err := l.TreeHash(pub.Size)
 	if err != nil {
 		return 0, err
 	}
 	if root != pub.Hash {
-		return 0, &InconsistencyError{Trusted: pub, Found: cp, Why: "the published log forked from this one"}
+		return 0, &InconsistencyError{Trusted: pub, Found: cp, TrustedSigned: b, FoundSigned: signed, Why: "the published log forked from this one"}
 	}
 	return pub.Size, nil
 }

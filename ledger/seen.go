@@ -72,11 +72,11 @@ func openSeen(signed []byte, vkey string) (Checkpoint, error) {
 		return Checkpoint{}, err
 	}
 	if _, err := note.Open(signed, note.VerifierList(v)); err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: %v", ErrCheckpointSignature, err)
+		return Checkpoint{}, fmt.Errorf("%w: %w", ErrCheckpointSignature, err)
 	}
 	c, err := witness.ParseCheckpoint(signed)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: %v", ErrMalformedCheckpoint, err)
+		return Checkpoint{}, fmt.Errorf("%w: %w", ErrMalformedCheckpoint, err)
 	}
 	if c.Origin != v.Name() {
 		return Checkpoint{}, fmt.Errorf("%w: a checkpoint of %q", ErrMalformedCheckpoint, c.Origin)
@@ -182,6 +182,9 @@ func (s *syncer) provenFromTiles(v SeenCheckpoint, cp Checkpoint) error {
 	}
 	path, err := tlog.ProveTree(cp.Size, s.remote.Size, tlog.TileHashReader(tlog.Tree{N: cp.Size, Hash: cp.Hash}, &tileReader{s: s}))
 	if err != nil {
+		// Not wrapped: a tile the proof could not fetch leaves the view
+		// undecided; it must not read as the source's fault (tiles.ErrFetch)
+		// where the sync tells a source's fault from the checks' refusal.
 		return fmt.Errorf("%w: %s holds size %d, the source publishes %d: %v", ErrUndecided, v.Source, cp.Size, s.remote.Size, err)
 	}
 	p := &ConsistencyProof{OldSize: s.remote.Size, NewSize: cp.Size, OldRoot: s.remote.Hash, NewRoot: cp.Hash, Path: path}

@@ -287,9 +287,9 @@ type badgerTxn struct{ t *badger.Txn }
 func badgerErr(err error) error {
 	switch {
 	case errors.Is(err, badger.ErrKeyNotFound):
-		return fmt.Errorf("%w: %v", ErrNoKey, err)
+		return fmt.Errorf("%w: %w", ErrNoKey, err)
 	case errors.Is(err, badger.ErrTxnTooBig):
-		return fmt.Errorf("%w: %v", ErrTxnFull, err)
+		return fmt.Errorf("%w: %w", ErrTxnFull, err)
 	}
 	return err
 }

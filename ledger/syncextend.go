@@ -337,7 +337,7 @@ func canonicalHistory(signed []byte, vkey string) error {
 	}
 	n, err := note.Open(signed, note.VerifierList(v))
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrCheckpointSignature, err)
+		return fmt.Errorf("%w: %w", ErrCheckpointSignature, err)
 	}
 	if len(n.Sigs) != 1 || len(n.UnverifiedSigs) != 1 {
 		return fmt.Errorf("%w: %d signature lines; a history checkpoint carries exactly the log key's signature and its timestamped cosignature", ErrMalformedCheckpoint, len(n.Sigs)+len(n.UnverifiedSigs))

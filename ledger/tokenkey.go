@@ -43,7 +43,7 @@ func readKeyRef(path string) (string, error) {
 	}
 	b, err := readSmall(path, maxKeyRef)
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrKeyRef, err)
+		return "", fmt.Errorf("%w: %w", ErrKeyRef, err)
 	}
 	ref := strings.TrimSuffix(string(b), "\n")
 	if !sign.IsTokenURI(ref) || strings.ContainsAny(ref, "\n\r") {

@@ -72,3 +72,38 @@ func (l *Log) CheckConsistent(trusted, now Checkpoint) (*ConsistencyProof, error
 	}
 	return p, nil
 }
+
+// Evidence is an InconsistencyError in a form another tool can check
+// without writ: both checkpoints, as signed notes where the reader had
+// them (text, with their witness cosignatures), and the consistency
+// proof that failed (RFC 9162 §2.1.4, lowercase hex hashes; none when the
+// log shrank or its origin changed). A checker verifies both notes under
+// the log's key and the proof from Trusted.Size to Found.Size: a valid
+// pair of notes that no proof connects is a fork signed by the log key.
+type Evidence struct {
+	Why     string             `json:"why"`
+	Trusted EvidenceCheckpoint `json:"trusted"`
+	Found   EvidenceCheckpoint `json:"found"`
+	Proof   []string           `json:"proof,omitempty"`
+}
+
+// EvidenceCheckpoint is one side of Evidence: the tree (origin, size in
+// entries, root hash in lowercase hex) and, when known, its signed note.
+type EvidenceCheckpoint struct {
+	Origin   string `json:"origin"`
+	Size     int64  `json:"size"`
+	RootHash string `json:"root_hash"`
+	Signed   string `json:"signed,omitempty"`
+}
+
+// Evidence returns e as Evidence.
+func (e *InconsistencyError) Evidence() Evidence {
+	side := func(cp Checkpoint, signed []byte) EvidenceCheckpoint {
+		return EvidenceCheckpoint{Origin: cp.Origin, Size: cp.Size, RootHash: hex.EncodeToString(cp.Hash[:]), Signed: string(signed)}
+	}
+	ev := Evidence{Why: e.Why, Trusted: side(e.Trusted, e.TrustedSigned), Found: side(e.Found, e.FoundSigned)}
+	if e.Proof != nil {
+		ev.Proof = hexList(e.Proof)
+	}
+	return ev
+}

@@ -114,9 +114,9 @@ func classify(err error) error {
 	case errors.As(err, &syntax), errors.As(err, &sem), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		kind = ErrNotWellFormed
 	default:
-		return fmt.Errorf("%w: %v", ErrMalformed, err)
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	return fmt.Errorf("%w: %w: %v", ErrMalformed, kind, err)
+	return fmt.Errorf("%w: %w: %w", ErrMalformed, kind, err)
 }
 
 var (
@@ -253,7 +253,7 @@ func Unmarshal(data []byte, v any) error {
 	}
 	again, err := encMode.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("%w: re-encoding: %v", ErrMalformed, err)
+		return fmt.Errorf("%w: re-encoding: %w", ErrMalformed, err)
 	}
 	if !bytes.Equal(again, data) {
 		return fmt.Errorf("%w: %w", ErrMalformed, ErrNonCanonical)
@@ -279,7 +279,7 @@ func CheckCanonical(data []byte) error {
 	}
 	again, err := genericEnc.Marshal(generic)
 	if err != nil {
-		return fmt.Errorf("%w: re-encoding: %v", ErrMalformed, err)
+		return fmt.Errorf("%w: re-encoding: %w", ErrMalformed, err)
 	}
 	if !bytes.Equal(again, data) {
 		return fmt.Errorf("%w: %w", ErrMalformed, ErrNonCanonical)

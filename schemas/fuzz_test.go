@@ -46,7 +46,7 @@ func FuzzDecode(f *testing.F) {
 	seeds := []Record{
 		sampleInstruction(),
 		&Root{V: 1, Version: 1, Keys: [][]byte{bytes.Repeat([]byte{1}, 32)}, Threshold: 1, IssuedAt: 1, Expires: 2},
-		&Delegation{V: 1, Key: bytes.Repeat([]byte{2}, 32), Actions: []string{"instruct", "pin"}, Streams: []string{"demo"},
+		&Delegation{V: 1, Key: bytes.Repeat([]byte{2}, 32), Actions: []Action{"instruct", "pin"}, Streams: []string{"demo"},
 			Machines: []string{"runner-*"}, Artifacts: []string{"agent"}, NotBefore: 1, NotAfter: 2, IssuedAt: 1},
 		&Pin{V: 1, Artifact: "agent", Platform: "linux/amd64", Digest: "sha256:" + string(bytes.Repeat([]byte{'a'}, 64)),
 			Size: 10, Version: "v1.0.0", Build: &Build{GoVersion: "go1.26", Path: "x", Modified: true}, IssuedAt: 1, Expires: 2},

@@ -23,7 +23,7 @@ type Root struct {
 type Delegation struct {
 	V         uint64   `cbor:"v" json:"v"`
 	Key       []byte   `cbor:"key" json:"key"`                                 // delegate's raw Ed25519 key, 32 bytes
-	Actions   []string `cbor:"actions" json:"actions"`                         // sorted, distinct, from Actions
+	Actions   []Action `cbor:"actions" json:"actions"`                         // sorted, distinct, from Actions
 	Streams   []string `cbor:"streams,omitempty" json:"streams,omitempty"`     // patterns; required with "instruct"
 	Machines  []string `cbor:"machines,omitempty" json:"machines,omitempty"`   // patterns; required with "instruct"
 	Artifacts []string `cbor:"artifacts,omitempty" json:"artifacts,omitempty"` // patterns; required with "pin"
@@ -134,7 +134,7 @@ type Decision struct {
 	Time              int64         `cbor:"time" json:"time"`
 	Machine           string        `cbor:"machine" json:"machine"`
 	Mode              string        `cbor:"mode" json:"mode"`       // off, warn or enforce
-	Verdict           string        `cbor:"verdict" json:"verdict"` // admitted, admitted-unsigned, would-refuse, refused
+	Verdict           Verdict       `cbor:"verdict" json:"verdict"` // one of Verdicts
 	Rule              string        `cbor:"rule" json:"rule"`       // rule id; "ok" when nothing failed
 	InstructionID     string        `cbor:"instruction_id,omitempty" json:"instruction_id,omitempty"`
 	InstructionDigest string        `cbor:"instruction_digest" json:"instruction_digest"` // digest of the dispatch bytes received

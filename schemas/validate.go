@@ -13,13 +13,39 @@ import (
 	"golang.org/x/mod/semver"
 )
 
-// Actions a delegation may grant (DESIGN.md, "Records").
-var Actions = []string{"delegate", "instruct", "issuer", "pin", "quarantine", "revoke"}
+// Action is what a delegation grants (DESIGN.md, "Records"): one of
+// Actions, stored as its name (a CBOR text string).
+type Action string
+
+// The actions a delegation may grant.
+const (
+	ActionDelegate   Action = "delegate"   // re-delegate, within the delegation's own scope and depth
+	ActionInstruct   Action = "instruct"   // sign instructions for its streams and machines
+	ActionIssuer     Action = "issuer"     // record a token issuer
+	ActionPin        Action = "pin"        // pin releases of its artifacts
+	ActionQuarantine Action = "quarantine" // quarantine and lift its machines
+	ActionRevoke     Action = "revoke"     // revoke what its signer could have issued
+)
+
+// Actions lists every action, in the order a delegation stores them.
+var Actions = []Action{ActionDelegate, ActionInstruct, ActionIssuer, ActionPin, ActionQuarantine, ActionRevoke}
+
+// Verdict is an admission's outcome as a decision stores it: one of
+// Verdicts (verify's package doc defines each).
+type Verdict string
+
+// The verdicts. All but VerdictRefused let the dispatch run.
+const (
+	VerdictAdmitted         Verdict = "admitted"          // run
+	VerdictAdmittedUnsigned Verdict = "admitted-unsigned" // run, unsigned, under mode off
+	VerdictWouldRefuse      Verdict = "would-refuse"      // run under mode warn; enforce would refuse it
+	VerdictRefused          Verdict = "refused"           // not run
+)
 
 // Enforcement modes and verdicts, as stored in decisions.
 var (
 	Modes    = []string{"off", "warn", "enforce"}
-	Verdicts = []string{"admitted", "admitted-unsigned", "would-refuse", "refused"}
+	Verdicts = []Verdict{VerdictAdmitted, VerdictAdmittedUnsigned, VerdictWouldRefuse, VerdictRefused}
 )
 
 // Identifier and value syntax. Names start with a letter or digit so that
@@ -150,14 +176,14 @@ func (r *Delegation) Validate() error {
 			return fieldErr(k, "actions", "actions must be sorted and distinct")
 		}
 	}
-	scoped := slices.Contains(r.Actions, "instruct") || slices.Contains(r.Actions, "quarantine")
-	if err := checkPatterns(k, "streams", r.Streams, streamPatRe, slices.Contains(r.Actions, "instruct")); err != nil {
+	scoped := slices.Contains(r.Actions, ActionInstruct) || slices.Contains(r.Actions, ActionQuarantine)
+	if err := checkPatterns(k, "streams", r.Streams, streamPatRe, slices.Contains(r.Actions, ActionInstruct)); err != nil {
 		return err
 	}
 	if err := checkPatterns(k, "machines", r.Machines, machinePatRe, scoped); err != nil {
 		return err
 	}
-	if err := checkPatterns(k, "artifacts", r.Artifacts, artifactPatRe, slices.Contains(r.Actions, "pin")); err != nil {
+	if err := checkPatterns(k, "artifacts", r.Artifacts, artifactPatRe, slices.Contains(r.Actions, ActionPin)); err != nil {
 		return err
 	}
 	if r.NotBefore <= 0 {

@@ -140,7 +140,7 @@ func checkForeignHeaders(h cose.Headers) error {
 func foreignAlg(h cose.Headers) (cose.Algorithm, error) {
 	alg, err := h.Protected.Algorithm()
 	if err != nil {
-		return 0, fmt.Errorf("%w: protected header alg: %v", ErrAlgorithm, err)
+		return 0, fmt.Errorf("%w: protected header alg: %w", ErrAlgorithm, err)
 	}
 	if alg != AlgEdDSA && alg != AlgEd25519 {
 		return 0, fmt.Errorf("%w: alg %v; this verifier checks Ed25519 (EdDSA -8, Ed25519 -19) only", ErrAlgorithm, alg)

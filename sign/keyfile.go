@@ -334,7 +334,7 @@ func LoadPrivateKey(path string, ids ...age.Identity) (*PrivateKey, error) {
 	}
 	parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrInvalidKey, err)
+		return nil, fmt.Errorf("%s: %w: %w", path, ErrInvalidKey, err)
 	}
 	priv, ok := parsed.(ed25519.PrivateKey)
 	if !ok {
@@ -342,7 +342,7 @@ func LoadPrivateKey(path string, ids ...age.Identity) (*PrivateKey, error) {
 	}
 	s, err := signature.LoadED25519Signer(priv)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrInvalidKey, err)
+		return nil, fmt.Errorf("%s: %w: %w", path, ErrInvalidKey, err)
 	}
 	return NewPrivateKey(s)
 }

@@ -63,7 +63,7 @@ func NewPublicKey(raw []byte) (PublicKey, error) {
 	copy(k.raw[:], raw)
 	der, err := x509.MarshalPKIXPublicKey(ed25519.PublicKey(k.raw[:]))
 	if err != nil {
-		return PublicKey{}, fmt.Errorf("%w: %v", ErrInvalidKey, err)
+		return PublicKey{}, fmt.Errorf("%w: %w", ErrInvalidKey, err)
 	}
 	sum := sha256.Sum256(der)
 	k.id = hex.EncodeToString(sum[:])
@@ -121,7 +121,7 @@ func ParsePublicKeyPEM(data []byte) (PublicKey, error) {
 	}
 	pub, err := x509.ParsePKIXPublicKey(block.Bytes)
 	if err != nil {
-		return PublicKey{}, fmt.Errorf("%w: %v", ErrInvalidKey, err)
+		return PublicKey{}, fmt.Errorf("%w: %w", ErrInvalidKey, err)
 	}
 	ed, ok := pub.(ed25519.PublicKey)
 	if !ok {

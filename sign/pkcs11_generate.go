@@ -55,7 +55,7 @@ func (m *module) generate(u *TokenURI, sh pkcs11.SessionHandle) (*PrivateKey, er
 	if len(id) == 0 {
 		var err error
 		if id, err = m.ctx.GenerateRandom(sh, tokenKeyIDSize); err != nil || len(id) != tokenKeyIDSize {
-			return nil, fmt.Errorf("%s: %w: C_GenerateRandom for the new key's CKA_ID: %v", u, ErrToken, err)
+			return nil, fmt.Errorf("%s: %w: C_GenerateRandom for the new key's CKA_ID: %w", u, ErrToken, err)
 		}
 	}
 	common := func(class uint) []*pkcs11.Attribute {
@@ -99,7 +99,7 @@ func (m *module) generate(u *TokenURI, sh pkcs11.SessionHandle) (*PrivateKey, er
 	})
 	if err != nil || len(got) != 2 || !isTrue(got[0].Value) || isTrue(got[1].Value) {
 		destroy()
-		return nil, fmt.Errorf("%s: %w: token %q did not keep the new private key sensitive and non-extractable (%v); both objects destroyed", u, ErrToken, u.Token, err)
+		return nil, fmt.Errorf("%s: %w: token %q did not keep the new private key sensitive and non-extractable (%w); both objects destroyed", u, ErrToken, u.Token, err)
 	}
 	k, err := m.newKey(u, sh, priv, pub)
 	if err != nil {

@@ -140,13 +140,13 @@ func (u *TokenURI) attrs(component, sep string, query bool, seen map[string]bool
 		seen[name] = true
 		v, err := pctDecode(raw, query)
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrTokenURI, name, err)
+			return fmt.Errorf("%w: %s: %w", ErrTokenURI, name, err)
 		}
 		if v == "" {
 			return fmt.Errorf("%w: %s is empty", ErrTokenURI, name)
 		}
 		if err := u.set(name, v); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrTokenURI, name, err)
+			return fmt.Errorf("%w: %s: %w", ErrTokenURI, name, err)
 		}
 	}
 	return nil

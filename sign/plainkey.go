@@ -122,7 +122,7 @@ func ParsePlainKeyPEM(data []byte) (*PrivateKey, error) {
 	}
 	canonical, err := plainKeyPEM(priv)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidKey, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidKey, err)
 	}
 	defer clear(canonical)
 	text := bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
@@ -148,7 +148,7 @@ func plainKeyPEM(priv ed25519.PrivateKey) ([]byte, error) {
 func plainSigner(priv ed25519.PrivateKey) (*PrivateKey, error) {
 	s, err := signature.LoadED25519Signer(priv)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidKey, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidKey, err)
 	}
 	return NewPrivateKey(s)
 }

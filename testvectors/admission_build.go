@@ -51,7 +51,7 @@ var (
 )
 
 func window(k *sign.PrivateKey, notBefore int64) *schemas.Delegation {
-	return &schemas.Delegation{V: 1, Key: k.Public().Raw(), Actions: []string{"instruct"},
+	return &schemas.Delegation{V: 1, Key: k.Public().Raw(), Actions: []schemas.Action{schemas.ActionInstruct},
 		Streams: []string{"deploy/*"}, Machines: []string{"runner-*"},
 		NotBefore: notBefore, NotAfter: t0 + 30*day, Depth: 0, IssuedAt: issued}
 }
@@ -71,7 +71,7 @@ func admitRecords(k admitKeys, dir string) [][]byte {
 			IssuedAt: time.Unix(issued, 0), Expires: time.Unix(t0+90*day, 0), AllowUnknown: allowUnknown}))
 	}
 	root := &schemas.Root{V: 1, Version: 1, Keys: [][]byte{k.root.Public().Raw()}, Threshold: 1, IssuedAt: issued, Expires: t0 + 365*day}
-	rel := &schemas.Delegation{V: 1, Key: k.rel.Public().Raw(), Actions: []string{"pin"}, Artifacts: []string{"agent", "script-agent"},
+	rel := &schemas.Delegation{V: 1, Key: k.rel.Public().Raw(), Actions: []schemas.Action{schemas.ActionPin}, Artifacts: []string{"agent", "script-agent"},
 		NotBefore: t0 - day, NotAfter: t0 + 30*day, IssuedAt: issued}
 	return [][]byte{
 		env(root, k.root),

@@ -10,6 +10,7 @@ import (
 
 	"filippo.io/age"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -61,7 +62,7 @@ func TestAdmissionVectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v.Verdict != c.Expect.Verdict || v.Rule != c.Expect.Rule {
+			if string(v.Verdict) != c.Expect.Verdict || v.Rule != c.Expect.Rule {
 				t.Errorf("got %s %s, want %s %s; findings %v", v.Verdict, v.Rule, c.Expect.Verdict, c.Expect.Rule, v.Failed)
 			}
 			// Each case fails one check at most, so an implementation
@@ -80,12 +81,12 @@ func TestAdmissionCoverage(t *testing.T) {
 	refused := map[string]bool{}
 	for _, c := range loadAdmission(t).Cases {
 		verdicts[c.Expect.Verdict] = true
-		if c.Runner.Mode == "enforce" && c.Expect.Verdict == verify.Refused {
+		if c.Runner.Mode == "enforce" && c.Expect.Verdict == string(verify.Refused) {
 			refused[c.Expect.Rule] = true
 		}
 	}
-	for _, v := range []string{verify.Admitted, verify.AdmittedUnsigned, verify.WouldRefuse, verify.Refused} {
-		if !verdicts[v] {
+	for _, v := range schemas.Verdicts {
+		if !verdicts[string(v)] {
 			t.Errorf("no case reaches %s", v)
 		}
 	}
@@ -141,7 +142,7 @@ func TestAdmissionVectorsRunner(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v.Verdict != c.Expect.Verdict || v.Rule != c.Expect.Rule {
+			if string(v.Verdict) != c.Expect.Verdict || v.Rule != c.Expect.Rule {
 				t.Errorf("got %s %s, want %s %s; findings %v", v.Verdict, v.Rule, c.Expect.Verdict, c.Expect.Rule, v.Failed)
 			}
 		})

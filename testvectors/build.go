@@ -90,7 +90,7 @@ func sampleRoot(th uint64, keys ...*sign.PrivateKey) *schemas.Root {
 }
 
 func sampleDelegation() *schemas.Delegation {
-	return &schemas.Delegation{V: 1, Key: key(4).Public().Raw(), Actions: []string{"instruct", "pin"},
+	return &schemas.Delegation{V: 1, Key: key(4).Public().Raw(), Actions: []schemas.Action{schemas.ActionInstruct, schemas.ActionPin},
 		Streams: []string{"deploy/*"}, Machines: []string{"runner-*"}, Artifacts: []string{"agent"},
 		NotBefore: t0, NotAfter: t0 + 30*day, Depth: 0, IssuedAt: t0}
 }

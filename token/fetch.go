@@ -183,7 +183,7 @@ func (f *Fetcher) fetch(ctx context.Context, issuer, jwksURI string) (*jose.JSON
 	}
 	var keys jose.JSONWebKeySet
 	if err := json.Unmarshal(body, &keys); err != nil {
-		return nil, fmt.Errorf("%w: %s: not a JWK set: %v", ErrFetch, where(u), err)
+		return nil, fmt.Errorf("%w: %s: not a JWK set: %w", ErrFetch, where(u), err)
 	}
 	return &keys, nil
 }
@@ -245,7 +245,7 @@ func (g *guard) judge(address string) error {
 		return fmt.Errorf("%w: %s", ErrAddressNever, a)
 	case a.IsLoopback() || a.IsPrivate() || shared.Contains(a) || siteLocal.Contains(a):
 		if err := g.recorded(); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrAddressInternal, a, err)
+			return fmt.Errorf("%w: %s: %w", ErrAddressInternal, a, err)
 		}
 	}
 	return nil
@@ -289,7 +289,7 @@ func (g *guard) recorded() error {
 	}
 	st, err := g.authority()
 	if err != nil {
-		return fmt.Errorf("reading the ledger: %v", err)
+		return fmt.Errorf("reading the ledger: %w", err)
 	}
 	e, denial := st.Issuer(g.issuer, time.Now())
 	switch {

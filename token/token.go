@@ -55,7 +55,7 @@ func Verify(ctx context.Context, st *delegation.State, f *Fetcher, issuer, audie
 	}
 	tok, err := jwt.ParseSigned(raw, Algorithms)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	e, denial := st.Issuer(issuer, now)
 	if denial != nil {
@@ -77,7 +77,7 @@ func Verify(ctx context.Context, st *delegation.State, f *Fetcher, issuer, audie
 	}
 	var c jwt.Claims
 	if err := tok.Claims(keys, &c); err != nil {
-		return nil, fmt.Errorf("%w: signature: no key of %s's key set (kid %q) verifies it: %v", ErrInvalid, issuer, kid, err)
+		return nil, fmt.Errorf("%w: signature: no key of %s's key set (kid %q) verifies it: %w", ErrInvalid, issuer, kid, err)
 	}
 	expected := jwt.Expected{Issuer: issuer, AnyAudience: jwt.Audience(e.Record.Audiences), Time: now}
 	if audience != "" {

@@ -31,12 +31,12 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("mode %q: must be off, warn or enforce", s)
 }
 
-// Verdicts.
+// Verdicts (schemas.Verdict).
 const (
-	Admitted         = "admitted"
-	AdmittedUnsigned = "admitted-unsigned"
-	WouldRefuse      = "would-refuse"
-	Refused          = "refused"
+	Admitted         = schemas.VerdictAdmitted
+	AdmittedUnsigned = schemas.VerdictAdmittedUnsigned
+	WouldRefuse      = schemas.VerdictWouldRefuse
+	Refused          = schemas.VerdictRefused
 )
 
 // Config is the runner's side of an admission.
@@ -108,7 +108,7 @@ type Finding struct {
 
 // Verdict is the outcome of Admit.
 type Verdict struct {
-	Verdict           string                `json:"verdict"`
+	Verdict           schemas.Verdict       `json:"verdict"`
 	Rule              string                `json:"rule"`
 	Class             Class                 `json:"class"`
 	Reason            string                `json:"reason"`
@@ -439,7 +439,7 @@ func (a *admission) checkAuthority(instr *schemas.Instruction, signer sign.Publi
 		times = times[:1]
 	}
 	for i, at := range times {
-		_, err := a.st.Authorize(delegation.Request{Key: signer, Action: "instruct", Stream: instr.Stream, Machine: instr.Machine, At: at})
+		_, err := a.st.Authorize(delegation.Request{Key: signer, Action: schemas.ActionInstruct, Stream: instr.Stream, Machine: instr.Machine, At: at})
 		var d *delegation.Denial
 		if errors.As(err, &d) {
 			a.fail(d.Rule, "%s%s", d.Reason, [2]string{" (this runner's clock)", " (the instruction's issued_at)"}[i])

@@ -162,9 +162,9 @@ func TestAdmitRules(t *testing.T) {
 		raw      []byte
 		agent    string
 		rule     string
-		verdicts [3]string // off, warn, enforce
+		verdicts [3]schemas.Verdict // off, warn, enforce
 	}{
-		{"ok", nil, signed, f.agent, verify.RuleOK, [3]string{"admitted", "admitted", "admitted"}},
+		{"ok", nil, signed, f.agent, verify.RuleOK, [3]schemas.Verdict{"admitted", "admitted", "admitted"}},
 		{"malformed", nil, []byte("garbage"), f.agent, verify.RuleMalformedDispatch, refusedAll},
 		{"unsigned", nil, bare(t, instr(nil)), f.agent, verify.RuleUnsigned, unsignedish},
 		{"bad signature (tamper evidence: refused in every mode)", nil, badSig, f.agent, verify.RuleBadSignature, refusedAll},
@@ -216,9 +216,9 @@ func TestAdmitRules(t *testing.T) {
 }
 
 var (
-	refusedAll  = [3]string{"refused", "refused", "refused"}
-	unsignedish = [3]string{"admitted-unsigned", "would-refuse", "refused"}
-	softAll     = [3]string{"admitted", "would-refuse", "refused"}
+	refusedAll  = [3]schemas.Verdict{"refused", "refused", "refused"}
+	unsignedish = [3]schemas.Verdict{"admitted-unsigned", "would-refuse", "refused"}
+	softAll     = [3]schemas.Verdict{"admitted", "would-refuse", "refused"}
 )
 
 func signAs(t *testing.T, k schemas.Kind, i *schemas.Instruction, key *sign.PrivateKey) []byte {

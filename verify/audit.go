@@ -72,6 +72,11 @@ type CheckpointSummary struct {
 	Origin   string `json:"origin"`
 	Size     int64  `json:"size"`
 	RootHash string `json:"root_hash"` // lowercase hex
+	// Signed is the signed checkpoint note as verified, with its witness
+	// cosignatures (text; at most ledger.MaxCheckpointSize bytes): kept in
+	// the auditor's state file, it is the evidence a later fork is
+	// proven against. Empty in a state file an older writ wrote.
+	Signed string `json:"signed,omitempty"`
 }
 
 func summarize(c ledger.Checkpoint) *CheckpointSummary {
@@ -123,14 +128,28 @@ type Report struct {
 	opts  AuditOptions
 	// progress: entries seen, of how many
 	progressDone, progressTotal int64
+	// state is the auditor's state the audit started from; found the
+	// signed checkpoint of each log ("authority", "decisions") as read
+	state *auditState
+	found map[string][]byte
 }
 
 // AuditFailure is the evidence of a failed audit: which log, which entry
-// (-1 when not one entry), and the error.
+// (-1 when not one entry), the error, and for a fork or rollback both
+// signed checkpoints and the proof.
 type AuditFailure struct {
 	Log   string `json:"log"` // "authority" or "decisions"
 	Index int64  `json:"index"`
 	Error string `json:"error"`
+	// Evidence, for a log that is not an extension of the checkpoint the
+	// auditor's state trusted (a *ledger.InconsistencyError): both
+	// checkpoints, as signed notes where known, and the failed proof, to
+	// be checked elsewhere.
+	Evidence *ledger.Evidence `json:"evidence,omitempty"`
+	// Cause is the error itself, typed: callers use errors.As on it
+	// (*ledger.IntegrityError, *ledger.InconsistencyError,
+	// *delegation.RecordError, ...).
+	Cause error `json:"-"`
 }
 
 // Audit verifies the ledger at dir end to end, then counts its decisions.
@@ -175,12 +194,14 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 	if err != nil {
 		return rep.fail("authority", err), nil
 	}
+	rep.found["authority"], _ = auth.CosignedCheckpoint()
 	if st.Authority != nil {
 		if _, err := auth.CheckConsistent(st.Authority.checkpoint(), a.Checkpoint); err != nil {
 			return rep.fail("authority", err), nil
 		}
 	}
 	rep.Authority = summarize(a.Checkpoint)
+	rep.Authority.Signed = string(rep.found["authority"])
 	rep.AuthorityEntries = a.Checkpoint.Size
 	rep.EntriesVerified = a.Checkpoint.Size
 	authCP := a.Checkpoint
@@ -222,12 +243,14 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		if err != nil {
 			return rep.fail("decisions", err), nil
 		}
+		rep.found["decisions"], _ = dec.CosignedCheckpoint()
 		if st.Decisions != nil {
 			if _, err := dec.CheckConsistent(st.Decisions.checkpoint(), cp); err != nil {
 				return rep.fail("decisions", err), nil
 			}
 		}
 		rep.DecisionLog = summarize(cp)
+		rep.DecisionLog.Signed = string(rep.found["decisions"])
 		rep.EntriesVerified += cp.Size
 		p, ok, err := ledger.RunnerKeyProtection(dir)
 		if err != nil {
@@ -307,6 +330,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 			rep.authorityVKey, rep.Trust.Authority = vkey, tk
 		}
 		prefix := &prefixCheck{trusted: trusted}
+		rep.found[sec.Name] = []byte(sec.Checkpoint)
 		cp, err := x.VerifySection(sec, vkey, rep.counting(prefix.wrap(fn)))
 		if werr := wait(); werr != nil {
 			err = werr // an entry's own refusal or failure, with its index
@@ -328,8 +352,10 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		}
 		if sec.Name == "decisions" {
 			rep.DecisionLog = summarize(cp)
+			rep.DecisionLog.Signed = sec.Checkpoint
 		} else {
 			rep.Authority = summarize(cp)
+			rep.Authority.Signed = sec.Checkpoint
 			rep.AuthorityEntries = cp.Size
 			authCP = &cp
 		}
@@ -349,7 +375,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 
 func newAudit(o AuditOptions) (*Report, *auditState, error) {
 	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}, marks: map[string]heldMark{},
-		Traffic: newTraffic(), Trust: &AuditTrust{TrustRoot: o.TrustRoot}, opts: o}
+		Traffic: newTraffic(), Trust: &AuditTrust{TrustRoot: o.TrustRoot}, opts: o, found: map[string][]byte{}}
 	// The bounds as counted: decisions record whole seconds.
 	if !o.Since.IsZero() {
 		rep.Traffic.Since = unixUTC(ceilUnix(o.Since))
@@ -363,14 +389,26 @@ func newAudit(o AuditOptions) (*Report, *auditState, error) {
 	rep.now = rep.opts.Now().UTC().Truncate(time.Second)
 	rep.AuditedAt = rep.now.Format(time.RFC3339)
 	for _, v := range schemas.Verdicts {
-		rep.ByVerdict[v] = 0
+		rep.ByVerdict[string(v)] = 0
 	}
 	st, err := readState(o.StateFile)
+	rep.state = st
 	return rep, st, err
 }
 
 func (rep *Report) fail(log string, err error) *Report {
 	rep.OK = false
+	var ie *ledger.InconsistencyError
+	if errors.As(err, &ie) {
+		// Both signed checkpoints, where the audit had them: the one the
+		// state trusted and the one the log holds now.
+		if t := rep.state.summary(log); ie.TrustedSigned == nil && t != nil && t.Signed != "" {
+			ie.TrustedSigned = []byte(t.Signed)
+		}
+		if ie.FoundSigned == nil {
+			ie.FoundSigned = rep.found[log]
+		}
+	}
 	rep.Failure = failure(log, err)
 	// Counts made before the failure describe a ledger that does not
 	// verify: none of them is reported.
@@ -433,7 +471,7 @@ func (rep *Report) count(i int64, d *schemas.Decision) error {
 		return nil
 	}
 	rep.Traffic.add(i, d)
-	rep.ByVerdict[d.Verdict]++
+	rep.ByVerdict[string(d.Verdict)]++
 	rep.ByRule[d.Rule]++
 	rep.Decisions++
 	if d.Verdict != Refused && d.Rule != RuleOK {
@@ -468,14 +506,19 @@ func (rep *Report) checkMarks(i int64, d *schemas.Decision) error {
 }
 
 func failure(log string, err error) *AuditFailure {
-	f := &AuditFailure{Log: log, Index: -1, Error: err.Error()}
+	f := &AuditFailure{Log: log, Index: -1, Error: err.Error(), Cause: err}
 	var ie *ledger.IntegrityError
 	var re *delegation.RecordError
+	var inc *ledger.InconsistencyError
 	switch {
 	case errors.As(err, &ie):
 		f.Index = ie.Index
 	case errors.As(err, &re):
 		f.Index = re.Index
+	}
+	if errors.As(err, &inc) {
+		ev := inc.Evidence()
+		f.Evidence = &ev
 	}
 	return f
 }

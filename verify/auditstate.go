@@ -26,6 +26,20 @@ type auditState struct {
 	DecisionsVKey string `json:"decisions_vkey,omitempty"`
 }
 
+// summary returns the trusted checkpoint of log ("authority" or
+// "decisions"), or nil (also for a nil state).
+func (s *auditState) summary(log string) *CheckpointSummary {
+	switch {
+	case s == nil:
+		return nil
+	case log == "authority":
+		return s.Authority
+	case log == "decisions":
+		return s.Decisions
+	}
+	return nil
+}
+
 func (c *CheckpointSummary) checkpoint() ledger.Checkpoint {
 	cp := ledger.Checkpoint{Origin: c.Origin, Size: c.Size}
 	b, _ := hex.DecodeString(c.RootHash)
@@ -35,9 +49,10 @@ func (c *CheckpointSummary) checkpoint() ledger.Checkpoint {
 
 // MaxAuditStateFile bounds the auditor's state file (AuditOptions.StateFile),
 // in bytes. The file writ writes holds two checkpoint summaries (an origin
-// of at most 128 bytes, a size, 64 hex digits of root hash) and two
-// verifier keys: well under 1 KiB. 64 KiB leaves room for that to grow
-// while a file that is not one writ wrote (a log, an export given by
+// of at most 128 bytes, a size, 64 hex digits of root hash, and the signed
+// checkpoint note, at most ledger.MaxCheckpointSize = 16 KiB and in
+// practice under 2 KiB) and two verifier keys. 64 KiB leaves room for
+// that while a file that is not one writ wrote (a log, an export given by
 // mistake) is refused before it is read whole.
 const MaxAuditStateFile = 64 << 10
 

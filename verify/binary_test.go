@@ -72,7 +72,7 @@ func (w *world) admit(t *testing.T, mode verify.Mode, hw map[string]string, i *s
 }
 
 // expect asserts the verdict in each of off, warn and enforce.
-func expect(t *testing.T, w *world, hw map[string]string, i *schemas.Instruction, d verify.Dispatch, rule string, verdicts [3]string) {
+func expect(t *testing.T, w *world, hw map[string]string, i *schemas.Instruction, d verify.Dispatch, rule string, verdicts [3]schemas.Verdict) {
 	t.Helper()
 	for n, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
 		v := w.admit(t, mode, hw, i, d)
@@ -83,7 +83,7 @@ func expect(t *testing.T, w *world, hw map[string]string, i *schemas.Instruction
 	assertedRule(rule)
 }
 
-var admittedAll = [3]string{verify.Admitted, verify.Admitted, verify.Admitted}
+var admittedAll = [3]schemas.Verdict{verify.Admitted, verify.Admitted, verify.Admitted}
 
 // TestBuildsPinAndAdmit: real Go binaries built in the test from a
 // temporary git repository, and a non-Go file. Each gets its pin outcome
@@ -99,7 +99,7 @@ func TestBuildsPinAndAdmit(t *testing.T) {
 		path     string
 		pinErr   error // from writ pin without --allow-dirty / --allow-unknown-build
 		rule     string
-		verdicts [3]string
+		verdicts [3]schemas.Verdict
 	}{
 		{"clean", agentPath, nil, verify.RuleOK, admittedAll},
 		{"uncommitted edit (vcs.modified=true)", testkit.BuildAgent(t, testkit.BuildOptions{Dirty: true}), transfer.ErrDirtyBuild, verify.RuleDirtyBuild, softAll},

@@ -56,9 +56,9 @@ func ExampleAdmit() {
 	_, err = log.Append([][]byte{
 		seal(&schemas.Root{V: 1, Version: 1, Keys: [][]byte{root.Public().Raw()}, Threshold: 1,
 			IssuedAt: now.Add(-time.Hour).Unix(), Expires: now.AddDate(1, 0, 0).Unix()}, root),
-		seal(window(&schemas.Delegation{Key: op.Public().Raw(), Actions: []string{"instruct"},
+		seal(window(&schemas.Delegation{Key: op.Public().Raw(), Actions: []schemas.Action{"instruct"},
 			Streams: []string{"demo"}, Machines: []string{"runner-*"}}), root),
-		seal(window(&schemas.Delegation{Key: rel.Public().Raw(), Actions: []string{"pin"}, Artifacts: []string{"agent"}}), root),
+		seal(window(&schemas.Delegation{Key: rel.Public().Raw(), Actions: []schemas.Action{"pin"}, Artifacts: []string{"agent"}}), root),
 		seal(pin, rel),
 	})
 	if err != nil {

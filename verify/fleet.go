@@ -104,7 +104,7 @@ func ParseFleet(data []byte) (*Fleet, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFleet, err)
+		return nil, fmt.Errorf("%w: %w", ErrFleet, err)
 	}
 	if f.Authority.URL == "" {
 		return nil, fmt.Errorf("%w: no authority line", ErrFleet)

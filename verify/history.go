@@ -96,7 +96,7 @@ func (a *admission) holderStands(c *HeldClaim, stream string) bool {
 	if !ok {
 		return false
 	}
-	_, err := a.st.Authorize(delegation.Request{Key: k, Action: "instruct", Stream: stream, Machine: a.cfg.Machine, At: a.now})
+	_, err := a.st.Authorize(delegation.Request{Key: k, Action: schemas.ActionInstruct, Stream: stream, Machine: a.cfg.Machine, At: a.now})
 	return err == nil
 }
 

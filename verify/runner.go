@@ -47,7 +47,7 @@ func (t Trust) checkWitnessed(l *ledger.Log, vkey string, cp ledger.Checkpoint, 
 		return nil, err
 	}
 	if got, err := ledger.OpenCheckpoint(cosigned, vkey); err != nil || got != cp {
-		return nil, fmt.Errorf("the cosigned checkpoint is not the verified one (%+v, %v)", got, err)
+		return nil, fmt.Errorf("the cosigned checkpoint is not the verified one (%+v, %w)", got, err)
 	}
 	w, err := t.Policy.Check(cosigned, vkey, now)
 	if err != nil {

@@ -142,14 +142,14 @@ func (l *runnerLedger) admitBy(t *testing.T, r *verify.Runner, key *sign.Private
 // admitIn admits raw once in each mode, each by a runner opened for it
 // and closed after (a restart between decisions), and asserts the rule
 // and the three verdicts.
-func (l *runnerLedger) admitIn(t *testing.T, trust verify.Trust, edit func(*verify.Config), d verify.Dispatch, rule string, verdicts [3]string) {
+func (l *runnerLedger) admitIn(t *testing.T, trust verify.Trust, edit func(*verify.Config), d verify.Dispatch, rule string, verdicts [3]schemas.Verdict) {
 	t.Helper()
 	l.admitEach(t, trust, edit, [3]verify.Dispatch{d, d, d}, rule, verdicts)
 }
 
 // admitEach is admitIn with a dispatch for each mode: an instruction
 // admitted under off would be a replay under warn.
-func (l *runnerLedger) admitEach(t *testing.T, trust verify.Trust, edit func(*verify.Config), ds [3]verify.Dispatch, rule string, verdicts [3]string) {
+func (l *runnerLedger) admitEach(t *testing.T, trust verify.Trust, edit func(*verify.Config), ds [3]verify.Dispatch, rule string, verdicts [3]schemas.Verdict) {
 	t.Helper()
 	for n, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
 		d := ds[n]
@@ -218,7 +218,7 @@ func TestRunnerReplay(t *testing.T) {
 	unsigned := bare(t, testkit.Instruction(fmt.Sprintf("%032x", 2)))
 	for _, step := range []struct {
 		mode    verify.Mode
-		verdict string
+		verdict schemas.Verdict
 		rule    string
 	}{{verify.ModeEnforce, verify.Refused, verify.RuleUnsigned}, {verify.ModeOff, verify.AdmittedUnsigned, verify.RuleUnsigned}, {verify.ModeOff, verify.Refused, verify.RuleReplay}} {
 		r := l.open(t, step.mode, verify.Trust{}, nil)

@@ -110,7 +110,7 @@ func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
 					return err
 				}
 				if err := (Trust{TrustRoot: r.TrustRoot}).checkRoot(&Authority{State: r.st}); err != nil {
-					return fmt.Errorf("%w: %v", ErrRootUntrusted, err)
+					return fmt.Errorf("%w: %w", ErrRootUntrusted, err)
 				}
 				return nil
 			}

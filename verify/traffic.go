@@ -95,7 +95,7 @@ type VerdictCounts struct {
 }
 
 // add counts one decision of verdict v.
-func (c *VerdictCounts) add(v string) {
+func (c *VerdictCounts) add(v schemas.Verdict) {
 	switch v {
 	case Admitted:
 		c.Admitted++
@@ -111,13 +111,13 @@ func (c *VerdictCounts) add(v string) {
 // FlaggedBuild is one admission of a binary flagged dirty-build or
 // unknown-build (admitted under off or warn).
 type FlaggedBuild struct {
-	Decision    int64  `json:"decision"`
-	Time        string `json:"time"` // RFC 3339, UTC
-	Rule        string `json:"rule"`
-	Verdict     string `json:"verdict"`
-	Machine     string `json:"machine"`
-	Instruction string `json:"instruction_id"`
-	Digest      string `json:"digest,omitempty"` // the agent's digest computed on the runner
+	Decision    int64           `json:"decision"`
+	Time        string          `json:"time"` // RFC 3339, UTC
+	Rule        string          `json:"rule"`
+	Verdict     schemas.Verdict `json:"verdict"`
+	Machine     string          `json:"machine"`
+	Instruction string          `json:"instruction_id"`
+	Digest      string          `json:"digest,omitempty"` // the agent's digest computed on the runner
 }
 
 // AuthorityEvent is authority that ended: a revocation (at its

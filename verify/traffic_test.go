@@ -29,7 +29,7 @@ func TestAuditTrafficCounts(t *testing.T) {
 		mode    verify.Mode
 		clock   int64 // seconds after Epoch
 		raw     []byte
-		verdict string
+		verdict schemas.Verdict
 	}{
 		{verify.ModeEnforce, 0, l.signed(t, 1, nil), verify.Admitted},
 		{verify.ModeOff, 0, unsigned(2, nil), verify.AdmittedUnsigned},

@@ -85,9 +85,9 @@ func main() {
 	t := now.Unix()
 	head := [][]byte{
 		seal(&schemas.Root{V: 1, Version: 1, Keys: raw, Threshold: 1, IssuedAt: t - 3600, Expires: t + 365*86400}, root),
-		seal(&schemas.Delegation{V: 1, Key: op.Public().Raw(), Actions: []string{"instruct"}, Streams: []string{"bench/*"},
+		seal(&schemas.Delegation{V: 1, Key: op.Public().Raw(), Actions: []schemas.Action{schemas.ActionInstruct}, Streams: []string{"bench/*"},
 			Machines: []string{"runner-*"}, NotBefore: t - 3600, NotAfter: t + 30*86400, IssuedAt: t - 3600}, root),
-		seal(&schemas.Delegation{V: 1, Key: rel.Public().Raw(), Actions: []string{"pin"}, Artifacts: []string{"agent"},
+		seal(&schemas.Delegation{V: 1, Key: rel.Public().Raw(), Actions: []schemas.Action{schemas.ActionPin}, Artifacts: []string{"agent"},
 			NotBefore: t - 3600, NotAfter: t + 30*86400, IssuedAt: t - 3600}, root),
 	}
 	_, err = log.Append(head)
@@ -178,7 +178,7 @@ func makeDecisions(dir string, n int, pass []byte, t int64, days int) {
 	check(err)
 	dec, err := ledger.OpenDecisions(dir, "bench.example/ledger", ledger.KeyParams{Recipients: []age.Recipient{rec}, Identities: []age.Identity{id}, Rand: rand.Reader})
 	check(err)
-	verdicts := []string{"admitted", "admitted-unsigned", "would-refuse", "refused"}
+	verdicts := schemas.Verdicts
 	rules := []string{"ok", "unsigned", "unsigned", "agent-digest-mismatch"}
 	digest := "sha256:" + strings.Repeat("ab", 32)
 	start := time.Now()

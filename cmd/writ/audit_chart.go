@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 
+	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -17,9 +18,10 @@ const (
 
 // segment is one verdict's part of a day's bar.
 type segment struct {
-	Class, Verdict string
-	Y, H           float64
-	N              int64
+	Class   string
+	Verdict schemas.Verdict
+	Y, H    float64
+	N       int64
 }
 
 // dayBar is one day of the stacked chart.

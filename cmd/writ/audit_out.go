@@ -26,7 +26,7 @@ func sortedKeys(m map[string]int64) []string {
 func dimensions(rep *verify.Report) []dimension {
 	verdicts := map[string]int64{}
 	for _, v := range schemas.Verdicts {
-		verdicts[v] = rep.ByVerdict[v]
+		verdicts[string(v)] = rep.ByVerdict[string(v)]
 	}
 	t := rep.Traffic
 	return []dimension{

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -22,7 +23,11 @@ import (
 
 // verdictDef is a verdict's definition, as admission decides it
 // (verify's decide): the legend of the chart.
-type verdictDef struct{ Class, Verdict, Def string }
+type verdictDef struct {
+	Class   string
+	Verdict schemas.Verdict
+	Def     string
+}
 
 // verdictDefs define the verdicts, in the chart's order.
 var verdictDefs = []verdictDef{

@@ -187,7 +187,7 @@ func admit(c *cli.Context) error {
 		signer = "none"
 	}
 	err = emit(c, verdictFields(v, index),
-		"verdict: "+v.Verdict,
+		"verdict: "+string(v.Verdict),
 		fmt.Sprintf("rule: %s (%s)", v.Rule, v.Class),
 		"reason: "+oneLine(v.Reason),
 		"next act: "+v.NextAct,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -167,7 +166,7 @@ func audit(c *cli.Context) error {
 		lines = append(lines, fmt.Sprintf("admitted although a rule failed (enforce would refuse): %d", rep.WouldRefuse))
 		lines = append(lines, "decisions by verdict:")
 		for _, v := range schemas.Verdicts {
-			lines = append(lines, fmt.Sprintf("  %-18s %d", v, rep.ByVerdict[v]))
+			lines = append(lines, fmt.Sprintf("  %-18s %d", v, rep.ByVerdict[string(v)]))
 		}
 		lines = append(lines, "decisions by rule:")
 		rules := make([]string, 0, len(rep.ByRule))
@@ -188,7 +187,7 @@ func audit(c *cli.Context) error {
 		if rep.Failure.Index >= 0 {
 			where += fmt.Sprintf(" entry %d", rep.Failure.Index)
 		}
-		return noErr(fmt.Errorf("audit failed: %s: %s", where, strings.TrimSpace(rep.Failure.Error)))
+		return noErr(fmt.Errorf("audit failed: %s: %w", where, rep.Failure.Cause))
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ func explain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if a := c.String("action"); !slices.Contains(schemas.Actions, a) {
+	if a := schemas.Action(c.String("action")); !slices.Contains(schemas.Actions, a) {
 		return usageErr("--action %q: one of %v", a, schemas.Actions)
 	}
 	key, err := sign.LoadPublicKey(path)
@@ -66,7 +66,7 @@ func explain(c *cli.Context) error {
 	if err != nil {
 		return noErr(err)
 	}
-	req := delegation.Request{Key: key, Action: c.String("action"), Stream: c.String("stream"), Machine: c.String("machine"), Artifact: c.String("artifact"), At: at}
+	req := delegation.Request{Key: key, Action: schemas.Action(c.String("action")), Stream: c.String("stream"), Machine: c.String("machine"), Artifact: c.String("artifact"), At: at}
 	g, err := a.State.Authorize(req)
 	res := map[string]any{"key": key.ID(), "action": req.Action, "at": at.UTC().Format(time.RFC3339)}
 	if err != nil {

@@ -59,7 +59,7 @@ func (q *qs) step(want int, args ...string) (map[string]any, error) {
 	dec := json.NewDecoder(strings.NewReader(lines[len(lines)-1]))
 	dec.UseNumber()
 	if err := dec.Decode(&res); err != nil {
-		return nil, fmt.Errorf("quickstart: `writ %s` printed no JSON result: %v", strings.Join(args, " "), err)
+		return nil, fmt.Errorf("quickstart: `writ %s` printed no JSON result: %w", strings.Join(args, " "), err)
 	}
 	return res, nil
 }

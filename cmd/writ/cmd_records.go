@@ -175,7 +175,7 @@ func previousRoot(c *cli.Context) (*schemas.Root, error) {
 	}
 	rec, err := schemas.Decode(schemas.KindRoot, env.Payload)
 	if err != nil || env.Kind != schemas.KindRoot {
-		return nil, inputErr(fmt.Errorf("--previous %s: not a root record: %v", path, err))
+		return nil, inputErr(fmt.Errorf("--previous %s: not a root record: %w", path, err))
 	}
 	return rec.(*schemas.Root), nil
 }
@@ -201,6 +201,16 @@ func delegateCommand() *cli.Command {
 }
 
 // sortedSet splits comma-separated values, sorts them and drops repeats.
+// actionSet is sortedSet for --action: the record's field rule (package
+// schemas) refuses an action it does not know.
+func actionSet(values []string) []schemas.Action {
+	var out []schemas.Action
+	for _, a := range sortedSet(values) {
+		out = append(out, schemas.Action(a))
+	}
+	return out
+}
+
 func sortedSet(values []string) []string {
 	var out []string
 	for _, v := range values {
@@ -241,7 +251,7 @@ func delegate(c *cli.Context) error {
 		return err
 	}
 	rec := &schemas.Delegation{
-		V: schemas.SchemaVersion, Key: to.Raw(), Actions: sortedSet(c.StringSlice("action")),
+		V: schemas.SchemaVersion, Key: to.Raw(), Actions: actionSet(c.StringSlice("action")),
 		Streams: sortedSet(c.StringSlice("stream")), Machines: sortedSet(c.StringSlice("machine")),
 		Artifacts: sortedSet(c.StringSlice("artifact")), NotBefore: nb.Unix(), NotAfter: na.Unix(),
 		Depth: uint64(c.Int("depth")), IssuedAt: now.Unix(),

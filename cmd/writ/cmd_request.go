@@ -65,7 +65,7 @@ func requestAdmission(c *cli.Context) error {
 		return err
 	}
 	lines := []string{
-		"verdict: " + res.Verdict,
+		"verdict: " + string(res.Verdict),
 		fmt.Sprintf("rule: %s (%s)", res.Rule, res.Class),
 		"reason: " + oneLine(res.Reason),
 		"next act: " + res.NextAct,

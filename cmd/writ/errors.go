@@ -158,6 +158,10 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 	if code == exitInternal {
 		msg = "internal error: " + msg
 	}
+	var inc *ledger.InconsistencyError
+	if !errors.As(err, &inc) {
+		inc = nil
+	}
 	if asJSON {
 		hints := []string{}
 		if ee != nil {
@@ -167,6 +171,10 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 			hints = append(hints, lockedHint)
 		}
 		out := errorJSON{Error: msg, Exit: code, Rule: ruleOf(err), Hints: hints}
+		if inc != nil {
+			ev := inc.Evidence()
+			out.Evidence = &ev
+		}
 		b, _ := json.Marshal(out)
 		fmt.Fprintf(stderr, "%s\n", b)
 		return code
@@ -180,6 +188,9 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 	if locked && (ee == nil || len(ee.hints) == 0) {
 		fmt.Fprintf(stderr, "writ: hint: %s\n", lockedHint)
 	}
+	if inc != nil {
+		fmt.Fprintf(stderr, "writ: hint: keep the evidence: with --json the error carries both checkpoints (as signed notes where writ had them) and the proof, to check elsewhere\n")
+	}
 	return code
 }
 
@@ -192,6 +203,10 @@ type errorJSON struct {
 	Exit  int      `json:"exit"`
 	Rule  string   `json:"rule"`
 	Hints []string `json:"hints"`
+	// Evidence, for a log that is not an extension of a checkpoint trusted
+	// before (a fork or a rollback): both checkpoints, as signed notes
+	// where writ had them, and the failed consistency proof.
+	Evidence *ledger.Evidence `json:"evidence,omitempty"`
 }
 
 // ruleOf returns the rule id a refused record carries, or "".

@@ -50,7 +50,7 @@ func monthLedger(t *testing.T, dir, pass string) {
 		t.Fatal(err)
 	}
 	defer dec.Close()
-	verdicts := []string{"admitted", "admitted-unsigned", "would-refuse", "refused"}
+	verdicts := schemas.Verdicts
 	rules := []string{"ok", "unsigned", "unknown-build", "agent-digest-mismatch"}
 	var batch [][]byte
 	for i := range 1200 {

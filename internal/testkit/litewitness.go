@@ -59,7 +59,7 @@ func BuildLitewitness(dir string) (LitewitnessBinaries, error) {
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	root := filepath.Dir(strings.TrimSpace(string(gomod)))
 	if err != nil || root == "." || strings.TrimSpace(string(gomod)) == os.DevNull {
-		return b, fmt.Errorf("testkit: %w: no module root from `go env GOMOD` (%v)", ErrNoLitewitness, err)
+		return b, fmt.Errorf("testkit: %w: no module root from `go env GOMOD` (%w)", ErrNoLitewitness, err)
 	}
 	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), LitewitnessPackage, WitnessctlPackage)
 	cmd.Dir = root

@@ -86,7 +86,7 @@ func StartNginx(root string) (url string, stop func() error, err error) {
 		return "", nil, fmt.Errorf("testkit: nginx root: %w", err)
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return "", nil, fmt.Errorf("testkit: nginx root %s is not a directory (%v)", root, err)
+		return "", nil, fmt.Errorf("testkit: nginx root %s is not a directory (%w)", root, err)
 	}
 	if err := confSafe(root); err != nil {
 		return "", nil, err

@@ -63,7 +63,11 @@ func Root(th uint64, keys ...*sign.PrivateKey) *schemas.Root {
 // patterns (and artifact "agent" when actions include pin), valid from a
 // day before Epoch to a day after.
 func Delegation(k *sign.PrivateKey, actions []string, stream, machine string) *schemas.Delegation {
-	d := &schemas.Delegation{V: 1, Key: k.Public().Raw(), Actions: actions,
+	acts := make([]schemas.Action, len(actions))
+	for i, a := range actions {
+		acts[i] = schemas.Action(a)
+	}
+	d := &schemas.Delegation{V: 1, Key: k.Public().Raw(), Actions: acts,
 		NotBefore: Epoch.Add(-24 * time.Hour).Unix(), NotAfter: Epoch.Add(24 * time.Hour).Unix(),
 		IssuedAt: Epoch.Add(-time.Hour).Unix()}
 	if stream != "" {

@@ -101,7 +101,7 @@ func OpenCheckpoint(signed []byte, vkey string) (Checkpoint, error) {
 	}
 	n, err := note.Open(signed, note.VerifierList(v))
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: %v", ErrCheckpointSignature, err)
+		return Checkpoint{}, fmt.Errorf("%w: %w", ErrCheckpointSignature, err)
 	}
 	c, err := ParseCheckpoint(n.Text)
 	if err != nil {

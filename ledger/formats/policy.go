@@ -110,7 +110,7 @@ func ParsePolicy(data []byte) (*Policy, error) {
 			continue
 		}
 		if err := p.parseLine(f, keys); err != nil {
-			return nil, fmt.Errorf("%w: line %d: %v", ErrPolicy, n, err)
+			return nil, fmt.Errorf("%w: line %d: %w", ErrPolicy, n, err)
 		}
 	}
 	if p.Quorum == "" {
@@ -138,7 +138,7 @@ func (p *Policy) parseLine(f []string, keys map[string]string) error {
 		}
 		k, err := VerifierPublicKey(f[1])
 		if err != nil {
-			return fmt.Errorf("log key: %v", err)
+			return fmt.Errorf("log key: %w", err)
 		}
 		if err := claimKey(keys, k, "log "+f[1]); err != nil {
 			return err
@@ -162,7 +162,7 @@ func (p *Policy) parseLine(f []string, keys map[string]string) error {
 		}
 		v, err := NewCosignerVerifier(f[2])
 		if err != nil {
-			return fmt.Errorf("witness %s: %v", f[1], err)
+			return fmt.Errorf("witness %s: %w", f[1], err)
 		}
 		if err := claimKey(keys, v.Key(), "witness "+f[1]); err != nil {
 			return err

@@ -35,7 +35,7 @@ type ConsistencyProof struct {
 // root hashes. The error wraps ErrProof.
 func (p *InclusionProof) Verify() error {
 	if err := tlog.CheckRecord(p.Path, p.TreeSize, p.RootHash, p.Index, p.LeafHash); err != nil {
-		return fmt.Errorf("%w: inclusion of entry %d in tree size %d: %v", ErrProof, p.Index, p.TreeSize, err)
+		return fmt.Errorf("%w: inclusion of entry %d in tree size %d: %w", ErrProof, p.Index, p.TreeSize, err)
 	}
 	return nil
 }
@@ -51,7 +51,7 @@ func (p *ConsistencyProof) Verify() error {
 		return nil
 	}
 	if err := tlog.CheckTree(p.Path, p.NewSize, p.NewRoot, p.OldSize, p.OldRoot); err != nil {
-		return fmt.Errorf("%w: consistency from size %d to %d: %v", ErrProof, p.OldSize, p.NewSize, err)
+		return fmt.Errorf("%w: consistency from size %d to %d: %w", ErrProof, p.OldSize, p.NewSize, err)
 	}
 	return nil
 }

@@ -186,7 +186,7 @@ func parseReceipt(receipt []byte) (*cose.Sign1Message, *InclusionProof, error) {
 	}
 	m := new(cose.Sign1Message)
 	if err := m.UnmarshalCBOR(receipt); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrReceipt, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrReceipt, err)
 	}
 	if m.Payload != nil {
 		return nil, nil, fmt.Errorf("%w: the payload must be detached", ErrReceipt)

@@ -63,7 +63,7 @@ func OpenSource(from string, timeout time.Duration) (Source, error) {
 	}
 	u, err := url.Parse(from)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSourceURL, err)
+		return nil, fmt.Errorf("%w: %w", ErrSourceURL, err)
 	}
 	switch {
 	case u.Scheme == "file" && u.Host == "":
@@ -123,15 +123,15 @@ func (s *httpSource) Get(ctx context.Context, path string, max int64) ([]byte, e
 	u := s.base.JoinPath(path)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFetch, err)
+		return nil, fmt.Errorf("%w: %w", ErrFetch, err)
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) && ue.Timeout() {
-			return nil, fmt.Errorf("%w: %s: no complete answer within %s (the server stalled): %v", ErrFetch, u, s.client.Timeout, err)
+			return nil, fmt.Errorf("%w: %s: no complete answer within %s (the server stalled): %w", ErrFetch, u, s.client.Timeout, err)
 		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrFetch, u, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrFetch, u, err)
 	}
 	defer resp.Body.Close()
 	switch {
@@ -150,9 +150,9 @@ func readBounded(r io.Reader, max int64, name string, timeout time.Duration) ([]
 	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		if os.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w: %s: the body did not arrive within %s (the server stalled): %v", ErrFetch, name, timeout, err)
+			return nil, fmt.Errorf("%w: %s: the body did not arrive within %s (the server stalled): %w", ErrFetch, name, timeout, err)
 		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrFetch, name, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrFetch, name, err)
 	}
 	if int64(len(b)) > max {
 		return nil, fmt.Errorf("%w: %s: more than %d bytes, at most %d expected: cut off", ErrFetch, name, max, max)
@@ -166,14 +166,14 @@ func (d dirSource) String() string { return string(d) }
 
 func (d dirSource) Get(_ context.Context, path string, max int64) ([]byte, error) {
 	if _, err := ParsePath(path); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFetch, err)
+		return nil, fmt.Errorf("%w: %w", ErrFetch, err)
 	}
 	name := filepath.Join(string(d), filepath.FromSlash(path))
 	b, err := ReadFile(name, max)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrFetch, name, ErrNotPublished)
 	} else if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFetch, err)
+		return nil, fmt.Errorf("%w: %w", ErrFetch, err)
 	}
 	return b, nil
 }

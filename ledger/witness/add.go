@@ -90,7 +90,7 @@ func (w *Witness) AddCheckpoint(body []byte) ([]byte, error) {
 	}
 	stored := render(n.Text, n.Sigs, cosig)
 	if err := store(l, stored); err != nil {
-		return nil, fmt.Errorf("%w: recording the checkpoint of %q: %v", ErrWitness, c.Origin, err)
+		return nil, fmt.Errorf("%w: recording the checkpoint of %q: %w", ErrWitness, c.Origin, err)
 	}
 	l.size, l.hash, l.signed = c.Size, c.Hash, stored
 	return line, nil
@@ -128,7 +128,7 @@ func (w *Witness) cosign(text string) ([]byte, note.Signature, error) {
 	}
 	signed, err := note.Sign(&note.Note{Text: text}, formats.NewCosigner(w.name, w.key, now))
 	if err != nil {
-		return nil, note.Signature{}, fmt.Errorf("%w: cosigning: %v", ErrWitness, err)
+		return nil, note.Signature{}, fmt.Errorf("%w: cosigning: %w", ErrWitness, err)
 	}
 	line := signed[len(text)+1:]
 	b64, ok := strings.CutPrefix(strings.TrimSuffix(string(line), "\n"), "\u2014 "+w.name+" ")

@@ -64,11 +64,11 @@ func New(cfg Config) (*Witness, error) {
 	}
 	vkey, err := formats.CosignerKey(cfg.Name, cfg.Key.Public())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	cosig, err := formats.NewCosignerVerifier(vkey)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	w := &Witness{name: cfg.Name, key: cfg.Key, vkey: vkey, cosig: cosig, now: cfg.Now,
 		logs: map[string]*logState{}, hashes: map[string]*logState{}}
@@ -97,7 +97,7 @@ func (w *Witness) configureLogs(vkeys []string, dir string) error {
 	for _, k := range vkeys {
 		v, err := formats.NewVerifier(k)
 		if err != nil {
-			return fmt.Errorf("%w: log key %q: %v", ErrConfig, k, err)
+			return fmt.Errorf("%w: log key %q: %w", ErrConfig, k, err)
 		}
 		for _, o := range byOrigin[v.Name()] {
 			if o.KeyHash() == v.KeyHash() {
