@@ -313,10 +313,10 @@ func ledgerCheckpoint(c *cli.Context) error {
 		_, err = c.App.Writer.Write(signed)
 		return err
 	}
-	body, _, _ := strings.Cut(string(signed), "\n\n")
-	cp, err := ledger.ParseCheckpoint(body + "\n")
+	// Verified under the log's key before anything of it is shown.
+	cp, err := ledger.OpenCheckpoint(signed, log.VerifierKey())
 	if err != nil {
-		return err
+		return noErr(fmt.Errorf("the %s log's stored checkpoint: %w", c.String("log"), err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
 	out := map[string]any{"log": c.String("log"), "origin": cp.Origin, "size": cp.Size,
 		"root_hash": hex.EncodeToString(cp.Hash[:]), "checkpoint": string(signed)}

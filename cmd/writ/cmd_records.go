@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -110,49 +110,16 @@ func rootSign(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	version, prevKeys := uint64(1), []sign.PublicKey(nil)
-	if prev != nil {
-		version = prev.Version + 1
-		for _, raw := range prev.Keys {
-			k, err := sign.NewPublicKey(raw)
-			if err != nil {
-				return inputErr(fmt.Errorf("--previous: %w", err))
-			}
-			prevKeys = append(prevKeys, k)
-		}
+	signers := make([]sign.PublicKey, len(keys))
+	for i, k := range keys {
+		signers[i] = k.Public()
 	}
-	var mine, theirs int
-	for _, k := range keys {
-		inNew, inOld := slices.ContainsFunc(pubs, k.Public().Equal), slices.ContainsFunc(prevKeys, k.Public().Equal)
-		if !inNew && !inOld {
-			return usageErr("--key %s is not one of the root keys given with --pub (or of the --previous root)", k.Public().ID())
-		}
-		if inNew {
-			mine++
-		}
-		if inOld {
-			theirs++
-		}
+	rec, err := delegation.NewRoot(delegation.RootParams{Keys: pubs, Threshold: c.Int("threshold"), IssuedAt: now, Expires: expires,
+		Previous: prev, Signers: signers})
+	if err != nil {
+		return inputErr(err)
 	}
-	th := c.Int("threshold")
-	if th < 1 || th > len(pubs) {
-		return usageErr("--threshold %d: must be between 1 and the number of root keys (%d)", th, len(pubs))
-	}
-	if mine < th {
-		return usageErr("%d of the new root's keys sign, its threshold is %d", mine, th)
-	}
-	if prev != nil && uint64(theirs) < prev.Threshold {
-		return usageErr("%d of the previous root's keys sign, its threshold is %d", theirs, prev.Threshold)
-	}
-	raw := make([][]byte, 0, len(pubs))
-	for _, k := range pubs {
-		if slices.ContainsFunc(raw, func(r []byte) bool { return bytes.Equal(r, k.Raw()) }) {
-			return usageErr("--pub lists key %s twice", k.ID())
-		}
-		raw = append(raw, k.Raw())
-	}
-	slices.SortFunc(raw, bytes.Compare)
-	rec := &schemas.Root{V: schemas.SchemaVersion, Version: version, Keys: raw, Threshold: uint64(th), IssuedAt: now.Unix(), Expires: expires.Unix()}
+	version := rec.Version
 	return finish(c, rec, keys, map[string]any{"version": version})
 }
 
