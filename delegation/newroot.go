@@ -56,6 +56,14 @@ func NewRoot(p RootParams) (*schemas.Root, error) {
 	slices.SortFunc(raw, bytes.Compare)
 	version, prevKeys := uint64(1), []sign.PublicKey(nil)
 	if p.Previous != nil {
+		// As applyRoot: a rotation is issued while the root it replaces is
+		// in force, and not before that root was issued.
+		if p.IssuedAt.Unix() >= p.Previous.Expires {
+			return nil, fmt.Errorf("%w: the previous root (version %d) expired at %s: an expired root cannot be rotated; make a new ledger", ErrRootParams, p.Previous.Version, time.Unix(p.Previous.Expires, 0).UTC().Format(time.RFC3339))
+		}
+		if p.IssuedAt.Unix() < p.Previous.IssuedAt {
+			return nil, fmt.Errorf("%w: issued at %s, before the previous root (%s)", ErrRootParams, p.IssuedAt.UTC().Format(time.RFC3339), time.Unix(p.Previous.IssuedAt, 0).UTC().Format(time.RFC3339))
+		}
 		version = p.Previous.Version + 1
 		for _, r := range p.Previous.Keys {
 			k, err := sign.NewPublicKey(r)

@@ -61,6 +61,8 @@ func TestNewRootAgreesWithApply(t *testing.T) {
 		})
 	}
 	for _, p := range []delegation.RootParams{
+		{Keys: pubs(n1), Threshold: 1, IssuedAt: expires, Expires: expires.Add(time.Hour), Previous: genesisRec, Signers: pubs(o1, o2, n1)},
+		{Keys: pubs(n1), Threshold: 1, IssuedAt: issued.Add(-time.Minute), Expires: expires, Previous: genesisRec, Signers: pubs(o1, o2, n1)},
 		{Threshold: 1, IssuedAt: issued, Expires: expires},
 		{Keys: pubs(o1), Threshold: 2, IssuedAt: issued, Expires: expires, Signers: pubs(o1)},
 		{Keys: pubs(o1, o1), Threshold: 1, IssuedAt: issued, Expires: expires, Signers: pubs(o1)},

@@ -425,8 +425,25 @@ func (rep *Report) finish(stateFile string) error {
 	if stateFile == "" {
 		return nil
 	}
-	return writeState(stateFile, &auditState{Authority: rep.Authority, Decisions: rep.DecisionLog,
-		AuthorityVKey: rep.authorityVKey, DecisionsVKey: rep.decisionsVKey})
+	return writeState(stateFile, &auditState{Authority: logSignedOnly(rep.Authority, rep.authorityVKey),
+		Decisions: logSignedOnly(rep.DecisionLog, rep.decisionsVKey), AuthorityVKey: rep.authorityVKey, DecisionsVKey: rep.decisionsVKey})
+}
+
+// logSignedOnly is c for the auditor's state: its signed note reduced to
+// what the log key signed (formats.LogSigned), without the witness
+// cosignatures, which nothing verified without a policy and whose size
+// the writer and its witnesses choose. The state then stays small and
+// holds only what a later check can verify under the log key.
+func logSignedOnly(c *CheckpointSummary, vkey string) *CheckpointSummary {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.Signed = ""
+	if b, err := formats.LogSigned([]byte(c.Signed), vkey); err == nil {
+		out.Signed = string(b)
+	}
+	return &out
 }
 
 // provenRoot returns the root of the first n entries of the authority log

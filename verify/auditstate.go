@@ -82,21 +82,38 @@ func readState(path string) (*auditState, error) {
 	if err := json.Unmarshal(data, st); err != nil {
 		return nil, fmt.Errorf("auditor state %s: %w", path, err)
 	}
-	for _, c := range []*CheckpointSummary{st.Authority, st.Decisions} {
-		if c == nil {
+	for _, c := range []struct {
+		sum  *CheckpointSummary
+		vkey string
+	}{{st.Authority, st.AuthorityVKey}, {st.Decisions, st.DecisionsVKey}} {
+		if c.sum == nil {
 			continue
 		}
-		if b, err := hex.DecodeString(c.RootHash); err != nil || len(b) != tlog.HashSize || c.Size < 0 || !ledger.ValidOrigin(c.Origin) {
+		if b, err := hex.DecodeString(c.sum.RootHash); err != nil || len(b) != tlog.HashSize || c.sum.Size < 0 || !ledger.ValidOrigin(c.sum.Origin) {
 			return nil, fmt.Errorf("auditor state %s: a checkpoint is malformed", path)
+		}
+		// The signed note is evidence only (the root is what is trusted):
+		// kept only if it verifies under the remembered key and is this
+		// very checkpoint, so that evidence never shows an unchecked note.
+		if c.sum.Signed != "" {
+			cp, err := ledger.OpenCheckpoint([]byte(c.sum.Signed), c.vkey)
+			if err != nil || cp != c.sum.checkpoint() {
+				c.sum.Signed = ""
+			}
 		}
 	}
 	return st, nil
 }
 
+// writeState writes the auditor's state atomically; a state readState
+// would refuse (over MaxAuditStateFile bytes) is never written.
 func writeState(path string, st *auditState) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
+	}
+	if len(data)+1 > MaxAuditStateFile {
+		return fmt.Errorf("auditor state %s: %d bytes, over the %d a later audit reads: not written", path, len(data)+1, MaxAuditStateFile)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".writ-state-*")
 	if err != nil {

@@ -75,5 +75,13 @@ const (
 // table is the same list.
 var Rules = rules.Admission()
 
-// LookupRule returns the rule with id, or false (rules.Lookup).
-func LookupRule(id string) (Rule, bool) { return rules.Lookup(id) }
+// LookupRule returns the admission rule with id, or false: also for a
+// rule of package rules that only refuses records (threshold-not-met,
+// exceeds-parent, ...), which no verdict may name; a verdict under such
+// a rule is an internal error, refused in every mode.
+func LookupRule(id string) (Rule, bool) {
+	if r, ok := rules.Lookup(id); ok && r.NextAct != "" {
+		return r, true
+	}
+	return Rule{}, false
+}
