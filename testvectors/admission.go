@@ -87,6 +87,11 @@ type AdmissionRunner struct {
 type AdmissionExpect struct {
 	Verdict string `json:"verdict"`
 	Rule    string `json:"rule"`
+	// Failed is every rule id the dispatch fails, in the order writ's
+	// checks report them (verify.Verdict.Failed); empty when the rule is
+	// ok. Most cases fail one check; a precedence case fails more, and
+	// its Rule is the one package verify's precedence picks.
+	Failed []string `json:"failed"`
 }
 
 // LoadAdmissionLedger is the reference procedure for a ledger: it writes

@@ -54,11 +54,13 @@
 // the signed-note verifier key those checkpoints must verify under, and
 // "trust_root" is "sha256:" and the hex SHA-256 of entry 0, the root
 // record as signed. The one ledger, "main", holds: a root of key 0x01;
-// key 0x03 may pin agent and script-agent; keys 0x04, 0x05 and 0x06 may
-// instruct deploy/* on runner-* (0x06 only from t0 + 2 days); pins of
-// agent and script-agent v1.0.0 for linux/amd64; a revocation of key
-// 0x05; and a quarantine of runner-q until t0 + 7 days. Key 0x02 signs
-// the checkpoints; key 0x09 appears nowhere.
+// key 0x03 may pin agent, script-agent and stale-agent; keys 0x04, 0x05
+// and 0x06 may instruct deploy/* on runner-* (0x06 only from t0 + 2
+// days); pins of agent and script-agent v1.0.0 for linux/amd64 expiring
+// at t0 + 90 days, and of stale-agent (the agent's bytes) expiring at
+// t0 + 30 minutes; a revocation of key 0x05; and a quarantine of
+// runner-q until t0 + 7 days. Key 0x02 signs the checkpoints; key 0x09
+// appears nowhere; key 0x01, the root's, holds no delegation.
 //
 // A case ([AdmissionCase]) names its ledger and gives "dispatch" (hex: the
 // bytes the control plane sent), "files" (file name to contents, base64),
@@ -67,7 +69,9 @@
 // "machine"; "platform", the GOOS/GOARCH pins are looked up for; "now",
 // the runner's clock in Unix seconds, UTC) and "expect" ("verdict":
 // admitted, admitted-unsigned, would-refuse or refused; "rule": an id of
-// package verify's vocabulary, `writ admit --rules`). A runner must:
+// package verify's vocabulary, `writ admit --rules`; "failed": every rule
+// id the dispatch fails, in the order writ reports them, empty for ok).
+// A runner must:
 //
 //  1. import the export as a replica: verify every checkpoint under
 //     authority_vkey and every entry against the signed tree, replay each
@@ -83,14 +87,23 @@
 //  4. judge the dispatch, hashing the agent file and reading its Go build
 //     information there, and report the verdict and rule.
 //
-// Every case fails at most one check, so the rule does not depend on the
-// order an implementation checks in. The verdict follows package verify:
-// integrity rules (wrong-machine, agent-digest-mismatch,
-// malformed-dispatch) and quarantined refuse in every mode; any other
-// finding refuses under enforce, gives would-refuse under warn, and is
-// admitted under off, as admitted-unsigned when no verified, delegated
-// signature stands behind the dispatch (unsigned, unknown-key,
-// out-of-scope).
+// Every case but the precedence cases fails exactly one check, so its
+// rule does not depend on the order an implementation checks in; a
+// precedence case ("precedence-" names) fails several, all listed in
+// "failed", and its rule is the one the precedence below picks. An
+// implementation that checks in another order may report "failed" in
+// another order, but must fail the same set. The verdict follows package
+// verify (decide in verify/admit.go): integrity rules (wrong-machine,
+// agent-digest-mismatch, malformed-dispatch), and bad-signature and
+// quarantined (governed classes marked to refuse in every mode: a
+// trusted key's signature that does not verify is evidence of
+// tampering), refuse in every mode; any other finding refuses under
+// enforce, gives would-refuse under warn, and is admitted under off, as
+// admitted-unsigned when no verified, delegated signature stands behind
+// the dispatch (unsigned, unknown-key, no-delegation, out-of-scope,
+// outside-window, revoked). With several findings, the first (in writ's
+// order) of those that refuse in every mode decides; only when there is
+// none does the first governed finding decide, under the mode.
 //
 // The agent files are not real programs. "agent" is a 446-byte ELF64 file
 // whose only content is a Go build-information blob (the debug/buildinfo
