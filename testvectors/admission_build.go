@@ -118,6 +118,7 @@ func buildAdmission() []byte {
 		Description: "Admission vectors: a runner imports the ledger export, trusts its authority_vkey and trust_root, writes the files, " +
 			"sets its clock, mode, machine and platform, judges the dispatch and must reach the expected verdict and rule " +
 			"(testvectors package doc, \"Admission vectors\"). Keys are Ed25519 with seeds 0x01.. to 0x09.. repeated.",
+		T0:      t0,
 		Ledgers: []AdmissionLedger{admitLedgerExport(k)},
 		Cases:   admissionCases(k),
 	}
