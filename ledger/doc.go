@@ -58,7 +58,8 @@
 // from the stored hashes (no rescans); [Log.Receipt] wraps an inclusion
 // proof in an RFC 9942 COSE Receipt (vds 1, detached payload: the root)
 // signed by the log key, checked by [VerifyReceipt]. [Export] writes
-// both logs with their signed checkpoints to one portable file;
+// both logs with their signed checkpoints to one portable file (its
+// format is in the doc of [ExportReader]);
 // [Import] copies one into a replica after verifying it and its
 // consistency with what the replica holds; [Log.CheckConsistent] tells a
 // reader whether a log still extends a checkpoint it trusted before.

@@ -13,27 +13,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// The export format is a CBOR sequence (RFC 8742) of items, each a
-// deterministic CBOR value of at most MaxEntrySize+64 bytes:
-//
-//	file    = header, 1*section
-//	header  = {"format": "writ-ledger-export", "v": 2, "logs": uint}
-//	section = log, *bstr                 ; "history": false
-//	section =/ log, *(tstr, 1*bstr)      ; "history": true
-//	log     = {"name": "authority" / "decisions", "origin": tstr,
-//	           "vkey": tstr, "size": uint, "checkpoint": tstr,
-//	           "history": bool}
-//
-// Exactly "size" entries (bstr) follow a section's header. "checkpoint"
-// is the log's latest signed C2SP checkpoint, for exactly "size"
-// entries. In a section with "history" (the authority log), each batch of
-// entries is preceded by its history checkpoint (tstr): the signed,
-// timestamped checkpoint the log wrote for the batch, whose size is the
-// index after the batch's last entry; it gives every entry the time the
-// log accepted it. An export carries everything an auditor needs to
-// verify the logs offline; nothing in it is trusted until the
-// checkpoints verify under a key the auditor chose and the entries hash
-// to their roots.
+// exportFormat is the header's "format" (the format: [ExportReader]).
 const exportFormat = "writ-ledger-export"
 
 // ErrExport is wrapped by every error for an export file that is
@@ -131,6 +111,31 @@ func writeItem(w io.Writer, v any) error {
 
 // ExportReader reads an export file item by item, with every item's size
 // bounded before it is allocated.
+//
+// The export format (what [Export] writes) is a CBOR sequence (RFC 8742) of items, each a
+// deterministic CBOR value of at most MaxEntrySize+64 bytes:
+//
+//	file    = header, 1*section
+//	header  = {"format": "writ-ledger-export", "v": 2, "logs": uint}
+//	section = log, *bstr                 ; "history": false
+//	section =/ log, *(tstr, 1*bstr)      ; "history": true
+//	log     = {"name": "authority" / "decisions", "origin": tstr,
+//	           "vkey": tstr, "size": uint, "checkpoint": tstr,
+//	           "history": bool}
+//
+// Exactly "size" entries (bstr) follow a section's header. "checkpoint"
+// is the log's latest signed C2SP checkpoint, for exactly "size"
+// entries. In a section with "history" (the authority log), each batch of
+// entries is preceded by its history checkpoint (tstr): the signed,
+// timestamped checkpoint the log wrote for the batch, whose size is the
+// index after the batch's last entry; it gives every entry the time the
+// log accepted it. That time is the one signed in the checkpoint's
+// cosignature/v1 line by the log key (c2sp.org/tlog-cosignature; see
+// [CheckpointTime]), beside its signed-note signature. An export
+// carries everything an auditor needs to
+// verify the logs offline; nothing in it is trusted until the
+// checkpoints verify under a key the auditor chose and the entries hash
+// to their roots.
 type ExportReader struct {
 	dec    *cbor.Decoder
 	budget *budgetReader

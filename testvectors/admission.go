@@ -19,9 +19,14 @@ const AdmissionFile = "admission.json"
 // and the dispatches a runner judges against them with the verdict and
 // rule it must reach. See the package doc, "Admission vectors".
 type Admission struct {
-	Description string            `json:"description"`
-	Ledgers     []AdmissionLedger `json:"ledgers"`
-	Cases       []AdmissionCase   `json:"cases"`
+	Description string `json:"description"`
+	// T0 is the vectors' fixed instant, Unix seconds: every authority
+	// record is issued at T0 - 3600, the authority log accepts its one
+	// batch at T0, and runners judge at T0 + 3600 unless a case's
+	// runner.now says otherwise.
+	T0      int64             `json:"t0"`
+	Ledgers []AdmissionLedger `json:"ledgers"`
+	Cases   []AdmissionCase   `json:"cases"`
 }
 
 // AdmissionLedger is one authority ledger, portable: the bytes `writ
@@ -87,6 +92,11 @@ type AdmissionRunner struct {
 type AdmissionExpect struct {
 	Verdict string `json:"verdict"`
 	Rule    string `json:"rule"`
+	// Failed is every rule id the dispatch fails, in the order writ's
+	// checks report them (verify.Verdict.Failed); empty when the rule is
+	// ok. Most cases fail one check; a precedence case fails more, and
+	// its Rule is the one package verify's precedence picks.
+	Failed []string `json:"failed"`
 }
 
 // LoadAdmissionLedger is the reference procedure for a ledger: it writes

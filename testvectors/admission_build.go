@@ -57,21 +57,21 @@ func window(k *sign.PrivateKey, notBefore int64) *schemas.Delegation {
 }
 
 // admitRecords returns the authority log's entries, in order: the root,
-// the delegations, the two pins, the revocation of key 0x05 and the
+// the delegations, the three pins, the revocation of key 0x05 and the
 // quarantine of runner-q. Pins are made by transfer.NewPin from the
 // agent files written to dir, as `writ pin` makes them.
 func admitRecords(k admitKeys, dir string) [][]byte {
 	env := func(r schemas.Record, by *sign.PrivateKey) []byte {
 		return seal(r.Kind(), must(schemas.Encode(r)), by)
 	}
-	pin := func(name string, data []byte, allowUnknown bool) *schemas.Pin {
+	pin := func(name string, data []byte, allowUnknown bool, expires int64) *schemas.Pin {
 		path := filepath.Join(dir, name)
 		must(0, os.WriteFile(path, data, 0o755))
 		return must(transfer.NewPin(path, transfer.PinOptions{Artifact: name, Version: "1.0.0", Platform: admitPlatform,
-			IssuedAt: time.Unix(issued, 0), Expires: time.Unix(t0+90*day, 0), AllowUnknown: allowUnknown}))
+			IssuedAt: time.Unix(issued, 0), Expires: time.Unix(expires, 0), AllowUnknown: allowUnknown}))
 	}
 	root := &schemas.Root{V: 1, Version: 1, Keys: [][]byte{k.root.Public().Raw()}, Threshold: 1, IssuedAt: issued, Expires: t0 + 365*day}
-	rel := &schemas.Delegation{V: 1, Key: k.rel.Public().Raw(), Actions: []schemas.Action{schemas.ActionPin}, Artifacts: []string{"agent", "script-agent"},
+	rel := &schemas.Delegation{V: 1, Key: k.rel.Public().Raw(), Actions: []schemas.Action{schemas.ActionPin}, Artifacts: []string{"agent", "script-agent", "stale-agent"},
 		NotBefore: t0 - day, NotAfter: t0 + 30*day, IssuedAt: issued}
 	return [][]byte{
 		env(root, k.root),
@@ -79,8 +79,9 @@ func admitRecords(k admitKeys, dir string) [][]byte {
 		env(window(k.op, t0-day), k.root),
 		env(window(k.revoked, t0-day), k.root),
 		env(window(k.late, t0+2*day), k.root),
-		env(pin("agent", agentClean, false), k.rel),
-		env(pin("script-agent", agentScript, true), k.rel),
+		env(pin("agent", agentClean, false, t0+90*day), k.rel),
+		env(pin("script-agent", agentScript, true, t0+90*day), k.rel),
+		env(pin("stale-agent", agentClean, false, t0+30*60), k.rel),
 		env(&schemas.Revocation{V: 1, Target: k.revoked.Public().ID(), Reason: "the key left with its holder", IssuedAt: issued}, k.root),
 		env(&schemas.Quarantine{V: 1, Machine: "runner-q", Until: t0 + 7*day, IssuedAt: issued}, k.root),
 	}
@@ -104,8 +105,9 @@ func admitLedgerExport(k admitKeys) AdmissionLedger {
 	must(0, ledger.Export(&out, []string{"authority"}, []*ledger.Log{log}))
 	first := must(log.Entry(0))
 	return AdmissionLedger{Name: admitLedger, Export: out.Bytes(), AuthorityVKey: vkey, TrustRoot: schemas.SHA256Digest(first),
-		Comment: "root 0x01 (1 of 1); 0x03 may pin agent and script-agent; 0x04, 0x05 and 0x06 may instruct deploy/* on runner-* " +
-			"(0x06 only from t0+2 days); pins of agent (a clean build) and script-agent (no build information), v1.0.0 for linux/amd64; " +
+		Comment: "root 0x01 (1 of 1); 0x03 may pin agent, script-agent and stale-agent; 0x04, 0x05 and 0x06 may instruct deploy/* on runner-* " +
+			"(0x06 only from t0+2 days); pins of agent (a clean build, expires t0+90 days), script-agent (no build information, t0+90 days) " +
+			"and stale-agent (the clean build, expires t0+30 minutes), v1.0.0 for linux/amd64; " +
 			"key 0x05 revoked; runner-q quarantined until t0+7 days. All accepted in one batch at t0 = " + time.Unix(t0, 0).UTC().Format(time.RFC3339)}
 }
 
@@ -116,6 +118,7 @@ func buildAdmission() []byte {
 		Description: "Admission vectors: a runner imports the ledger export, trusts its authority_vkey and trust_root, writes the files, " +
 			"sets its clock, mode, machine and platform, judges the dispatch and must reach the expected verdict and rule " +
 			"(testvectors package doc, \"Admission vectors\"). Keys are Ed25519 with seeds 0x01.. to 0x09.. repeated.",
+		T0:      t0,
 		Ledgers: []AdmissionLedger{admitLedgerExport(k)},
 		Cases:   admissionCases(k),
 	}

@@ -1,6 +1,7 @@
 package testvectors
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 
@@ -32,11 +33,30 @@ func admitCase(name, comment, mode string, dispatch []byte, agent string, data [
 	return AdmissionCase{Name: name, Comment: comment, Ledger: admitLedger, Dispatch: hex.EncodeToString(dispatch),
 		Files: map[string][]byte{agent: data}, AgentBinary: agent,
 		Runner: AdmissionRunner{Mode: mode, Machine: "runner-1", Platform: admitPlatform, Now: admitNow},
-		Expect: AdmissionExpect{Verdict: verdict, Rule: rule}}
+		Expect: AdmissionExpect{Verdict: verdict, Rule: rule, Failed: failedOnly(rule)}}
 }
 
-// admissionCases are the cases, each failing exactly one check (or none),
-// so its rule is the only one an implementation can reach.
+// failedOnly is the failed list of a case that fails rule alone (none
+// for ok).
+func failedOnly(rule string) []string {
+	if rule == "ok" {
+		return []string{}
+	}
+	return []string{rule}
+}
+
+// corrupt returns env with the first byte of its signature flipped. A
+// one-signature envelope (COSE_Sign1) ends with its 64-byte Ed25519
+// signature.
+func corrupt(env []byte) []byte {
+	b := bytes.Clone(env)
+	b[len(b)-64] ^= 0x01
+	return b
+}
+
+// admissionCases are the cases. Each fails exactly one check (or none),
+// so its rule is the only one an implementation can reach, except the
+// precedence cases, which declare every rule they fail.
 func admissionCases(k admitKeys) []AdmissionCase {
 	const (
 		off, warn, enforce = "off", "warn", "enforce"
@@ -53,6 +73,13 @@ func admissionCases(k admitKeys) []AdmissionCase {
 	elsewhere := signed(order(8, "deploy/web", "runner-2", "agent"), k.op)
 	other := signed(order(9, "deploy/web", "runner-1", "other-agent"), k.op)
 	drained := signed(order(10, "deploy/web", "runner-q", "agent"), k.op)
+	forged := corrupt(signed(order(12, "deploy/web", "runner-1", "agent"), k.op))
+	early := order(13, "deploy/web", "runner-1", "agent")
+	early.NotBefore = admitNow + 60
+	notYet := signed(early, k.op)
+	stale := signed(order(14, "deploy/web", "runner-1", "stale-agent"), k.op)
+	byRoot := signed(order(15, "deploy/web", "runner-1", "agent"), k.root)
+	bareElsewhere := signed(order(16, "deploy/web", "runner-2", "agent"), nil)
 	malformed := must(canon.Marshal(map[string]any{"v": 1, "id": fmt.Sprintf("a0%030x", 11), "stream": "deploy/web",
 		"machine": "runner-1", "agent": map[string]any{"name": "agent"}, "transport": "ssh",
 		"issued_at": admitNow - 60, "not_before": admitNow - 60, "expires": admitNow + hour, "priority": "high"}))
@@ -63,6 +90,12 @@ func admissionCases(k admitKeys) []AdmissionCase {
 	expired := c("instruction-expired-enforce", "the runner's clock is t0+3h, an hour after the instruction's expires (exclusive)",
 		enforce, good, refused, "instruction-expired")
 	expired.Runner.Now = t0 + 3*hour
+	// Two failures: unsigned (governed, admitted-unsigned alone under off)
+	// and wrong-machine (integrity): an integrity finding refuses in
+	// every mode and wins over any governed one.
+	precedence := c("precedence-unsigned-wrong-machine-off", "a bare instruction naming runner-2, judged by runner-1 under off: "+
+		"it fails unsigned and wrong-machine; the integrity rule wins over the governed one", off, bareElsewhere, refused, "wrong-machine")
+	precedence.Expect.Failed = []string{"unsigned", "wrong-machine"}
 	quarantined := func(mode string) AdmissionCase {
 		q := c("quarantined-"+mode, "runner-q is quarantined until t0+7 days; quarantine refuses in every mode",
 			mode, drained, refused, "quarantined")
@@ -102,5 +135,21 @@ func admissionCases(k admitKeys) []AdmissionCase {
 		c("malformed-dispatch-off", "a bare instruction with a field the schema does not know (priority): an integrity rule, refused in every mode",
 			off, malformed, refused, "malformed-dispatch"),
 		c("malformed-dispatch-enforce", "the same under enforce", enforce, malformed, refused, "malformed-dispatch"),
+		c("bad-signature-off", "signed by the operator 0x04, whom the ledger trusts, with the first byte of the Ed25519 signature flipped: "+
+			"bad-signature is an authenticity rule marked to refuse in every mode (evidence of tampering), so refused even under off",
+			off, forged, refused, "bad-signature"),
+		c("bad-signature-enforce", "the same under enforce", enforce, forged, refused, "bad-signature"),
+		c("out-of-scope-warn", "the operator instructs billing/invoices, outside its deploy/* delegation, under warn", warn, scope, would, "out-of-scope"),
+		c("instruction-not-yet-valid-enforce", "the instruction's not_before is a minute after the runner's clock (t0+1h); issued_at is a minute before it",
+			enforce, notYet, refused, "instruction-not-yet-valid"),
+		c("instruction-not-yet-valid-warn", "the same under warn", warn, notYet, would, "instruction-not-yet-valid"),
+		admitCase("pin-expired-enforce", "the instruction names stale-agent, whose pin (the clean build) expired at t0+30 minutes, half an hour "+
+			"before the runner's clock", enforce, stale, "stale-agent", agentClean, refused, "pin-expired"),
+		admitCase("pin-expired-off", "the same under off: a freshness finding, admitted (the signature is verified and delegated)",
+			off, stale, "stale-agent", agentClean, admitted, "pin-expired"),
+		c("no-delegation-enforce", "signed by the root key 0x01: the ledger knows the key (the root names it), but it holds no delegation, "+
+			"so it may not instruct", enforce, byRoot, refused, "no-delegation"),
+		c("no-delegation-off", "the same under off: no delegated signature stands behind it, admitted-unsigned", off, byRoot, unsigned, "no-delegation"),
+		precedence,
 	}
 }

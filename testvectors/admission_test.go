@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"filippo.io/age"
@@ -65,10 +66,11 @@ func TestAdmissionVectors(t *testing.T) {
 			if string(v.Verdict) != c.Expect.Verdict || v.Rule != c.Expect.Rule {
 				t.Errorf("got %s %s, want %s %s; findings %v", v.Verdict, v.Rule, c.Expect.Verdict, c.Expect.Rule, v.Failed)
 			}
-			// Each case fails one check at most, so an implementation
-			// that checks in another order reaches the same rule.
-			if want := map[bool]int{true: 0, false: 1}[c.Expect.Rule == verify.RuleOK]; len(v.Failed) != want {
-				t.Errorf("%d findings, want %d: %v", len(v.Failed), want, v.Failed)
+			// The case fails exactly the checks it declares, so its
+			// rule is reached by the precedence alone, whatever order
+			// an implementation checks in.
+			if got := failedRules(v); !slices.Equal(got, c.Expect.Failed) {
+				t.Errorf("failed %q, want %q: %v", got, c.Expect.Failed, v.Failed)
 			}
 		})
 	}
@@ -79,10 +81,26 @@ func TestAdmissionVectors(t *testing.T) {
 func TestAdmissionCoverage(t *testing.T) {
 	verdicts := map[string]bool{}
 	refused := map[string]bool{}
+	refusedOff := map[string]bool{}
+	multi := false
 	for _, c := range loadAdmission(t).Cases {
 		verdicts[c.Expect.Verdict] = true
 		if c.Runner.Mode == "enforce" && c.Expect.Verdict == string(verify.Refused) {
 			refused[c.Expect.Rule] = true
+		}
+		if c.Runner.Mode == "off" && c.Expect.Verdict == string(verify.Refused) {
+			refusedOff[c.Expect.Rule] = true
+		}
+		multi = multi || len(c.Expect.Failed) > 1
+	}
+	if !multi {
+		t.Error("no case fails more than one check: precedence is not pinned down")
+	}
+	// The rules that refuse in every mode are refused under off too.
+	for _, r := range []string{verify.RuleBadSignature, verify.RuleWrongMachine, verify.RuleAgentDigestMismatch,
+		verify.RuleQuarantined, verify.RuleMalformedDispatch} {
+		if !refusedOff[r] {
+			t.Errorf("no case refuses under off for %s", r)
 		}
 	}
 	for _, v := range schemas.Verdicts {
@@ -92,7 +110,8 @@ func TestAdmissionCoverage(t *testing.T) {
 	}
 	for _, r := range []string{verify.RuleUnsigned, verify.RuleUnknownKey, verify.RuleOutOfScope, verify.RuleOutsideWindow,
 		verify.RuleRevoked, verify.RuleWrongMachine, verify.RuleAgentNotPinned, verify.RuleAgentDigestMismatch,
-		verify.RuleExpired, verify.RuleQuarantined, verify.RuleMalformedDispatch, verify.RuleUnknownBuild} {
+		verify.RuleExpired, verify.RuleQuarantined, verify.RuleMalformedDispatch, verify.RuleUnknownBuild,
+		verify.RuleBadSignature, verify.RuleNotYetValid, verify.RulePinExpired, verify.RuleNoDelegation} {
 		if !refused[r] {
 			t.Errorf("no case refuses under enforce for %s", r)
 		}
@@ -145,6 +164,18 @@ func TestAdmissionVectorsRunner(t *testing.T) {
 			if string(v.Verdict) != c.Expect.Verdict || v.Rule != c.Expect.Rule {
 				t.Errorf("got %s %s, want %s %s; findings %v", v.Verdict, v.Rule, c.Expect.Verdict, c.Expect.Rule, v.Failed)
 			}
+			if got := failedRules(v); !slices.Equal(got, c.Expect.Failed) {
+				t.Errorf("failed %q, want %q: %v", got, c.Expect.Failed, v.Failed)
+			}
 		})
 	}
+}
+
+// failedRules returns the rule ids of v's findings, in order.
+func failedRules(v *verify.Verdict) []string {
+	out := []string{}
+	for _, f := range v.Failed {
+		out = append(out, f.Rule)
+	}
+	return out
 }

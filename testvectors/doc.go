@@ -44,53 +44,120 @@
 // authority log's clock is fixed at t0, so its checkpoints' signed times
 // are too), and a test fails when the committed file differs.
 //
-// A ledger ([AdmissionLedger]) is portable: "export" is, base64, the
-// bytes `writ ledger export` writes (ledger.Export; the format is
-// documented in package ledger): a CBOR sequence of a header
-// {"format": "writ-ledger-export", "v": 2, "logs": 1} and one "authority"
-// section, its latest signed C2SP checkpoint and its entries, each batch
-// preceded by the signed, timestamped checkpoint the log wrote for it
-// (the time the log accepted the batch's records). "authority_vkey" is
-// the signed-note verifier key those checkpoints must verify under, and
-// "trust_root" is "sha256:" and the hex SHA-256 of entry 0, the root
-// record as signed. The one ledger, "main", holds: a root of key 0x01;
-// key 0x03 may pin agent and script-agent; keys 0x04, 0x05 and 0x06 may
-// instruct deploy/* on runner-* (0x06 only from t0 + 2 days); pins of
-// agent and script-agent v1.0.0 for linux/amd64; a revocation of key
-// 0x05; and a quarantine of runner-q until t0 + 7 days. Key 0x02 signs
-// the checkpoints; key 0x09 appears nowhere.
+// The file's top-level "t0" is the vectors' fixed instant, Unix seconds
+// (1796000000, 2026-11-29T22:13:20Z): every authority record is issued
+// at t0 - 3600, the authority log accepts its one batch at t0, and a
+// runner judges at t0 + 3600 unless a case's "now" says otherwise.
 //
-// A case ([AdmissionCase]) names its ledger and gives "dispatch" (hex: the
-// bytes the control plane sent), "files" (file name to contents, base64),
+// In the JSON, byte strings of the ledger and files ("export", each
+// value of "files") are standard base64 with padding (RFC 4648 §4);
+// "dispatch" is lowercase hex; "trust_root" is "sha256:" and 64
+// lowercase hex digits; times are Unix seconds; key ids are 64 lowercase
+// hex digits, SHA-256 of the key's PKIX DER encoding.
+//
+// A ledger ([AdmissionLedger]) is portable: "export" is the bytes `writ
+// ledger export` writes (ledger.Export). Its format is specified, with a
+// CDDL grammar, in the doc of ledger.ExportReader (`go doc
+// github.com/writ-ledger/writ/ledger ExportReader`): a CBOR sequence
+// (RFC 8742) of a header {"format": "writ-ledger-export", "v": 2,
+// "logs": 1} and one "authority" section with "history": true: the
+// section's header (its origin, vkey, size and latest signed C2SP
+// checkpoint), then each batch of entries preceded by the signed
+// checkpoint the log wrote for that batch, whose tree size is the index
+// just past the batch's last entry. An entry is a record exactly as
+// signed: a tagged COSE_Sign1 (one signer) or COSE_Sign (several signers) of
+// a record of schemas/writ.cddl.
+//
+// The time a batch was accepted is carried by its checkpoint, a C2SP
+// signed note (c2sp.org/signed-note) whose body is a tlog-checkpoint
+// (c2sp.org/tlog-checkpoint: origin, tree size, base64 root hash, one
+// per line). Below the blank line the log key signs it twice, both
+// lines "— <origin> <base64>": a signed-note Ed25519 signature, and a
+// C2SP tlog-cosignature (c2sp.org/tlog-cosignature, cosignature/v1),
+// whose base64 is the 4-byte key hash (the first 4 bytes of
+// SHA-256(origin || "\n" || 0x04 || public key)), the 8-byte big-endian
+// Unix time t, and the 64-byte Ed25519 signature of
+// "cosignature/v1\ntime <t>\n" followed by the checkpoint body. That t is
+// the batch's accepted time (ledger.CheckpointTime reads it). Both
+// verify under "authority_vkey", a signed-note verifier key
+// <origin>+<8 hex digits of the signed-note key hash>+<base64 of 0x01
+// and the 32-byte Ed25519 public key>: the key a runner trusts from
+// outside the ledger. "trust_root" is the digest of entry 0, the root
+// record as signed.
+//
+// The one ledger, "main", holds: a root of key 0x01;
+// key 0x03 may pin agent, script-agent and stale-agent; keys 0x04, 0x05
+// and 0x06 may instruct deploy/* on runner-* (0x06 only from t0 + 2
+// days); pins of agent and script-agent v1.0.0 for linux/amd64 expiring
+// at t0 + 90 days, and of stale-agent (the agent's bytes) expiring at
+// t0 + 30 minutes; a revocation of key 0x05; and a quarantine of
+// runner-q until t0 + 7 days. Key 0x02 signs the checkpoints; key 0x09
+// appears nowhere; key 0x01, the root's, holds no delegation.
+//
+// A case ([AdmissionCase]) names its ledger and gives "dispatch" (the
+// bytes the control plane sent), "files" (file name to contents),
 // "agent_binary" (which of those files the runner would execute as the
 // agent), "runner" ([AdmissionRunner]: "mode" off, warn or enforce;
 // "machine"; "platform", the GOOS/GOARCH pins are looked up for; "now",
-// the runner's clock in Unix seconds, UTC) and "expect" ("verdict":
-// admitted, admitted-unsigned, would-refuse or refused; "rule": an id of
-// package verify's vocabulary, `writ admit --rules`). A runner must:
+// the runner's clock) and "expect" ("verdict": admitted,
+// admitted-unsigned, would-refuse or refused; "rule": an id of package
+// verify's vocabulary, `writ admit --rules`; "failed": every rule id the
+// dispatch fails, in the order writ reports them, empty for ok).
+//
+// A dispatch is either a signed instruction or a bare one. Signed, it is
+// a COSE_Sign1 (RFC 9052) with CBOR tag 18: [protected, unprotected,
+// payload, signature], where protected is the byte string of the map
+// {1: -8 (alg EdDSA; writ also accepts -19, Ed25519), 3:
+// "application/vnd.writ.instruction+cbor" (content type: the record
+// kind), 4: the signer's 32-byte key id (kid)}, unprotected is the empty
+// map, payload is the instruction record, and signature is the Ed25519
+// signature of the Sig_structure ["Signature1", protected, an empty byte
+// string, payload] (RFC 9052 §4.4). Bare, it is the instruction record alone. The record
+// is the CDDL "instruction" of schemas/writ.cddl, a map with text keys in
+// Core Deterministic Encoding (RFC 8949 §4.2.1); everything is decoded
+// strictly (canonical encoding, no unknown field or header label), and
+// anything else is malformed-dispatch. The signer's kid is looked up
+// among the keys the ledger introduced (root keys and delegates, whose
+// records carry the raw 32-byte key).
+//
+// A runner must:
 //
 //  1. import the export as a replica: verify every checkpoint under
 //     authority_vkey and every entry against the signed tree, replay each
-//     record at the time its batch was accepted (the authority rules of
-//     package delegation), and refuse the ledger unless entry 0 hashes to
-//     trust_root;
+//     record in order at the time its batch was accepted (the authority
+//     rules of package delegation, its package doc), and refuse the
+//     ledger unless entry 0 hashes to trust_root. A record's issued_at
+//     must lie within [accepted - 24h, accepted + 5m]
+//     (delegation.MaxRecordAge, delegation.MaxClockSkew), else rule
+//     issued-at-range, and its signer must hold the authority both at
+//     issued_at and at the accepted time; here every record is issued at
+//     t0 - 3600 and accepted at t0;
 //  2. write the case's files into one directory;
 //  3. set its clock to now for the whole admission, and its mode, machine
 //     and platform; every other setting is at its default (no decision
 //     history or high-water marks, no ledger age limit, no witness
 //     policy, no receipt, no R30 workspace, no --refuse, no engine, no
 //     provision directory);
-//  4. judge the dispatch, hashing the agent file and reading its Go build
+//  4. judge the dispatch, hashing the agent file (SHA-256, against the
+//     pin's "sha256:" digest and size) and reading its Go build
 //     information there, and report the verdict and rule.
 //
-// Every case fails at most one check, so the rule does not depend on the
-// order an implementation checks in. The verdict follows package verify:
-// integrity rules (wrong-machine, agent-digest-mismatch,
-// malformed-dispatch) and quarantined refuse in every mode; any other
-// finding refuses under enforce, gives would-refuse under warn, and is
-// admitted under off, as admitted-unsigned when no verified, delegated
-// signature stands behind the dispatch (unsigned, unknown-key,
-// out-of-scope).
+// Patterns in delegations ("streams", "machines", "artifacts") match as
+// schemas.Match does (Go's path.Match over the restricted pattern
+// alphabet): '*' matches any run of characters, possibly empty, within
+// one '/'-separated segment (it never matches '/'); every other character
+// matches itself. So deploy/* matches deploy/web, but neither deploy/web/x
+// nor billing/invoices.
+//
+// Every window includes its start and excludes its end, in Unix seconds:
+// a delegation is valid for not_before <= t < not_after, an instruction
+// for not_before <= now < expires (instruction-not-yet-valid before,
+// instruction-expired from expires on), a pin until now < expires
+// (pin-expired from expires on), a root until t < expires
+// (root-expired), and a quarantine from the time the ledger accepted it
+// until now < until (until 0: until lifted). An instruction's authority
+// is checked at now and at its issued_at; an issued_at more than 5
+// minutes after now is itself instruction-not-yet-valid.
 //
 // The agent files are not real programs. "agent" is a 446-byte ELF64 file
 // whose only content is a Go build-information blob (the debug/buildinfo
