@@ -34,12 +34,24 @@ var verdictDefs = []verdictDef{
 	{"admitted", verify.Admitted, "run: every check passed (rule ok), or, under mode off, a rule the mode governs failed with a verified signature by a key delegated for the dispatch behind it (its rule names the failure; it counts in enforce would refuse)"},
 	{"unsigned", verify.AdmittedUnsigned, "run under mode off although a rule the mode governs failed, with no verified signature by a key delegated for the dispatch behind it (none, an unknown key, or a key not delegated for it)"},
 	{"would", verify.WouldRefuse, "run under mode warn although a rule the mode governs failed, signed or not"},
-	{"refused", verify.Refused, "not run: under mode enforce, any rule failed; in every mode, an integrity, content or internal rule failed (such as agent-digest-mismatch, replay, wrong-machine, agent-binary-unreadable) or one the runner refuses in every mode (--refuse)"},
+	{"refused", verify.Refused, "not run: under mode enforce, any rule failed; in every mode, an integrity, content or internal rule failed (such as agent-digest-mismatch, replay, wrong-machine, agent-binary-unreadable), " + alwaysGoverned() + ", or one the runner refuses in every mode (--refuse)"},
+}
+
+// alwaysGoverned names the rules of a governed class that refuse in every
+// mode all the same (rules.Rule.Always), from the rule table.
+func alwaysGoverned() string {
+	var ids []string
+	for _, r := range verify.Rules {
+		if r.Always && r.Class.Governed() {
+			ids = append(ids, r.ID)
+		}
+	}
+	return strings.Join(ids, " or ")
 }
 
 // governedNote says which rules the mode governs and why the per-day
 // enforce-would-refuse count can exceed the would-refuse segment.
-const governedNote = "The mode governs the rules of authenticity, authority, freshness and provenance (unsigned, unknown-key, out-of-scope, expired, unknown-build...); the others refuse in every mode. Enforce would refuse counts every decision run although a rule failed: admitted-unsigned, would-refuse, and admissions under mode off with a failed rule, so on a day it can exceed the would-refuse segment."
+var governedNote = "The mode governs the rules of authenticity, authority, freshness and provenance (unsigned, unknown-key, out-of-scope, expired, unknown-build...), except " + alwaysGoverned() + "; the others refuse in every mode. Enforce would refuse counts every decision run although a rule failed: admitted-unsigned, would-refuse, and admissions under mode off with a failed rule, so on a day it can exceed the would-refuse segment."
 
 // ruleCount is one rule and its count.
 type ruleCount struct {
@@ -99,7 +111,7 @@ func auditHTML(rep *verify.Report) ([]byte, error) {
 		"Rep": rep, "Dims": dimensions(rep), "Share": fmt.Sprintf("%.1f", 100*rep.Traffic.UnsignedShare),
 		"Title": title, "From": from, "To": to, "Made": clock(rep.AuditedAt), "Version": version(),
 		"Trust": trustLines(rep), "Independent": rep.Trust != nil && rep.Trust.Independent, "NotIndependent": notIndependent,
-		"Witness": witness, "DecisionEntries": decisionEntries, "WouldRules": byCount(rep.Traffic.WouldRefuseByRule),
+		"Witness": witness, "DecisionEntries": decisionEntries, "WouldRules": byCount(rep.Traffic.WouldRefuseByRule), "AlwaysRules": alwaysGoverned(),
 		"Legend": verdictDefs, "GovernedNote": governedNote,
 		"FlaggedCut": listedPage(len(rep.Traffic.FlaggedBuilds), rep.Traffic.FlaggedBuildsTotal),
 		"EventsCut":  listedPage(len(rep.Traffic.AuthorityEvents), rep.Traffic.AuthorityEventsTotal),

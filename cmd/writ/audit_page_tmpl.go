@@ -52,7 +52,7 @@ dl.bound{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margi
 {{if .WouldRules}}<div class="sum" id="would-sum">= {{range $i, $r := .WouldRules}}{{if $i}} + {{end}}<span data-k="would_refuse_rule:{{$r.Rule}}">{{num $r.N}}</span> {{$r.Rule}}{{end}}</div>{{end}}
 <div class="def">decisions run although a rule failed (runners in mode off or warn), by that rule: the admitted-unsigned and would-refuse verdicts, and admissions under off with a failed rule.</div></div>
 <div class="card{{if index .Rep.ByVerdict "refused"}} bad{{end}}"><span class="what">Refused</span><span class="n" data-k="verdict:refused">{{num (index .Rep.ByVerdict "refused")}}</span>
-<div class="def">dispatches not run: any failed rule under mode enforce, an integrity, content or internal rule in every mode.</div></div>
+<div class="def">dispatches not run: any failed rule under mode enforce; in every mode, an integrity, content or internal rule, {{.AlwaysRules}}, or a rule given to --refuse.</div></div>
 <div class="card{{if .Rep.Traffic.FlaggedBuildsTotal}} warn{{end}}"><span class="what">Flagged builds admitted</span><span class="n" data-k="total:flagged_builds_admitted">{{num .Rep.Traffic.FlaggedBuildsTotal}}</span>
 <div class="def">binaries admitted while their build metadata said dirty or of unknown source.</div></div>
 </div>

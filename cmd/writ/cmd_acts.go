@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -62,8 +63,13 @@ func revocationTarget(c *cli.Context, v string) (string, error) {
 	if over {
 		return "", inputErr(fmt.Errorf("--target %s: larger than %d bytes, the most a signed record or a public key file can be", v, maxRevocationTarget))
 	}
-	if k, err := sign.ParsePublicKeyPEM(data); err == nil {
+	k, err := sign.ParsePublicKeyPEM(data)
+	switch {
+	case err == nil:
 		return k.ID(), nil
+	case errors.Is(err, sign.ErrPrivateKeyFile):
+		// Its digest would revoke nothing: name the mix-up.
+		return "", inputErr(fmt.Errorf("--target %s: %w", v, err))
 	}
 	return schemas.SHA256Digest(data), nil
 }

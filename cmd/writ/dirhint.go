@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,7 +44,9 @@ func explainDirectory(args []string, err error) error {
 		flags, positional = args[:i], args[i+1:]
 	}
 	if slices.Contains(positional, pe.Path) {
-		return directoryErr("", pe.Path)
+		e := directoryErr("", pe.Path)
+		e.(*exitError).err.(*dirError).what = "the argument " + pe.Path
+		return e
 	}
 	flag := ""
 	for i, a := range flags {
@@ -75,9 +76,11 @@ func explainDirectory(args []string, err error) error {
 }
 
 // directoryErr is the bad input of a directory given where a file is
-// read: as --flag, or (flag "") as an argument.
+// read: as --flag, or (flag "") as an argument or where the command line
+// does not say. It wraps a *fs.PathError with EISDIR, so explainDirectory
+// can name the flag when the path is a flag's value.
 func directoryErr(flag, path string) error {
-	what := "the argument " + path
+	what := path
 	if flag != "" {
 		what = "--" + flag + " " + path
 	}
@@ -88,5 +91,15 @@ func directoryErr(flag, path string) error {
 	if _, serr := os.Stat(filepath.Join(path, ledger.AuthorityDir)); serr == nil {
 		hints = append(hints, path+" is a ledger directory: a ledger is given with --dir (or --ledger)")
 	}
-	return &exitError{code: exitUsage, err: fmt.Errorf("%s is a directory; a file is expected here", what), hints: hints}
+	return &exitError{code: exitUsage, err: &dirError{what: what, pe: &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}}, hints: hints}
 }
+
+// dirError says that what (a flag and its value, or a path) is a
+// directory where a file is read; it unwraps to the EISDIR path error.
+type dirError struct {
+	what string
+	pe   *fs.PathError
+}
+
+func (e *dirError) Error() string { return e.what + " is a directory; a file is expected here" }
+func (e *dirError) Unwrap() error { return e.pe }

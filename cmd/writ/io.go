@@ -38,11 +38,8 @@ func readInput(c *cli.Context, path string, limit int64) ([]byte, bool, error) {
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.IsDir() {
-			var hints []string
-			if _, err := os.Stat(filepath.Join(path, ledger.AuthorityDir)); err == nil {
-				hints = append(hints, fmt.Sprintf("%s is a ledger directory: a ledger is given with --dir (or --ledger)", path))
-			}
-			return nil, false, inputErr(fmt.Errorf("%s is a directory; a file is expected here", path), hints...)
+			// explainDirectory names the flag or argument it was given as.
+			return nil, false, directoryErr("", path)
 		}
 		r = f
 	}

@@ -55,7 +55,7 @@ func TestAuditPageRendering(t *testing.T) {
 		`<li><span class="swatch admitted"></span><span><b>admitted</b>: run: every check passed (rule ok), or, under mode off, a rule the mode governs failed with a verified signature by a key delegated for the dispatch behind it (its rule names the failure; it counts in enforce would refuse)</span></li>`,
 		`<li><span class="swatch unsigned"></span><span><b>admitted-unsigned</b>: run under mode off although a rule the mode governs failed, with no verified signature by a key delegated for the dispatch behind it (none, an unknown key, or a key not delegated for it)</span></li>`,
 		`<li><span class="swatch would"></span><span><b>would-refuse</b>: run under mode warn although a rule the mode governs failed, signed or not</span></li>`,
-		`<li><span class="swatch refused"></span><span><b>refused</b>: not run: under mode enforce, any rule failed; in every mode, an integrity, content or internal rule failed (such as agent-digest-mismatch, replay, wrong-machine, agent-binary-unreadable) or one the runner refuses in every mode (--refuse)</span></li>`,
+		`<li><span class="swatch refused"></span><span><b>refused</b>: not run: under mode enforce, any rule failed; in every mode, an integrity, content or internal rule failed (such as agent-digest-mismatch, replay, wrong-machine, agent-binary-unreadable), bad-signature or quarantined, or one the runner refuses in every mode (--refuse)</span></li>`,
 		"so on a day it can exceed the would-refuse segment.",
 		`rotate(-90)" text-anchor="middle">decisions</text>`,
 		`<span class="n" data-k="total:entries_verified">1,250,009</span>`,

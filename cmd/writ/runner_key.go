@@ -129,7 +129,9 @@ func isLedgerDir(dir string) error {
 	if filepath.Base(filepath.Clean(dir)) == ledger.AuthorityDir {
 		hint = "--ledger " + filepath.Dir(filepath.Clean(dir)) + ": the ledger is the directory above " + ledger.AuthorityDir + "/"
 	} else if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		hint = dir + " is a file: import an export first (writ ledger import --dir DIR " + dir + ") and give --ledger DIR"
+		hint = dir + " is a file, not a ledger directory; a runner's ledger is made by writ ledger import --dir DIR from an export (writ ledger export), or synced with writ ledger sync --dir DIR"
+	} else if err != nil {
+		hint = dir + " does not exist; " + hint
 	}
 	return inputErr(fmt.Errorf("--ledger %s: %w: it holds no %s log", dir, ledger.ErrNotALog, ledger.AuthorityDir), hint)
 }
