@@ -17,26 +17,7 @@ import (
 // cause (errors.As) and evidence another tool can check: both signed
 // checkpoints, the trusted one from the state file, as they were read.
 func TestAuditForkEvidence(t *testing.T) {
-	logKey := testkit.Key(t, 50)
-	a := auditLedger(t, logKey, testkit.Key(t, 51), "")
-	b := filepath.Join(t.TempDir(), "fork")
-	if out, err := exec.Command("cp", "-r", a, b).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	root, op := testkit.Key(t, 1), testkit.Key(t, 10)
-	var vkey string
-	for dir, stream := range map[string]string{a: "team/a", b: "team/b"} {
-		l := openAuthority(t, filepath.Join(dir, ledger.AuthorityDir), logKey, nil)
-		vkey = l.VerifierKey()
-		if _, err := l.Append([][]byte{testkit.Seal(t, testkit.Delegation(op, []string{"instruct"}, stream, "m"), root)}); err != nil {
-			t.Fatal(err)
-		}
-		l.Close()
-	}
-	state := filepath.Join(t.TempDir(), "auditor.json")
-	if rep, err := verify.Audit(a, verify.AuditOptions{StateFile: state}); err != nil || !rep.OK {
-		t.Fatalf("the first audit: %+v %v", rep.Failure, err)
-	}
+	_, b, vkey, state := forkedAfterAudit(t)
 	rep, err := verify.Audit(b, verify.AuditOptions{StateFile: state})
 	if err != nil || rep.OK || rep.Failure.Log != "authority" {
 		t.Fatalf("the fork's audit: %+v %v", rep.Failure, err)
@@ -55,4 +36,31 @@ func TestAuditForkEvidence(t *testing.T) {
 			t.Errorf("%s checkpoint %q does not verify under the log key: %v", side, signed, err)
 		}
 	}
+}
+
+// forkedAfterAudit makes a ledger a and a fork b of it (same log key, one
+// more authority record each, different), audits a with a new auditor
+// state, and returns both, the log's verifier key and the state file.
+func forkedAfterAudit(t *testing.T) (a, b, vkey, state string) {
+	t.Helper()
+	logKey := testkit.Key(t, 50)
+	a = auditLedger(t, logKey, testkit.Key(t, 51), "")
+	b = filepath.Join(t.TempDir(), "fork")
+	if out, err := exec.Command("cp", "-r", a, b).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	root, op := testkit.Key(t, 1), testkit.Key(t, 10)
+	for dir, stream := range map[string]string{a: "team/a", b: "team/b"} {
+		l := openAuthority(t, filepath.Join(dir, ledger.AuthorityDir), logKey, nil)
+		vkey = l.VerifierKey()
+		if _, err := l.Append([][]byte{testkit.Seal(t, testkit.Delegation(op, []string{"instruct"}, stream, "m"), root)}); err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+	}
+	state = filepath.Join(t.TempDir(), "auditor.json")
+	if rep, err := verify.Audit(a, verify.AuditOptions{StateFile: state}); err != nil || !rep.OK {
+		t.Fatalf("the first audit: %+v %v", rep.Failure, err)
+	}
+	return a, b, vkey, state
 }

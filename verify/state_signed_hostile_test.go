@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -19,26 +16,7 @@ import (
 // signature) never reaches the evidence: the note is dropped when the
 // state is read, and the audit still judges by the trusted root.
 func TestHostileStateSigned(t *testing.T) {
-	logKey := testkit.Key(t, 50)
-	a := auditLedger(t, logKey, testkit.Key(t, 51), "")
-	b := filepath.Join(t.TempDir(), "fork")
-	if out, err := exec.Command("cp", "-r", a, b).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	root, op := testkit.Key(t, 1), testkit.Key(t, 10)
-	var vkey string
-	for dir, stream := range map[string]string{a: "team/a", b: "team/b"} {
-		l := openAuthority(t, filepath.Join(dir, ledger.AuthorityDir), logKey, nil)
-		vkey = l.VerifierKey()
-		if _, err := l.Append([][]byte{testkit.Seal(t, testkit.Delegation(op, []string{"instruct"}, stream, "m"), root)}); err != nil {
-			t.Fatal(err)
-		}
-		l.Close()
-	}
-	state := filepath.Join(t.TempDir(), "auditor.json")
-	if rep, err := verify.Audit(a, verify.AuditOptions{StateFile: state}); err != nil || !rep.OK {
-		t.Fatalf("the first audit: %+v %v", rep.Failure, err)
-	}
+	_, b, vkey, state := forkedAfterAudit(t)
 	raw, _ := os.ReadFile(state)
 	var m map[string]any
 	json.Unmarshal(raw, &m)
