@@ -46,8 +46,12 @@ func (t Trust) checkWitnessed(l *ledger.Log, vkey string, cp ledger.Checkpoint, 
 	if err != nil {
 		return nil, err
 	}
-	if got, err := ledger.OpenCheckpoint(cosigned, vkey); err != nil || got != cp {
-		return nil, fmt.Errorf("the cosigned checkpoint is not the verified one (%+v, %w)", got, err)
+	got, err := ledger.OpenCheckpoint(cosigned, vkey)
+	if err != nil {
+		return nil, fmt.Errorf("the cosigned checkpoint: %w", err)
+	}
+	if got != cp {
+		return nil, fmt.Errorf("the cosigned checkpoint is not the verified one (%+v)", got)
 	}
 	w, err := t.Policy.Check(cosigned, vkey, now)
 	if err != nil {
