@@ -55,6 +55,9 @@ func (m *module) generate(u *TokenURI, sh pkcs11.SessionHandle) (*PrivateKey, er
 	if len(id) == 0 {
 		var err error
 		if id, err = m.ctx.GenerateRandom(sh, tokenKeyIDSize); err != nil || len(id) != tokenKeyIDSize {
+			if err == nil {
+				err = fmt.Errorf("%d bytes, not %d", len(id), tokenKeyIDSize)
+			}
 			return nil, fmt.Errorf("%s: %w: C_GenerateRandom for the new key's CKA_ID: %w", u, ErrToken, err)
 		}
 	}

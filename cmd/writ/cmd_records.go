@@ -141,7 +141,10 @@ func previousRoot(c *cli.Context) (*schemas.Root, error) {
 		return nil, inputErr(fmt.Errorf("--previous %s: %w", path, err))
 	}
 	rec, err := schemas.Decode(schemas.KindRoot, env.Payload)
-	if err != nil || env.Kind != schemas.KindRoot {
+	if err == nil && env.Kind != schemas.KindRoot {
+		err = fmt.Errorf("a %s record", env.Kind)
+	}
+	if err != nil {
 		return nil, inputErr(fmt.Errorf("--previous %s: not a root record: %w", path, err))
 	}
 	return rec.(*schemas.Root), nil

@@ -58,7 +58,10 @@ func BuildLitewitness(dir string) (LitewitnessBinaries, error) {
 	var b LitewitnessBinaries
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	if err != nil || root == "." || strings.TrimSpace(string(gomod)) == os.DevNull {
+	if err == nil && (root == "." || strings.TrimSpace(string(gomod)) == os.DevNull) {
+		err = errors.New("not in a module")
+	}
+	if err != nil {
 		return b, fmt.Errorf("testkit: %w: no module root from `go env GOMOD` (%w)", ErrNoLitewitness, err)
 	}
 	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), LitewitnessPackage, WitnessctlPackage)

@@ -86,6 +86,9 @@ func StartNginx(root string) (url string, stop func() error, err error) {
 		return "", nil, fmt.Errorf("testkit: nginx root: %w", err)
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
 		return "", nil, fmt.Errorf("testkit: nginx root %s is not a directory (%w)", root, err)
 	}
 	if err := confSafe(root); err != nil {
