@@ -144,7 +144,7 @@ func audit(c *cli.Context) error {
 		if rep.DecisionLog != nil {
 			logged = rep.DecisionLog.Size
 		}
-		lines := []string{fmt.Sprintf("ok: %d entries verified (%d authority, %d decisions)", rep.EntriesVerified, rep.AuthorityEntries, logged)}
+		lines := []string{fmt.Sprintf("ok: %s verified (%d authority, %d decisions)", plural(rep.EntriesVerified, "entry", "entries"), rep.AuthorityEntries, logged)}
 		if rep.Authority != nil {
 			lines = append(lines, fmt.Sprintf("authority checkpoint: %s size %d root %s", rep.Authority.Origin, rep.Authority.Size, rep.Authority.RootHash))
 		}
