@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,10 +23,12 @@ import (
 // store, read-only or not, so a damaged or replaced MANIFEST would make
 // even `writ ledger verify` destroy the evidence. Under the directory lock
 // Badger itself uses (flock on the directory), checkStore replays the
-// MANIFEST with Badger's own reader and refuses, as an *IntegrityError,
-// a store holding a table the MANIFEST does not list or listing one that
-// is missing; ErrLocked when another process holds the store. With
-// shared set it takes the lock shared, as a read-only open does.
+// MANIFEST with Badger's own reader, sets aside every table the MANIFEST
+// does not list (setAside; a read-only open refuses instead, saying how
+// to recover), and refuses, as an *IntegrityError, a store whose MANIFEST
+// lists a table that is missing or damaged; ErrLocked when another
+// process holds the store. With shared set it takes the lock shared, as a
+// read-only open does.
 func checkStore(dir string, shared bool) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -69,20 +72,21 @@ func checkStore(dir string, shared bool) error {
 	if err != nil {
 		return &IntegrityError{Index: -1, What: "store MANIFEST unreadable", Detail: err.Error() + "; refusing to open"}
 	}
-	var maxListed uint64
-	for id := range m.Tables {
-		maxListed = max(maxListed, id)
-	}
+	// Every table the MANIFEST does not list is set aside, whatever its
+	// number: Badger numbers a table when it starts writing it, and its
+	// compactions and flushes run concurrently, so a writer killed while
+	// one was being written can leave an unlisted table older than a
+	// listed one (TestCrashConsistency met it). Its data is still in the
+	// tables it was compacted from or in the write-ahead log; if it is not
+	// (a damaged MANIFEST), verification finds what the store lacks, and
+	// the table is kept as evidence.
 	var leftovers []uint64
 	for id := range tables {
-		if _, ok := m.Tables[id]; ok {
-			continue
+		if _, ok := m.Tables[id]; !ok {
+			leftovers = append(leftovers, id)
 		}
-		if id < maxListed {
-			return &IntegrityError{Index: -1, What: "store MANIFEST", Detail: fmt.Sprintf("table %06d.sst is not listed, and tables after it are; the MANIFEST was damaged or replaced; refusing to open (Badger would delete the table)", id)}
-		}
-		leftovers = append(leftovers, id)
 	}
+	slices.Sort(leftovers)
 	if len(leftovers) > 0 {
 		if err := setAside(dir, leftovers, shared); err != nil {
 			return err
@@ -103,13 +107,13 @@ func checkStore(dir string, shared bool) error {
 // MANIFEST does not list are set aside (DIR + UnlistedSuffix).
 const UnlistedSuffix = ".unlisted-tables"
 
-// setAside moves tables newer than every table the MANIFEST lists out of
-// the store, into DIR.unlisted-tables, instead of letting Badger delete
-// them. That is the shape a writer killed between writing a table and
-// recording it leaves (its data is still in the write-ahead log Badger
-// replays); it is also what a truncated MANIFEST looks like, so the
-// files are kept as evidence, and verification then finds what the store
-// lacks. A read-only open cannot move files: it refuses, saying how to
+// setAside moves the tables the MANIFEST does not list out of the store,
+// into DIR.unlisted-tables, instead of letting Badger delete them. That
+// is the shape a writer killed between writing a table and recording it
+// leaves (its data is still in the tables it compacts or the write-ahead
+// log Badger replays); it is also what a truncated or edited MANIFEST
+// looks like, so the files are kept as evidence, and verification then
+// finds what the store lacks. A read-only open cannot move files: it refuses, saying how to
 // recover.
 func setAside(dir string, ids []uint64, readOnly bool) error {
 	if readOnly {
@@ -121,7 +125,14 @@ func setAside(dir string, ids []uint64, readOnly bool) error {
 	}
 	for _, id := range ids {
 		name := fmt.Sprintf("%06d.sst", id)
-		if err := os.Rename(filepath.Join(dir, name), filepath.Join(aside, name)); err != nil {
+		to := filepath.Join(aside, name)
+		for n := 1; ; n++ { // never over a table set aside before
+			if _, err := os.Lstat(to); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			to = filepath.Join(aside, fmt.Sprintf("%s.%d", name, n))
+		}
+		if err := os.Rename(filepath.Join(dir, name), to); err != nil {
 			return err
 		}
 	}
