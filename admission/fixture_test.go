@@ -27,16 +27,10 @@ import (
 var agentPath string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "writ-admission-agent-")
-	if err == nil {
-		agentPath, err = testkit.BuildAgentIn(dir, testkit.BuildOptions{})
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "building the test agent:", err)
-		os.Exit(2)
-	}
+	var remove func()
+	agentPath, remove = testkit.AgentForMain("writ-admission-agent-")
 	code := m.Run()
-	os.RemoveAll(dir)
+	remove()
 	os.Exit(code)
 }
 

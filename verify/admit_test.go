@@ -29,16 +29,10 @@ const (
 var agentPath string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "writ-verify-agent-")
-	if err == nil {
-		agentPath, err = testkit.BuildAgentIn(dir, testkit.BuildOptions{})
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "building the test agent:", err)
-		os.Exit(2)
-	}
+	var remove func()
+	agentPath, remove = testkit.AgentForMain("writ-verify-agent-")
 	code := m.Run()
-	os.RemoveAll(dir)
+	remove()
 	if code == 0 && flag.Lookup("test.run").Value.String() == "" && flag.Lookup("test.skip").Value.String() == "" {
 		code = checkRuleCoverage()
 	}

@@ -57,7 +57,24 @@ func BuildAgent(t testing.TB, o BuildOptions) string {
 	return p
 }
 
-// BuildAgentIn is BuildAgent into dir, for a TestMain that builds once.
+// AgentForMain builds the test agent once for a package's TestMain, in a
+// new temporary directory named after prefix, and returns its path and
+// the function that removes it. It cannot fail a test yet: on a build
+// error it says so on stderr and exits 2.
+func AgentForMain(prefix string) (path string, remove func()) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err == nil {
+		path, err = BuildAgentIn(dir, BuildOptions{})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building the test agent:", err)
+		os.Exit(2)
+	}
+	return path, func() { os.RemoveAll(dir) }
+}
+
+// BuildAgentIn is BuildAgent into dir (the benchmarks' agents, and
+// AgentForMain).
 func BuildAgentIn(dir string, o BuildOptions) (string, error) {
 	var firstErr error
 	write := func(name, body string) {
