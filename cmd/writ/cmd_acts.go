@@ -29,7 +29,7 @@ func revokeCommand() *cli.Command {
 			}
 			rec := &schemas.Revocation{V: schemas.SchemaVersion, Target: target, Reason: c.String("reason"), IssuedAt: time.Now().Unix()}
 			if err := rec.Validate(); err != nil {
-				return inputErr(err)
+				return fieldFlagErr(c, err)
 			}
 			keys, err := loadSigningKeys(c, c.StringSlice("key"))
 			if err != nil {
@@ -91,7 +91,7 @@ func issuerCommand() *cli.Command {
 			rec := &schemas.Issuer{V: schemas.SchemaVersion, Issuer: c.String("issuer"), JWKSURI: c.String("jwks-uri"),
 				Audiences: slices.Compact(aud), IssuedAt: time.Now().Unix()}
 			if err := rec.Validate(); err != nil {
-				return inputErr(err)
+				return fieldFlagErr(c, err)
 			}
 			keys, err := loadSigningKeys(c, c.StringSlice("key"))
 			if err != nil {
@@ -127,7 +127,7 @@ func quarantineCommand() *cli.Command {
 				rec.Until = t.Unix()
 			}
 			if err := rec.Validate(); err != nil {
-				return inputErr(err)
+				return fieldFlagErr(c, err)
 			}
 			keys, err := loadSigningKeys(c, c.StringSlice("key"))
 			if err != nil {

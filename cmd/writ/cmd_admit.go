@@ -106,7 +106,7 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	if err != nil {
 		return nil, usageErr("--%v", err)
 	}
-	refuse, err := verify.ParseRefuse(c.StringSlice("refuse"))
+	refuse, err := verify.ParseRefuse(commaList(c.StringSlice("refuse")))
 	if err != nil {
 		return nil, usageErr("--refuse %v", err)
 	}

@@ -42,7 +42,7 @@ func oneKey(c *cli.Context, why string) (string, error) {
 func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, extra map[string]any, more ...string) error {
 	payload, err := schemas.Encode(rec)
 	if err != nil {
-		return inputErr(err)
+		return fieldFlagErr(c, err)
 	}
 	out := payload
 	if len(keys) > 0 {
@@ -157,7 +157,7 @@ func delegateCommand() *cli.Command {
 		Flags: []cli.Flag{
 			keysFlag("private key `FILE` or PKCS#11 URI (pkcs11:token=T;object=O): root keys up to the threshold, or one delegate holding delegate (re-delegation, which must narrow its own)"),
 			&cli.StringFlag{Name: "to", Required: true, Usage: "the delegate's public key `FILE`"},
-			&cli.StringSliceFlag{Name: "action", Required: true, Usage: "actions, comma-separated: instruct, pin, delegate, revoke, quarantine, issuer"},
+			&cli.StringSliceFlag{Name: "action", Required: true, Usage: "`ACTIONS` granted: one or several, comma-separated (instruct,pin), or the flag repeated: instruct, pin, delegate, revoke, quarantine, issuer"},
 			&cli.StringSliceFlag{Name: "stream", Usage: "stream `PATTERN` ('*' matches within one path segment; repeat)"},
 			&cli.StringSliceFlag{Name: "machine", Usage: "machine `PATTERN` (repeat)"},
 			&cli.StringSliceFlag{Name: "artifact", Usage: "artifact `PATTERN` for pin (repeat)"},
@@ -170,26 +170,39 @@ func delegateCommand() *cli.Command {
 	}
 }
 
-// sortedSet splits comma-separated values, sorts them and drops repeats.
-// actionSet is sortedSet for --action: the record's field rule (package
-// schemas) refuses an action it does not know.
+// actionSet reads --action, the one delegate flag documented as a list:
+// each value is one action or several separated by commas (commaList),
+// sorted and without repeats. The record's field rule (package schemas)
+// refuses an action it does not know.
 func actionSet(values []string) []schemas.Action {
 	var out []schemas.Action
-	for _, a := range sortedSet(values) {
+	for _, a := range sortedSet(commaList(values)) {
 		out = append(out, schemas.Action(a))
 	}
 	return out
 }
 
-func sortedSet(values []string) []string {
+// commaList splits each of values on commas and trims the spaces around
+// each part, for the flags whose help documents a comma-separated list
+// (--action, and --refuse of admit and admission serve). Every other
+// repeatable flag takes its value whole (DisableSliceFlagSeparator). An
+// empty part is kept, so that the record's or the rule's check refuses
+// "instruct,,pin" by name instead of reading it as two actions.
+func commaList(values []string) []string {
 	var out []string
 	for _, v := range values {
 		for _, s := range strings.Split(v, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
+			out = append(out, strings.TrimSpace(s))
 		}
 	}
+	return out
+}
+
+// sortedSet sorts values and drops repeats; each value is kept whole, as
+// typed (a pattern holding a comma or a space is refused by the record's
+// field rule, the rule every reader applies).
+func sortedSet(values []string) []string {
+	out := slices.Clone(values)
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -211,7 +224,7 @@ func delegate(c *cli.Context) error {
 	if c.Int("depth") < 0 {
 		return usageErr("--depth must not be negative")
 	}
-	if slices.Contains(c.StringSlice("action"), "delegate") && c.Int("depth") == 0 {
+	if slices.Contains(commaList(c.StringSlice("action")), "delegate") && c.Int("depth") == 0 {
 		// Valid, but the action grants nothing: every re-delegation by
 		// this key would be refused (its depth is 0).
 		diag(c, levelWarning, "--action delegate with --depth 0 (the default) lets this key re-delegate nothing: every re-delegation it signs will be refused; give --depth 1 or more for as many further links")
@@ -264,7 +277,7 @@ func pin(c *cli.Context) error {
 	if errors.Is(err, transfer.ErrDirtyBuild) || errors.Is(err, transfer.ErrUnknownBuild) {
 		return noErr(err) // a verdict on the binary, not bad input: exit 1
 	} else if err != nil {
-		return inputErr(err)
+		return fieldFlagErr(c, err)
 	}
 	path, err := oneKey(c, "a pin carries exactly one signature, by a key delegated pin")
 	if err != nil {
@@ -369,7 +382,7 @@ func instruct(c *cli.Context) error {
 		return usageErr("--claim-until needs --claim-session")
 	}
 	if err := rec.Validate(); err != nil {
-		return inputErr(err)
+		return fieldFlagErr(c, err)
 	}
 	var keys []*sign.PrivateKey
 	if !unsigned {
@@ -378,4 +391,39 @@ func instruct(c *cli.Context) error {
 		}
 	}
 	return finish(c, rec, keys, map[string]any{"instruction_id": rec.ID}, "instruction "+rec.ID+" (the id admit and audit name it by)")
+}
+
+// fieldFlags names the flag behind a record field where the names differ
+// by more than '_' for '-' and a plural 's': the delegation's key is the
+// delegate's (--to), not the signer's (--key).
+var fieldFlags = map[string]string{"delegation.key": "to"}
+
+// fieldFlagErr is inputErr for a record a signing command built that breaks
+// a field rule of its kind (schemas.FieldError): the rule every reader
+// applies. The message starts with the flag that gave the field, so the
+// operator sees which value to change ("--machine: delegation.machines:
+// pattern 0 "a,b": ...").
+func fieldFlagErr(c *cli.Context, err error) error {
+	var fe *schemas.FieldError
+	if !errors.As(err, &fe) || c.Command == nil {
+		return inputErr(err)
+	}
+	top, _, _ := strings.Cut(fe.Field, ".")
+	dashed := strings.NewReplacer("_", "-", ".", "-")
+	for _, name := range []string{fieldFlags[string(fe.Kind)+"."+top], dashed.Replace(fe.Field), dashed.Replace(top), strings.TrimSuffix(dashed.Replace(top), "s")} {
+		if name != "" && hasFlag(c.Command, name) {
+			return inputErr(fmt.Errorf("--%s: %w", name, err))
+		}
+	}
+	return inputErr(err)
+}
+
+// hasFlag reports whether cmd takes a flag called name.
+func hasFlag(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }

@@ -89,7 +89,7 @@ func downgradeCommand() *cli.Command {
 			rec := &schemas.Downgrade{V: schemas.SchemaVersion, Artifact: c.String("artifact"), Version: v, Reason: c.String("reason"),
 				IssuedAt: now.Unix(), Expires: exp.Unix()}
 			if err := rec.Validate(); err != nil {
-				return inputErr(err)
+				return fieldFlagErr(c, err)
 			}
 			keys, err := loadSigningKeys(c, c.StringSlice("key"))
 			if err != nil {

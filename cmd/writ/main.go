@@ -93,6 +93,11 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ErrWriter: stderr,
 		Version:   version(),
 		Flags:     []cli.Flag{jsonFlag},
+		// One flag value is one value: urfave/cli would split every
+		// repeatable flag's value on commas, so --machine 'a,b' signed two
+		// patterns. The flags documented as lists (--action, --refuse)
+		// split their values themselves (commaList).
+		DisableSliceFlagSeparator: true,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return usageErr("%v", err)
 		},
@@ -148,10 +153,14 @@ func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 		single, valued, text := map[string]bool{}, map[string]bool{}, []string{}
 		for _, fl := range c.Flags {
 			name := fl.Names()[0]
-			switch fl.(type) {
+			switch sf := fl.(type) {
 			case *cli.BoolFlag:
 				single[name] = name != "json" // --json goes before or after the command name
 			case *cli.StringSliceFlag:
+				// One value is one value, as typed: urfave/cli would trim
+				// the spaces around it (and, without the app's
+				// DisableSliceFlagSeparator, split it on commas).
+				sf.KeepSpace = true
 				valued[name] = true
 			case *cli.StringFlag:
 				valued[name], single[name] = true, true
