@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/writ-ledger/writ/rules"
 	"io"
 	"os"
 	"path/filepath"
@@ -232,6 +233,8 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opt
 	if local != nil {
 		if vkey == "" {
 			vkey = local.vkey
+		} else if vkey != local.vkey {
+			return importPlan{}, keyMismatch(sec.Name, "the local "+sec.Name+" log", vkey, local.vkey)
 		}
 		var err error
 		if localCP, err = local.Verify(vkey, localTimes.record); err != nil {
@@ -241,7 +244,8 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opt
 			return importPlan{}, fmt.Errorf("%w: the export's %s log and the local one differ in keeping a checkpoint history", ErrExport, sec.Name)
 		}
 		if sec.VKey != local.vkey {
-			return importPlan{}, fmt.Errorf("%w: the export's %s log is signed by %s, the local one by %s", ErrExport, sec.Name, sec.VKey, local.vkey)
+			return importPlan{}, &TrustError{Rule: rules.VKeyMismatch, Log: sec.Name, What: "the export's verifier key (the local log's is trusted)",
+				Expected: keyName(local.vkey), Found: keyName(sec.VKey), Err: fmt.Errorf("%w: %w", ErrVKeyMismatch, ErrExport)}
 		}
 	}
 	if vkey == "" {
@@ -249,7 +253,8 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opt
 	}
 	if sec.VKey != vkey {
 		// The replica stores the section's key: it must be the one trusted.
-		return importPlan{}, fmt.Errorf("%w: the export's %s section names key %s, not the trusted %s", ErrExport, sec.Name, sec.VKey, vkey)
+		return importPlan{}, &TrustError{Rule: rules.VKeyMismatch, Log: sec.Name, What: "the export's verifier key (the section names it; not the trusted one)",
+			Expected: keyName(vkey), Found: keyName(sec.VKey), Err: fmt.Errorf("%w: %w", ErrVKeyMismatch, ErrExport)}
 	}
 	if opts.Checkpoint != nil {
 		if _, err := OpenCheckpoint([]byte(sec.Checkpoint), vkey); err != nil {

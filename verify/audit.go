@@ -141,6 +141,12 @@ type AuditFailure struct {
 	Log   string `json:"log"` // "authority" or "decisions"
 	Index int64  `json:"index"`
 	Error string `json:"error"`
+	// Rule is the stable rule id of the refusal, where it has one: a
+	// trust assertion that does not hold (*ledger.TrustError:
+	// RuleVKeyMismatch, RuleRootUntrusted), a quorum missed
+	// (RuleLedgerUnwitnessed), a record refused (*delegation.RecordError),
+	// or nothing verified (rules.NothingVerified).
+	Rule string `json:"rule,omitempty"`
 	// Evidence, for a log that is not an extension of the checkpoint the
 	// auditor's state trusted (a *ledger.InconsistencyError): both
 	// checkpoints, as signed notes where known, and the failed proof, to
@@ -531,7 +537,14 @@ func failure(log string, err error) *AuditFailure {
 	case errors.As(err, &ie):
 		f.Index = ie.Index
 	case errors.As(err, &re):
-		f.Index = re.Index
+		f.Index, f.Rule = re.Index, re.Rule
+	}
+	var te *ledger.TrustError
+	switch {
+	case errors.As(err, &te):
+		f.Rule = te.Rule
+	case errors.Is(err, formats.ErrQuorum):
+		f.Rule = RuleLedgerUnwitnessed
 	}
 	if errors.As(err, &inc) {
 		ev := inc.Evidence()
