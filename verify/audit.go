@@ -176,7 +176,7 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		return nil, err
 	}
 	defer func() { auth.Close() }() // whichever open of it is current
-	tk, vkey, err := pickVKey(o.AuthorityVKey, st.AuthorityVKey, auth.VerifierKey())
+	tk, vkey, err := pickVKey("authority", o.AuthorityVKey, st.AuthorityVKey, auth.VerifierKey())
 	if err != nil {
 		return rep.fail("authority", err), nil
 	}
@@ -230,7 +230,7 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 			return nil, err
 		}
 		defer dec.Close()
-		if tk, vkey, err = pickVKey(o.DecisionsVKey, st.DecisionsVKey, dec.VerifierKey()); err == nil {
+		if tk, vkey, err = pickVKey("decisions", o.DecisionsVKey, st.DecisionsVKey, dec.VerifierKey()); err == nil {
 			rep.Trust.Decisions = tk
 			err = checkDecisionOrigin(authCP.Origin, dec.Origin(), vkey)
 		}
@@ -314,7 +314,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		if sec.Name == "decisions" {
 			given, remembered = o.DecisionsVKey, st.DecisionsVKey
 		}
-		tk, vkey, err := pickVKey(given, remembered, sec.VKey)
+		tk, vkey, err := pickVKey(sec.Name, given, remembered, sec.VKey)
 		if err != nil {
 			return rep.fail(sec.Name, err), nil
 		}
