@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/writ-ledger/writ/rules"
 	"io"
 	"os"
 	"path/filepath"
@@ -230,18 +231,9 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opt
 	var localCP Checkpoint
 	var localTimes acceptedTimes
 	if local != nil {
-		if vkey == "" {
-			vkey = local.vkey
-		}
 		var err error
-		if localCP, err = local.Verify(vkey, localTimes.record); err != nil {
-			return importPlan{}, fmt.Errorf("the local %s log: %w", sec.Name, err)
-		}
-		if local.history != sec.History {
-			return importPlan{}, fmt.Errorf("%w: the export's %s log and the local one differ in keeping a checkpoint history", ErrExport, sec.Name)
-		}
-		if sec.VKey != local.vkey {
-			return importPlan{}, fmt.Errorf("%w: the export's %s log is signed by %s, the local one by %s", ErrExport, sec.Name, sec.VKey, local.vkey)
+		if vkey, localCP, err = checkLocal(local, sec, vkey, localTimes.record); err != nil {
+			return importPlan{}, err
 		}
 	}
 	if vkey == "" {
@@ -249,7 +241,8 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opt
 	}
 	if sec.VKey != vkey {
 		// The replica stores the section's key: it must be the one trusted.
-		return importPlan{}, fmt.Errorf("%w: the export's %s section names key %s, not the trusted %s", ErrExport, sec.Name, sec.VKey, vkey)
+		return importPlan{}, &TrustError{Rule: rules.VKeyMismatch, Log: sec.Name, What: "the export's verifier key (the section names it; not the trusted one)",
+			Expected: keyName(vkey), Found: keyName(sec.VKey), Err: fmt.Errorf("%w: %w", ErrVKeyMismatch, ErrExport)}
 	}
 	if opts.Checkpoint != nil {
 		if _, err := OpenCheckpoint([]byte(sec.Checkpoint), vkey); err != nil {
@@ -308,6 +301,31 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opt
 		}
 	}
 	return importPlan{sec: *sec, before: localCP.Size, cp: cp}, nil
+}
+
+// checkLocal verifies the local log a section is imported into, under
+// vkey (the trusted key; "" for the local log's own), with record given
+// each entry's accepted time, and returns the key the section must verify
+// under and the local checkpoint. A vkey that is not the local log's, or
+// an export of another key, is a *TrustError (rules.VKeyMismatch).
+func checkLocal(local *Log, sec *ExportedLog, vkey string, record EntryFunc) (string, Checkpoint, error) {
+	if vkey == "" {
+		vkey = local.vkey
+	} else if vkey != local.vkey {
+		return "", Checkpoint{}, keyMismatch(sec.Name, "the local "+sec.Name+" log", vkey, local.vkey)
+	}
+	cp, err := local.Verify(vkey, record)
+	if err != nil {
+		return "", Checkpoint{}, fmt.Errorf("the local %s log: %w", sec.Name, err)
+	}
+	if local.history != sec.History {
+		return "", Checkpoint{}, fmt.Errorf("%w: the export's %s log and the local one differ in keeping a checkpoint history", ErrExport, sec.Name)
+	}
+	if sec.VKey != local.vkey {
+		return "", Checkpoint{}, &TrustError{Rule: rules.VKeyMismatch, Log: sec.Name, What: "the export's verifier key (the local log's is trusted)",
+			Expected: keyName(local.vkey), Found: keyName(sec.VKey), Err: fmt.Errorf("%w: %w", ErrVKeyMismatch, ErrExport)}
+	}
+	return vkey, cp, nil
 }
 
 // checkOrigins binds the sections to their roles: an authority origin is

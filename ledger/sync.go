@@ -79,6 +79,16 @@ type SyncOptions struct {
 	// Progress, when set, is told the new entries fetched and checked, of
 	// those the published checkpoint adds to the replica.
 	Progress Progress
+	// Anchor, when set, is the caller's trust assertion on what the
+	// replica already holds: it is called with the replica's entry 0,
+	// proven against the replica's signed checkpoint (Log.ProvenEntry),
+	// before anything is fetched past the published checkpoint or stored,
+	// on every path (growing, up to date, a refreshed checkpoint, a
+	// refusal of an older or forked one). An error refuses the sync as is.
+	// It is not called for a replica that holds no entry yet (Check sees
+	// every entry then), nor when Verified names the published checkpoint
+	// (the caller's state covering it was anchored when it was built).
+	Anchor func(first []byte) error
 }
 
 // Synced reports what Sync did.
@@ -97,8 +107,11 @@ type Synced struct {
 // Sync grows the replica log in directory dir from the published log at
 // src (c2sp.org/tlog-tiles, as Publish writes it), and creates it when
 // dir does not exist yet. It fetches the checkpoint, which must verify
-// under the replica's key (ErrCheckpointSignature); when it is the one
-// opts.Verified names, that is all. A smaller checkpoint, or one that
+// under the replica's key (a *TrustError, rules.VKeyMismatch, when no
+// signature is by that key, or when opts.VKey is not the key the replica
+// stores; ErrCheckpointSignature for a forged one); when it is the one
+// opts.Verified names, that is all. opts.Anchor judges the replica's
+// first entry before anything else. A smaller checkpoint, or one that
 // forks from the replica, is an *InconsistencyError with both signed
 // checkpoints and the failing consistency proof (built from the source's
 // hash tiles, which are read only to give this evidence). Otherwise it
@@ -120,7 +133,7 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 	}
 	if opts.Verified != nil && bytes.Equal(signed, opts.Verified) && opts.VKey != "" {
 		res.Signed, res.VKey = signed, opts.VKey
-		res.Checkpoint, err = OpenCheckpoint(signed, opts.VKey)
+		res.Checkpoint, err = openTrusted(signed, opts.VKey, "")
 		res.Before, res.After = res.Checkpoint.Size, res.Checkpoint.Size
 		if err == nil {
 			err = checkPolicy(&res, opts, signed, opts.VKey)
@@ -163,7 +176,7 @@ func openReplica(dir string, signed []byte, opts SyncOptions) (*Log, bool, error
 		}
 		if opts.VKey != "" && opts.VKey != l.vkey {
 			l.Close()
-			return nil, false, fmt.Errorf("%w: the replica at %s is of key %s, not %s", ErrWrongKey, dir, l.vkey, opts.VKey)
+			return nil, false, keyMismatch(l.role(), "the replica at "+dir, opts.VKey, l.vkey)
 		}
 		if opts.Check != nil && opts.History != l.history {
 			l.Close()
@@ -174,7 +187,11 @@ func openReplica(dir string, signed []byte, opts SyncOptions) (*Log, bool, error
 	if opts.VKey == "" {
 		return nil, false, fmt.Errorf("%w: no replica at %s yet: give the verifier key of the log to create one", ErrWrongKey, dir)
 	}
-	cp, err := OpenCheckpoint(signed, opts.VKey)
+	role := "decisions"
+	if opts.History {
+		role = "authority"
+	}
+	cp, err := openTrusted(signed, opts.VKey, role)
 	if err != nil {
 		origin, _, _ := strings.Cut(opts.VKey, "+")
 		return nil, false, fmt.Errorf("the published checkpoint%s: %w", otherLog(signed, origin), err)

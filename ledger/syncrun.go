@@ -39,10 +39,13 @@ func (s *syncer) get(t tiles.Tile, max int64) ([]byte, error) {
 
 func (s *syncer) run(signed []byte) (err error) {
 	l := s.l
+	if err := s.anchor(); err != nil {
+		return err
+	}
 	if _, err := l.recoverImport(); err != nil {
 		return fmt.Errorf("the replica: %w", err)
 	}
-	if s.remote, err = OpenCheckpoint(signed, l.vkey); err != nil {
+	if s.remote, err = openTrusted(signed, l.vkey, l.role()); err != nil {
 		return fmt.Errorf("the published checkpoint at %s%s: %w", s.src, otherLog(signed, l.origin), err)
 	}
 	if err := checkPolicy(s.res, s.opts, signed, l.vkey); err != nil {
@@ -104,6 +107,33 @@ func (s *syncer) run(signed []byte) (err error) {
 		}
 	}
 	return s.extend()
+}
+
+// anchor runs SyncOptions.Anchor on the replica's entry 0, proven
+// against its signed checkpoint, when the replica holds entries: first,
+// so that a trust assertion is judged on every path of a sync, whatever
+// the source publishes.
+func (s *syncer) anchor() error {
+	l := s.l
+	if s.opts.Anchor == nil {
+		return nil
+	}
+	signed, err := l.Checkpoint()
+	if err != nil {
+		return nil // nothing signed yet: Check sees every entry
+	}
+	cp, err := OpenCheckpoint(signed, l.vkey)
+	if err != nil {
+		return fmt.Errorf("the replica: %w", err)
+	}
+	if cp.Size == 0 {
+		return nil
+	}
+	first, err := l.ProvenEntry(0, cp)
+	if err != nil {
+		return fmt.Errorf("the replica: %w", err)
+	}
+	return s.opts.Anchor(first)
 }
 
 // finishChecks waits for the entry checks in flight. A source at fault

@@ -62,14 +62,16 @@ type EntryFunc func(index int64, entry []byte, accepted time.Time) error
 // history ends at the log's size, and the latest checkpoint is signed no
 // earlier than the last of it. Each entry is passed to fn (if not nil) as
 // it is read, with the time it was accepted. The first failure is
-// returned as an *IntegrityError (wrapping ErrTampered) naming the index.
+// returned as an *IntegrityError (wrapping ErrTampered) naming the index;
+// a checkpoint that no signature of vkey signs, when vkey is not the key
+// the log stores, is a *TrustError (rules.VKeyMismatch) naming both.
 // Memory does not grow with the log.
 func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 	signed, err := l.Checkpoint()
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	cp, err := OpenCheckpoint(signed, vkey)
+	cp, err := l.openGiven(signed, vkey)
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -202,3 +204,22 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 const releaseEvery = 32 << 20
 
 func hexHash(h tlog.Hash) string { return fmt.Sprintf("%x", h[:]) }
+
+// openGiven verifies the log's signed checkpoint under vkey. A key other
+// than the log's own is a reader's assertion: a checkpoint it did not
+// sign is a *TrustError (rules.VKeyMismatch) listing the keys that did.
+func (l *Log) openGiven(signed []byte, vkey string) (Checkpoint, error) {
+	if vkey == l.vkey {
+		return OpenCheckpoint(signed, vkey)
+	}
+	return openTrusted(signed, vkey, l.role())
+}
+
+// role names the log for evidence: an authority log keeps a checkpoint
+// history, a decision log does not.
+func (l *Log) role() string {
+	if l.history {
+		return "authority"
+	}
+	return "decisions"
+}

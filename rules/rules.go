@@ -44,6 +44,12 @@ type Rule struct {
 	// under the rule at append, import or sync ("" for a rule no record
 	// is refused under).
 	AppendAct string
+	// ReportAct is what the operator should do when a command other than
+	// an admission (sync, import, audit, a fleet audit) refuses under the
+	// rule: a trust assertion the operator gave that the log does not
+	// meet, or a report that verified nothing ("" for a rule those
+	// commands do not refuse under by itself).
+	ReportAct string
 	// Always marks a rule of a governed class that nevertheless refuses in
 	// every mode, because its failure is evidence of tampering rather than
 	// of missing authority (a signature by a trusted key that does not

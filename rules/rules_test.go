@@ -19,7 +19,7 @@ func TestVocabulary(t *testing.T) {
 		if r.Summary == "" {
 			t.Errorf("%s: no summary", r.ID)
 		}
-		if r.NextAct == "" && r.AppendAct == "" && r.ID != rules.NotSupportedYet {
+		if r.NextAct == "" && r.AppendAct == "" && r.ReportAct == "" && r.ID != rules.NotSupportedYet {
 			t.Errorf("%s: no next act anywhere", r.ID)
 		}
 		if got, ok := rules.Lookup(r.ID); !ok || got != r {
@@ -27,6 +27,13 @@ func TestVocabulary(t *testing.T) {
 		}
 		if r.Always && !r.Class.Governed() {
 			t.Errorf("%s: Always on a class the mode does not govern", r.ID)
+		}
+	}
+	// The refusals of an operator's trust assertion, and of a report that
+	// verified nothing, say what to do outside admission too.
+	for _, id := range []string{rules.RootUntrusted, rules.VKeyMismatch, rules.LedgerUnwitnessed, rules.NothingVerified} {
+		if r, _ := rules.Lookup(id); r.ReportAct == "" {
+			t.Errorf("%s: a sync, import or audit can refuse under it, and it has no ReportAct", id)
 		}
 	}
 	if _, ok := rules.Lookup("no-such-rule"); ok {

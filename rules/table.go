@@ -59,6 +59,8 @@ const (
 	RootKey              = "root-key"
 	Superseded           = "superseded-record"
 	IssuedAt             = "issued-at-range"
+	VKeyMismatch         = "vkey-mismatch"
+	NothingVerified      = "nothing-verified"
 )
 
 // All is the rule vocabulary: one row per rule id, with its class, what
@@ -70,12 +72,17 @@ var All = []Rule{
 		NextAct: "none"},
 	{ID: LedgerUnverified, Class: ClassIntegrity, Summary: "the runner's copy of the ledger verifies against its signed checkpoint, entry by entry",
 		NextAct: "do not trust this ledger copy: run `writ ledger verify` for the evidence and restore it from a verified export"},
+	{ID: VKeyMismatch, Class: ClassIntegrity, Summary: "the log's checkpoints are signed by the verifier key given (--vkey, --decisions-vkey, a fleet file's key) or, without one, by the key its replica or state stored",
+		NextAct:   "do not use this ledger: its checkpoints are not signed by the key this runner was set up with; compare the key ids in the reason with `writ ledger vkey` on the writer",
+		ReportAct: "check the key you gave against `writ ledger vkey` on the writer; if the log's key really changed, make a new replica (or state file) with the new key after finding out why"},
 	{ID: LedgerInconsistent, Class: ClassIntegrity, Summary: "the authority log extends the one this runner last trusted (same origin, no smaller, consistency proof to the trusted root)",
 		NextAct: "treat the ledger as rolled back or forked: compare both checkpoints in the reason with the auditors' and restore a consistent copy"},
 	{ID: RootUntrusted, Class: ClassIntegrity, Summary: "the ledger's first root is the one given with --trust-root (by digest)",
-		NextAct: "do not use this ledger: its root of trust is not the one this runner was set up with"},
+		NextAct:   "do not use this ledger: its root of trust is not the one this runner was set up with",
+		ReportAct: "check the digest you gave against the one `writ root sign` printed for the first root; a replica or cache of another root is not this ledger"},
 	{ID: LedgerUnwitnessed, Class: ClassIntegrity, Summary: "the authority log's checkpoint is cosigned by the quorum of this runner's witness policy (--policy, c2sp.org/tlog-policy)",
-		NextAct: "sync again once the writer has collected its witnesses' cosignatures (`writ ledger checkpoint --refresh --policy`); if a witness refused it, treat the log as split: compare the writer's checkpoint with the witnesses'"},
+		ReportAct: "have the writer collect its witnesses' cosignatures (`writ ledger checkpoint --refresh --policy`), then run again; if a witness refused it, treat the log as split",
+		NextAct:   "sync again once the writer has collected its witnesses' cosignatures (`writ ledger checkpoint --refresh --policy`); if a witness refused it, treat the log as split: compare the writer's checkpoint with the witnesses'"},
 	{ID: MalformedDispatch, Class: ClassIntegrity, Summary: "the dispatch is a canonical tagged COSE envelope of an instruction, or a canonical bare instruction record",
 		NextAct: "regenerate the instruction with `writ instruct`; never edit one by hand"},
 	{ID: Unsigned, Class: ClassAuthenticity, Summary: "the instruction is signed",
@@ -182,4 +189,6 @@ var All = []Rule{
 		AppendAct: "the machine's quarantine in force was issued later than this act: sign a new act now if it should still apply"},
 	{ID: IssuedAt, Class: ClassFreshness, Summary: "a record's issued_at is at most 5 minutes after, and at most 24 hours before, the time the ledger accepted it",
 		AppendAct: "sign the record again now and append it within 24 hours: its issued_at must be at most 5 minutes after, and at most 24 hours before, the time the ledger accepts it (check this machine's clock)"},
+	{ID: NothingVerified, Class: ClassIntegrity, Summary: "a report says ok only when it verified something: a fleet audit needs at least one runner's decision log",
+		ReportAct: "name the runners to audit in the fleet file (`runner NAME URL VKEY` lines): an audit of no runner checks no decision"},
 }

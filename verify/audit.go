@@ -141,6 +141,12 @@ type AuditFailure struct {
 	Log   string `json:"log"` // "authority" or "decisions"
 	Index int64  `json:"index"`
 	Error string `json:"error"`
+	// Rule is the stable rule id of the refusal, where it has one: a
+	// trust assertion that does not hold (*ledger.TrustError:
+	// RuleVKeyMismatch, RuleRootUntrusted), a quorum missed
+	// (RuleLedgerUnwitnessed), a record refused (*delegation.RecordError),
+	// or nothing verified (rules.NothingVerified).
+	Rule string `json:"rule,omitempty"`
 	// Evidence, for a log that is not an extension of the checkpoint the
 	// auditor's state trusted (a *ledger.InconsistencyError): both
 	// checkpoints, as signed notes where known, and the failed proof, to
@@ -170,7 +176,7 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		return nil, err
 	}
 	defer func() { auth.Close() }() // whichever open of it is current
-	tk, vkey, err := pickVKey(o.AuthorityVKey, st.AuthorityVKey, auth.VerifierKey())
+	tk, vkey, err := pickVKey("authority", o.AuthorityVKey, st.AuthorityVKey, auth.VerifierKey())
 	if err != nil {
 		return rep.fail("authority", err), nil
 	}
@@ -224,7 +230,7 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 			return nil, err
 		}
 		defer dec.Close()
-		if tk, vkey, err = pickVKey(o.DecisionsVKey, st.DecisionsVKey, dec.VerifierKey()); err == nil {
+		if tk, vkey, err = pickVKey("decisions", o.DecisionsVKey, st.DecisionsVKey, dec.VerifierKey()); err == nil {
 			rep.Trust.Decisions = tk
 			err = checkDecisionOrigin(authCP.Origin, dec.Origin(), vkey)
 		}
@@ -308,7 +314,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		if sec.Name == "decisions" {
 			given, remembered = o.DecisionsVKey, st.DecisionsVKey
 		}
-		tk, vkey, err := pickVKey(given, remembered, sec.VKey)
+		tk, vkey, err := pickVKey(sec.Name, given, remembered, sec.VKey)
 		if err != nil {
 			return rep.fail(sec.Name, err), nil
 		}
@@ -531,7 +537,14 @@ func failure(log string, err error) *AuditFailure {
 	case errors.As(err, &ie):
 		f.Index = ie.Index
 	case errors.As(err, &re):
-		f.Index = re.Index
+		f.Index, f.Rule = re.Index, re.Rule
+	}
+	var te *ledger.TrustError
+	switch {
+	case errors.As(err, &te):
+		f.Rule = te.Rule
+	case errors.Is(err, formats.ErrQuorum):
+		f.Rule = RuleLedgerUnwitnessed
 	}
 	if errors.As(err, &inc) {
 		ev := inc.Evidence()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
@@ -69,13 +70,13 @@ func TestAuditPinsKeysAndBindsLogs(t *testing.T) {
 	for _, tc := range []struct {
 		name, dir, log, want string
 	}{
-		{"authority log re-signed under another key", auditLedger(t, testkit.Key(t, 60), testkit.Key(t, 51), ""), "authority", "signature"},
+		{"authority log re-signed under another key", auditLedger(t, testkit.Key(t, 60), testkit.Key(t, 51), ""), "authority", "rule vkey-mismatch"},
 		{"decision log re-signed under another key, origin kept", auditLedger(t, testkit.Key(t, 50), testkit.Key(t, 61),
-			"example.com/audit/decisions/"+testkit.Key(t, 51).Public().ID()[:16]), "decisions", "signature"},
+			"example.com/audit/decisions/"+testkit.Key(t, 51).Public().ID()[:16]), "decisions", "rule vkey-mismatch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, err := verify.Audit(tc.dir, verify.AuditOptions{StateFile: state})
-			if err != nil || rep.OK || rep.Failure.Log != tc.log || !strings.Contains(rep.Failure.Error, tc.want) {
+			if err != nil || rep.OK || rep.Failure.Log != tc.log || !strings.Contains(rep.Failure.Error, tc.want) || rep.Failure.Rule != rules.VKeyMismatch {
 				t.Fatalf("audit: %+v, %v", rep.Failure, err)
 			}
 		})

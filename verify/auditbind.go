@@ -12,9 +12,12 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// errVKeyMismatch: the key given is not the one the state remembers.
-func errVKeyMismatch(given, remembered string) error {
-	return fmt.Errorf("the verifier key given (%s) is not the one the auditor's state remembers (%s)", given, remembered)
+// errVKeyMismatch: the key given for log ("authority" or "decisions") is
+// not the one the auditor's state remembers: a *ledger.TrustError
+// (RuleVKeyMismatch, wrapping ledger.ErrVKeyMismatch).
+func errVKeyMismatch(log, given, remembered string) error {
+	return &ledger.TrustError{Rule: RuleVKeyMismatch, Log: log, What: "the verifier key given is not the one the auditor's state remembers",
+		Expected: given, Found: remembered, Err: ledger.ErrVKeyMismatch}
 }
 
 // checkDecisionOrigin binds a decision log to its authority log and its

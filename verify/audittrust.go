@@ -59,11 +59,11 @@ type TrustedKey struct {
 // came from: the one the caller gave, else the one the auditor's state
 // file remembers (so a log re-signed under another key fails), else the
 // log's own.
-func pickVKey(given, remembered, own string) (*TrustedKey, string, error) {
+func pickVKey(log, given, remembered, own string) (*TrustedKey, string, error) {
 	key, source := own, KeyLedger
 	switch {
 	case given != "" && remembered != "" && given != remembered:
-		return nil, "", errVKeyMismatch(given, remembered)
+		return nil, "", errVKeyMismatch(log, given, remembered)
 	case given != "":
 		key, source = given, KeyGiven
 	case remembered != "":

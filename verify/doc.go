@@ -33,6 +33,7 @@
 //	rule                       class         checks that
 //	ok                         pass          every check that ran passed
 //	ledger-unverified          integrity     the runner's ledger verifies against its signed checkpoint
+//	vkey-mismatch              integrity     the ledger's checkpoints are signed by the key given with --vkey
 //	ledger-inconsistent        integrity     the authority log extends the one this runner last trusted
 //	root-untrusted             integrity     the ledger's first root is the one given with --trust-root
 //	ledger-unwitnessed         integrity     the authority checkpoint is cosigned by the witness policy's quorum

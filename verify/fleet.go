@@ -15,10 +15,16 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
+	"github.com/writ-ledger/writ/rules"
 )
 
 // ErrFleet is wrapped by every error about a fleet file.
 var ErrFleet = errors.New("malformed fleet file")
+
+// ErrNothingVerified is the cause of a fleet audit that verified no
+// runner's decision log (a fleet file naming no runner): such a report
+// is never OK (rules.NothingVerified), whatever the authority log.
+var ErrNothingVerified = errors.New("nothing verified: the fleet file names no runner, so no decision log was checked")
 
 // FleetLog is one published log of a fleet: a name (the runner's; empty
 // for the authority log), its URL (as tiles.OpenSource takes it) and the
@@ -159,8 +165,10 @@ type FleetReport struct {
 // cache (made if missing): a later audit with the same cache fetches
 // only what is new. timeout bounds each request. A runner whose log
 // cannot be fetched or does not verify fails the fleet audit, with its
-// reason; the others are still reported. The error return is for a
-// cache that cannot be used.
+// reason; the others are still reported. A fleet of no runner is not OK
+// (ErrNothingVerified, rules.NothingVerified): the authority log alone
+// is verified, and no decision. The error return is for a cache that
+// cannot be used.
 func AuditFleet(ctx context.Context, f *Fleet, cache string, o AuditOptions, timeout time.Duration) (*FleetReport, error) {
 	rep := &FleetReport{OK: true, Total: FleetTotals{WouldRefuseByRule: map[string]int64{}, ByVerdict: map[string]int64{}}}
 	authDir := filepath.Join(cache, "authority")
@@ -224,6 +232,12 @@ func AuditFleet(ctx context.Context, f *Fleet, cache string, o AuditOptions, tim
 			continue
 		}
 		rep.OK = false
+	}
+	if len(rep.Runners) == 0 {
+		// The authority log verified, and that is all: a fleet audit is
+		// about the runners' decisions, and none was checked.
+		rep.OK = false
+		rep.Failure = &AuditFailure{Log: "decisions", Index: -1, Error: ErrNothingVerified.Error(), Rule: rules.NothingVerified, Cause: ErrNothingVerified}
 	}
 	if rep.Total.Decisions > 0 {
 		rep.Total.UnsignedShare = float64(rep.Total.Unsigned) / float64(rep.Total.Decisions)

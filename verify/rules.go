@@ -38,6 +38,7 @@ const (
 	RuleWrongKind            = rules.WrongKind
 	RuleQuarantined          = rules.Quarantined
 	RuleRootUntrusted        = rules.RootUntrusted
+	RuleVKeyMismatch         = rules.VKeyMismatch
 	RuleLedgerUnwitnessed    = rules.LedgerUnwitnessed
 	RuleNotYetValid          = rules.NotYetValid
 	RuleExpired              = rules.Expired

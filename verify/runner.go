@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/schemas"
 )
 
 // Trust is what a reader of a ledger trusts from outside it: the
@@ -71,7 +72,28 @@ func (t Trust) checkRoot(a *Authority) error {
 		if len(roots) > 0 {
 			found = roots[0].Digest
 		}
-		return fmt.Errorf("the ledger's first root is %s, this reader trusts %s", found, t.TrustRoot)
+		return rootUntrusted(t.TrustRoot, found)
+	}
+	return nil
+}
+
+// rootUntrusted is the *ledger.TrustError (RuleRootUntrusted, wrapping
+// ErrRootUntrusted) of a log whose first root record has the digest
+// found, not the trusted one.
+func rootUntrusted(trusted, found string) error {
+	return &ledger.TrustError{Rule: RuleRootUntrusted, Log: "authority", What: "the first root record's digest",
+		Expected: trusted, Found: found, Err: ErrRootUntrusted}
+}
+
+// checkFirst is checkRoot on the log's entry 0 alone (proven against its
+// signed checkpoint by the caller): the first root is the record at
+// index 0, and its digest is that of the entry's bytes.
+func (t Trust) checkFirst(first []byte) error {
+	if t.TrustRoot == "" {
+		return nil
+	}
+	if found := schemas.SHA256Digest(first); found != t.TrustRoot {
+		return rootUntrusted(t.TrustRoot, found)
 	}
 	return nil
 }

@@ -404,8 +404,8 @@ func TestRunnerReceipts(t *testing.T) {
 }
 
 // TestRunnerLedgerRules: a tampered authority log, a log that does not
-// extend the one the runner trusted, and a root this runner does not
-// trust refuse in every mode, and are recorded.
+// extend the one the runner trusted, a root and a checkpoint key this
+// runner does not trust refuse in every mode, and are recorded.
 func TestRunnerLedgerRules(t *testing.T) {
 	l := newRunnerLedger(t)
 	r := l.open(t, verify.ModeOff, verify.Trust{}, nil)
@@ -414,6 +414,12 @@ func TestRunnerLedgerRules(t *testing.T) {
 	}
 	r.Close()
 	l.admitIn(t, verify.Trust{TrustRoot: "sha256:" + strings.Repeat("0", 64)}, nil, verify.Dispatch{Raw: l.signed(t, 2, nil)}, verify.RuleRootUntrusted, refusedAll)
+	// A --vkey of another key (the same origin) than the log's.
+	other, err := ledger.VerifierKey(runnerOrigin, testkit.Key(t, 99).Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.admitIn(t, verify.Trust{VKey: other}, nil, verify.Dispatch{Raw: l.signed(t, 2, nil)}, verify.RuleVKeyMismatch, refusedAll)
 
 	// A fork: the same origin and key, another history of the same size.
 	os.RemoveAll(filepath.Join(l.dir, ledger.AuthorityDir))

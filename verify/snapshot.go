@@ -29,7 +29,7 @@ type snapshot struct {
 	transient bool
 
 	// rule and err, when err is not nil, say why nothing may be admitted
-	// under this snapshot (RuleLedgerUnverified, RuleRootUntrusted,
+	// under this snapshot (RuleLedgerUnverified, RuleVKeyMismatch, RuleRootUntrusted,
 	// RuleLedgerInconsistent) and carry the evidence.
 	rule string
 	err  error
@@ -94,6 +94,11 @@ func loadSnapshot(dir string, trust Trust, now func() (time.Time, error), truste
 		vkey = auth.VerifierKey()
 	}
 	a, err := LoadAuthority(auth, vkey)
+	var te *ledger.TrustError
+	if errors.As(err, &te) {
+		s.rule, s.err = te.Rule, err // --vkey names a key that did not sign the log
+		return s, nil
+	}
 	if err != nil {
 		s.rule, s.err = RuleLedgerUnverified, err
 		return s, nil

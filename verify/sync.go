@@ -3,7 +3,6 @@ package verify
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -51,12 +50,18 @@ type Replica struct {
 
 	st       *delegation.State
 	verified []byte
+	anchored anchored // the assertions st and verified were checked under
 }
 
 // Sync fetches what the source published since the last sync and stores
-// it, or nothing. Errors: those of ledger.Sync, a *delegation.RecordError
-// for an entry the authority rules refuse (with its index), and
-// ErrRootUntrusted.
+// it, or nothing. VKey, TrustRoot and Policy are judged on every path:
+// a replica that is up to date, or only takes a refreshed checkpoint, is
+// refused under a wrong TrustRoot as one that grows is (its entry 0,
+// proven against its signed checkpoint, is the first root). Errors: those
+// of ledger.Sync, a *delegation.RecordError for an entry the authority
+// rules refuse (with its index), and a *ledger.TrustError wrapping
+// ErrRootUntrusted (RuleRootUntrusted, with both digests) or
+// ledger.ErrVKeyMismatch (RuleVKeyMismatch, with both key names).
 func (r *Replica) Sync(ctx context.Context) (ledger.Synced, error) {
 	res, err := r.sync(ctx)
 	if errors.Is(err, ledger.ErrHistoryRepaired) {
@@ -94,12 +99,18 @@ func (r *Replica) witnessViews(ctx context.Context, published []byte) []ledger.S
 }
 
 func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
+	if r.anchored != (anchored{r.VKey, r.TrustRoot, r.Policy}) {
+		// The state kept from the last sync was built under other
+		// assertions: judge the replica again, on every path.
+		r.st, r.verified = nil, nil
+	}
 	var seen func([]byte, string) []ledger.SeenCheckpoint
 	if r.Policy != nil {
 		seen = func(published []byte, _ string) []ledger.SeenCheckpoint { return r.witnessViews(ctx, published) }
 	}
 	res, err := ledger.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, ledger.SyncOptions{
 		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, Seen: seen, Progress: r.Progress,
+		Anchor: Trust{TrustRoot: r.TrustRoot}.checkFirst,
 		Check: func(fresh bool) (ledger.EntryFunc, func() error) {
 			if fresh || r.st == nil {
 				r.st = delegation.NewState()
@@ -109,10 +120,7 @@ func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
 				if err := wait(); err != nil {
 					return err
 				}
-				if err := (Trust{TrustRoot: r.TrustRoot}).checkRoot(&Authority{State: r.st}); err != nil {
-					return fmt.Errorf("%w: %w", ErrRootUntrusted, err)
-				}
-				return nil
+				return Trust{TrustRoot: r.TrustRoot}.checkRoot(&Authority{State: r.st})
 			}
 		},
 	})
@@ -128,7 +136,15 @@ func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
 		r.verified = nil
 	}
 	r.VKey = res.VKey
+	r.anchored = anchored{r.VKey, r.TrustRoot, r.Policy}
 	return res, nil
+}
+
+// anchored is what a Replica's kept state was verified under: the
+// verifier key, the first root's digest and the witness policy.
+type anchored struct {
+	vkey, trustRoot string
+	policy          *formats.Policy
 }
 
 // SyncDecisions grows the decision-log replica at dir from src: the log's

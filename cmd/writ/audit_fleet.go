@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -76,11 +77,32 @@ func auditFleet(c *cli.Context, o verify.AuditOptions) error {
 			}
 		}
 		if rep.Failure != nil {
-			return noErr(fmt.Errorf("fleet audit failed: the authority log: %s", strings.TrimSpace(rep.Failure.Error)))
+			return fleetFailure(c, rep.Failure)
 		}
 		return noErr(fmt.Errorf("fleet audit failed: %d of %d runners' decision logs did not verify (see the report)", failed, len(rep.Runners)))
 	}
 	return nil
+}
+
+// fleetFailure is the error of a fleet audit that failed as a whole: the
+// authority log did not verify, or nothing was verified at all. A refused
+// trust assertion names where it came from: --trust-root, --policy, or
+// the fleet file for a log's key.
+func fleetFailure(c *cli.Context, f *verify.AuditFailure) error {
+	fleetFlag := "--fleet " + c.String("fleet")
+	if f.Rule == rules.NothingVerified {
+		return &exitError{code: exitNo, err: fmt.Errorf("fleet audit failed: %s", f.Error), flag: fleetFlag, rule: f.Rule,
+			hints: []string{"a fleet audit without runners says nothing about what runners admitted"}}
+	}
+	err := fmt.Errorf("fleet audit failed: the %s log: %s", f.Log, strings.TrimSpace(f.Error))
+	flag, rule, ok := trustRefusal(f.Cause)
+	if !ok {
+		return noErr(err)
+	}
+	if rule == rules.VKeyMismatch {
+		flag = fleetFlag
+	}
+	return &exitError{code: exitNo, err: err, flag: flag, rule: rule}
 }
 
 func pct(n, of int64) string {
@@ -144,7 +166,11 @@ func fleetLines(rep *verify.FleetReport) []string {
 		lines = append(lines, fmt.Sprintf("authority checkpoint: %s size %d root %s", rep.Authority.Origin, rep.Authority.Size, rep.Authority.RootHash))
 	}
 	if rep.Failure != nil {
-		lines = append(lines, oneLine("authority log: FAILED: "+rep.Failure.Error))
+		status := "FAILED"
+		if rep.Failure.Rule == rules.NothingVerified {
+			status = "NOT CHECKED"
+		}
+		lines = append(lines, oneLine(rep.Failure.Log+" log: "+status+": "+rep.Failure.Error))
 	}
 	for _, r := range append(v["Rows"].([]fleetRow), v["Total"].(fleetRow)) {
 		if !r.OK && r.Name != "total" {

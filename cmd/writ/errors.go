@@ -14,6 +14,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/witness"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -36,6 +37,9 @@ type exitError struct {
 	err    error
 	hints  []string
 	silent bool // the result was already printed; print nothing more
+	// flag and rule, when set, say which operator's assertion the error
+	// refuses (trustRefusal): a verdict of no, naming both.
+	flag, rule string
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -158,6 +162,15 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 	if code == exitInternal {
 		msg = "internal error: " + msg
 	}
+	trustHint := ""
+	if flag, rule, ok := trustRefusal(err); ok {
+		// An assertion the operator gave does not hold: a verdict of no,
+		// whatever the command made of the error, naming the flag.
+		code, msg = exitNo, flag+": "+msg
+		if r, found := rules.Lookup(rule); found {
+			trustHint = r.ReportAct
+		}
+	}
 	var inc *ledger.InconsistencyError
 	if !errors.As(err, &inc) {
 		inc = nil
@@ -166,6 +179,9 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 		hints := []string{}
 		if ee != nil {
 			hints = append(hints, ee.hints...)
+		}
+		if trustHint != "" {
+			hints = append(hints, trustHint)
 		}
 		if locked && len(hints) == 0 {
 			hints = append(hints, lockedHint)
@@ -184,6 +200,9 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 		for _, h := range ee.hints {
 			fmt.Fprintf(stderr, "writ: hint: %s\n", h)
 		}
+	}
+	if trustHint != "" {
+		fmt.Fprintf(stderr, "writ: hint: %s\n", trustHint)
 	}
 	if locked && (ee == nil || len(ee.hints) == 0) {
 		fmt.Fprintf(stderr, "writ: hint: %s\n", lockedHint)
@@ -209,8 +228,39 @@ type errorJSON struct {
 	Evidence *ledger.Evidence `json:"evidence,omitempty"`
 }
 
-// ruleOf returns the rule id a refused record carries, or "".
+// trustRefusal reports whether err refuses an assertion the operator
+// gave (a *ledger.TrustError, a witness quorum missed), with the flag
+// that gives it and the rule id. An exitError may name the flag itself
+// (a fleet file's key).
+func trustRefusal(err error) (flag, rule string, ok bool) {
+	var ee *exitError
+	if errors.As(err, &ee) && ee.flag != "" {
+		return ee.flag, ee.rule, true
+	}
+	var te *ledger.TrustError
+	switch {
+	case errors.As(err, &te):
+		switch {
+		case te.Rule == rules.RootUntrusted:
+			flag = "--trust-root"
+		case te.Log == "decisions":
+			flag = "--decisions-vkey"
+		default:
+			flag = "--vkey"
+		}
+		return flag, te.Rule, true
+	case errors.Is(err, formats.ErrQuorum):
+		return "--policy", rules.LedgerUnwitnessed, true
+	}
+	return "", "", false
+}
+
+// ruleOf returns the rule id a refused record or a refused trust
+// assertion carries, or "".
 func ruleOf(err error) string {
+	if _, rule, ok := trustRefusal(err); ok {
+		return rule
+	}
 	var d *delegation.Denial
 	if errors.As(err, &d) {
 		return d.Rule
