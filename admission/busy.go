@@ -27,13 +27,13 @@ func newSlots(maxTotal, maxClient int) *slots {
 }
 
 // acquire takes a slot for the client pid: "" when it did, else the
-// flag whose limit is reached ("max-per-client" first, then
-// "max-in-flight").
+// flag whose limit is reached ("max-per-client" first, unless it is the
+// total's, then "max-in-flight").
 func (s *slots) acquire(pid int32) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.byPID[pid] >= s.maxClient:
+	case s.maxClient < s.maxTotal && s.byPID[pid] >= s.maxClient:
 		return "max-per-client"
 	case s.total >= s.maxTotal:
 		return "max-in-flight"

@@ -28,12 +28,13 @@ func newCounter(maxTotal, maxClient int) *counter {
 
 // acquire takes one place for client: nil, or errClient when the client
 // holds maxClient, else errTotal when maxTotal are held. A client at its
-// own limit is told so even when the total is reached too.
+// own limit is told so even when the total is reached too, unless its
+// limit is the total's (there is then no per-client limit).
 func (c *counter) acquire(client string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case c.byClient[client] >= c.maxClient:
+	case c.maxClient < c.maxTotal && c.byClient[client] >= c.maxClient:
 		return errClient
 	case c.total >= c.maxTotal:
 		return errTotal
