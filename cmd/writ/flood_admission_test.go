@@ -119,4 +119,3 @@ func waitSocket(t *testing.T, path string) {
 	}
 	t.Fatalf("no server on %s within 20 s", path)
 }
-
