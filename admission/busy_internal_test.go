@@ -19,7 +19,9 @@ func TestSlots(t *testing.T) {
 		t.Errorf("after a release: %q, %d pids held; want a slot, 2 pids", got, len(s.byPID))
 	}
 	same := newSlots(2, 2)
-	if same.acquire(1) != "" || same.acquire(1) != "" || same.acquire(1) != "max-in-flight" {
-		t.Error("newSlots(2, 2): want two slots, then max-in-flight")
+	for i, want := range []string{"", "", "max-in-flight"} {
+		if got := same.acquire(1); got != want {
+			t.Errorf("newSlots(2, 2), acquire %d: %q, want %q", i, got, want)
+		}
 	}
 }

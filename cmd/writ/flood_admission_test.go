@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/admission"
+	"github.com/writ-ledger/writ/internal/testkit"
 )
 
 // admissionPeakRSSKiB is the peak RSS bound of admission serve under the
@@ -27,7 +28,9 @@ const admissionPeakRSSKiB = 128 << 10
 // the server's peak RSS stays under its stated bound.
 func TestAdmissionServeFlood(t *testing.T) {
 	dir := t.TempDir()
-	if err := copyFile(buildAgent(t), filepath.Join(dir, "agent")); err != nil {
+	// Its own agent: buildAgent's lives in the first caller's temporary
+	// directory, which the scripts share.
+	if err := copyFile(testkit.BuildAgent(t, testkit.BuildOptions{}), filepath.Join(dir, "agent")); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{

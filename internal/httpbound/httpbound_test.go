@@ -136,8 +136,10 @@ func TestCounter(t *testing.T) {
 		t.Fatalf("after a release: c refused, or %d clients held (want 2)", len(c.byClient))
 	}
 	same := newCounter(2, 2)
-	if same.acquire("a") != nil || same.acquire("a") != nil || same.acquire("a") != errTotal {
-		t.Fatal("counter(2, 2): want a, a, then refused in total")
+	for i, want := range []error{nil, nil, errTotal} {
+		if got := same.acquire("a"); got != want {
+			t.Errorf("counter(2, 2), acquire %d: %v, want %v", i, got, want)
+		}
 	}
 }
 
