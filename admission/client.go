@@ -42,7 +42,8 @@ func NewClient(path string) *Client {
 // is false). Only resp.Run true lets the dispatch run. Otherwise the
 // response is nil and the error matches one of ErrConnect,
 // ErrUntrustedServer (a *PeerUIDError when the uid differs), ErrNoVerdict,
-// ErrMalformedResponse, ErrRejected or ErrWrongDispatch (a
+// ErrMalformedResponse, ErrRejected, ErrBusy (a *BusyError: the server
+// is at its limit and read nothing; retry later) or ErrWrongDispatch (a
 // *WrongDispatchError), or is ctx's error when ctx ended first. ctx bounds
 // the whole exchange, including the server's hashing.
 func (c *Client) Request(ctx context.Context, req Request) (*Response, error) {
@@ -65,10 +66,21 @@ func (c *Client) Request(ctx context.Context, req Request) (*Response, error) {
 		return nil, &PeerUIDError{Socket: c.Socket, UID: uid, Want: c.UID}
 	}
 	if err := json.NewEncoder(conn).Encode(req); err != nil {
+		// A busy server answers before it reads, and closes: its answer
+		// may wait in this socket although the request could not be sent.
+		if busy := readBusy(conn); busy != nil {
+			return nil, busy
+		}
 		return nil, orCtx(ctx, wrap(ErrConnect, "sending the request: %w", err))
 	}
 	body, err := io.ReadAll(io.LimitReader(conn, MaxResponseSize+1))
 	if err != nil {
+		// A server that closes with the request unread resets the
+		// connection after its answer: a rejection read whole still
+		// counts, never a verdict.
+		if res, decErr := decodeResponse(body); decErr == nil && res.Verdict == "" {
+			return nil, rejected(res)
+		}
 		return nil, orCtx(ctx, wrap(ErrNoVerdict, "reading the verdict: %w", err))
 	}
 	if len(body) > MaxResponseSize {
@@ -79,13 +91,37 @@ func (c *Client) Request(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	if res.Verdict == "" {
-		return nil, wrap(ErrRejected, "the server rejected the request: %s", res.Error)
+		return nil, rejected(res)
 	}
 	if sent := schemas.SHA256Digest(req.Dispatch); res.InstructionDigest != sent {
 		// Nothing of this answer is returned: a caller must not see a yes.
 		return nil, &WrongDispatchError{Got: res.InstructionDigest, Sent: sent}
 	}
 	return res, nil
+}
+
+// rejected is the error for a rejection res (no verdict): a *BusyError
+// when it carries retry_after, else ErrRejected with its message.
+func rejected(res *Response) error {
+	if res.RetryAfter > 0 {
+		return &BusyError{Message: res.Error, RetryAfter: res.RetryAfter}
+	}
+	return wrap(ErrRejected, "the server rejected the request: %s", res.Error)
+}
+
+// busyReadTimeout bounds reading a busy answer after a failed send: the
+// server wrote it before closing.
+const busyReadTimeout = time.Second
+
+// readBusy reads what the server sent before a failed send: a
+// *BusyError when it is a busy answer, else nil.
+func readBusy(conn net.Conn) error {
+	conn.SetReadDeadline(time.Now().Add(busyReadTimeout))
+	body, _ := io.ReadAll(io.LimitReader(conn, MaxResponseSize))
+	if res, err := decodeResponse(body); err == nil && res.Verdict == "" && res.RetryAfter > 0 {
+		return rejected(res)
+	}
+	return nil
 }
 
 // orCtx is ctx's error when ctx is done, else err.
@@ -100,19 +136,26 @@ func orCtx(ctx context.Context, err error) error {
 // as the kernel recorded it when the connection was made (SO_PEERCRED;
 // Linux).
 func PeerUID(conn *net.UnixConn) (int, error) {
-	raw, err := conn.SyscallConn()
+	cred, err := peerCred(conn)
 	if err != nil {
 		return 0, err
+	}
+	return int(cred.Uid), nil
+}
+
+// peerCred is the credentials of the process at the other end of conn,
+// as the kernel recorded them when the connection was made.
+func peerCred(conn *net.UnixConn) (*syscall.Ucred, error) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return nil, err
 	}
 	var cred *syscall.Ucred
 	var credErr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	}); err != nil {
-		return 0, err
+		return nil, err
 	}
-	if credErr != nil {
-		return 0, credErr
-	}
-	return int(cred.Uid), nil
+	return cred, credErr
 }

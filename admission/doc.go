@@ -33,6 +33,11 @@
 //   - A request is at most MaxRequestSize bytes and a response at most
 //     MaxResponseSize; a request must arrive within the server's
 //     RequestTimeout.
+//   - Past the server's MaxConnections requests at once, or MaxPerClient
+//     from one client process, a connection is answered at once, its
+//     request unread: {"error":"busy (max-in-flight): ...","retry_after":1,"run":false}
+//     (retry_after in whole seconds, only on such an answer); a Client
+//     returns it as ErrBusy.
 //   - Unknown fields are refused in both directions, and so is anything
 //     after the response's object.
 //   - A request's paths are absolute: the server does not share the

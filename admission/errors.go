@@ -49,6 +49,12 @@ var (
 	// message follows) and recorded nothing.
 	ErrRejected = errors.New("the server rejected the request")
 
+	// ErrBusy: the server is at its limit of requests in flight (in total,
+	// or for this client process) and answered busy without reading the
+	// request; it decided and recorded nothing. Retry after the seconds
+	// of a *BusyError.
+	ErrBusy = errors.New("the admission server is busy")
+
 	// ErrWrongDispatch: the server's verdict is bound to another dispatch
 	// than the one sent (a *WrongDispatchError); it is not returned.
 	ErrWrongDispatch = errors.New("the verdict is for another dispatch")
@@ -82,6 +88,19 @@ func (e *WrongDispatchError) Error() string {
 
 // Unwrap returns ErrWrongDispatch.
 func (e *WrongDispatchError) Unwrap() error { return ErrWrongDispatch }
+
+// BusyError is ErrBusy with the server's answer.
+type BusyError struct {
+	Message    string // the server's error: the limit reached and the flag that sets it
+	RetryAfter int64  // the whole seconds the server asks the client to wait
+}
+
+func (e *BusyError) Error() string {
+	return "the admission server is busy: " + e.Message
+}
+
+// Unwrap returns ErrBusy.
+func (e *BusyError) Unwrap() error { return ErrBusy }
 
 // messageError is an error whose text is msg and that errors.Is matches
 // to each of errs: for messages that are part of the wire format or of

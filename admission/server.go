@@ -16,12 +16,19 @@ import (
 
 // Defaults for a Server's zero fields.
 const (
-	// DefaultMaxConnections bounds the requests served at once; further
-	// clients wait in the listen backlog.
-	DefaultMaxConnections = 256
+	// DefaultMaxConnections bounds the requests served at once (each
+	// holds at most about MaxRequestSize twice while it is read, and a
+	// verdict's hashing streams); a client past it is answered busy at
+	// once.
+	DefaultMaxConnections = 64
+	// DefaultMaxPerClient bounds the requests of one client process at
+	// once.
+	DefaultMaxPerClient = 32
 	// DefaultRequestTimeout bounds how long a client may take to send its
 	// request. Answering has no deadline: a verdict may hash large files.
 	DefaultRequestTimeout = 10 * time.Second
+	// DefaultRetryAfter is the retry_after of a busy answer.
+	DefaultRetryAfter = time.Second
 )
 
 // Admitter decides one dispatch and records the decision, as
@@ -36,15 +43,27 @@ type Admitter interface {
 // Server answers admission requests, one per connection: it reads one
 // Request (DecodeRequest), asks Runner, writes one Response and closes
 // the connection. A malformed request is answered {"error", "run": false}
-// and not passed to Runner.
+// and not passed to Runner. A connection past MaxConnections or
+// MaxPerClient is answered busy at once, without its request being read:
+// {"error": "busy (max-in-flight): ...", "retry_after": SECONDS, "run":
+// false}, which a Client returns as ErrBusy.
 type Server struct {
 	Runner Admitter
 	// MaxConnections bounds the requests served at once
 	// (DefaultMaxConnections when 0).
 	MaxConnections int
+	// MaxPerClient bounds the requests served at once for one client
+	// process, told by its pid as the kernel gives it (SO_PEERCRED)
+	// (DefaultMaxPerClient, at most MaxConnections, when 0). A client
+	// that forks gets a new pid: this bounds a runaway client, not an
+	// adversary, who must run as the server's user to connect at all.
+	MaxPerClient int
 	// RequestTimeout bounds the time to read a request
 	// (DefaultRequestTimeout when 0).
 	RequestTimeout time.Duration
+	// RetryAfter is the wait a busy answer asks for, rounded up to whole
+	// seconds (DefaultRetryAfter when 0).
+	RetryAfter time.Duration
 	// Warnf, when set, is told of trouble that does not stop the server
 	// (a failed accept, retried).
 	Warnf func(format string, args ...any)
@@ -65,15 +84,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer ln.Close()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
-	slots := make(chan struct{}, orDefault(s.MaxConnections, DefaultMaxConnections))
+	slots := newSlots(orDefault(s.MaxConnections, DefaultMaxConnections), s.MaxPerClient)
 	var wg sync.WaitGroup
 	var failed error
 	var once sync.Once
 	for backoff := 5 * time.Millisecond; ; {
-		slots <- struct{}{} // at most MaxConnections requests at once
 		conn, err := ln.Accept()
 		if err != nil {
-			<-slots
 			if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
 				break // ctx is done, or a fatal error closed the listener
 			}
@@ -88,9 +105,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		backoff = 5 * time.Millisecond
+		pid := peerPID(conn)
+		if busy := slots.acquire(pid); busy != "" {
+			s.answerBusy(conn, busy)
+			continue
+		}
 		wg.Add(1)
 		go func() {
-			defer func() { <-slots; wg.Done() }()
+			defer func() { slots.release(pid); wg.Done() }()
 			if err := s.serveOne(conn); err != nil {
 				once.Do(func() { failed = err; cancel() })
 			}

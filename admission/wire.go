@@ -117,8 +117,12 @@ type Response struct {
 	Reason            string      `json:"reason"`             // the deciding rule's reason
 	// RecordUS is the time the server waited for the decision to be
 	// durable (commit and fsync), in microseconds.
-	RecordUS int64  `json:"record_us"`
-	Rule     string `json:"rule"` // the deciding rule id (verify.RuleOK when none failed)
+	RecordUS int64 `json:"record_us"`
+	// RetryAfter is set only on a busy answer (a rejection past the
+	// server's limits, its request unread): the whole seconds to wait
+	// before trying again.
+	RetryAfter int64  `json:"retry_after,omitempty"`
+	Rule       string `json:"rule"` // the deciding rule id (verify.RuleOK when none failed)
 	// Run is true only when the verdict lets the dispatch run and the
 	// decision is durable: the one field a runner acts on.
 	Run    bool   `json:"run"`
@@ -143,8 +147,9 @@ func NewResponse(v *verify.Verdict, index int64) *Response {
 
 // rejection is the answer to a request the server rejected, on the wire.
 type rejection struct {
-	Error string `json:"error"`
-	Run   bool   `json:"run"` // always false
+	Error      string `json:"error"`
+	RetryAfter int64  `json:"retry_after,omitempty"` // seconds, on a busy answer only
+	Run        bool   `json:"run"`                   // always false
 }
 
 // decodeResponse parses the server's answer body (at most
@@ -167,6 +172,9 @@ func decodeResponse(body []byte) (*Response, error) {
 	}
 	if res.Run && (res.Error != "" || res.Verdict == verify.Refused || res.Verdict == "") {
 		return nil, wrap(ErrMalformedResponse, "the server's answer says run beside verdict %q and error %q", res.Verdict, res.Error)
+	}
+	if res.RetryAfter != 0 && (res.Verdict != "" || res.RetryAfter < 0) {
+		return nil, wrap(ErrMalformedResponse, "the server's answer has retry_after %d beside verdict %q", res.RetryAfter, res.Verdict)
 	}
 	return &res, nil
 }

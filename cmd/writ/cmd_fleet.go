@@ -36,10 +36,10 @@ func fleetCommands() []*cli.Command {
 		{
 			Name:  "serve",
 			Usage: "serve the log's C2SP tlog-tiles read API over HTTP, straight from the ledger, with /metrics",
-			Flags: []cli.Flag{dirFlag, decisionsLogFlag,
+			Flags: append([]cli.Flag{dirFlag, decisionsLogFlag,
 				&cli.StringFlag{Name: "listen", Required: true, Usage: "`ADDR`ess to listen on (host:port; port 0 picks one)"},
-				&cli.StringFlag{Name: "addr-file", Usage: "also write the address it listens on to `FILE`"},
-				&cli.IntFlag{Name: "max-in-flight", Value: 16, Usage: "at most `N` requests read the log at once"}},
+				&cli.StringFlag{Name: "addr-file", Usage: "also write the address it listens on to `FILE`"}},
+				httpLimitFlags()...),
 			Action: ledgerServe,
 		},
 		{

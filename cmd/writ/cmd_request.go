@@ -90,7 +90,8 @@ func requestAdmission(c *cli.Context) error {
 
 // requestErr gives a failed request its exit code: 2 when the server
 // could not be reached (with a hint when there is no server to dial) or
-// rejected the request, 3 for an answer that is not a response, 1 for
+// rejected the request, 4 when it was busy (it read nothing), 3 for an
+// answer that is not a response, 1 for
 // everything after which the dispatch must not run (an untrusted server,
 // a lost verdict, a verdict for another dispatch).
 func requestErr(c *cli.Context, err error) error {
@@ -98,6 +99,8 @@ func requestErr(c *cli.Context, err error) error {
 	switch {
 	case errors.Is(err, admission.ErrConnect) && errors.As(err, &op) && op.Op == "dial":
 		return inputErr(fmt.Errorf("%w (is `writ admission serve --socket %s` running?)", err, c.String("socket")))
+	case errors.Is(err, admission.ErrBusy):
+		return &exitError{code: exitBusy, err: err, hints: []string{"nothing was decided or recorded; send the request again after the server's retry_after"}}
 	case errors.Is(err, admission.ErrConnect), errors.Is(err, admission.ErrRejected):
 		return inputErr(err)
 	case errors.Is(err, admission.ErrMalformedResponse):

@@ -27,10 +27,14 @@ func admissionCommand() *cli.Command {
 				"and the decision is durable), hash_us, record_us (waiting for the decision to be durable)\n" +
 				"and total_us (from the request read to the durable verdict). A malformed request gets {\"error\": ...}\n" +
 				"and is not recorded. The socket is created mode 0600. SIGINT or SIGTERM stops the server\n" +
-				"after the admissions in flight are recorded.",
-			Flags: append(runnerFlags(), &cli.StringFlag{Name: "socket", Usage: "UNIX socket `PATH` to listen on"},
+				"after the admissions in flight are recorded. Past --max-in-flight requests at once, or\n" +
+				"--max-per-client from one client process, a connection is answered at once, unread:\n" +
+				`  {"error": "busy (max-in-flight): ...", "retry_after": SECONDS, "run": false}` + "\n" +
+				"(writ admission request exits 4, busy); a request not whole within --read-timeout is cut off.",
+			Flags: append(append(runnerFlags(), &cli.StringFlag{Name: "socket", Usage: "UNIX socket `PATH` to listen on"},
 				&cli.StringFlag{Name: "publish-decisions", Usage: "also publish the decision log as C2SP tlog-tiles into `DIR` (as writ ledger publish --decisions), at start, every --publish-every and at the end"},
 				&cli.DurationFlag{Name: "publish-every", Value: 10 * time.Second, Usage: "with --publish-decisions: publish every `DURATION`"}),
+				admissionLimitFlags()...),
 			Action: serveAdmission,
 		}, {
 			Name:      "request",
@@ -50,6 +54,10 @@ func serveAdmission(c *cli.Context) error {
 	path := c.String("socket")
 	if path == "" {
 		return usageErr("--socket is required (see writ admission serve --help)")
+	}
+	srv := &admission.Server{Warnf: func(format string, args ...any) { diag(c, levelWarning, format, args...) }}
+	if err := admissionLimits(c, srv); err != nil {
+		return err
 	}
 	setup, err := readRunnerFlags(c)
 	if err != nil {
@@ -77,7 +85,7 @@ func serveAdmission(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := &admission.Server{Runner: r, Warnf: func(format string, args ...any) { diag(c, levelWarning, format, args...) }}
+	srv.Runner = r
 	if err := srv.Serve(ctx, ln); err != nil {
 		return noErr(err)
 	}

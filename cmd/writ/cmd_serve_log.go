@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/httpbound"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -32,21 +33,34 @@ func ledgerServe(c *cli.Context) error {
 		return l, err
 	}
 	metrics := newLogMetrics(origin)
-	srv := ledger.NewServer(open, ledger.ServeOptions{MaxInFlight: c.Int("max-in-flight"), Metrics: metrics})
+	srv := ledger.NewServer(open, ledger.ServeOptions{Metrics: metrics})
 	defer srv.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.handler())
 	mux.Handle("/", srv)
-	return serveHTTP(c, mux, func(addr string) string {
+	return serveHTTP(c, mux, maxLogRequestBody, metrics.refused, func(addr string) string {
 		return fmt.Sprintf("serving %s log %s at http://%s/ (verifier key %s)", name, origin, addr, vkey)
 	})
 }
 
+// maxLogRequestBody bounds a request body to ledger serve, in bytes: its
+// read API is GET and HEAD only, which carry none.
+const maxLogRequestBody = 4 << 10
+
 // serveHTTP serves h on --listen until SIGINT or SIGTERM, then shuts
 // down gracefully (5 s). It writes the address it listens on to
-// --addr-file, if given, and prints banner(addr) on stdout first. Every
-// request is bounded in time and header size.
-func serveHTTP(c *cli.Context, h http.Handler, banner func(addr string) string) error {
+// --addr-file, if given, and prints banner(addr) on stdout first. The
+// server is bounded by httpLimitFlags and maxBody (bytes of a request
+// body); refused, if not nil, counts its refusals.
+func serveHTTP(c *cli.Context, h http.Handler, maxBody int64, refused func(httpbound.Reason), banner func(addr string) string) error {
+	limits, err := httpLimits(c, maxBody)
+	if err != nil {
+		return err
+	}
+	hs, err := httpbound.New(h, limits, httpbound.Options{Refused: refused})
+	if err != nil {
+		return usageErr("%v", err)
+	}
 	ln, err := net.Listen("tcp", c.String("listen"))
 	if err != nil {
 		return inputErr(fmt.Errorf("--listen: %w", err))
@@ -58,8 +72,6 @@ func serveHTTP(c *cli.Context, h http.Handler, banner func(addr string) string) 
 			return inputErr(fmt.Errorf("--addr-file: %w", err))
 		}
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10}
 	if err := emit(c, map[string]any{"listen": addr, "message": banner(addr)}, banner(addr)); err != nil {
 		ln.Close()
 		return err

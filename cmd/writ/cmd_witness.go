@@ -51,7 +51,7 @@ func witnessCommand() *cli.Command {
 					"its origin and consistent with the last it cosigned for that log; its state is one file\n" +
 					"per log under --dir, durable before each answer. SIGINT or SIGTERM stops it.",
 				ArgsUsage: " ",
-				Flags: []cli.Flag{
+				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "key", Required: true, Usage: "the witness's private key `FILE` (PREFIX.key; the name is read from PREFIX.vkey), or a PKCS#11 URI (pkcs11:token=T;object=O; the name is then --name)"},
 					&cli.StringFlag{Name: "dir", Required: true, Usage: "state `DIR`ectory (created 0700; one witness at a time)"},
 					&cli.StringFlag{Name: "listen", Required: true, Usage: "`ADDR`ess to listen on (host:port; port 0 picks one)"},
@@ -59,7 +59,7 @@ func witnessCommand() *cli.Command {
 					&cli.StringSliceFlag{Name: "log", Required: true, Usage: "a log's signed-note verifier `KEY` (<origin>+<8 hex>+<base64>; repeat)"},
 					&cli.StringFlag{Name: "name", Usage: "the witness's key `NAME`, for a key without PREFIX.vkey or in a token (must match PREFIX.vkey otherwise)"},
 					passphraseFileFlag, identityFlag,
-				},
+				}, httpLimitFlags()...),
 				Action: witnessServe,
 			},
 			{
@@ -185,7 +185,7 @@ func witnessServe(c *cli.Context) error {
 		return inputErr(err)
 	}
 	defer w.Close()
-	return serveHTTP(c, w.Handler(), func(addr string) string {
+	return serveHTTP(c, w.Handler(), witness.MaxRequestSize, nil, func(addr string) string {
 		return fmt.Sprintf("serving witness %s at http://%s/ for %s (verifier key %s)",
 			name, addr, plural(int64(len(w.Origins())), "log", "logs"), w.VerifierKey())
 	})

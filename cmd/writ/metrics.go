@@ -9,18 +9,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/writ-ledger/writ/internal/httpbound"
 )
 
 // logMetrics is what `writ ledger serve` exposes at /metrics (Prometheus
 // text format): the tree size and the signed time of the checkpoint it
-// last served, the checkpoint's age, and requests and bytes by kind and
-// status.
+// last served, the checkpoint's age, requests and bytes by kind and
+// status, and refusals past the server's limits by rule.
 type logMetrics struct {
 	reg      *prometheus.Registry
 	size     prometheus.Gauge
 	signed   atomic.Int64 // Unix seconds of the last checkpoint served
 	requests *prometheus.CounterVec
 	bytes    *prometheus.CounterVec
+	refusals *prometheus.CounterVec
 }
 
 func newLogMetrics(origin string) *logMetrics {
@@ -37,7 +39,11 @@ func newLogMetrics(origin string) *logMetrics {
 		})
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "writ_log_requests_total", Help: "Requests answered, by kind (checkpoint, tile, entries, history, other) and HTTP status.", ConstLabels: labels}, []string{"kind", "code"})
 	m.bytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "writ_log_response_bytes_total", Help: "Response body bytes sent, by kind (after gzip).", ConstLabels: labels}, []string{"kind"})
-	m.reg.MustRegister(m.size, age, m.requests, m.bytes, collectors.NewGoCollector())
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "writ_log_refusals_total", Help: "Connections and requests refused past a limit, by rule (max-conns, max-conns-per-client, max-in-flight, max-per-client, max-body-bytes).", ConstLabels: labels}, []string{"reason"})
+	for _, r := range httpbound.Reasons {
+		m.refusals.WithLabelValues(string(r))
+	}
+	m.reg.MustRegister(m.size, age, m.requests, m.bytes, m.refusals, collectors.NewGoCollector())
 	return m
 }
 
@@ -52,6 +58,9 @@ func (m *logMetrics) Request(kind string, status, n int) {
 	m.requests.WithLabelValues(kind, strconv.Itoa(status)).Inc()
 	m.bytes.WithLabelValues(kind).Add(float64(n))
 }
+
+// refused counts one refusal of the bounded server (httpbound).
+func (m *logMetrics) refused(r httpbound.Reason) { m.refusals.WithLabelValues(string(r)).Inc() }
 
 func (m *logMetrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})

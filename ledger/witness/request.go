@@ -16,10 +16,11 @@ import (
 // Bounds of the protocol's inputs.
 const (
 	// MaxRequestSize bounds an add-checkpoint request body, in bytes
-	// (1 MiB): the old size line, at most MaxProofLines of 45 bytes, and
-	// a checkpoint that signed-note lets carry 16 signatures of nearly
-	// 5 kB each fit many times over. A larger body is answered 413.
-	MaxRequestSize = 1 << 20
+	// (128 KiB): the old size line, at most MaxProofLines of 45 bytes and
+	// a checkpoint of MaxSubmittedCheckpoint take under 68 KiB. A larger
+	// body is answered 413. It is what one request in flight makes a
+	// server hold.
+	MaxRequestSize = 128 << 10
 	// MaxProofLines is the most consistency proof lines a request may
 	// carry (c2sp.org/tlog-witness: "MUST NOT send more than 63").
 	MaxProofLines = 63

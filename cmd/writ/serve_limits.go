@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/admission"
+	"github.com/writ-ledger/writ/internal/httpbound"
+)
+
+// httpLimitFlags are the bounds of every HTTP server writ runs (witness
+// serve, ledger serve): what one client, and all of them, can make it
+// hold. The defaults are httpbound's; LIMITATIONS.md states the memory
+// they bound.
+func httpLimitFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "max-in-flight", Value: httpbound.DefaultMaxInFlight, Usage: "answer at most `N` requests at once; more are refused 503 with Retry-After"},
+		&cli.IntFlag{Name: "max-per-client", Value: httpbound.DefaultMaxPerClient, Usage: fmt.Sprintf("at most `N` of them from one IP address, and %d × N open connections; more are refused 429 with Retry-After (behind a proxy, set it to --max-in-flight)", httpbound.ConnsPerClientFactor)},
+		&cli.IntFlag{Name: "max-conns", Value: httpbound.DefaultMaxConns, Usage: "keep at most `N` connections open; more are refused 503 with Retry-After"},
+		&cli.DurationFlag{Name: "read-timeout", Value: httpbound.DefaultReadTimeout, Usage: fmt.Sprintf("a request's headers must arrive within min(%s, `DURATION`), its body within DURATION", httpbound.DefaultReadHeaderTimeout)},
+	}
+}
+
+// httpLimits reads httpLimitFlags; a server's requests carry at most
+// maxBody bytes of body.
+func httpLimits(c *cli.Context, maxBody int64) (httpbound.Limits, error) {
+	for _, name := range []string{"max-in-flight", "max-per-client", "max-conns"} {
+		if c.Int(name) < 1 {
+			return httpbound.Limits{}, usageErr("--%s %d: at least 1", name, c.Int(name))
+		}
+	}
+	if c.Duration("read-timeout") <= 0 {
+		return httpbound.Limits{}, usageErr("--read-timeout %s: must be positive", c.Duration("read-timeout"))
+	}
+	return httpbound.Limits{MaxInFlight: c.Int("max-in-flight"), MaxPerClient: c.Int("max-per-client"),
+		MaxConns: c.Int("max-conns"), ReadTimeout: c.Duration("read-timeout"), MaxBodyBytes: maxBody}, nil
+}
+
+// admissionLimitFlags are the bounds of admission serve.
+func admissionLimitFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "max-in-flight", Value: admission.DefaultMaxConnections, Usage: "answer at most `N` requests at once; more are refused at once (busy, with retry_after)"},
+		&cli.IntFlag{Name: "max-per-client", Value: admission.DefaultMaxPerClient, Usage: "at most `N` of them from one client process (its pid, from the kernel)"},
+		&cli.DurationFlag{Name: "read-timeout", Value: admission.DefaultRequestTimeout, Usage: "a request must arrive whole within `DURATION`"},
+	}
+}
+
+// admissionLimits reads admissionLimitFlags into the server's fields.
+func admissionLimits(c *cli.Context, s *admission.Server) error {
+	for _, name := range []string{"max-in-flight", "max-per-client"} {
+		if c.Int(name) < 1 {
+			return usageErr("--%s %d: at least 1", name, c.Int(name))
+		}
+	}
+	if c.Int("max-per-client") > c.Int("max-in-flight") {
+		return usageErr("--max-per-client %d is above --max-in-flight %d", c.Int("max-per-client"), c.Int("max-in-flight"))
+	}
+	if c.Duration("read-timeout") <= 0 {
+		return usageErr("--read-timeout %s: must be positive", c.Duration("read-timeout"))
+	}
+	s.MaxConnections, s.MaxPerClient, s.RequestTimeout = c.Int("max-in-flight"), c.Int("max-per-client"), c.Duration("read-timeout")
+	return nil
+}

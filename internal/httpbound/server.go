@@ -1,0 +1,179 @@
+package httpbound
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+)
+
+// Options are a Server's hooks; the zero value has none.
+type Options struct {
+	// Refused, when set, is called once for every refusal, with its rule,
+	// from the goroutine that refuses (many at once).
+	Refused func(Reason)
+	// ErrorLog receives net/http's own messages (a failed accept, a
+	// malformed request); nil discards them, so that a flood of clients
+	// cannot flood the server's log.
+	ErrorLog *log.Logger
+}
+
+// Server is an http.Server with every bound of Limits (see the package
+// doc). Its methods may be called from any goroutine.
+type Server struct {
+	limits   Limits
+	opts     Options
+	http     *http.Server
+	conns    *counter // open connections, by client
+	requests *counter // requests in flight, by client
+}
+
+// New returns a Server answering with h under l (zero fields at their
+// defaults), or an error wrapping ErrLimits. h sees a request only once
+// its headers are read and its client is within the limits; its body
+// reads fail past MaxBodyBytes with *http.MaxBytesError (the handler then
+// answers 413 itself, or lets the wrapper's answer stand).
+func New(h http.Handler, l Limits, opts Options) (*Server, error) {
+	l, err := l.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{limits: l, opts: opts, conns: newCounter(l.MaxConns, l.MaxConnsPerClient),
+		requests: newCounter(l.MaxInFlight, l.MaxPerClient)}
+	logger := opts.ErrorLog
+	if logger == nil {
+		logger = log.New(io.Discard, "", 0)
+	}
+	s.http = &http.Server{
+		Handler:           &bounded{s: s, next: h},
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		WriteTimeout:      l.WriteTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		ErrorLog:          logger,
+	}
+	return s, nil
+}
+
+// Limits returns the server's limits, defaults filled in.
+func (s *Server) Limits() Limits { return s.limits }
+
+// Serve accepts connections on ln, within MaxConns and
+// MaxConnsPerClient, and serves them until Shutdown or Close; it then
+// returns http.ErrServerClosed, else the error that stopped it.
+func (s *Server) Serve(ln net.Listener) error {
+	return s.http.Serve(&listener{Listener: ln, s: s})
+}
+
+// Shutdown stops accepting, waits for the requests in flight until ctx
+// is done, and closes every connection (http.Server.Shutdown).
+func (s *Server) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
+
+// Close closes the listener and every connection at once.
+func (s *Server) Close() error { return s.http.Close() }
+
+// refused counts one refusal.
+func (s *Server) refused(r Reason) {
+	if s.opts.Refused != nil {
+		s.opts.Refused(r)
+	}
+}
+
+// bounded is the handler within the request limits.
+type bounded struct {
+	s    *Server
+	next http.Handler
+}
+
+func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l := b.s.limits
+	ip := clientIP(r.RemoteAddr)
+	if r.ContentLength > l.MaxBodyBytes {
+		b.refuse(w, ReasonBodySize, ip)
+		return
+	}
+	switch b.s.requests.acquire(ip) {
+	case errTotal:
+		b.refuse(w, ReasonInFlight, ip)
+		return
+	case errClient:
+		b.refuse(w, ReasonPerClient, ip)
+		return
+	}
+	defer b.s.requests.release(ip)
+	r.Body = &bodyLimit{ReadCloser: http.MaxBytesReader(w, r.Body, l.MaxBodyBytes), s: b.s}
+	b.next.ServeHTTP(w, r)
+}
+
+func (b *bounded) refuse(w http.ResponseWriter, reason Reason, ip string) {
+	b.s.refused(reason)
+	refusalFor(reason, b.s.limits, ip).write(w, b.s.limits)
+}
+
+// bodyLimit counts a body read past MaxBodyBytes as a refusal, once.
+type bodyLimit struct {
+	io.ReadCloser
+	s    *Server
+	once sync.Once
+}
+
+func (b *bodyLimit) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		b.once.Do(func() { b.s.refused(ReasonBodySize) })
+	}
+	return n, err
+}
+
+// listener admits connections within MaxConns and MaxConnsPerClient; it
+// answers the others itself and closes them.
+type listener struct {
+	net.Listener
+	s *Server
+}
+
+func (ln *listener) Accept() (net.Conn, error) {
+	for {
+		c, err := ln.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		ip := clientIP(c.RemoteAddr().String())
+		reason := ReasonConns
+		switch ln.s.conns.acquire(ip) {
+		case nil:
+			return &conn{Conn: c, release: func() { ln.s.conns.release(ip) }}, nil
+		case errClient:
+			reason = ReasonConnsPerClient
+		}
+		ln.s.refused(reason)
+		refusalFor(reason, ln.s.limits, ip).writeRaw(c, ln.s.limits)
+	}
+}
+
+// conn releases its place when it is closed (once: net/http may close
+// a connection twice).
+type conn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *conn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}
+
+// clientIP is the IP address of a host:port address (the address itself
+// when it has no port).
+func clientIP(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
+}
