@@ -185,7 +185,7 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrNotALog, dir)
 	}
-	if err := checkStore(dir, readOnly); err != nil {
+	if _, err := checkStore(dir, readOnly, false); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
@@ -200,7 +200,10 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 		get := func(k []byte) ([]byte, error) {
 			v, err := txn.Get(k)
 			if err != nil {
-				return nil, &IntegrityError{Index: -1, What: "log metadata " + string(k) + " missing", Detail: dir + ": " + err.Error()}
+				if errors.Is(err, ErrNoKey) {
+					return nil, &StoreError{Dir: dir, Problem: "the log's metadata (" + string(k) + ") is missing: the store lost the tables that held it", Cause: err}
+				}
+				return nil, err
 			}
 			return v, nil
 		}
