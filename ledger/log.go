@@ -185,7 +185,7 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrNotALog, dir)
 	}
-	if _, err := checkStore(dir, readOnly, false); err != nil {
+	if err := checkStore(dir, readOnly, false); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {

@@ -29,12 +29,13 @@ import (
 // lists a table that is missing or damaged, as a *StoreError; ErrLocked
 // when another process holds the store. With shared set it takes the lock
 // shared, as a read-only open does. Without move it only looks: unlisted
-// tables are left where they are for the open that follows (openBadger),
-// which returns the tables it moved so that checkAside can check them.
-func checkStore(dir string, shared, move bool) ([]asideTable, error) {
+// tables are left where they are for the open that follows (openBadger).
+// Before it sets a table aside, checkLeftovers makes sure it holds
+// nothing the store lacks; otherwise it refuses and changes nothing.
+func checkStore(dir string, shared, move bool) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer d.Close()
 	how := syscall.LOCK_EX
@@ -43,14 +44,14 @@ func checkStore(dir string, shared, move bool) ([]asideTable, error) {
 	}
 	if err := syscall.Flock(int(d.Fd()), how|syscall.LOCK_NB); err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
+			return fmt.Errorf("%w: %s", ErrLocked, dir)
 		}
-		return nil, err
+		return err
 	}
 	defer syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tables := map[uint64]bool{}
 	for _, n := range names {
@@ -63,16 +64,16 @@ func checkStore(dir string, shared, move bool) ([]asideTable, error) {
 	mf, err := os.Open(filepath.Join(dir, badger.ManifestFilename))
 	if errors.Is(err, os.ErrNotExist) {
 		if len(tables) == 0 {
-			return nil, nil // a new store
+			return nil // a new store
 		}
-		return nil, &StoreError{Dir: dir, File: badger.ManifestFilename, Problem: fmt.Sprintf("missing, and the store holds %d tables (Badger would delete them)", len(tables))}
+		return &StoreError{Dir: dir, File: badger.ManifestFilename, Problem: fmt.Sprintf("missing, and the store holds %d tables (Badger would delete them)", len(tables))}
 	} else if err != nil {
-		return nil, err
+		return err
 	}
 	defer mf.Close()
 	m, _, err := badger.ReplayManifestFile(mf, 0, badger.DefaultOptions(dir))
 	if err != nil {
-		return nil, &StoreError{Dir: dir, File: badger.ManifestFilename, Problem: "does not read as a Badger MANIFEST (damaged or replaced)", Cause: err}
+		return &StoreError{Dir: dir, File: badger.ManifestFilename, Problem: "does not read as a Badger MANIFEST (damaged or replaced)", Cause: err}
 	}
 	// Every table the MANIFEST does not list is set aside, whatever its
 	// number: Badger numbers a table when it starts writing it, and its
@@ -92,14 +93,19 @@ func checkStore(dir string, shared, move bool) ([]asideTable, error) {
 	for id := range m.Tables {
 		name := fmt.Sprintf("%06d.sst", id)
 		if !tables[id] {
-			return nil, &StoreError{Dir: dir, File: name, Problem: "missing: the MANIFEST lists it"}
+			return &StoreError{Dir: dir, File: name, Problem: "missing: the MANIFEST lists it"}
 		}
 		if err := checkTableFooter(filepath.Join(dir, name)); err != nil {
-			return nil, &StoreError{Dir: dir, File: name, Problem: "damaged: its index does not match its checksum", Cause: err}
+			return &StoreError{Dir: dir, File: name, Problem: "damaged: its index does not match its checksum", Cause: err}
 		}
 	}
 	if len(leftovers) == 0 || (!move && !shared) {
-		return nil, nil
+		return nil
+	}
+	if !shared {
+		if err := checkLeftovers(dir, leftovers); err != nil {
+			return err
+		}
 	}
 	return setAside(dir, leftovers, shared)
 }
@@ -115,16 +121,15 @@ const UnlistedSuffix = ".unlisted-tables"
 // log Badger replays); it is also what a truncated or edited MANIFEST
 // looks like, so the files are kept as evidence, and verification then
 // finds what the store lacks. A read-only open cannot move files: it
-// refuses, naming the table. It returns the tables it moved.
-func setAside(dir string, ids []uint64, readOnly bool) ([]asideTable, error) {
+// refuses, naming the table.
+func setAside(dir string, ids []uint64, readOnly bool) error {
 	if readOnly {
-		return nil, &StoreError{Dir: dir, File: fmt.Sprintf("%06d.sst", ids[0]), Problem: "the MANIFEST does not list this table (a writer killed while writing it, or a truncated MANIFEST); a read-only open cannot tell which"}
+		return &StoreError{Dir: dir, File: fmt.Sprintf("%06d.sst", ids[0]), Problem: "the MANIFEST does not list this table (a writer killed while writing it, or a truncated MANIFEST); a read-only open cannot tell which"}
 	}
 	aside := dir + UnlistedSuffix
 	if err := os.MkdirAll(aside, 0o700); err != nil {
-		return nil, err
+		return err
 	}
-	var moved []asideTable
 	for _, id := range ids {
 		name := fmt.Sprintf("%06d.sst", id)
 		to := filepath.Join(aside, name)
@@ -135,11 +140,10 @@ func setAside(dir string, ids []uint64, readOnly bool) ([]asideTable, error) {
 			to = filepath.Join(aside, fmt.Sprintf("%s.%d", name, n))
 		}
 		if err := os.Rename(filepath.Join(dir, name), to); err != nil {
-			return moved, err
+			return err
 		}
-		moved = append(moved, asideTable{from: filepath.Join(dir, name), to: to})
 	}
-	return moved, nil
+	return nil
 }
 
 // checkTableFooter checks a Badger table's footer the way Badger reads it
@@ -196,10 +200,26 @@ func checkTableFooter(path string) error {
 // checkStore, with the options a log needs: synced writes, one version
 // per key, checksums verified on every block read.
 func openBadger(dir string, readOnly bool) (Store, error) {
-	moved, err := checkStore(dir, readOnly, true)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := checkStore(dir, readOnly, true); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	if !readOnly {
+		if err := removeEmptyLogs(dir); err != nil {
+			return nil, fmt.Errorf("opening log %s: %w", dir, err)
+		}
+	} else if err := emptyLogs(dir); err != nil {
+		return nil, err
+	}
+	db, err := badger.Open(badgerOptions(dir, readOnly))
+	if err != nil {
+		return nil, openError(dir, err)
+	}
+	return badgerStore{db: db, dir: dir}, nil
+}
+
+// badgerOptions are the options a log's store is opened with: synced
+// writes, one version per key, checksums verified on every block read.
+func badgerOptions(dir string, readOnly bool) badger.Options {
 	opts := badger.DefaultOptions(dir).
 		WithSyncWrites(true).
 		WithLogger(nil).
@@ -215,24 +235,7 @@ func openBadger(dir string, readOnly bool) (Store, error) {
 		// decompressed blocks is enough.
 		opts = opts.WithBlockCacheSize(4 << 20)
 	}
-	if !readOnly {
-		if err := removeEmptyLogs(dir); err != nil {
-			return nil, fmt.Errorf("opening log %s: %w", dir, err)
-		}
-	} else if err := emptyLogs(dir); err != nil {
-		return nil, err
-	}
-	db, err := badger.Open(opts)
-	if err != nil {
-		return nil, openError(dir, err)
-	}
-	if len(moved) > 0 {
-		if err := checkAside(db, dir, moved); err != nil {
-			db.Close()
-			return nil, err
-		}
-	}
-	return badgerStore{db: db, dir: dir}, nil
+	return opts
 }
 
 // removeEmptyLogs deletes the zero-length write-ahead logs (*.mem) and
