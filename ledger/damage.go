@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,8 @@ import (
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/dgraph-io/badger/v4/y"
 	"github.com/dgraph-io/ristretto/v2/z"
+
+	"github.com/writ-ledger/writ/rules"
 )
 
 // ErrStoreDamaged is wrapped by every refusal to open or read a log whose
@@ -24,10 +27,6 @@ import (
 // ErrTampered, so callers that treat tamper evidence as a verdict of no
 // keep doing so. `writ ledger repair` (Repair) is the next act.
 var ErrStoreDamaged = errors.New("log store damaged")
-
-// StoreRule is the rule id a *StoreError names (package rules,
-// rules.StoreDamaged; the ledger does not import rules).
-const StoreRule = "store-damaged"
 
 // StoreError is a refusal to use a log's Badger store. Nothing in the
 // store was changed by the refused open.
@@ -41,13 +40,22 @@ type StoreError struct {
 	Cause error // Badger's or the file system's error, if any (not in the message)
 }
 
-// Error returns "store-damaged: DIR/FILE: PROBLEM".
+// Rule returns the rule the refusal names: rules.StoreUnrecovered when
+// Lost, else rules.StoreDamaged.
+func (e *StoreError) Rule() string {
+	if e.Lost {
+		return rules.StoreUnrecovered
+	}
+	return rules.StoreDamaged
+}
+
+// Error returns "RULE: DIR/FILE: PROBLEM".
 func (e *StoreError) Error() string {
 	where := e.Dir
 	if e.File != "" {
 		where = filepath.Join(e.Dir, e.File)
 	}
-	return fmt.Sprintf("%s: %s: %s", StoreRule, where, e.Problem)
+	return fmt.Sprintf("%s: %s: %s", e.Rule(), where, e.Problem)
 }
 
 // Unwrap returns ErrStoreDamaged, ErrTampered and the cause.
@@ -68,8 +76,15 @@ func openError(dir string, err error) error {
 	if errors.Is(err, os.ErrPermission) || errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("opening log %s: %w", dir, err)
 	}
-	return &StoreError{Dir: dir, File: badgerFile.FindString(err.Error()),
-		Problem: "Badger cannot open the store (a file damaged, or left half-written by a crash)", Cause: err}
+	file := badgerFile.FindString(err.Error())
+	problem := "Badger cannot open the store (a file damaged, or left half-written by a crash)"
+	switch {
+	case strings.HasSuffix(file, ".sst"):
+		problem = "damaged: a block of this table does not read back"
+	case strings.HasSuffix(file, ".vlog"), strings.HasSuffix(file, ".mem"):
+		problem = "Badger cannot open this log file (damaged, or left half-written by a crash)"
+	}
+	return &StoreError{Dir: dir, File: file, Problem: problem, Cause: err}
 }
 
 // readError turns an error reading the open store into a *StoreError
@@ -162,7 +177,7 @@ func checkLeftovers(dir string, ids []uint64) error {
 // tableLacks reports whether the table file at path holds a key at a
 // version db lacks (db has neither that version nor a newer one).
 func tableLacks(db *badger.DB, path string) (bool, error) {
-	t, err := openTableFile(path)
+	t, err := openTable(path, true)
 	if err != nil {
 		return false, err
 	}
@@ -188,13 +203,14 @@ func tableLacks(db *badger.DB, path string) (bool, error) {
 	return false, nil
 }
 
-// openTableFile opens a Badger table file read-only, whatever its name
+// openTable opens a Badger table file read-only, whatever its name
 // (Badger takes the table's id from the name: a file set aside as
-// NNNNNN.sst.1 is opened through a link named 000001.sst), with every
-// block's checksum verified; the caller calls closeTable. It uses the
-// options writ's stores are written with (Badger's defaults: Snappy
-// blocks of 4 KiB).
-func openTableFile(path string) (*table.Table, error) {
+// NNNNNN.sst.1 is opened through a link named 000001.sst), reading what
+// Badger reads as it opens a table (its footer, index and last block),
+// and with all set, every block, each with its checksum verified; the
+// caller calls closeTable. It uses the options writ's stores are written
+// with (Badger's defaults: Snappy blocks of 4 KiB).
+func openTable(path string, all bool) (*table.Table, error) {
 	if _, ok := table.ParseFileID(filepath.Base(path)); !ok || !strings.HasSuffix(path, ".sst") {
 		tmp, err := os.MkdirTemp("", "writ-table-")
 		if err != nil {
@@ -224,11 +240,38 @@ func openTableFile(path string) (*table.Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !all {
+		return t, nil
+	}
 	if err := verifyBlocks(t); err != nil {
 		closeTable(t)
 		return nil, err
 	}
 	return t, nil
+}
+
+// checkLogHeaders checks the header of each write-ahead and value log
+// among names (the files of the store in dir): Badger starts each with
+// the id of the key that encrypts it, 0 in writ's stores, which are not
+// encrypted, and refuses the whole store when that id is one its key
+// registry lacks, after an open for writing has already changed it.
+func checkLogHeaders(dir string, names []string) error {
+	for _, n := range names {
+		if !isWriteLog(n) {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, n))
+		if err != nil {
+			return err
+		}
+		var h [8]byte
+		_, err = io.ReadFull(f, h[:])
+		f.Close()
+		if err == nil && h != [8]byte{} {
+			return &StoreError{Dir: dir, File: n, Problem: "damaged: its header names an encryption key, and writ's stores are not encrypted"}
+		}
+	}
+	return nil
 }
 
 // verifyBlocks reads every block of t, checking its checksum. Badger's

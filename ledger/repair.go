@@ -150,10 +150,20 @@ func repairLog(dir, aside, name, vkey string) (RepairedLog, error) {
 			return rl, fmt.Errorf("putting the damaged store back: %w (after: %w)", berr, err)
 		}
 		return rl, &StoreError{Dir: store, Lost: true, Cause: err,
-			Problem: "the entries cannot be recovered from this store's files (" + err.Error() + "); nothing was changed"}
+			Problem: "the entries cannot be recovered from this store's files (" + why(err, cand) + "); nothing was changed"}
 	}
 	rl.Action, rl.Size, rl.Checkpoint, rl.Skipped = "rebuilt", size, cp, skipped
 	return rl, nil
+}
+
+// why says what err found in the rebuilt store at cand, without naming
+// that temporary directory.
+func why(err error, cand string) string {
+	var se *StoreError
+	if errors.As(err, &se) && se.File == "" {
+		return se.Problem
+	}
+	return strings.ReplaceAll(err.Error(), cand, "the rebuilt store")
 }
 
 // openVerify opens the log at store, read-only (nothing changes) or for

@@ -40,7 +40,7 @@ func salvage(from, fromUnlisted, to string) (skipped []string, err error) {
 	var next uint64 = 1
 	var ids []uint64
 	for _, p := range tables {
-		t, err := openTableFile(p)
+		t, err := openTable(p, true)
 		if err != nil {
 			skipped = append(skipped, relName(from, p))
 			continue

@@ -98,6 +98,20 @@ func checkStore(dir string, shared, move bool) error {
 		if err := checkTableFooter(filepath.Join(dir, name)); err != nil {
 			return &StoreError{Dir: dir, File: name, Problem: "damaged: its index does not match its checksum", Cause: err}
 		}
+		if shared {
+			continue
+		}
+		// What Badger reads of a table as it opens it (its index and
+		// last block), read first: an open for writing that fails on
+		// a table has already written to the store.
+		t, err := openTable(filepath.Join(dir, name), false)
+		if err != nil {
+			return &StoreError{Dir: dir, File: name, Problem: "damaged: a block of this table does not read back", Cause: err}
+		}
+		closeTable(t)
+	}
+	if err := checkLogHeaders(dir, names); err != nil {
+		return err
 	}
 	if len(leftovers) == 0 || (!move && !shared) {
 		return nil
@@ -287,6 +301,21 @@ func removeEmptyLogs(dir string) error {
 		}
 	}
 	return d.Sync()
+}
+
+// damagedTable reads every block of every table the open store uses and
+// returns a *StoreError (with found, what verification found, as its
+// cause) for the first that does not read back, or nil.
+func (s badgerStore) damagedTable(found error) error {
+	for _, ti := range s.db.Tables() {
+		name := fmt.Sprintf("%06d.sst", ti.ID)
+		t, err := openTable(filepath.Join(s.dir, name), true)
+		if err != nil {
+			return &StoreError{Dir: s.dir, File: name, Problem: "damaged: a block of this table does not read back", Cause: errors.Join(err, found)}
+		}
+		closeTable(t)
+	}
+	return nil
 }
 
 // isWriteLog reports whether name is one of Badger's logs: a memtable's

@@ -44,6 +44,9 @@ type Rule struct {
 	// under the rule at append, import or sync ("" for a rule no record
 	// is refused under).
 	AppendAct string
+	// StoreAct is what the operator should do when a log's store is
+	// refused because it is damaged on disk ("" for the other rules).
+	StoreAct string
 	// Always marks a rule of a governed class that nevertheless refuses in
 	// every mode, because its failure is evidence of tampering rather than
 	// of missing authority (a signature by a trusted key that does not

@@ -162,10 +162,20 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 	if !errors.As(err, &inc) {
 		inc = nil
 	}
+	// A damaged log store is a verdict of no whichever command met it,
+	// with its rule's next act.
+	var hints []string
+	if ee != nil {
+		hints = append(hints, ee.hints...)
+	}
+	var se *ledger.StoreError
+	if errors.As(err, &se) {
+		code, msg = exitNo, err.Error()
+		hints = append(hints, storeHint(se))
+	}
 	if asJSON {
-		hints := []string{}
-		if ee != nil {
-			hints = append(hints, ee.hints...)
+		if hints == nil {
+			hints = []string{}
 		}
 		if locked && len(hints) == 0 {
 			hints = append(hints, lockedHint)
@@ -180,12 +190,10 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 		return code
 	}
 	fmt.Fprintf(stderr, "writ: error: %s\n", oneLine(msg))
-	if ee != nil {
-		for _, h := range ee.hints {
-			fmt.Fprintf(stderr, "writ: hint: %s\n", h)
-		}
+	for _, h := range hints {
+		fmt.Fprintf(stderr, "writ: hint: %s\n", h)
 	}
-	if locked && (ee == nil || len(ee.hints) == 0) {
+	if locked && len(hints) == 0 {
 		fmt.Fprintf(stderr, "writ: hint: %s\n", lockedHint)
 	}
 	if inc != nil {
@@ -209,8 +217,13 @@ type errorJSON struct {
 	Evidence *ledger.Evidence `json:"evidence,omitempty"`
 }
 
-// ruleOf returns the rule id a refused record carries, or "".
+// ruleOf returns the rule id a refused record or log store carries, or
+// "".
 func ruleOf(err error) string {
+	var se *ledger.StoreError
+	if errors.As(err, &se) {
+		return se.Rule()
+	}
 	var d *delegation.Denial
 	if errors.As(err, &d) {
 		return d.Rule
