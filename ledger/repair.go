@@ -15,7 +15,8 @@ import (
 // SetAsideDir is the directory inside a ledger directory where Repair
 // keeps what it moves out of the way: SetAsideDir/STAMP/ holds each
 // damaged store as it was (STAMP is the repair's UTC time,
-// 20261204T185000Z), and RepairRecord says what was done.
+// 20261204T185000Z, with -02, -03... for more in the same second), and
+// RepairRecord says what was done.
 const SetAsideDir = "set-aside"
 
 // RepairRecord is the file, in SetAsideDir/STAMP, that records a repair
@@ -82,8 +83,8 @@ func Repair(dir string, opts RepairOptions) (*RepairResult, error) {
 	res := &RepairResult{Dir: dir}
 	stamp := opts.Now().UTC().Format("20060102T150405Z")
 	aside := filepath.Join(dir, SetAsideDir, stamp)
-	if _, err := os.Lstat(aside); err == nil {
-		return nil, fmt.Errorf("%s exists: a repair ran this second; run it again", aside)
+	for n := 2; exists(aside) || exists(aside+undoneSuffix); n++ { // repairs within one second
+		aside = filepath.Join(dir, SetAsideDir, fmt.Sprintf("%s-%02d", stamp, n))
 	}
 	var names []string
 	for _, name := range []string{AuthorityDir, DecisionsDir} {
@@ -115,6 +116,11 @@ func Repair(dir string, opts RepairOptions) (*RepairResult, error) {
 		}
 	}
 	return res, failed
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // repairLog checks the log name in dir and rebuilds it if it is damaged.
