@@ -33,9 +33,10 @@ type RepairOptions struct {
 	// stores, as `writ ledger verify` uses.
 	VKeys map[string]string
 	// Restore, when set, is how the ledger is rebuilt instead of from its
-	// own files: Repair sets every store aside first, then calls Restore
-	// on the ledger directory (an import of an export, with every check
-	// an import runs); on its error everything is put back.
+	// own files: Repair sets aside every log that does not open read-only
+	// and verify, then calls Restore on the ledger directory (an import
+	// of an export, with every check an import runs); on its error
+	// everything is put back. Repair refuses when no log needs it.
 	Restore func(dir string) error
 	// Now is the clock for the set-aside directory's name (default
 	// time.Now).
@@ -96,7 +97,19 @@ func Repair(dir string, opts RepairOptions) (*RepairResult, error) {
 		return nil, fmt.Errorf("%w: %s holds neither an authority nor a decisions log", ErrNotALog, dir)
 	}
 	if opts.Restore != nil {
-		return restore(dir, aside, names, opts.Restore)
+		var damaged []string
+		for _, name := range names {
+			if _, _, err := openVerify(filepath.Join(dir, name), opts.VKeys[name], true); err != nil {
+				if errors.Is(err, ErrLocked) {
+					return nil, err
+				}
+				damaged = append(damaged, name)
+			}
+		}
+		if len(damaged) == 0 {
+			return nil, fmt.Errorf("%s: every log opens and verifies: nothing to restore", dir)
+		}
+		return restore(dir, aside, damaged, opts.Restore)
 	}
 	var failed error
 	for _, name := range names {

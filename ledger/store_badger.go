@@ -90,6 +90,28 @@ func checkStore(dir string, shared, move bool) error {
 		}
 	}
 	slices.Sort(leftovers)
+	if err := checkListed(dir, m, tables, shared); err != nil {
+		return err
+	}
+	if err := checkLogHeaders(dir, names); err != nil {
+		return err
+	}
+	if len(leftovers) == 0 || (!move && !shared) {
+		return nil
+	}
+	if !shared {
+		if err := checkLeftovers(dir, leftovers); err != nil {
+			return err
+		}
+	}
+	return setAside(dir, leftovers, shared)
+}
+
+// checkListed refuses, as a *StoreError, a store whose MANIFEST m lists a
+// table that is not among tables (the ids present in dir) or whose footer
+// is damaged; unless shared (a read-only open, which writes nothing), it
+// also reads what Badger reads of each table as it opens it.
+func checkListed(dir string, m badger.Manifest, tables map[uint64]bool, shared bool) error {
 	for id := range m.Tables {
 		name := fmt.Sprintf("%06d.sst", id)
 		if !tables[id] {
@@ -110,18 +132,7 @@ func checkStore(dir string, shared, move bool) error {
 		}
 		closeTable(t)
 	}
-	if err := checkLogHeaders(dir, names); err != nil {
-		return err
-	}
-	if len(leftovers) == 0 || (!move && !shared) {
-		return nil
-	}
-	if !shared {
-		if err := checkLeftovers(dir, leftovers); err != nil {
-			return err
-		}
-	}
-	return setAside(dir, leftovers, shared)
+	return nil
 }
 
 // UnlistedSuffix names the directory beside a log's where tables its
