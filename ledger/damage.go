@@ -94,7 +94,9 @@ func readError(dir string, err error) error {
 	if err == nil || errors.Is(err, ErrStoreDamaged) {
 		return err
 	}
-	if errors.Is(err, y.ErrChecksumMismatch) || strings.Contains(err.Error(), "checksum") || strings.Contains(err.Error(), "failed to read") {
+	// Badger wraps y.ErrChecksumMismatch with pkg/errors in some paths
+	// and formats it into a new error in others: the text is the test.
+	if errors.Is(err, y.ErrChecksumMismatch) || strings.Contains(err.Error(), "checksum") {
 		return &StoreError{Dir: dir, File: badgerFile.FindString(err.Error()), Problem: "a block of the store does not read back as written", Cause: err}
 	}
 	return err
