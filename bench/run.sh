@@ -26,7 +26,7 @@ echo "disk space per entry / envelope bytes: $disk (target at most 1.5)"
 
 echo
 echo "== crash consistency: $ROUNDS rounds of SIGKILL during concurrent appends"
-WRIT_CRASH_ROUNDS=$ROUNDS go test ./ledger -run '^TestCrashConsistency$' -count 1 -v | grep -E 'round [0-9]+:|^(ok|FAIL|---)' | tail -4
+WRIT_CRASH_ROUNDS=$ROUNDS go test ./ledger -run '^TestCrashConsistency$' -count 1 -v | grep -E 'round [0-9]+:|^crash: |^(ok|FAIL|---)' | tail -5
 
 echo
 echo "== a ledger of $N signed instructions"

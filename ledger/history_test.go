@@ -116,7 +116,7 @@ func TestHistoryTampered(t *testing.T) {
 		l := &Log{origin: "example.com/hist", key: testkit.Key(t, 1)}
 		s, _, _ := formats.NewNoteSigner(l.origin, l.key)
 		l.signer = s
-		root, err := tlog.TreeHash(size, txnHashReader(badgerTxn{txn}))
+		root, err := tlog.TreeHash(size, txnHashReader(badgerTxn{t: txn}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -163,9 +163,14 @@ var emptyRoot, _ = tlog.TreeHash(0, nil)
 // Open opens an existing log. With key nil the log can be read and
 // verified but not appended to; otherwise key must be the log's checkpoint
 // key (ErrWrongKey). A directory without a Badger store fails with
-// ErrNotALog, before anything is written to it; a Badger store whose log
-// metadata (origin, verifier key, size) is missing or malformed fails with
-// an *IntegrityError (ErrTampered). ErrLocked: another process has it open.
+// ErrNotALog, before anything is written to it; a Badger store that is
+// damaged on disk (see checkStore), or whose log metadata is missing, fails
+// with a *StoreError (ErrStoreDamaged, ErrTampered), and one whose metadata
+// is malformed with an *IntegrityError (ErrTampered); a refused open
+// leaves the store as it was, except that an open for writing recovers
+// what a killed writer leaves (empty log files removed, unlisted tables
+// that hold nothing the store lacks set aside). ErrLocked: another
+// process has it open.
 func Open(dir string, key *sign.PrivateKey) (*Log, error) {
 	return open(dir, key, false)
 }
@@ -185,7 +190,7 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrNotALog, dir)
 	}
-	if err := checkStore(dir, readOnly); err != nil {
+	if err := checkStore(dir, readOnly, false); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
@@ -200,7 +205,10 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 		get := func(k []byte) ([]byte, error) {
 			v, err := txn.Get(k)
 			if err != nil {
-				return nil, &IntegrityError{Index: -1, What: "log metadata " + string(k) + " missing", Detail: dir + ": " + err.Error()}
+				if errors.Is(err, ErrNoKey) {
+					return nil, &StoreError{Dir: dir, Problem: "the log's metadata (" + string(k) + ") is missing: the store lost the tables that held it", Cause: err}
+				}
+				return nil, err
 			}
 			return v, nil
 		}

@@ -26,10 +26,13 @@ import (
 // MANIFEST with Badger's own reader, sets aside every table the MANIFEST
 // does not list (setAside; a read-only open refuses instead, saying how
 // to recover), and refuses, as an *IntegrityError, a store whose MANIFEST
-// lists a table that is missing or damaged; ErrLocked when another
-// process holds the store. With shared set it takes the lock shared, as a
-// read-only open does.
-func checkStore(dir string, shared bool) error {
+// lists a table that is missing or damaged, as a *StoreError; ErrLocked
+// when another process holds the store. With shared set it takes the lock
+// shared, as a read-only open does. Without move it only looks: unlisted
+// tables are left where they are for the open that follows (openBadger).
+// Before it sets a table aside, checkLeftovers makes sure it holds
+// nothing the store lacks; otherwise it refuses and changes nothing.
+func checkStore(dir string, shared, move bool) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -63,14 +66,14 @@ func checkStore(dir string, shared bool) error {
 		if len(tables) == 0 {
 			return nil // a new store
 		}
-		return &IntegrityError{Index: -1, What: "store MANIFEST missing", Detail: fmt.Sprintf("%d table files and no MANIFEST; refusing to open (Badger would delete them)", len(tables))}
+		return &StoreError{Dir: dir, File: badger.ManifestFilename, Problem: fmt.Sprintf("missing, and the store holds %d tables (Badger would delete them)", len(tables))}
 	} else if err != nil {
 		return err
 	}
 	defer mf.Close()
 	m, _, err := badger.ReplayManifestFile(mf, 0, badger.DefaultOptions(dir))
 	if err != nil {
-		return &IntegrityError{Index: -1, What: "store MANIFEST unreadable", Detail: err.Error() + "; refusing to open"}
+		return &StoreError{Dir: dir, File: badger.ManifestFilename, Problem: "does not read as a Badger MANIFEST (damaged or replaced)", Cause: err}
 	}
 	// Every table the MANIFEST does not list is set aside, whatever its
 	// number: Badger numbers a table when it starts writing it, and its
@@ -87,18 +90,47 @@ func checkStore(dir string, shared bool) error {
 		}
 	}
 	slices.Sort(leftovers)
-	if len(leftovers) > 0 {
-		if err := setAside(dir, leftovers, shared); err != nil {
+	if err := checkListed(dir, m, tables, shared); err != nil {
+		return err
+	}
+	if err := checkLogHeaders(dir, names); err != nil {
+		return err
+	}
+	if len(leftovers) == 0 || (!move && !shared) {
+		return nil
+	}
+	if !shared {
+		if err := checkLeftovers(dir, leftovers); err != nil {
 			return err
 		}
 	}
+	return setAside(dir, leftovers, shared)
+}
+
+// checkListed refuses, as a *StoreError, a store whose MANIFEST m lists a
+// table that is not among tables (the ids present in dir) or whose footer
+// is damaged; unless shared (a read-only open, which writes nothing), it
+// also reads what Badger reads of each table as it opens it.
+func checkListed(dir string, m badger.Manifest, tables map[uint64]bool, shared bool) error {
 	for id := range m.Tables {
+		name := fmt.Sprintf("%06d.sst", id)
 		if !tables[id] {
-			return &IntegrityError{Index: -1, What: "store table missing", Detail: fmt.Sprintf("the MANIFEST lists %06d.sst, which is not there", id)}
+			return &StoreError{Dir: dir, File: name, Problem: "missing: the MANIFEST lists it"}
 		}
-		if err := checkTableFooter(filepath.Join(dir, fmt.Sprintf("%06d.sst", id))); err != nil {
-			return &IntegrityError{Index: -1, What: "store table damaged", Detail: fmt.Sprintf("%06d.sst: %v; refusing to open", id, err)}
+		if err := checkTableFooter(filepath.Join(dir, name)); err != nil {
+			return &StoreError{Dir: dir, File: name, Problem: "damaged: its index does not match its checksum", Cause: err}
 		}
+		if shared {
+			continue
+		}
+		// What Badger reads of a table as it opens it (its index and
+		// last block), read first: an open for writing that fails on
+		// a table has already written to the store.
+		t, err := openTable(filepath.Join(dir, name), false)
+		if err != nil {
+			return &StoreError{Dir: dir, File: name, Problem: "damaged: a block of this table does not read back", Cause: err}
+		}
+		closeTable(t)
 	}
 	return nil
 }
@@ -113,11 +145,11 @@ const UnlistedSuffix = ".unlisted-tables"
 // leaves (its data is still in the tables it compacts or the write-ahead
 // log Badger replays); it is also what a truncated or edited MANIFEST
 // looks like, so the files are kept as evidence, and verification then
-// finds what the store lacks. A read-only open cannot move files: it refuses, saying how to
-// recover.
+// finds what the store lacks. A read-only open cannot move files: it
+// refuses, naming the table.
 func setAside(dir string, ids []uint64, readOnly bool) error {
 	if readOnly {
-		return &IntegrityError{Index: -1, What: "store MANIFEST", Detail: fmt.Sprintf("table %06d.sst is not listed (a writer was killed mid-flush, or the MANIFEST was truncated); open the log for writing once (for example `writ ledger checkpoint --refresh`) to set it aside in %s%s", ids[0], dir, UnlistedSuffix)}
+		return &StoreError{Dir: dir, File: fmt.Sprintf("%06d.sst", ids[0]), Problem: "the MANIFEST does not list this table (a writer killed while writing it, or a truncated MANIFEST); a read-only open cannot tell which"}
 	}
 	aside := dir + UnlistedSuffix
 	if err := os.MkdirAll(aside, 0o700); err != nil {
@@ -193,9 +225,26 @@ func checkTableFooter(path string) error {
 // checkStore, with the options a log needs: synced writes, one version
 // per key, checksums verified on every block read.
 func openBadger(dir string, readOnly bool) (Store, error) {
-	if err := checkStore(dir, readOnly); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := checkStore(dir, readOnly, true); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	if !readOnly {
+		if err := removeEmptyLogs(dir); err != nil {
+			return nil, fmt.Errorf("opening log %s: %w", dir, err)
+		}
+	} else if err := emptyLogs(dir); err != nil {
+		return nil, err
+	}
+	db, err := badger.Open(badgerOptions(dir, readOnly))
+	if err != nil {
+		return nil, openError(dir, err)
+	}
+	return badgerStore{db: db, dir: dir}, nil
+}
+
+// badgerOptions are the options a log's store is opened with: synced
+// writes, one version per key, checksums verified on every block read.
+func badgerOptions(dir string, readOnly bool) badger.Options {
 	opts := badger.DefaultOptions(dir).
 		WithSyncWrites(true).
 		WithLogger(nil).
@@ -211,38 +260,31 @@ func openBadger(dir string, readOnly bool) (Store, error) {
 		// decompressed blocks is enough.
 		opts = opts.WithBlockCacheSize(4 << 20)
 	}
-	if !readOnly {
-		if err := removeEmptyMemtables(dir); err != nil {
-			return nil, fmt.Errorf("opening log %s: %w", dir, err)
-		}
-	}
-	db, err := badger.Open(opts)
-	if err != nil {
-		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
-			return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
-		}
-		return nil, fmt.Errorf("opening log %s: %w", dir, err)
-	}
-	return badgerStore{db: db, dir: dir}, nil
+	return opts
 }
 
-// removeEmptyMemtables deletes the zero-length memtable logs (*.mem) a
-// writer killed while creating one leaves behind: Badger v4 takes such a
-// file for one to create and refuses to open the directory ("while
-// opening fid: N err: Create a new file"), so a runner killed at the wrong
-// moment could never open its log again. A zero-length log holds no
-// entry. It works under the lock Badger itself takes (flock LOCK_EX on
-// the directory), so a live writer's new file is never touched; when
-// another process holds the lock it does nothing, and badger.Open then
-// reports the lock.
-func removeEmptyMemtables(dir string) error {
+// removeEmptyLogs deletes the zero-length write-ahead logs (*.mem) and
+// value logs (*.vlog) a writer killed at the wrong moment leaves behind.
+// Badger v4 creates either file with O_CREATE and only then sizes it, and
+// deletes one by truncating it to zero before unlinking it; a SIGKILL
+// between the two leaves an empty file, which Badger takes for one it is
+// about to create and refuses to open the directory ("while opening fid:
+// N err: Create a new file" for a memtable, `Open existing file:
+// ".../000002.vlog" err: Create a new file` for a value log: the
+// TestCrashConsistency failure LIMITATIONS.md recorded). A zero-length
+// file holds no entry: a value log starts with a 20-byte header, a
+// memtable log with its first entry. It works under the lock Badger
+// itself takes (flock LOCK_EX on the directory), so a live writer's new
+// file is never touched; when another process holds the lock it does
+// nothing, and badger.Open then reports the lock.
+func removeEmptyLogs(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil // badger.Open reports it
 	}
 	var empty []string
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".mem") || !e.Type().IsRegular() {
+		if !isWriteLog(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && fi.Size() == 0 {
@@ -272,6 +314,27 @@ func removeEmptyMemtables(dir string) error {
 	return d.Sync()
 }
 
+// damagedTable reads every block of every table the open store uses and
+// returns a *StoreError (with found, what verification found, as its
+// cause) for the first that does not read back, or nil.
+func (s badgerStore) damagedTable(found error) error {
+	for _, ti := range s.db.Tables() {
+		name := fmt.Sprintf("%06d.sst", ti.ID)
+		t, err := openTable(filepath.Join(s.dir, name), true)
+		if err != nil {
+			return &StoreError{Dir: s.dir, File: name, Problem: "damaged: a block of this table does not read back", Cause: errors.Join(err, found)}
+		}
+		closeTable(t)
+	}
+	return nil
+}
+
+// isWriteLog reports whether name is one of Badger's logs: a memtable's
+// write-ahead log (*.mem) or a value log (*.vlog).
+func isWriteLog(name string) bool {
+	return strings.HasSuffix(name, ".mem") || strings.HasSuffix(name, ".vlog")
+}
+
 // badgerStore is Store on Badger v4.
 type badgerStore struct {
 	db  *badger.DB
@@ -283,45 +346,51 @@ type badgerStore struct {
 func (s badgerStore) releaseMapped() { releaseMapped(s.dir) }
 
 func (s badgerStore) View(fn func(Txn) error) error {
-	return s.db.View(func(t *badger.Txn) error { return fn(badgerTxn{t}) })
+	return s.db.View(func(t *badger.Txn) error { return fn(badgerTxn{t, s.dir}) })
 }
 
 func (s badgerStore) Update(fn func(Txn) error) error {
-	return badgerErr(s.db.Update(func(t *badger.Txn) error { return fn(badgerTxn{t}) }))
+	return badgerErr(s.dir, s.db.Update(func(t *badger.Txn) error { return fn(badgerTxn{t, s.dir}) }))
 }
 
-func (s badgerStore) Begin() Txn   { return badgerTxn{s.db.NewTransaction(true)} }
+func (s badgerStore) Begin() Txn   { return badgerTxn{s.db.NewTransaction(true), s.dir} }
 func (s badgerStore) Close() error { return s.db.Close() }
 
-type badgerTxn struct{ t *badger.Txn }
+type badgerTxn struct {
+	t   *badger.Txn
+	dir string
+}
 
-func badgerErr(err error) error {
+// badgerErr maps Badger's errors to the Store's (ErrNoKey, ErrTxnFull) and
+// a damaged block to a *StoreError (readError).
+func badgerErr(dir string, err error) error {
 	switch {
 	case errors.Is(err, badger.ErrKeyNotFound):
 		return fmt.Errorf("%w: %w", ErrNoKey, err)
 	case errors.Is(err, badger.ErrTxnTooBig):
 		return fmt.Errorf("%w: %w", ErrTxnFull, err)
 	}
-	return err
+	return readError(dir, err)
 }
 
 func (t badgerTxn) Get(key []byte) ([]byte, error) {
 	item, err := t.t.Get(key)
 	if err != nil {
-		return nil, badgerErr(err)
+		return nil, badgerErr(t.dir, err)
 	}
-	return item.ValueCopy(nil)
+	v, err := item.ValueCopy(nil)
+	return v, badgerErr(t.dir, err)
 }
 
-func (t badgerTxn) Set(key, value []byte) error { return badgerErr(t.t.Set(key, value)) }
-func (t badgerTxn) Delete(key []byte) error     { return badgerErr(t.t.Delete(key)) }
-func (t badgerTxn) Commit() error               { return badgerErr(t.t.Commit()) }
+func (t badgerTxn) Set(key, value []byte) error { return badgerErr(t.dir, t.t.Set(key, value)) }
+func (t badgerTxn) Delete(key []byte) error     { return badgerErr(t.dir, t.t.Delete(key)) }
+func (t badgerTxn) Commit() error               { return badgerErr(t.dir, t.t.Commit()) }
 func (t badgerTxn) Discard()                    { t.t.Discard() }
 
 func (t badgerTxn) Iterate(prefix []byte) Iterator {
 	opts := badger.DefaultIteratorOptions
 	opts.Prefix = prefix
-	it := &badgerIterator{it: t.t.NewIterator(opts)}
+	it := &badgerIterator{it: t.t.NewIterator(opts), dir: t.dir}
 	it.it.Rewind()
 	return it
 }
@@ -329,6 +398,7 @@ func (t badgerTxn) Iterate(prefix []byte) Iterator {
 type badgerIterator struct {
 	it  *badger.Iterator
 	buf []byte
+	dir string
 }
 
 func (i *badgerIterator) Seek(key []byte) { i.it.Seek(key) }
@@ -340,5 +410,5 @@ func (i *badgerIterator) Close()          { i.it.Close() }
 func (i *badgerIterator) Value() ([]byte, error) {
 	var err error
 	i.buf, err = i.it.Item().ValueCopy(i.buf[:0])
-	return i.buf, err
+	return i.buf, badgerErr(i.dir, err)
 }

@@ -67,6 +67,20 @@ type EntryFunc func(index int64, entry []byte, accepted time.Time) error
 // the log stores, is a *TrustError (rules.VKeyMismatch) naming both.
 // Memory does not grow with the log.
 func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
+	cp, err := l.verify(vkey, fn)
+	if errors.Is(err, ErrTampered) && !errors.Is(err, ErrStoreDamaged) {
+		// A damaged block can end Badger's iteration early, which reads
+		// as an entry missing: say so when a table does not read back.
+		if s, ok := l.db.(interface{ damagedTable(error) error }); ok {
+			if serr := s.damagedTable(err); serr != nil {
+				return cp, serr
+			}
+		}
+	}
+	return cp, err
+}
+
+func (l *Log) verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 	signed, err := l.Checkpoint()
 	if err != nil {
 		return Checkpoint{}, err

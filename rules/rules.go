@@ -50,6 +50,9 @@ type Rule struct {
 	// meet, or a report that verified nothing ("" for a rule those
 	// commands do not refuse under by itself).
 	ReportAct string
+	// StoreAct is what the operator should do when a log's store is
+	// refused because it is damaged on disk ("" for the other rules).
+	StoreAct string
 	// Always marks a rule of a governed class that nevertheless refuses in
 	// every mode, because its failure is evidence of tampering rather than
 	// of missing authority (a signature by a trusted key that does not

@@ -19,7 +19,7 @@ func TestVocabulary(t *testing.T) {
 		if r.Summary == "" {
 			t.Errorf("%s: no summary", r.ID)
 		}
-		if r.NextAct == "" && r.AppendAct == "" && r.ReportAct == "" && r.ID != rules.NotSupportedYet {
+		if r.NextAct == "" && r.AppendAct == "" && r.ReportAct == "" && r.StoreAct == "" && r.ID != rules.NotSupportedYet {
 			t.Errorf("%s: no next act anywhere", r.ID)
 		}
 		if got, ok := rules.Lookup(r.ID); !ok || got != r {

@@ -61,11 +61,16 @@ const (
 	IssuedAt             = "issued-at-range"
 	VKeyMismatch         = "vkey-mismatch"
 	NothingVerified      = "nothing-verified"
+	// Store rules refuse a log whose Badger store is damaged on disk
+	// (package ledger, *ledger.StoreError), at whatever command opens it.
+	StoreDamaged     = "store-damaged"
+	StoreUnrecovered = "store-unrecoverable"
 )
 
 // All is the rule vocabulary: one row per rule id, with its class, what
 // it checks, and the next act for the operator where it can fail
-// (NextAct at admission, AppendAct when a record is refused). `writ admit
+// (NextAct at admission, AppendAct when a record is refused, StoreAct
+// when a log's store is refused). `writ admit
 // --rules` prints the admission rules; verify.Rules is the same list.
 var All = []Rule{
 	{ID: OK, Class: ClassPass, Summary: "every check that ran passed",
@@ -191,4 +196,8 @@ var All = []Rule{
 		AppendAct: "sign the record again now and append it within 24 hours: its issued_at must be at most 5 minutes after, and at most 24 hours before, the time the ledger accepts it (check this machine's clock)"},
 	{ID: NothingVerified, Class: ClassIntegrity, Summary: "a report says ok only when it verified something: a fleet audit needs at least one runner's decision log",
 		ReportAct: "name the runners to audit in the fleet file (`runner NAME URL VKEY` lines): an audit of no runner checks no decision"},
+	{ID: StoreDamaged, Class: ClassIntegrity, Summary: "a log's Badger store is whole: its MANIFEST lists every table that holds data, each listed table is there and reads back, its value and write-ahead logs open",
+		StoreAct: "run `writ ledger repair --dir DIR`: it moves the damaged store into DIR/set-aside/ (nothing is deleted), rebuilds it from the files that read back, keeps the result only if every entry verifies against the log's signed checkpoint, says what it did, and `writ ledger repair --dir DIR --undo` puts everything back"},
+	{ID: StoreUnrecovered, Class: ClassIntegrity, Summary: "a damaged log store still holds, in the files that read back, every entry its signed checkpoint covers",
+		StoreAct: "restore the ledger from an export with `writ ledger repair --dir DIR --from EXPORT` (the damaged store is set aside, the export is imported with every check `writ ledger import` runs, and --undo puts it back), or make a new replica from the log's publication with `writ ledger sync --dir NEWDIR --from URL --vkey KEY`"},
 }

@@ -95,6 +95,7 @@ func ledgerCommand() *cli.Command {
 				Flags:  []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag, jsonFlag},
 				Action: ledgerVerify,
 			},
+			repairCommand(),
 		}, append(proofCommands(), fleetCommands()...)...),
 	}
 }

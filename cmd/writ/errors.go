@@ -175,13 +175,23 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 	if !errors.As(err, &inc) {
 		inc = nil
 	}
+	// A damaged log store is a verdict of no whichever command met it,
+	// with its rule's next act.
+	var hints []string
+	if ee != nil {
+		hints = append(hints, ee.hints...)
+	}
+	var se *ledger.StoreError
+	if errors.As(err, &se) {
+		code, msg = exitNo, err.Error()
+		hints = append(hints, storeHint(se))
+	}
+	if trustHint != "" {
+		hints = append(hints, trustHint)
+	}
 	if asJSON {
-		hints := []string{}
-		if ee != nil {
-			hints = append(hints, ee.hints...)
-		}
-		if trustHint != "" {
-			hints = append(hints, trustHint)
+		if hints == nil {
+			hints = []string{}
 		}
 		if locked && len(hints) == 0 {
 			hints = append(hints, lockedHint)
@@ -196,15 +206,10 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 		return code
 	}
 	fmt.Fprintf(stderr, "writ: error: %s\n", oneLine(msg))
-	if ee != nil {
-		for _, h := range ee.hints {
-			fmt.Fprintf(stderr, "writ: hint: %s\n", h)
-		}
+	for _, h := range hints {
+		fmt.Fprintf(stderr, "writ: hint: %s\n", h)
 	}
-	if trustHint != "" {
-		fmt.Fprintf(stderr, "writ: hint: %s\n", trustHint)
-	}
-	if locked && (ee == nil || len(ee.hints) == 0) {
+	if locked && len(hints) == 0 {
 		fmt.Fprintf(stderr, "writ: hint: %s\n", lockedHint)
 	}
 	if inc != nil {
@@ -255,11 +260,15 @@ func trustRefusal(err error) (flag, rule string, ok bool) {
 	return "", "", false
 }
 
-// ruleOf returns the rule id a refused record or a refused trust
-// assertion carries, or "".
+// ruleOf returns the rule id a refused record, a refused trust assertion
+// or a damaged log store carries, or "".
 func ruleOf(err error) string {
 	if _, rule, ok := trustRefusal(err); ok {
 		return rule
+	}
+	var se *ledger.StoreError
+	if errors.As(err, &se) {
+		return se.Rule()
 	}
 	var d *delegation.Denial
 	if errors.As(err, &d) {

@@ -38,6 +38,7 @@ var jsonFields = map[string]string{
 	"ledger append":          "index, kind, digest: one object per appended record",
 	"ledger checkpoint":      "log, origin, size, root_hash, checkpoint (the signed note with its cosignatures); with --policy: witnessing (the quorum that cosigned it)",
 	"ledger verify":          "ok; when ok: logs (each log's log, origin, size, root_hash); when not: log, index, error",
+	"ledger repair":          "dir, set_aside (DIR/set-aside/STAMP, where the damaged stores are kept; \"\" when nothing was moved), logs (each log's log, action: whole, rebuilt or restored, size and checkpoint (entries), skipped (files not used)), undo (the command that undoes it); with --undo: set_aside, restored, kept",
 	"ledger export":          "out, bytes, logs (the section names); nothing with --out -",
 	"ledger import":          "log, origin, before, after (entries), recovered (entries an interrupted import left and this one dropped), root_hash: one object per imported log",
 	"ledger prove":           "index, tree_size, leaf_hash, root_hash, proof (hashes, RFC 9162 §2.1.3)",

@@ -99,6 +99,7 @@ func TestScripts(t *testing.T) {
 			"jsonenv":      cmdJSONEnv,
 			"waitfile":     cmdWaitFile,
 			"softhsm":      cmdSoftHSM,
+			"damage-store": cmdDamageStore,
 		},
 	})
 }
@@ -161,6 +162,15 @@ func cmdFlipByte(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	b[len(b)-1] ^= 1
 	ts.Check(os.WriteFile(p, b, 0o755))
+}
+
+// cmdDamageStore does one damage to a log's Badger store
+// (testkit.DamageStore): damage-store LOGDIR KIND
+func cmdDamageStore(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: damage-store LOGDIR KIND")
+	}
+	ts.Check(testkit.DamageStore(ts.MkAbs(args[0]), testkit.Damage(args[1])))
 }
 
 // cmdTruncateLog drops a log's last entry and lowers its stored size,

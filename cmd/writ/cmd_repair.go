@@ -1,0 +1,152 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/rules"
+	"github.com/writ-ledger/writ/verify"
+)
+
+// repairCommand is `writ ledger repair`.
+func repairCommand() *cli.Command {
+	return &cli.Command{
+		Name: "repair",
+		Usage: "bring back a ledger whose store is damaged on disk, deleting nothing: each damaged log is moved into DIR/set-aside/STAMP/ and rebuilt from its files " +
+			"that read back, kept only if every entry verifies against the log's signed checkpoint (else nothing changes: exit 1, restore with --from); --undo puts the last repair back",
+		Flags: []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag,
+			&cli.StringFlag{Name: "from", Usage: "restore from this export `FILE` instead (made by writ ledger export; imported with every check writ ledger import runs)"},
+			trustRootFlag, policyFlag,
+			&cli.BoolFlag{Name: "undo", Usage: "undo the last repair of DIR: put the stores it set aside back, and keep what it made in the set-aside directory"},
+			jsonFlag},
+		Action: ledgerRepair,
+	}
+}
+
+func ledgerRepair(c *cli.Context) error {
+	if err := wantArgs(c, 0, "no arguments"); err != nil {
+		return err
+	}
+	dir := c.String("dir")
+	if c.Bool("undo") {
+		if c.IsSet("from") {
+			return usageErr("--undo and --from: choose one")
+		}
+		return repairUndo(c, dir)
+	}
+	opts := ledger.RepairOptions{VKeys: map[string]string{}}
+	for flag, name := range map[string]string{"vkey": ledger.AuthorityDir, "decisions-vkey": ledger.DecisionsDir} {
+		v, err := vkeyValue(c, flag)
+		if err != nil {
+			return err
+		}
+		if v != "" {
+			opts.VKeys[name] = v
+		}
+	}
+	if from := c.String("from"); from != "" {
+		policy, err := readPolicy(c)
+		if err != nil {
+			return err
+		}
+		vopts := verify.ImportOptions{Trusted: opts.VKeys, Trust: verify.Trust{TrustRoot: c.String("trust-root"), Policy: policy}}
+		opts.Restore = func(d string) error {
+			_, err := verify.ImportLedgerWith(d, from, vopts)
+			return err
+		}
+	}
+	res, err := ledger.Repair(dir, opts)
+	if err != nil {
+		if errors.Is(err, ledger.ErrNotALog) || errors.Is(err, ledger.ErrLocked) {
+			return openErr(err)
+		}
+		if c.IsSet("from") && !errors.Is(err, ledger.ErrStoreDamaged) {
+			return noErr(fmt.Errorf("nothing changed: the export was not restored: %w", err))
+		}
+		return err
+	}
+	return printRepair(c, dir, res)
+}
+
+// printRepair prints what a repair did, and how to undo it.
+func printRepair(c *cli.Context, dir string, res *ledger.RepairResult) error {
+	undo := ""
+	if res.SetAside != "" {
+		undo = "writ ledger repair --dir " + shellQuote(dir) + " --undo"
+	}
+	var lines []string
+	warning := ""
+	for _, l := range res.Logs {
+		verified := fmt.Sprintf("%s verified against its signed checkpoint of %s", plural(l.Size, "entry", "entries"), plural(l.Checkpoint, "entry", "entries"))
+		switch l.Action {
+		case "whole":
+			lines = append(lines, fmt.Sprintf("%s log: whole, %s; nothing changed", l.Name, verified))
+		case "rebuilt":
+			warning = fmt.Sprintf("a rebuilt log holds what its files still held: compare its checkpoint (writ ledger checkpoint --dir %s) with one you trust (a witness's cosigned checkpoint, a replica's) before appending", shellQuote(dir))
+			lines = append(lines, fmt.Sprintf("%s log: rebuilt from the damaged store's files, %s; the damaged store is kept in %s", l.Name, verified, filepath.Join(res.SetAside, l.Name)))
+		default:
+			warning = "a restored ledger holds what the export held: anything appended after the export was made is not in it"
+			lines = append(lines, fmt.Sprintf("%s log: restored from %s, %s; the damaged store is kept in %s", l.Name, c.String("from"), verified, filepath.Join(res.SetAside, l.Name)))
+		}
+		if len(l.Skipped) > 0 {
+			lines = append(lines, fmt.Sprintf("%s log: not used, as they do not read back (kept in %s): %s", l.Name, res.SetAside, strings.Join(l.Skipped, ", ")))
+		}
+	}
+	if undo != "" {
+		lines = append(lines, "undo: "+undo)
+	}
+	if warning != "" && !wantJSON(c) {
+		defer fmt.Fprintf(c.App.ErrWriter, "writ: warning: %s\n", warning)
+	}
+	return emit(c, repairJSON{Dir: dir, SetAside: res.SetAside, Logs: res.Logs, Undo: undo}, lines...)
+}
+
+// repairJSON is `writ ledger repair --json`'s result.
+type repairJSON struct {
+	Dir      string               `json:"dir"`
+	SetAside string               `json:"set_aside"`
+	Logs     []ledger.RepairedLog `json:"logs"`
+	Undo     string               `json:"undo"`
+}
+
+// repairUndo undoes the last repair of dir and says what it did.
+func repairUndo(c *cli.Context, dir string) error {
+	res, err := ledger.UndoRepair(dir)
+	if errors.Is(err, ledger.ErrNoRepair) {
+		return inputErr(err)
+	}
+	if err != nil {
+		return openErr(err)
+	}
+	lines := []string{fmt.Sprintf("undone: the %s store put back as it was before the repair", strings.Join(res.Restored, " and "))}
+	if len(res.Kept) > 0 {
+		lines = append(lines, "kept what the repair had made: "+strings.Join(res.Kept, ", "))
+	}
+	return emit(c, res, lines...)
+}
+
+// storeHint is the next act for a refused log store: the rule's act
+// (package rules), with DIR the ledger directory (the parent of an
+// authority or decisions store).
+func storeHint(se *ledger.StoreError) string {
+	r, _ := rules.Lookup(se.Rule())
+	dir := se.Dir
+	if b := filepath.Base(dir); b == ledger.AuthorityDir || b == ledger.DecisionsDir {
+		dir = filepath.Dir(dir)
+	}
+	act := strings.ReplaceAll(r.StoreAct, "--dir DIR", "--dir "+shellQuote(dir))
+	return strings.ReplaceAll(act, "DIR/set-aside/", filepath.Join(dir, ledger.SetAsideDir)+"/")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+=:@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
