@@ -1,9 +1,13 @@
 package ledger
 
 import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
 	"time"
 
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -86,7 +90,20 @@ func NewVerifier(vkey string) (note.Verifier, error) { return formats.NewVerifie
 // VerifierPublicKey is formats.VerifierPublicKey: the Ed25519 key inside a verifier key.
 func VerifierPublicKey(vkey string) (sign.PublicKey, error) { return formats.VerifierPublicKey(vkey) }
 
-// VerifyReceipt is formats.VerifyReceipt: it checks an RFC 9942 receipt for entry.
+// VerifyReceipt is formats.VerifyReceipt: it checks an RFC 9942 receipt
+// for entry. A receipt that does not verify and whose protected header
+// names another key (kid) than key is a *TrustError (rules.VKeyMismatch,
+// wrapping ErrVKeyMismatch and formats.ErrReceipt): it is by another
+// log's key, which the caller did not trust, rather than forged under
+// this one.
 func VerifyReceipt(receipt, entry []byte, key sign.PublicKey) (*InclusionProof, error) {
-	return formats.VerifyReceipt(receipt, entry, key)
+	p, err := formats.VerifyReceipt(receipt, entry, key)
+	if err == nil {
+		return p, nil
+	}
+	if kid, kerr := formats.ReceiptKeyID(receipt); kerr == nil && !bytes.Equal(kid, key.IDBytes()) {
+		return nil, &TrustError{Rule: rules.VKeyMismatch, What: "the receipt's signing key (its protected kid)",
+			Expected: "key id " + key.ID(), Found: "key id " + hex.EncodeToString(kid), Err: fmt.Errorf("%w: %w", ErrVKeyMismatch, err)}
+	}
+	return nil, err
 }

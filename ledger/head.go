@@ -21,6 +21,21 @@ func (l *Log) SignedHead() (Checkpoint, error) {
 	return cp, err
 }
 
+// TrustedHead is SignedHead verified under vkey, a key the caller
+// trusts from outside the log ("" for the log's own): a checkpoint that a
+// key other than the log's did not sign is a *TrustError
+// (rules.VKeyMismatch) listing the keys that did.
+func (l *Log) TrustedHead(vkey string) (Checkpoint, error) {
+	if vkey == "" {
+		vkey = l.vkey
+	}
+	signed, err := l.Checkpoint()
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	return l.openGiven(signed, vkey)
+}
+
 // signedCheckpoint returns the latest signed checkpoint as published,
 // with the witness cosignatures stored for it (CosignedCheckpoint), and
 // as verified under the log's key.

@@ -38,6 +38,17 @@ type RepairOptions struct {
 	// of an export, with every check an import runs); on its error
 	// everything is put back. Repair refuses when no log needs it.
 	Restore func(dir string) error
+	// Check, when set, judges each log Repair would keep by what the
+	// caller trusts from outside the ledger (a first root's digest, a
+	// witness policy): name is the log's ("authority", "decisions") and
+	// store the store to judge, closed, which Check opens read-only: a
+	// log found whole, or a rebuilt one before it takes the damaged
+	// store's place. Its error ends the repair: the log judged is left as
+	// it was (a rebuilt store is discarded, the damaged one put back),
+	// and Repair returns the error with what it did to the logs judged
+	// before (the authority log comes first). A log restored by Restore
+	// is judged by Restore.
+	Check func(name, store string) error
 	// Now is the clock for the set-aside directory's name (default
 	// time.Now).
 	Now func() time.Time
@@ -76,7 +87,8 @@ type RepairedLog struct {
 // (RepairOptions.Restore) or a publication. A log that reads back whole
 // but does not verify (entries changed through the store) is refused the
 // same way. The result says what was done; UndoRepair(dir) undoes it.
-// Errors: ErrLocked while another process has a log open.
+// Errors: ErrLocked while another process has a log open; the error of
+// opts.Check (see RepairOptions.Check).
 func Repair(dir string, opts RepairOptions) (*RepairResult, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -99,10 +111,16 @@ func Repair(dir string, opts RepairOptions) (*RepairResult, error) {
 	if opts.Restore != nil {
 		var damaged []string
 		for _, name := range names {
-			if _, _, err := openVerify(filepath.Join(dir, name), opts.VKeys[name], true); err != nil {
-				if errors.Is(err, ErrLocked) {
-					return nil, err
+			_, _, err := openVerify(filepath.Join(dir, name), opts.VKeys[name], true)
+			if err == nil && opts.Check != nil {
+				if err := opts.Check(name, filepath.Join(dir, name)); err != nil {
+					return nil, err // a whole log the caller does not trust
 				}
+			}
+			if errors.Is(err, ErrLocked) {
+				return nil, err
+			}
+			if err != nil {
 				damaged = append(damaged, name)
 			}
 		}
@@ -113,7 +131,12 @@ func Repair(dir string, opts RepairOptions) (*RepairResult, error) {
 	}
 	var failed error
 	for _, name := range names {
-		rl, err := repairLog(dir, aside, name, opts.VKeys[name])
+		rl, err := repairLog(dir, aside, name, opts.VKeys[name], opts.Check)
+		var ce *checkError
+		if errors.As(err, &ce) {
+			failed = errors.Join(failed, ce.err) // nothing of this log changed; no later log is touched
+			break
+		}
 		if err != nil {
 			failed = errors.Join(failed, err)
 			continue
@@ -136,15 +159,33 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// repairLog checks the log name in dir and rebuilds it if it is damaged.
-func repairLog(dir, aside, name, vkey string) (RepairedLog, error) {
+// checkError carries the error of RepairOptions.Check out of repairLog.
+type checkError struct{ err error }
+
+func (e *checkError) Error() string { return e.err.Error() }
+
+// judge is check (RepairOptions.Check) on the log name's store, its
+// error as a *checkError; nil check judges nothing.
+func judge(check func(name, store string) error, name, store string) error {
+	if check == nil {
+		return nil
+	}
+	if err := check(name, store); err != nil {
+		return &checkError{err}
+	}
+	return nil
+}
+
+// repairLog checks the log name in dir and rebuilds it if it is damaged;
+// check judges the log kept (a *checkError when it refuses it).
+func repairLog(dir, aside, name, vkey string, check func(name, store string) error) (RepairedLog, error) {
 	store := filepath.Join(dir, name)
 	rl := RepairedLog{Name: name, Action: "whole"}
 	size, cp, err := openVerify(store, vkey, true)
 	switch {
 	case err == nil:
 		rl.Size, rl.Checkpoint = size, cp
-		return rl, nil
+		return rl, judge(check, name, store)
 	case errors.Is(err, ErrLocked) || !errors.Is(err, ErrTampered):
 		return rl, err
 	}
@@ -161,12 +202,18 @@ func repairLog(dir, aside, name, vkey string) (RepairedLog, error) {
 		size, cp, err = openVerify(cand, vkey, false)
 	}
 	if err == nil {
+		err = judge(check, name, cand)
+	}
+	if err == nil {
 		err = os.Rename(cand, store)
 	}
 	if err != nil {
 		os.RemoveAll(cand) // repair's own copy; the damaged files are in aside
 		if berr := putBack(dir, aside, moved); berr != nil {
 			return rl, fmt.Errorf("putting the damaged store back: %w (after: %w)", berr, err)
+		}
+		if _, ok := err.(*checkError); ok || errors.Is(err, ErrTrust) {
+			return rl, err // the caller's assertion, not the store, is refused
 		}
 		return rl, &StoreError{Dir: store, Lost: true, Cause: err,
 			Problem: "the entries cannot be recovered from this store's files (" + why(err, cand) + "); nothing was changed"}

@@ -220,7 +220,7 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 	if auth, err = ledger.OpenAuthority(dir, nil); err != nil {
 		return nil, err
 	}
-	has, err := ledger.HasDecisions(dir, o.DecisionsVKey != "" || st.Decisions != nil)
+	has, err := decisionsExpected(dir, o, st)
 	if err != nil {
 		return rep.fail("decisions", err), nil
 	}
@@ -232,7 +232,7 @@ func Audit(dir string, o AuditOptions) (*Report, error) {
 		defer dec.Close()
 		if tk, vkey, err = pickVKey("decisions", o.DecisionsVKey, st.DecisionsVKey, dec.VerifierKey()); err == nil {
 			rep.Trust.Decisions = tk
-			err = checkDecisionOrigin(authCP.Origin, dec.Origin(), vkey)
+			err = checkDecisionOrigin(authCP.Origin, dec.Origin(), vkey, dec.VerifierKey())
 		}
 		if err != nil {
 			return rep.fail("decisions", err), nil
@@ -323,7 +323,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		fn, wait := parallelApply(st0, rep.authorityEvent)
 		if sec.Name == "decisions" {
 			sawDecisions = true
-			if err := checkDecisionOrigin(authCP.Origin, sec.Origin, vkey); err != nil {
+			if err := checkDecisionOrigin(authCP.Origin, sec.Origin, vkey, sec.VKey); err != nil {
 				return rep.fail("decisions", err), nil
 			}
 			final := *authCP
@@ -371,7 +371,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		return rep.fail("export", errors.New("the export has no authority log")), nil
 	}
 	if !sawDecisions && (o.DecisionsVKey != "" || st.Decisions != nil) {
-		return rep.fail("decisions", &ledger.IntegrityError{Index: -1, What: "decision log missing", Detail: "the export carries no decision log"}), nil
+		return rep.fail("decisions", exportLacksDecisions(o, st)), nil
 	}
 	if o.Progress != nil {
 		o.Progress(size, size)

@@ -20,15 +20,58 @@ func errVKeyMismatch(log, given, remembered string) error {
 		Expected: given, Found: remembered, Err: ledger.ErrVKeyMismatch}
 }
 
+// decisionsExpected is ledger.HasDecisions for an audit: a decision log is
+// expected when the caller gave its key (o.DecisionsVKey) or the
+// auditor's state remembers one. Its absence is deletion evidence (an
+// *ledger.IntegrityError) when the state remembers the log or the runner
+// key that signs it exists; else, when only a key was given, it refuses
+// that key, which signs nothing here (errNoDecisionLog).
+func decisionsExpected(dir string, o AuditOptions, st *auditState) (bool, error) {
+	has, err := ledger.HasDecisions(dir, o.DecisionsVKey != "" || st.Decisions != nil)
+	if err != nil && o.DecisionsVKey != "" && st.Decisions == nil && !ledger.RunnerKeyExists(dir) {
+		err = errNoDecisionLog(o.DecisionsVKey, err)
+	}
+	return has, err
+}
+
+// exportLacksDecisions is the failure of an export without a decision
+// log when one is expected: deletion evidence (an *ledger.IntegrityError)
+// when the auditor's state remembers one, else the refusal of the key
+// given for it (errNoDecisionLog).
+func exportLacksDecisions(o AuditOptions, st *auditState) error {
+	var err error = &ledger.IntegrityError{Index: -1, What: "decision log missing", Detail: "the export carries no decision log"}
+	if st.Decisions == nil {
+		err = errNoDecisionLog(o.DecisionsVKey, err)
+	}
+	return err
+}
+
+// errNoDecisionLog refuses a decision log verifier key given for a
+// ledger or an export that has no decision log (missing says so): the key
+// signs nothing there, a *ledger.TrustError (RuleVKeyMismatch, wrapping
+// ledger.ErrVKeyMismatch and missing).
+func errNoDecisionLog(given string, missing error) error {
+	return &ledger.TrustError{Rule: RuleVKeyMismatch, Log: "decisions", What: "the decision log the verifier key given signs",
+		Expected: given, Found: "no decision log", Err: fmt.Errorf("%w: %w", ledger.ErrVKeyMismatch, missing)}
+}
+
 // checkDecisionOrigin binds a decision log to its authority log and its
 // key: its origin must be the authority origin + "/decisions/" + the first
-// 16 hex digits of the key id of the key that signs its checkpoints.
-func checkDecisionOrigin(authority, origin, vkey string) error {
+// 16 hex digits of the key id of vkey, the key that signs its
+// checkpoints. own is the key the log (or export section) carries: when
+// vkey is another (given, or remembered by the auditor's state) and
+// names another origin, the key is refused, a *ledger.TrustError
+// (RuleVKeyMismatch), since it is not this log's.
+func checkDecisionOrigin(authority, origin, vkey, own string) error {
 	pub, err := ledger.VerifierPublicKey(vkey)
 	if err != nil {
 		return err
 	}
 	want := authority + "/decisions/" + pub.ID()[:16]
+	if name, _, _ := strings.Cut(vkey, "+"); origin != want && vkey != own && name != origin {
+		return &ledger.TrustError{Rule: RuleVKeyMismatch, Log: "decisions", What: "the verifier key trusted is another log's",
+			Expected: vkey, Found: own, Err: ledger.ErrVKeyMismatch}
+	}
 	if origin != want {
 		return &ledger.IntegrityError{Index: -1, What: "decision log origin", Expected: want, Found: origin,
 			Detail: "a decision log is named after its authority log and its runner key"}

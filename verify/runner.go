@@ -98,6 +98,56 @@ func (t Trust) checkFirst(first []byte) error {
 	return nil
 }
 
+// Refusal judges the assertions in t against the latest signed
+// checkpoint of the authority log at store (a ledger directory's
+// authority store, opened read-only and closed again), without replaying
+// the log: it must be signed by t.VKey, its entry 0 (proven against it)
+// must be the root t.TrustRoot names, and with the cosignatures stored
+// for it, it must meet t.Policy at now (each when set). It returns the
+// refusal of the first that does not hold: a *ledger.TrustError
+// (RuleVKeyMismatch, RuleRootUntrusted) or an error wrapping
+// formats.ErrQuorum or formats.ErrPolicyLog; else nil, also when the log
+// cannot be opened or its checkpoint does not verify for another reason
+// (that is the caller's to report: a runner refuses each admission, and
+// records it, under the rule). Callers use it before they change
+// anything: a server before it serves, a repair before it keeps a log.
+func (t Trust) Refusal(store string, now time.Time) error {
+	if t == (Trust{}) {
+		return nil
+	}
+	l, err := ledger.OpenReadOnly(store)
+	if err != nil {
+		return nil
+	}
+	defer l.Close()
+	var te *ledger.TrustError
+	cp, err := l.TrustedHead(t.VKey)
+	if err != nil {
+		if errors.As(err, &te) {
+			return err
+		}
+		return nil
+	}
+	if t.TrustRoot != "" {
+		first, err := l.ProvenEntry(0, cp)
+		if err != nil {
+			return nil
+		}
+		if err := t.checkFirst(first); err != nil {
+			return err
+		}
+	}
+	vkey := t.VKey
+	if vkey == "" {
+		vkey = l.VerifierKey()
+	}
+	_, err = t.checkWitnessed(l, vkey, cp, func() (time.Time, error) { return now, nil })
+	if errors.Is(err, formats.ErrQuorum) || errors.Is(err, formats.ErrPolicyLog) {
+		return err
+	}
+	return nil
+}
+
 // ErrNotRecorded wraps every failure to record a decision: the verdict
 // stands but is not in the decision log, so the dispatch must not run.
 var ErrNotRecorded = errors.New("decision not recorded; the dispatch must not run")

@@ -70,18 +70,36 @@ func auditFleet(c *cli.Context, o verify.AuditOptions) error {
 		return err
 	}
 	if !rep.OK {
-		failed := 0
-		for _, r := range rep.Runners {
-			if !r.OK {
-				failed++
-			}
-		}
 		if rep.Failure != nil {
 			return fleetFailure(c, rep.Failure)
 		}
-		return noErr(fmt.Errorf("fleet audit failed: %d of %d runners' decision logs did not verify (see the report)", failed, len(rep.Runners)))
+		return runnersFailed(c, rep)
 	}
 	return nil
+}
+
+// runnersFailed is the error of a fleet audit in which runners' decision
+// logs did not verify. When every one of them failed under the key the
+// fleet file gives for it (vkey-mismatch), that assertion is refused,
+// naming the fleet file, as for the authority log's key.
+func runnersFailed(c *cli.Context, rep *verify.FleetReport) error {
+	failed, keys := 0, true
+	for _, r := range rep.Runners {
+		if r.OK {
+			continue
+		}
+		failed++
+		if r.Failure == nil {
+			keys = false
+		} else if _, rule, ok := trustRefusal(r.Failure.Cause); !ok || rule != rules.VKeyMismatch {
+			keys = false
+		}
+	}
+	err := fmt.Errorf("fleet audit failed: %d of %d runners' decision logs did not verify (see the report)", failed, len(rep.Runners))
+	if failed > 0 && keys {
+		return &exitError{code: exitNo, err: err, flag: "--fleet " + c.String("fleet"), rule: rules.VKeyMismatch}
+	}
+	return noErr(err)
 }
 
 // fleetFailure is the error of a fleet audit that failed as a whole: the

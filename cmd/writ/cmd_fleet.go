@@ -122,7 +122,7 @@ func ledgerPublish(c *cli.Context) error {
 	p, err := l.PublishWith(c.String("to"), opts)
 	if err != nil {
 		if errors.Is(err, formats.ErrPolicyLog) {
-			return inputErr(fmt.Errorf("nothing published: %w", err), "give the policy of this log: its `log` line is the log's verifier key")
+			return inputErr(fmt.Errorf("nothing published: --policy %s: %w", c.String("policy"), err), "give the policy of this log: its `log` line is the log's verifier key")
 		}
 		if errors.Is(err, formats.ErrQuorum) {
 			return noErr(fmt.Errorf("nothing published: the %s log's checkpoint: %w", name, err),

@@ -222,6 +222,9 @@ func ledgerAppend(c *cli.Context) error {
 	if err := policyForLedger(c, policy, log.VerifierKey(), ""); err != nil {
 		return err
 	}
+	if err := collectable(c, policy); err != nil {
+		return err
+	}
 	auth, err := verify.LoadAuthority(log, log.VerifierKey())
 	if err != nil {
 		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
@@ -281,7 +284,11 @@ func ledgerCheckpoint(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := policyForLedger(c, policy, l.VerifierKey(), ""); err != nil {
+		err = policyForLedger(c, policy, l.VerifierKey(), "")
+		if err == nil {
+			err = collectable(c, policy)
+		}
+		if err != nil {
 			l.Close()
 			return err
 		}
@@ -359,7 +366,7 @@ func ledgerVerify(c *cli.Context) error {
 		if wantJSON(c) {
 			emit(c, map[string]any{"ok": false, "log": f.Log, "index": f.Index, "error": f.Error})
 		}
-		return noErr(fmt.Errorf("%s log: %s", f.Log, f.Error), "the ledger is not the one its checkpoints sign, or holds an entry writ would refuse; keep it as evidence")
+		return noErr(fmt.Errorf("%s log: %w", f.Log, f.Cause), "the ledger is not the one its checkpoints sign, or holds an entry writ would refuse; keep it as evidence")
 	}
 	var results []logResult
 	for _, r := range []struct {

@@ -273,6 +273,10 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 		return err
 	}
 	p, err := ledger.VerifyReceipt(receipt, entry, key)
+	var te *ledger.TrustError
+	if errors.As(err, &te) && c.String("dir") != "" {
+		err = te.Err // the key is the ledger's own, not one the operator gave
+	}
 	if err != nil {
 		return receiptErr(c, err, receipt, entry)
 	}
@@ -286,7 +290,7 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	}
 	if policy != nil {
 		if cp == nil {
-			return noErr(fmt.Errorf("%w: it carries no checkpoint, so no witness cosigned its tree", formats.ErrReceipt),
+			return noErr(fmt.Errorf("%w: %w: it carries no checkpoint, so no witness cosigned its tree", formats.ErrReceipt, formats.ErrQuorum),
 				"ask the writer for a receipt after it collected its witnesses' cosignatures (`writ ledger append --policy`)")
 		}
 		w, err := policy.Check(cp, vkey, time.Now())

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -49,12 +51,26 @@ func ledgerRepair(c *cli.Context) error {
 			opts.VKeys[name] = v
 		}
 	}
-	if from := c.String("from"); from != "" {
-		policy, err := readPolicy(c)
-		if err != nil {
-			return err
+	policy, err := readPolicy(c)
+	if err != nil {
+		return err
+	}
+	trust := verify.Trust{VKey: opts.VKeys[ledger.AuthorityDir], TrustRoot: c.String("trust-root"), Policy: policy}
+	if err := policyForLedger(c, policy, trust.VKey, filepath.Join(dir, ledger.AuthorityDir)); err != nil {
+		return err
+	}
+	if trust.TrustRoot != "" || policy != nil {
+		// The authority log kept (found whole, or rebuilt) is judged as
+		// an import judges what it restores.
+		opts.Check = func(name, store string) error {
+			if name != ledger.AuthorityDir {
+				return nil
+			}
+			return trust.Refusal(store, time.Now())
 		}
-		vopts := verify.ImportOptions{Trusted: opts.VKeys, Trust: verify.Trust{TrustRoot: c.String("trust-root"), Policy: policy}}
+	}
+	if from := c.String("from"); from != "" {
+		vopts := verify.ImportOptions{Trusted: opts.VKeys, Trust: verify.Trust{TrustRoot: trust.TrustRoot, Policy: policy}}
 		opts.Restore = func(d string) error {
 			_, err := verify.ImportLedgerWith(d, from, vopts)
 			return err
@@ -67,6 +83,13 @@ func ledgerRepair(c *cli.Context) error {
 		}
 		if c.IsSet("from") && !errors.Is(err, ledger.ErrStoreDamaged) {
 			return noErr(fmt.Errorf("nothing changed: the export was not restored: %w", err))
+		}
+		if errors.Is(err, ledger.ErrTrust) || errors.Is(err, formats.ErrQuorum) {
+			what := "nothing changed"
+			if res != nil && res.SetAside != "" {
+				what = "not repaired (other logs were: undo with `writ ledger repair --dir " + shellQuote(dir) + " --undo`)"
+			}
+			return noErr(fmt.Errorf("%s: %w", what, err)) // a key, root or policy given does not hold
 		}
 		return err
 	}

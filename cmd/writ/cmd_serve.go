@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -63,6 +66,11 @@ func serveAdmission(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := setup.trust.Refusal(filepath.Join(setup.dir, ledger.AuthorityDir), time.Now()); err != nil {
+		// A wrong --vkey, --trust-root or --policy is refused before
+		// anything is created or served, not at each request.
+		return noErr(fmt.Errorf("not serving: %w", err))
+	}
 	ln, err := listenUnix(path)
 	if err != nil {
 		return err
@@ -77,14 +85,15 @@ func serveAdmission(c *cli.Context) error {
 		return openErr(err)
 	}
 	defer r.Close()
+	// Caught from the moment the server says it serves: a SIGTERM then
+	// stops it after the admissions in flight, with the decision log closed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	diag(c, levelInfo, "serving admission for %s on %s (mode %s)", setup.cfg.Machine, path, setup.cfg.Mode)
 	if to := c.String("publish-decisions"); to != "" {
 		stopPublishing := publishWhileServing(c, r, to, c.Duration("publish-every"))
 		defer stopPublishing()
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	srv.Runner = r
 	if err := srv.Serve(ctx, ln); err != nil {
 		return noErr(err)

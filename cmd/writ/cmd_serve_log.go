@@ -72,12 +72,13 @@ func serveHTTP(c *cli.Context, h http.Handler, maxBody int64, refused func(httpb
 			return inputErr(fmt.Errorf("--addr-file: %w", err))
 		}
 	}
+	// Caught from the moment the banner says it serves.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	if err := emit(c, map[string]any{"listen": addr, "message": banner(addr)}, banner(addr)); err != nil {
 		ln.Close()
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -67,19 +67,32 @@ func policyForLedger(c *cli.Context, p *formats.Policy, vkey, dir string) error 
 	return nil
 }
 
+// collectable refuses, as bad input (exit 2), a --policy the writer
+// could not collect cosignatures under whatever the witnesses answer (no
+// witness with a URL, a quorum other than none) and a --witness-timeout
+// that is not positive. The writer's commands call it before they sign or
+// append anything, so that such a policy changes nothing stored.
+func collectable(c *cli.Context, p *formats.Policy) error {
+	if p == nil {
+		return nil
+	}
+	if c.Duration("witness-timeout") <= 0 {
+		return usageErr("--witness-timeout %s: must be positive", c.Duration("witness-timeout"))
+	}
+	if len(p.SubmissionWitnesses()) == 0 && p.Quorum != "none" {
+		return inputErr(fmt.Errorf("--policy %s: no witness has a URL to ask for cosignatures", c.String("policy")))
+	}
+	return nil
+}
+
 // collectCosignatures asks the policy's witnesses to cosign the log's
 // latest checkpoint and reports each answer on stderr. A quorum not met
 // is a no (exit 1): whatever was appended stays, and the hint says how
-// to collect again.
+// to collect again. The caller checked the policy with collectable
+// before appending or signing.
 func collectCosignatures(c *cli.Context, l *ledger.Log, p *formats.Policy) (*ledger.Collected, error) {
-	if p == nil {
-		return nil, nil
-	}
-	if c.Duration("witness-timeout") <= 0 {
-		return nil, usageErr("--witness-timeout %s: must be positive", c.Duration("witness-timeout"))
-	}
-	if len(p.SubmissionWitnesses()) == 0 && p.Quorum != "none" {
-		return nil, inputErr(fmt.Errorf("--policy %s: no witness has a URL to ask for cosignatures", c.String("policy")))
+	if err := collectable(c, p); err != nil || p == nil {
+		return nil, err
 	}
 	res, err := l.CollectCosignatures(context.Background(), p, witness.NewClient(c.Duration("witness-timeout")), c.Duration("witness-timeout"), time.Now)
 	for _, w := range res.Witnesses {

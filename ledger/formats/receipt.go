@@ -175,6 +175,23 @@ func ReceiptPosition(receipt []byte) (index, treeSize int64, err error) {
 	return p.Index, p.TreeSize, nil
 }
 
+// ReceiptKeyID returns the key id (kid, 32 bytes: sign.PublicKey.IDBytes)
+// a receipt's protected header names, as received: a receipt's signature
+// covers it, but nothing here is verified. A caller uses it to tell a
+// receipt by another key from one that does not verify under this key.
+// Errors wrap ErrReceipt.
+func ReceiptKeyID(receipt []byte) ([]byte, error) {
+	m, _, err := parseReceipt(receipt)
+	if err != nil {
+		return nil, err
+	}
+	kid, ok := m.Headers.Protected[cose.HeaderLabelKeyID].([]byte)
+	if !ok {
+		return nil, fmt.Errorf("%w: no protected kid", ErrReceipt)
+	}
+	return kid, nil
+}
+
 // parseReceipt reads a receipt's structure and its one inclusion proof
 // (index, tree size, path), without any cryptography.
 func parseReceipt(receipt []byte) (*cose.Sign1Message, *InclusionProof, error) {
