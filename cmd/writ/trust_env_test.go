@@ -32,6 +32,13 @@ type trustEnv struct {
 	goodPolicy string // a policy file the writer's checkpoints meet
 	badPolicy  string // a policy file whose quorum (one witness) they miss
 	grown      int    // records appended after init
+
+	// For TestTrustOnMorePaths (moreEnv).
+	runner      string // a runner's ledger directory: a replica of the writer's, with a decision log
+	decVKey     string // its decision log's verifier key
+	admitted    int    // instructions it admitted
+	otherPolicy string // a policy whose log line names another log
+	witnessed   string // a policy whose quorum is a witness of the writer's log, on loopback
 }
 
 // newTrustEnv makes the writer's ledger (a root and one delegation),
@@ -73,12 +80,17 @@ func (e *trustEnv) newLedger(name, dir string) (vkey, root string) {
 
 // grow appends one delegation to the writer's ledger and publishes it.
 func (e *trustEnv) grow() {
+	e.must("ledger", "append", "--dir", e.writer, e.record())
+	e.must("ledger", "publish", "--dir", e.writer, "--to", e.pub)
+}
+
+// record signs a new delegation (the next machine) and returns its file.
+func (e *trustEnv) record() string {
 	e.grown++
 	d := e.path(fmt.Sprintf("d%d.cose", e.grown))
 	e.must("delegate", "--key", e.path("root.key"), "--to", e.path("op.pub"), "--action", "instruct", "--stream", "s",
 		"--machine", fmt.Sprintf("m%d", e.grown), "--not-after", "720h", "--out", d)
-	e.must("ledger", "append", "--dir", e.writer, d)
-	e.must("ledger", "publish", "--dir", e.writer, "--to", e.pub)
+	return d
 }
 
 // refresh signs a newer checkpoint of the same tree (a second later, so
@@ -128,13 +140,28 @@ func (e *trustEnv) json(s string) map[string]any {
 }
 
 // stored is what a refused run must leave as it was: the signed
-// checkpoint a log directory holds (with its cosignatures), or "absent".
-func (e *trustEnv) stored(dir string) string {
-	if _, err := os.Stat(dir); err != nil {
-		return "absent"
+// checkpoints (with their cosignatures) of the ledger directory dir's
+// logs (authority and decisions, or those named), or "absent" for each
+// it does not have. A log that cannot be read fails the test: a state
+// that is an error message would compare equal whatever happened.
+func (e *trustEnv) stored(dir string, logs ...string) string {
+	e.t.Helper()
+	if len(logs) == 0 {
+		logs = []string{"authority", "decisions"}
 	}
-	code, out, errs := e.writ("ledger", "checkpoint", "--dir", dir)
-	return fmt.Sprintf("exit %d\n%s%s", code, out, errs)
+	var b strings.Builder
+	for _, log := range logs {
+		if _, err := os.Stat(filepath.Join(dir, log)); err != nil {
+			b.WriteString(log + ": absent\n")
+			continue
+		}
+		code, out, errs := e.writ("ledger", "checkpoint", "--dir", dir, "--log", log)
+		if code != 0 {
+			e.t.Fatalf("reading the %s log of %s: exit %d\n%s", log, dir, code, errs)
+		}
+		b.WriteString(log + ": " + out)
+	}
+	return b.String()
 }
 
 // fileState is a file's content, or "absent".
@@ -163,13 +190,20 @@ func (e *trustEnv) refuses(label string, args []string, a assertion, state func(
 		Exit  int    `json:"exit"`
 		Rule  string `json:"rule"`
 	}
-	json.Unmarshal([]byte(strings.TrimSpace(errs)), &got)
+	json.Unmarshal([]byte(lastLine(errs)), &got)
 	if code != 1 || got.Exit != 1 || got.Rule != a.rule || !strings.Contains(got.Error, strings.Fields(a.flag)[0]) {
 		e.t.Errorf("%s, wrong %s: exit %d, rule %q, error %q; want exit 1, rule %s, the flag named\n%s%s", label, a.flag, code, got.Rule, got.Error, a.rule, out, errs)
 	}
 	if after := state(); after != before {
 		e.t.Errorf("%s, wrong %s: a refused run changed what is stored:\nbefore %s\nafter  %s", label, a.flag, before, after)
 	}
+}
+
+// lastLine is the last line of s: under --json, a command's error
+// object follows the notes it printed on the way.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 // passes runs args (with every right value) and wants exit want.

@@ -38,7 +38,7 @@ func TestTrustOnEveryPath(t *testing.T) {
 // offered a refreshed checkpoint of its tree, and one offered new entries.
 func (e *trustEnv) syncPaths(as []assertion) {
 	r := e.path("R")
-	state := func() string { return e.stored(filepath.Join(r, "authority")) }
+	state := func() string { return e.stored(r) }
 	base := []string{"ledger", "sync", "--dir", r, "--from", e.url}
 	for _, path := range []struct {
 		name  string
@@ -61,7 +61,7 @@ func (e *trustEnv) syncPaths(as []assertion) {
 // replica already holds, and of a larger one.
 func (e *trustEnv) importPaths(as []assertion) {
 	l := e.path("L")
-	state := func() string { return e.stored(filepath.Join(l, "authority")) }
+	state := func() string { return e.stored(l) }
 	export := func() string {
 		p := e.path(fmt.Sprintf("e%d.export", e.grown))
 		if _, err := os.Stat(p); err == nil {
@@ -88,7 +88,7 @@ func (e *trustEnv) importPaths(as []assertion) {
 // state an earlier audit left.
 func (e *trustEnv) auditPaths(as []assertion) {
 	st := e.path("auditor.json")
-	state := func() string { return fileState(st) + e.stored(filepath.Join(e.writer, "authority")) }
+	state := func() string { return fileState(st) + e.stored(e.writer) }
 	base := []string{"audit", "--ledger", e.writer, "--state", st}
 	for _, path := range []string{"fresh state", "warm state"} {
 		for _, a := range as {
@@ -103,7 +103,7 @@ func (e *trustEnv) auditPaths(as []assertion) {
 // values end in nothing-verified, never ok; a wrong one is refused first.
 func (e *trustEnv) fleetPaths(as []assertion) {
 	cache := e.path("cache")
-	state := func() string { return e.stored(filepath.Join(cache, "authority", "authority")) }
+	state := func() string { return e.stored(filepath.Join(cache, "authority")) }
 	good := e.file("good.fleet", fmt.Sprintf("authority %s %s\n", e.url, e.vkey))
 	bad := e.file("bad.fleet", fmt.Sprintf("authority %s %s\n", e.url, e.otherVKey))
 	fas := []assertion{{"--fleet", good, bad, rules.VKeyMismatch}, as[1], as[2]}
@@ -130,7 +130,7 @@ func (e *trustEnv) admitPaths(as []assertion) {
 	agent := e.file("agent", "#!/bin/sh\n")
 	u := e.path("u.cbor")
 	e.must("instruct", "--unsigned", "--stream", "s", "--machine", "m1", "--agent", "agent", "--out", u)
-	state := func() string { return e.stored(filepath.Join(r, "authority")) }
+	state := func() string { return e.stored(r, "authority") }
 	base := []string{"--json", "admit", "--ledger", r, "--machine", "m1", "--mode", "off", "--agent-binary", agent, u}
 	for _, path := range []string{"new runner", "used runner"} {
 		for _, a := range as {
