@@ -178,8 +178,8 @@ type Revocation struct {
 // the audiences its tokens may carry. Only the root threshold may sign it.
 type Issuer struct {
 	V         uint64   `cbor:"v" json:"v"`
-	Issuer    string   `cbor:"issuer" json:"issuer"`       // the tokens' "iss", an https URL
-	JWKSURI   string   `cbor:"jwks_uri" json:"jwks_uri"`   // the exact https URL fetched for keys
+	Issuer    string   `cbor:"issuer" json:"issuer"`       // the tokens' "iss", an https URL (endpoint rule applies)
+	JWKSURI   string   `cbor:"jwks_uri" json:"jwks_uri"`   // the exact https URL fetched for keys (endpoint rule applies)
 	Audiences []string `cbor:"audiences" json:"audiences"` // sorted, distinct
 	IssuedAt  int64    `cbor:"issued_at" json:"issued_at"`
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/writ-ledger/writ/internal/endpoint"
 	"golang.org/x/mod/semver"
 )
 
@@ -439,7 +440,13 @@ func (r *Issuer) Validate() error {
 }
 
 // checkHTTPSURL accepts an absolute https URL with a host, no user info
-// and no fragment, written in the canonical form url.Parse gives back.
+// and no fragment, written in the canonical form url.Parse gives back,
+// whose authority passes the fetch guard's endpoint rule (package
+// internal/endpoint): an explicit port is 1 to 65535, and a literal IP
+// address is not one the guard never dials (link-local, multicast,
+// unspecified, broadcast, or one of those carried in IPv6). A loopback or
+// private literal passes: the record is what opens it to the guard. A
+// host name passes: what it resolves to is judged when it is fetched.
 func checkHTTPSURL(s string) error {
 	u, err := url.Parse(s)
 	switch {
@@ -453,6 +460,9 @@ func checkHTTPSURL(s string) error {
 		return fmt.Errorf("%d bytes: at most %d", len(s), MaxURL)
 	case u.String() != s:
 		return fmt.Errorf("%q is not in canonical form", s)
+	}
+	if err := endpoint.Check(u); err != nil {
+		return fmt.Errorf("%q: %w", s, err)
 	}
 	return nil
 }

@@ -5,16 +5,22 @@
 // proxy, bounded in time and size, and an address check at connect time
 // on the address actually dialled.
 //
-// The address guard refuses link-local (169.254.0.0/16, fe80::/10, where
+// The address rule is package internal/endpoint's, the one schemas
+// applies to an issuer record's URLs, so a record writ signs is never
+// refused by its fetch for its literal address or port. The URL's port
+// must be 1 to 65535, and a literal address host is judged before
+// anything is dialled; every address dialled (a host name's, once
+// resolved) is judged again. Link-local (169.254.0.0/16, fe80::/10, where
 // cloud metadata lives), multicast, unspecified, "this network"
-// (0.0.0.0/8) and broadcast addresses always, before anything else is
-// consulted; an IPv4-mapped, NAT64 or 6to4 address is judged by the IPv4
-// address it carries. Loopback, private (RFC 1918, fc00::/7) and shared
-// (100.64.0.0/10) addresses are refused unless the URI being fetched is,
-// byte for byte, the jwks_uri of the root-signed, unrevoked issuer record
-// of the issuer whose token is verified; that record is re-read from the
-// ledger and its signatures re-verified inside the dial decision. Nothing
-// else opens them: no flag, setting or environment variable.
+// (0.0.0.0/8) and broadcast addresses are refused always, before anything
+// else is consulted; an IPv4-mapped, NAT64 or 6to4 address is judged by
+// the IPv4 address it carries. Loopback, private (RFC 1918, fc00::/7) and
+// shared (100.64.0.0/10) addresses are refused unless the URI being
+// fetched is, byte for byte, the jwks_uri of the root-signed, unrevoked
+// issuer record of the issuer whose token is verified; that record is
+// re-read from the ledger and its signatures re-verified inside the dial
+// decision. Nothing else opens them: no flag, setting or environment
+// variable.
 package token
 
 import (
@@ -35,6 +41,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/endpoint"
 )
 
 // Limits of a key fetch.
@@ -47,7 +54,7 @@ const (
 // Errors a caller branches on. Each is wrapped with the rule's detail: the
 // class of address, the stage, the host (never a query or fragment).
 var (
-	ErrAddressNever    = errors.New("address-never: link-local, multicast, unspecified or broadcast addresses are never dialled")
+	ErrAddressNever    = endpoint.ErrNever // the rule schemas applies to a record's URLs too
 	ErrAddressInternal = errors.New("address-internal: loopback and private addresses are dialled only for a recorded jwks_uri")
 	ErrNotHTTPS        = errors.New("scheme: the key set is fetched over https only")
 	ErrRedirect        = errors.New("redirect: no redirect is followed")
@@ -88,7 +95,8 @@ type cached struct {
 // per MinInterval per endpoint, later calls served from the last good key
 // set (or the last error, when there is none). Errors wrap ErrNotHTTPS,
 // ErrAddressNever, ErrAddressInternal, ErrRedirect, ErrTooLarge or
-// ErrFetch, and name the host, never a query or fragment.
+// ErrFetch (for a port out of range too), and name the host, never a
+// query or fragment.
 func (f *Fetcher) KeySet(ctx context.Context, issuer, jwksURI string) (*jose.JSONWebKeySet, error) {
 	f.mu.Lock()
 	if f.cache == nil {
@@ -135,6 +143,12 @@ func (f *Fetcher) fetch(ctx context.Context, issuer, jwksURI string) (*jose.JSON
 	}
 	if u.Scheme != "https" || u.User != nil {
 		return nil, fmt.Errorf("%w: %s", ErrNotHTTPS, u.Scheme+"://"+u.Host)
+	}
+	if err := endpoint.Check(u); err != nil { // before any dial: the rule a record is signed under
+		if errors.Is(err, ErrAddressNever) {
+			return nil, fmt.Errorf("%w (%s)", err, where(u))
+		}
+		return nil, fmt.Errorf("%w: %s: %w", ErrFetch, where(u), err)
 	}
 	g := &guard{uri: jwksURI, issuer: issuer, authority: f.Authority}
 	dialer := &net.Dialer{Timeout: StageTimeout, Control: g.control}
@@ -233,53 +247,22 @@ func (g *guard) control(network, address string, _ syscall.RawConn) error {
 	return err
 }
 
+// judge applies the endpoint rule to the address about to be dialled.
 func (g *guard) judge(address string) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("%w: cannot read the address %q", ErrAddressNever, address)
 	}
-	a := embedded(ap.Addr().Unmap()) // ::ffff:127.0.0.1 is 127.0.0.1
-	switch {
-	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsMulticast() || a.IsInterfaceLocalMulticast() || a.IsUnspecified() ||
-		(a.Is4() && (a.As4()[0] == 0 || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}))):
+	switch class, a := endpoint.Classify(ap.Addr()); class {
+	case endpoint.Never:
 		return fmt.Errorf("%w: %s", ErrAddressNever, a)
-	case a.IsLoopback() || a.IsPrivate() || shared.Contains(a) || siteLocal.Contains(a):
+	case endpoint.Internal:
 		if err := g.recorded(); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrAddressInternal, a, err)
 		}
 	}
 	return nil
 }
-
-// embedded returns the IPv4 address an IPv6 address carries to a
-// translator (NAT64, RFC 6052 64:ff9b::/96 and RFC 8215 64:ff9b:1::/48;
-// 6to4, RFC 3056 2002::/16), which is where the connection really goes;
-// else a itself.
-func embedded(a netip.Addr) netip.Addr {
-	if !a.Is6() || a.IsLoopback() || a.IsUnspecified() { // ::1 and :: are themselves
-		return a
-	}
-	b := a.As16()
-	switch {
-	case nat64.Contains(a) || nat64Local.Contains(a) || compat.Contains(a) || siit.Contains(a):
-		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-	case sixToFour.Contains(a):
-		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
-	}
-	return a
-}
-
-var (
-	compat     = netip.MustParsePrefix("::/96")           // IPv4-compatible, RFC 4291 §2.5.5.1
-	siit       = netip.MustParsePrefix("::ffff:0:0:0/96") // SIIT, RFC 2765
-	siteLocal  = netip.MustParsePrefix("fec0::/10")       // deprecated site-local, RFC 3879
-	nat64      = netip.MustParsePrefix("64:ff9b::/96")
-	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
-	sixToFour  = netip.MustParsePrefix("2002::/16")
-)
-
-// shared is RFC 6598's carrier-grade NAT space, internal to a provider.
-var shared = netip.MustParsePrefix("100.64.0.0/10")
 
 // recorded re-reads the ledger, re-verifying it, and returns nil only if
 // the issuer's root-signed, unrevoked record names exactly this URI.
