@@ -8,8 +8,10 @@
 // An address is in one of three classes:
 //   - Never: link-local (169.254.0.0/16, fe80::/10, where cloud metadata
 //     lives), multicast, unspecified, "this network" (0.0.0.0/8) and
-//     broadcast (255.255.255.255). Never dialled, recorded or not; a
-//     record naming one is refused.
+//     broadcast (255.255.255.255), and the cloud metadata services
+//     that live outside link-local (AWS's IPv6 fd00:ec2::254, Alibaba's
+//     100.100.100.200). Never dialled, recorded or not; a record naming
+//     one is refused.
 //   - Internal: loopback, private (RFC 1918, fc00::/7), shared
 //     (100.64.0.0/10) and site-local (fec0::/10). Dialled only for the
 //     exact jwks_uri of a root-signed, unrevoked issuer record: the
@@ -49,7 +51,7 @@ const (
 // Errors Check returns, wrapped with the address or port; ErrNever is
 // also what the fetch guard refuses a dialled address with.
 var (
-	ErrNever = errors.New("address-never: link-local, multicast, unspecified or broadcast addresses are never dialled")
+	ErrNever = errors.New("address-never: link-local, multicast, unspecified, broadcast and cloud metadata addresses are never dialled")
 	ErrPort  = errors.New("port: an explicit port must be 1 to 65535 (or left out with its colon)")
 )
 
@@ -60,7 +62,7 @@ func Classify(a netip.Addr) (Class, netip.Addr) {
 	a = embedded(a.Unmap()) // ::ffff:127.0.0.1 is 127.0.0.1
 	switch {
 	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsMulticast() || a.IsInterfaceLocalMulticast() || a.IsUnspecified() ||
-		(a.Is4() && (a.As4()[0] == 0 || a == broadcast)):
+		(a.Is4() && (a.As4()[0] == 0 || a == broadcast)) || metadata[a.WithZone("")]:
 		return Never, a
 	case a.IsLoopback() || a.IsPrivate() || shared.Contains(a) || siteLocal.Contains(a):
 		return Internal, a
@@ -115,6 +117,13 @@ func embedded(a netip.Addr) netip.Addr {
 		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
 	}
 	return a
+}
+
+// metadata holds the cloud metadata addresses outside link-local: a
+// credential service must never be an issuer's key source.
+var metadata = map[netip.Addr]bool{
+	netip.MustParseAddr("fd00:ec2::254"):   true, // AWS IMDS over IPv6
+	netip.MustParseAddr("100.100.100.200"): true, // Alibaba Cloud metadata
 }
 
 var (

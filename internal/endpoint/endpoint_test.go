@@ -41,6 +41,9 @@ func TestCheck(t *testing.T) {
 		{"https://[::]/keys", ErrNever},                 // unspecified IPv6
 		{"https://0.1.2.3/keys", ErrNever},              // "this network"
 		{"https://[fe80::1%25eth0]/keys", ErrNever},     // link-local with a zone
+		{"https://[fd00:ec2::254]/keys", ErrNever},      // AWS metadata over IPv6
+		{"https://100.100.100.200/keys", ErrNever},      // Alibaba metadata
+		{"https://100.100.100.201/keys", nil},           // its neighbour: shared, internal
 		{"https://[ff02::1]/keys", ErrNever},            // IPv6 multicast
 		{"https://[64:ff9b::a9fe:a9fe]/keys", ErrNever}, // metadata through NAT64
 		{"https://[2002:a9fe:a9fe::1]/keys", ErrNever},  // metadata through 6to4
