@@ -60,13 +60,16 @@ var runnerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // with exactly one authority line and runner names (1 to 64 of
 // [A-Za-z0-9._-], not starting with '.', '_' or '-') used once each. URL
 // is an https:// URL, an http:// URL on loopback, or a directory; VKEY a
-// signed-note verifier key. Errors wrap ErrFleet and name the line.
+// signed-note verifier key. No two lines name the same log, by URL or by
+// verifier key: a decision log listed twice would be counted twice. Errors
+// wrap ErrFleet and name the line.
 func ParseFleet(data []byte) (*Fleet, error) {
 	if len(data) > MaxFleetFile {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrFleet, len(data), MaxFleetFile)
 	}
 	f := &Fleet{}
 	seen := map[string]bool{}
+	logs := map[string]int{} // a log's URL or verifier key → the line naming it
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, MaxFleetFile)
 	for n := 1; sc.Scan(); n++ {
@@ -102,6 +105,9 @@ func ParseFleet(data []byte) (*Fleet, error) {
 		}
 		if _, err := ledger.NewVerifier(l.VKey); err != nil {
 			return nil, bad("verifier key %q: %v", l.VKey, err)
+		}
+		if err := onceEach(logs, n, l); err != nil {
+			return nil, bad("%v", err)
 		}
 		if fields[0] == "authority" {
 			f.Authority = l
@@ -259,6 +265,20 @@ func (t *FleetTotals) add(r *Report) {
 			t.WouldRefuseByRule[k] += v
 		}
 	}
+}
+
+// onceEach records line n's log in logs by its URL (without a trailing
+// slash) and its verifier key, and fails when an earlier line named
+// either.
+func onceEach(logs map[string]int, n int, l FleetLog) error {
+	for _, k := range []string{"url " + strings.TrimRight(l.URL, "/"), "vkey " + l.VKey} {
+		if first, ok := logs[k]; ok {
+			what, _, _ := strings.Cut(k, " ")
+			return fmt.Errorf("the log of line %d again (same %s): each log is audited once", first, what)
+		}
+		logs[k] = n
+	}
+	return nil
 }
 
 // linkAuthority makes dir/authority a symbolic link to the fleet's one
