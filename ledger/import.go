@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/writ-ledger/writ/rules"
 	"io"
 	"os"
 	"path/filepath"
@@ -69,6 +68,16 @@ type ImportOptions struct {
 	// Progress, when set, is told the bytes of the export file read, of
 	// twice its size (the verifying pass, then the copying pass).
 	Progress Progress
+	// Floors gives, per section name, checkpoints the section must reach
+	// and extend (the same root at their size), or the import is refused
+	// before a byte is written with an *InconsistencyError saying what
+	// size it needs: what a damaged store being restored showed (Repair).
+	Floors map[string][]Floor
+	// TrustedKeys gives, per section name without a key in Trusted (and
+	// without a local log), the public key the section's verifier key
+	// must hold, under the section's origin: a *TrustError
+	// (rules.VKeyMismatch) otherwise.
+	TrustedKeys map[string]sign.PublicKey
 }
 
 // ImportWith is Import with opts.
@@ -228,32 +237,14 @@ func planImport(path string, size int64, locals map[string]*Log, opts ImportOpti
 // log (if any), which must accept them all.
 func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opts ImportOptions) (importPlan, error) {
 	check := opts.Check
-	var localCP Checkpoint
 	var localTimes acceptedTimes
-	if local != nil {
-		var err error
-		if vkey, localCP, err = checkLocal(local, sec, vkey, localTimes.record); err != nil {
-			return importPlan{}, err
-		}
-	}
-	if vkey == "" {
-		vkey = sec.VKey
-	}
-	if sec.VKey != vkey {
-		// The replica stores the section's key: it must be the one trusted.
-		return importPlan{}, &TrustError{Rule: rules.VKeyMismatch, Log: sec.Name, What: "the export's verifier key (the section names it; not the trusted one)",
-			Expected: keyName(vkey), Found: keyName(sec.VKey), Err: fmt.Errorf("%w: %w", ErrVKeyMismatch, ErrExport)}
-	}
-	if opts.Checkpoint != nil {
-		if _, err := OpenCheckpoint([]byte(sec.Checkpoint), vkey); err != nil {
-			return importPlan{}, fmt.Errorf("the export's %s checkpoint: %w", sec.Name, err)
-		}
-		if err := opts.Checkpoint(sec.Name, []byte(sec.Checkpoint), vkey); err != nil {
-			return importPlan{}, err
-		}
+	vkey, localCP, err := sectionKey(sec, local, vkey, opts, localTimes.record)
+	if err != nil {
+		return importPlan{}, err
 	}
 	var tree TreeBuilder
 	var prefix *tlog.Hash
+	floors := floorWatch{floors: opts.Floors[sec.Name]}
 	var fn EntryFunc
 	var wait func() error
 	if check != nil {
@@ -270,6 +261,7 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opt
 			r := tree.Root()
 			prefix = &r
 		}
+		floors.see(i, &tree)
 		if fn != nil {
 			return fn(i, e, accepted)
 		}
@@ -281,6 +273,9 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opt
 		}
 	}
 	if err != nil {
+		return importPlan{}, err
+	}
+	if err := floors.check("the export's "+sec.Name+" log", cp); err != nil {
 		return importPlan{}, err
 	}
 	if local != nil {
@@ -301,31 +296,6 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opt
 		}
 	}
 	return importPlan{sec: *sec, before: localCP.Size, cp: cp}, nil
-}
-
-// checkLocal verifies the local log a section is imported into, under
-// vkey (the trusted key; "" for the local log's own), with record given
-// each entry's accepted time, and returns the key the section must verify
-// under and the local checkpoint. A vkey that is not the local log's, or
-// an export of another key, is a *TrustError (rules.VKeyMismatch).
-func checkLocal(local *Log, sec *ExportedLog, vkey string, record EntryFunc) (string, Checkpoint, error) {
-	if vkey == "" {
-		vkey = local.vkey
-	} else if vkey != local.vkey {
-		return "", Checkpoint{}, keyMismatch(sec.Name, "the local "+sec.Name+" log", vkey, local.vkey)
-	}
-	cp, err := local.Verify(vkey, record)
-	if err != nil {
-		return "", Checkpoint{}, fmt.Errorf("the local %s log: %w", sec.Name, err)
-	}
-	if local.history != sec.History {
-		return "", Checkpoint{}, fmt.Errorf("%w: the export's %s log and the local one differ in keeping a checkpoint history", ErrExport, sec.Name)
-	}
-	if sec.VKey != local.vkey {
-		return "", Checkpoint{}, &TrustError{Rule: rules.VKeyMismatch, Log: sec.Name, What: "the export's verifier key (the local log's is trusted)",
-			Expected: keyName(local.vkey), Found: keyName(sec.VKey), Err: fmt.Errorf("%w: %w", ErrVKeyMismatch, ErrExport)}
-	}
-	return vkey, cp, nil
 }
 
 // checkOrigins binds the sections to their roles: an authority origin is

@@ -8,8 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/writ-ledger/writ/sign"
 )
 
 // SetAsideDir is the directory inside a ledger directory where Repair
@@ -30,28 +31,43 @@ const undoneSuffix = ".undone"
 type RepairOptions struct {
 	// VKeys gives, per log name ("authority", "decisions"), the verifier
 	// key the repaired log must verify under; by default the key the log
-	// stores, as `writ ledger verify` uses.
+	// stores, as `writ ledger verify` uses (read from the damaged store's
+	// tables, or made from the public key the directory keeps).
 	VKeys map[string]string
 	// Restore, when set, is how the ledger is rebuilt instead of from its
 	// own files: Repair sets aside every log that does not open read-only
-	// and verify, then calls Restore on the ledger directory (an import
-	// of an export, with every check an import runs); on its error
-	// everything is put back. Repair refuses when no log needs it.
-	Restore func(dir string) error
+	// and verify, then calls Restore on the ledger directory with the
+	// keys and floors the restored logs must meet (an import of an
+	// export, with every check an import runs, under trust); on its
+	// error, or when a restored log does not verify under its key or does
+	// not reach and extend its floors, everything is put back. Repair
+	// refuses when no log needs it.
+	Restore func(dir string, trust RestoreTrust) error
 	// Check, when set, judges each log Repair would keep by what the
 	// caller trusts from outside the ledger (a first root's digest, a
 	// witness policy): name is the log's ("authority", "decisions") and
 	// store the store to judge, closed, which Check opens read-only: a
 	// log found whole, or a rebuilt one before it takes the damaged
-	// store's place. Its error ends the repair: the log judged is left as
-	// it was (a rebuilt store is discarded, the damaged one put back),
-	// and Repair returns the error with what it did to the logs judged
-	// before (the authority log comes first). A log restored by Restore
-	// is judged by Restore.
+	// store's place. Its error ends the repair with nothing changed, and
+	// Repair returns it. A log restored by Restore is judged by Restore.
 	Check func(name, store string) error
 	// Now is the clock for the set-aside directory's name (default
 	// time.Now).
 	Now func() time.Time
+}
+
+// RestoreTrust is what the logs RepairOptions.Restore brings back must
+// meet, by log name: the verifier key their checkpoints must verify under
+// (RepairOptions.VKeys, else the key the directory holds for the log, or
+// else its public key), and the checkpoints they must reach and extend
+// (Floor).
+type RestoreTrust struct {
+	VKeys map[string]string
+	// Keys, for a log without a key in VKeys (its store lost it), is the
+	// public key the directory keeps for it (checkpoint.pub, runner.pub):
+	// the restored log's verifier key must hold it.
+	Keys   map[string]sign.PublicKey
+	Floors map[string][]Floor
 }
 
 // RepairResult is what Repair did to a ledger directory.
@@ -65,8 +81,9 @@ type RepairResult struct {
 type RepairedLog struct {
 	Name string `json:"log"` // "authority" or "decisions"
 	// Action is "whole" (it opened and verified; nothing moved), "rebuilt"
-	// (a new store from the damaged one's files), or "restored" (by
-	// RepairOptions.Restore).
+	// (a new store from the damaged one's files), "restored" (by
+	// RepairOptions.Restore), or "set-aside" (damaged, and not brought
+	// back by the restore: its store stays in SetAside).
 	Action     string   `json:"action"`
 	Size       int64    `json:"size"`       // entries it holds now
 	Checkpoint int64    `json:"checkpoint"` // the size of its signed checkpoint, which they verify against
@@ -74,30 +91,37 @@ type RepairedLog struct {
 }
 
 // Repair brings a ledger directory whose stores are damaged back to a
-// state that verifies, without deleting anything. Each log (authority,
-// decisions) that opens read-only and verifies against its signed
-// checkpoint is left alone. A log that does not (damaged, or left by a
-// killed writer in a state only an open for writing recovers) is moved whole into dir/SetAsideDir/STAMP/, and a new
-// store is built from its files (salvage: every table that reads back, in
-// a new MANIFEST; its write-ahead and value logs); the new store must
-// open and verify against the log's signed checkpoint under its verifier
-// key, or it is discarded, the damaged store is put back as it was, and
-// Repair refuses with a *StoreError with Lost set: the entries are not
-// recoverable from these files, restore from an export
-// (RepairOptions.Restore) or a publication. A log that reads back whole
-// but does not verify (entries changed through the store) is refused the
-// same way. The result says what was done; UndoRepair(dir) undoes it.
-// Errors: ErrLocked while another process has a log open; the error of
-// opts.Check (see RepairOptions.Check).
+// state that verifies, without deleting anything, or changes nothing.
+//
+// First it checks every log (authority, decisions), changing nothing: one
+// that opens read-only and verifies against its signed checkpoint is left
+// alone; one that does not (damaged, or left by a killed writer in a
+// state only an open for writing recovers) is to be rebuilt. Its key is
+// the one given (RepairOptions.VKeys), else the one the directory holds
+// for it: the key its store holds, read from its tables, else the
+// directory's public key for it (checkpoint.pub, runner.pub) under the
+// log's origin. Then it takes the lock of every log of the directory
+// (ErrLocked, nothing changed, when another process holds one).
+//
+// A damaged log is rebuilt from its files, beside it (salvage: every
+// table that reads back, in a new MANIFEST; its write-ahead logs), and
+// the rebuilt store must open, verify against its signed checkpoint under
+// its key, and reach and extend every Floor the directory shows (the
+// newest signed checkpoint its files hold, the authority checkpoint the
+// decision log recorded). Repair refuses, with a *StoreError with Lost
+// set and nothing changed, when a table the MANIFEST lists is missing or
+// does not read back (or any table does not, when the MANIFEST itself
+// does not read back whole), when its key is not known, or when any
+// rebuilt log falls short: the entries are not recoverable from these
+// files; restore from an export (RepairOptions.Restore) or a
+// publication. Only when every damaged log is rebuilt is each moved whole
+// into dir/SetAsideDir/STAMP/ and its rebuilt store put in its place.
+// With RepairOptions.Restore, the damaged logs are set aside and restored
+// instead (ErrNoVKey when no key is known for one). The result says what
+// was done; UndoRepair(dir) undoes it.
 func Repair(dir string, opts RepairOptions) (*RepairResult, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	res := &RepairResult{Dir: dir}
-	stamp := opts.Now().UTC().Format("20060102T150405Z")
-	aside := filepath.Join(dir, SetAsideDir, stamp)
-	for n := 2; exists(aside) || exists(aside+undoneSuffix); n++ { // repairs within one second
-		aside = filepath.Join(dir, SetAsideDir, fmt.Sprintf("%s-%02d", stamp, n))
 	}
 	var names []string
 	for _, name := range []string{AuthorityDir, DecisionsDir} {
@@ -108,50 +132,47 @@ func Repair(dir string, opts RepairOptions) (*RepairResult, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("%w: %s holds neither an authority nor a decisions log", ErrNotALog, dir)
 	}
+	plans, err := planRepair(dir, names, opts.VKeys)
+	if err != nil {
+		return nil, err
+	}
+	if err := judgeWhole(plans, opts.Check); err != nil {
+		return nil, err
+	}
+	if opts.Restore != nil && !slices.ContainsFunc(plans, func(p *logPlan) bool { return !p.whole }) {
+		return nil, fmt.Errorf("%s: every log opens and verifies: nothing to restore", dir)
+	}
+	var stores []string
+	for _, p := range plans {
+		stores = append(stores, p.store)
+	}
+	locks, err := lockStores(stores...)
+	if err != nil {
+		return nil, err
+	}
+	defer locks.release()
+	stamp := opts.Now().UTC().Format("20060102T150405Z")
+	aside := filepath.Join(dir, SetAsideDir, stamp)
+	for n := 2; exists(aside) || exists(aside+undoneSuffix); n++ { // repairs within one second
+		aside = filepath.Join(dir, SetAsideDir, fmt.Sprintf("%s-%02d", stamp, n))
+	}
 	if opts.Restore != nil {
-		var damaged []string
-		for _, name := range names {
-			_, _, err := openVerify(filepath.Join(dir, name), opts.VKeys[name], true)
-			if err == nil && opts.Check != nil {
-				if err := opts.Check(name, filepath.Join(dir, name)); err != nil {
-					return nil, err // a whole log the caller does not trust
-				}
-			}
-			if errors.Is(err, ErrLocked) {
-				return nil, err
-			}
-			if err != nil {
-				damaged = append(damaged, name)
-			}
-		}
-		if len(damaged) == 0 {
-			return nil, fmt.Errorf("%s: every log opens and verifies: nothing to restore", dir)
-		}
-		return restore(dir, aside, damaged, opts.Restore)
+		return restore(dir, aside, plans, locks, opts.Restore)
 	}
-	var failed error
-	for _, name := range names {
-		rl, err := repairLog(dir, aside, name, opts.VKeys[name], opts.Check)
-		var ce *checkError
-		if errors.As(err, &ce) {
-			failed = errors.Join(failed, ce.err) // nothing of this log changed; no later log is touched
-			break
-		}
-		if err != nil {
-			failed = errors.Join(failed, err)
-			continue
-		}
-		res.Logs = append(res.Logs, rl)
-		if rl.Action != "whole" {
-			res.SetAside = aside
+	return rebuild(dir, aside, plans, opts.Check)
+}
+
+// judgeWhole runs check (RepairOptions.Check) on every log of plans found
+// whole; nil check judges nothing.
+func judgeWhole(plans []*logPlan, check func(name, store string) error) error {
+	for _, p := range plans {
+		if p.whole && check != nil {
+			if err := check(p.name, p.store); err != nil {
+				return err
+			}
 		}
 	}
-	if res.SetAside != "" {
-		if err := writeRecord(aside, res); err != nil {
-			return res, err
-		}
-	}
-	return res, failed
+	return nil
 }
 
 func exists(p string) bool {
@@ -159,67 +180,109 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// checkError carries the error of RepairOptions.Check out of repairLog.
-type checkError struct{ err error }
-
-func (e *checkError) Error() string { return e.err.Error() }
-
-// judge is check (RepairOptions.Check) on the log name's store, its
-// error as a *checkError; nil check judges nothing.
-func judge(check func(name, store string) error, name, store string) error {
-	if check == nil {
-		return nil
+// rebuild builds every damaged log of plans anew beside it (the decision
+// log first: what it records floors the authority log), and only when
+// all verify, moves each damaged store into aside and its rebuilt one in
+// its place; check (RepairOptions.Check) judges each rebuilt log first.
+func rebuild(dir, aside string, plans []*logPlan, check func(name, store string) error) (*RepairResult, error) {
+	var built []*logPlan
+	defer func() {
+		for _, p := range built {
+			os.RemoveAll(p.cand) // repair's own copies, never renamed into place
+		}
+	}()
+	var auth, dec *logPlan
+	for _, p := range plans {
+		if p.name == AuthorityDir {
+			auth = p
+		} else {
+			dec = p
+		}
 	}
-	if err := check(name, store); err != nil {
-		return &checkError{err}
+	if dec != nil && !dec.whole {
+		var decided recorded
+		built = append(built, dec)
+		if err := dec.build(dir, decided.entry); err != nil {
+			return nil, err
+		}
+		if auth != nil && decided.ok {
+			auth.floors = append(auth.floors, decided.fl)
+		}
 	}
-	return nil
+	if auth != nil && !auth.whole {
+		built = append(built, auth)
+		if err := auth.build(dir, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range built {
+		if check != nil {
+			if err := check(p.name, p.cand); err != nil {
+				return nil, err // the caller's assertion refuses the rebuilt log; nothing was swapped
+			}
+		}
+	}
+	res := &RepairResult{Dir: dir}
+	var moved []string
+	for _, p := range plans {
+		rl := RepairedLog{Name: p.name, Action: "whole", Size: p.size, Checkpoint: p.cp}
+		if !p.whole {
+			m, err := moveAside(dir, aside, p.name)
+			moved = append(moved, m...)
+			if err == nil {
+				err = os.Rename(p.cand, p.store)
+			}
+			if err != nil {
+				return nil, errors.Join(err, unswap(dir, aside, plans, moved))
+			}
+			rl.Action, rl.Skipped, res.SetAside = "rebuilt", p.skipped, aside
+		}
+		res.Logs = append(res.Logs, rl)
+	}
+	built = nil
+	if res.SetAside == "" {
+		return res, nil
+	}
+	return res, writeRecord(aside, res)
 }
 
-// repairLog checks the log name in dir and rebuilds it if it is damaged;
-// check judges the log kept (a *checkError when it refuses it).
-func repairLog(dir, aside, name, vkey string, check func(name, store string) error) (RepairedLog, error) {
-	store := filepath.Join(dir, name)
-	rl := RepairedLog{Name: name, Action: "whole"}
-	size, cp, err := openVerify(store, vkey, true)
-	switch {
-	case err == nil:
-		rl.Size, rl.Checkpoint = size, cp
-		return rl, judge(check, name, store)
-	case errors.Is(err, ErrLocked) || !errors.Is(err, ErrTampered):
-		return rl, err
+// build makes the rebuilt store of a damaged log (p.cand) and verifies it,
+// passing each entry to fn; on failure it says why, as a *StoreError with
+// Lost set.
+func (p *logPlan) build(dir string, fn EntryFunc) error {
+	p.cand = filepath.Join(dir, "."+p.name+".repair")
+	lost := p.files.lost()
+	if lost == "" && p.vkey == "" {
+		lost = "no file that reads back holds its verifier key"
 	}
-	// A *StoreError, or a log that does not verify: a table whose blocks
-	// do not read back may be why (a damaged block can end an iteration
-	// early); salvage leaves such tables out and verifies what remains.
-	moved, err := moveAside(dir, aside, name)
-	if err != nil {
-		return rl, err
-	}
-	cand := filepath.Join(dir, "."+name+".repair")
-	skipped, err := salvage(filepath.Join(aside, name), filepath.Join(aside, name+UnlistedSuffix), cand)
-	if err == nil {
-		size, cp, err = openVerify(cand, vkey, false)
-	}
-	if err == nil {
-		err = judge(check, name, cand)
-	}
-	if err == nil {
-		err = os.Rename(cand, store)
-	}
-	if err != nil {
-		os.RemoveAll(cand) // repair's own copy; the damaged files are in aside
-		if berr := putBack(dir, aside, moved); berr != nil {
-			return rl, fmt.Errorf("putting the damaged store back: %w (after: %w)", berr, err)
+	var err error
+	if lost == "" {
+		if err = os.RemoveAll(p.cand); err == nil { // an earlier repair's, killed
+			p.skipped, err = salvage(p.store, p.store+UnlistedSuffix, p.cand)
 		}
-		if _, ok := err.(*checkError); ok || errors.Is(err, ErrTrust) {
-			return rl, err // the caller's assertion, not the store, is refused
+		if err == nil {
+			p.size, p.cp, err = verifyStore(p.cand, p.vkey, false, p.floors, fn)
 		}
-		return rl, &StoreError{Dir: store, Lost: true, Cause: err,
-			Problem: "the entries cannot be recovered from this store's files (" + why(err, cand) + "); nothing was changed"}
+		if err == nil || errors.Is(err, ErrTrust) {
+			return err // nil, or the key given (not the store) is refused
+		}
+		lost = why(err, p.cand)
 	}
-	rl.Action, rl.Size, rl.Checkpoint, rl.Skipped = "rebuilt", size, cp, skipped
-	return rl, nil
+	return &StoreError{Dir: p.store, Lost: true, Cause: err,
+		Problem: "the entries cannot be recovered from this store's files (" + lost + "); nothing was changed"}
+}
+
+// unswap undoes the moves of rebuild after one failed: each rebuilt store
+// in place goes back to its temporary name, and the damaged stores moved
+// (moved, names in aside) go back.
+func unswap(dir, aside string, plans []*logPlan, moved []string) error {
+	var err error
+	for _, p := range plans {
+		if !p.whole && slices.Contains(moved, p.name) && !exists(p.cand) {
+			err = errors.Join(err, os.Rename(p.store, p.cand))
+		}
+	}
+	return errors.Join(err, putBack(dir, aside, moved))
 }
 
 // why says what err found in the rebuilt store at cand, without naming
@@ -232,39 +295,9 @@ func why(err error, cand string) string {
 	return strings.ReplaceAll(err.Error(), cand, "the rebuilt store")
 }
 
-// openVerify opens the log at store, read-only (nothing changes) or for
-// writing (crash recovery), and verifies it under vkey ("" for its own);
-// it returns its size and its checkpoint's.
-func openVerify(store, vkey string, readOnly bool) (size, checkpoint int64, err error) {
-	l, err := open(store, nil, readOnly)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer l.Close()
-	if vkey == "" {
-		vkey = l.VerifierKey()
-	}
-	cp, err := l.Verify(vkey, nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	return l.Size(), cp.Size, nil
-}
-
 // moveAside moves the store name of dir, and its unlisted tables, into
-// aside, holding the store's lock (Badger's flock) while it does; it
-// returns the names moved.
+// aside (the caller holds the store's lock); it returns the names moved.
 func moveAside(dir, aside, name string) ([]string, error) {
-	store := filepath.Join(dir, name)
-	d, err := os.Open(store)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrLocked, store)
-	}
-	defer syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
 	if err := os.MkdirAll(aside, 0o700); err != nil {
 		return nil, err
 	}
@@ -274,7 +307,7 @@ func moveAside(dir, aside, name string) ([]string, error) {
 			continue
 		}
 		if err := os.Rename(filepath.Join(dir, n), filepath.Join(aside, n)); err != nil {
-			return moved, errors.Join(err, putBack(dir, aside, moved))
+			return moved, err
 		}
 		moved = append(moved, n)
 	}
@@ -293,34 +326,90 @@ func putBack(dir, aside string, names []string) error {
 	return syncDirs(dir)
 }
 
-// restore sets every store aside and calls fn to rebuild dir; on fn's
-// error it puts them back.
-func restore(dir, aside string, names []string, fn func(string) error) (*RepairResult, error) {
+// restore sets every damaged store of plans aside, lets go of the locks
+// of the logs left in place (the import opens them itself), and calls fn
+// to rebuild dir; on fn's error, or when a restored log does not verify
+// under its key or falls short of its floors, it puts them back.
+func restore(dir, aside string, plans []*logPlan, locks storeLocks, fn func(string, RestoreTrust) error) (*RepairResult, error) {
+	trust := RestoreTrust{VKeys: map[string]string{}, Keys: map[string]sign.PublicKey{}, Floors: map[string][]Floor{}}
+	for _, p := range plans {
+		switch {
+		case p.vkey != "":
+			trust.VKeys[p.name] = p.vkey
+		case !p.pub.IsZero():
+			trust.Keys[p.name] = p.pub
+		default:
+			return nil, fmt.Errorf("%w: the %s log's store lost the verifier key it stored, and %s holds no public key for it: give the key the export's checkpoints must verify under (writ ledger repair --vkey, --decisions-vkey)", ErrNoVKey, p.name, dir)
+		}
+	}
 	var moved []string
-	for _, name := range names {
-		m, err := moveAside(dir, aside, name)
+	for _, p := range plans {
+		if p.whole {
+			locks.release(p.store)
+			continue
+		}
+		trust.Floors[p.name] = p.floors
+		m, err := moveAside(dir, aside, p.name)
 		moved = append(moved, m...)
 		if err != nil {
 			return nil, errors.Join(err, putBack(dir, aside, moved))
 		}
 	}
-	if err := fn(dir); err != nil {
-		for _, name := range names {
-			if _, serr := os.Lstat(filepath.Join(dir, name)); serr == nil {
-				os.Rename(filepath.Join(dir, name), filepath.Join(aside, name+".restore-failed"))
+	res := &RepairResult{Dir: dir, SetAside: aside}
+	err := fn(dir, trust)
+	if err == nil {
+		res.Logs, err = checkRestored(plans)
+	}
+	if err != nil {
+		for _, p := range plans {
+			if !p.whole && exists(p.store) {
+				os.Rename(p.store, filepath.Join(aside, p.name+".restore-failed"))
 			}
 		}
-		return nil, errors.Join(err, putBack(dir, aside, moved))
-	}
-	res := &RepairResult{Dir: dir, SetAside: aside}
-	for _, name := range names {
-		size, cp, err := openVerify(filepath.Join(dir, name), "", true)
-		if err != nil {
-			return res, fmt.Errorf("the restored %s log: %w", name, err)
-		}
-		res.Logs = append(res.Logs, RepairedLog{Name: name, Action: "restored", Size: size, Checkpoint: cp})
+		return nil, restoreRefusal(dir, errors.Join(err, putBack(dir, aside, moved)))
 	}
 	return res, writeRecord(aside, res)
+}
+
+// checkRestored checks each damaged log of plans after a restore: it
+// must verify under its key and reach and extend its floors; one the
+// restore did not bring back (an export without its section) stays set
+// aside, but at least one must have been restored.
+func checkRestored(plans []*logPlan) ([]RepairedLog, error) {
+	var logs []RepairedLog
+	restored := false
+	for _, p := range plans {
+		if p.whole {
+			continue
+		}
+		rl := RepairedLog{Name: p.name, Action: "restored"}
+		if !exists(p.store) {
+			rl.Action = "set-aside"
+			logs = append(logs, rl)
+			continue
+		}
+		var err error
+		if rl.Size, rl.Checkpoint, err = verifyStore(p.store, p.vkey, true, p.floors, nil); err != nil {
+			return nil, fmt.Errorf("the restored %s log: %w", p.name, err)
+		}
+		logs = append(logs, rl)
+		restored = true
+	}
+	if !restored {
+		return nil, fmt.Errorf("%w: the export restores none of the damaged logs", ErrExport)
+	}
+	return logs, nil
+}
+
+// restoreRefusal gives a restore refused because the restored log falls
+// short of a floor (an *InconsistencyError) as a *StoreError with Lost
+// set: the export cannot restore what the directory held.
+func restoreRefusal(dir string, err error) error {
+	var inc *InconsistencyError
+	if !errors.As(err, &inc) || errors.Is(err, ErrStoreDamaged) {
+		return err
+	}
+	return &StoreError{Dir: dir, Lost: true, Cause: err, Problem: "the export does not restore what the ledger directory held (" + err.Error() + "); nothing was changed"}
 }
 
 // writeRecord writes res as aside/RepairRecord.
@@ -358,29 +447,42 @@ type UndoResult struct {
 // UndoRepair undoes the newest repair of dir that was not undone: each
 // store it set aside goes back in place, and what the repair made in its
 // place is moved into the set-aside directory (NAME.repaired), which is
-// then renamed STAMP.undone. Nothing is deleted. Errors: ErrLocked while
-// a log is open; ErrNoRepair when there is no repair to undo.
+// then renamed STAMP.undone. Nothing is deleted. It takes the lock of
+// every store it moves before it moves any. Errors: ErrLocked, nothing
+// changed, while a log is open; ErrNoRepair when there is no repair to
+// undo.
 func UndoRepair(dir string) (*UndoResult, error) {
 	aside, err := latestRepair(dir)
 	if err != nil {
 		return nil, err
 	}
-	res := &UndoResult{SetAside: aside + undoneSuffix}
+	var names, stores []string
 	for _, name := range []string{AuthorityDir, DecisionsDir} {
-		if _, err := os.Lstat(filepath.Join(aside, name)); err != nil {
-			continue
+		if exists(filepath.Join(aside, name)) {
+			names = append(names, name)
+			if exists(filepath.Join(dir, name)) {
+				stores = append(stores, filepath.Join(dir, name))
+			}
 		}
+	}
+	locks, err := lockStores(stores...)
+	if err != nil {
+		return nil, err
+	}
+	defer locks.release()
+	res := &UndoResult{SetAside: aside + undoneSuffix}
+	for _, name := range names {
 		for _, n := range []string{name, name + UnlistedSuffix} {
-			if _, err := os.Lstat(filepath.Join(dir, n)); err != nil {
+			if !exists(filepath.Join(dir, n)) {
 				continue
 			}
-			if err := moveLocked(filepath.Join(dir, n), filepath.Join(aside, n+".repaired")); err != nil {
+			if err := os.Rename(filepath.Join(dir, n), filepath.Join(aside, n+".repaired")); err != nil {
 				return res, err
 			}
 			res.Kept = append(res.Kept, filepath.Join(res.SetAside, n+".repaired"))
 		}
 		for _, n := range []string{name, name + UnlistedSuffix} {
-			if _, err := os.Lstat(filepath.Join(aside, n)); err != nil {
+			if !exists(filepath.Join(aside, n)) {
 				continue
 			}
 			if err := os.Rename(filepath.Join(aside, n), filepath.Join(dir, n)); err != nil {
@@ -420,19 +522,4 @@ func latestRepair(dir string) (string, error) {
 	}
 	slices.Sort(stamps)
 	return filepath.Join(base, stamps[len(stamps)-1]), nil
-}
-
-// moveLocked renames the directory from to to while holding its lock
-// (Badger's flock), so that no process has the store open.
-func moveLocked(from, to string) error {
-	d, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return fmt.Errorf("%w: %s", ErrLocked, from)
-	}
-	defer syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
-	return os.Rename(from, to)
 }

@@ -24,6 +24,7 @@ var storeDamage = []struct {
 	{testkit.ManifestMissing, false},
 	{testkit.TableChanged, true},
 	{testkit.TableMissing, true},
+	{testkit.TableTruncated, true},
 	{testkit.ValueLogChanged, false},
 	{testkit.ValueLogEmpty, false},
 }
@@ -38,7 +39,7 @@ var storeDamage = []struct {
 func TestRepairEachDamage(t *testing.T) {
 	for _, tc := range storeDamage {
 		t.Run(string(tc.kind), func(t *testing.T) {
-			dir, want, export := damagedLedger(t, tc.kind)
+			dir, want, export, vkey := damagedLedger(t, tc.kind)
 			store := filepath.Join(dir, ledger.AuthorityDir)
 			before := testkit.Snapshot(t, store)
 			err := openVerifyErr(store)
@@ -70,8 +71,11 @@ func TestRepairEachDamage(t *testing.T) {
 				if after := testkit.Snapshot(t, store); !bytes.Equal(before, after) {
 					t.Fatal("a refused repair changed the store")
 				}
-				res, err = ledger.Repair(dir, ledger.RepairOptions{Restore: func(d string) error {
-					_, err := ledger.Import(d, export, nil, nil)
+				// The store lost its verifier key with its only table, and
+				// the directory keeps no checkpoint.pub: the key is given.
+				vkeys := map[string]string{ledger.AuthorityDir: vkey}
+				res, err = ledger.Repair(dir, ledger.RepairOptions{VKeys: vkeys, Restore: func(d string, trust ledger.RestoreTrust) error {
+					_, err := ledger.ImportWith(d, export, ledger.ImportOptions{Trusted: trust.VKeys, TrustedKeys: trust.Keys, Floors: trust.Floors})
 					return err
 				}})
 			}
@@ -97,8 +101,8 @@ func TestRepairEachDamage(t *testing.T) {
 
 // damagedLedger makes a ledger directory whose authority log holds 30
 // entries, exports it, damages its store, and returns the directory, the
-// entries and the export's path.
-func damagedLedger(t *testing.T, kind testkit.Damage) (string, [][]byte, string) {
+// entries, the export's path and the log's verifier key.
+func damagedLedger(t *testing.T, kind testkit.Damage) (string, [][]byte, string, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "ledger")
 	l, err := ledger.CreateWithHistory(filepath.Join(dir, ledger.AuthorityDir), "example.com/damage", testkit.Key(t, 1), nil)
@@ -120,11 +124,12 @@ func damagedLedger(t *testing.T, kind testkit.Damage) (string, [][]byte, string)
 		t.Fatal(err)
 	}
 	f.Close()
+	vkey := l.VerifierKey()
 	l.Close()
 	if err := testkit.DamageStore(filepath.Join(dir, ledger.AuthorityDir), kind); err != nil {
 		t.Fatal(err)
 	}
-	return dir, want, export
+	return dir, want, export, vkey
 }
 
 // checkEntries opens the log at store read-only, verifies it and compares

@@ -7,6 +7,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
 )
 
 // ImportLedger is ledger.Import with the checks writ runs when a log
@@ -30,6 +31,12 @@ type ImportOptions struct {
 	Trust    Trust             // its TrustRoot and its witness Policy
 	Now      func() time.Time  // the clock for the policy's cosignature times (nil: time.Now)
 	Progress ledger.Progress   // told the export's bytes read, of twice its size (ledger.ImportOptions.Progress)
+	// Floors: per section name, checkpoints the section must reach and
+	// extend (ledger.ImportOptions.Floors).
+	Floors map[string][]ledger.Floor
+	// TrustedKeys: per section name without a key in Trusted, the public
+	// key its verifier key must hold (ledger.ImportOptions.TrustedKeys).
+	TrustedKeys map[string]sign.PublicKey
 }
 
 // ImportLedgerWith is ImportLedger under o.Trust: its TrustRoot, and its
@@ -55,7 +62,7 @@ func ImportLedgerWith(dir, path string, o ImportOptions) ([]ledger.ImportedLog, 
 			return nil
 		}
 	}
-	return ledger.ImportWith(dir, path, ledger.ImportOptions{Trusted: trusted, Checkpoint: cpCheck, Progress: o.Progress, Check: func(name string) (ledger.EntryFunc, func() error) {
+	return ledger.ImportWith(dir, path, ledger.ImportOptions{Trusted: trusted, Floors: o.Floors, TrustedKeys: o.TrustedKeys, Checkpoint: cpCheck, Progress: o.Progress, Check: func(name string) (ledger.EntryFunc, func() error) {
 		if name == "decisions" {
 			return decodeDecisions()
 		}

@@ -70,30 +70,43 @@ func ledgerRepair(c *cli.Context) error {
 		}
 	}
 	if from := c.String("from"); from != "" {
-		vopts := verify.ImportOptions{Trusted: opts.VKeys, Trust: verify.Trust{TrustRoot: trust.TrustRoot, Policy: policy}}
-		opts.Restore = func(d string) error {
-			_, err := verify.ImportLedgerWith(d, from, vopts)
+		opts.Restore = func(d string, rt ledger.RestoreTrust) error {
+			_, err := verify.ImportLedgerWith(d, from, verify.ImportOptions{Trusted: rt.VKeys, TrustedKeys: rt.Keys, Floors: rt.Floors,
+				Trust: verify.Trust{TrustRoot: trust.TrustRoot, Policy: policy}})
 			return err
 		}
 	}
 	res, err := ledger.Repair(dir, opts)
 	if err != nil {
-		if errors.Is(err, ledger.ErrNotALog) || errors.Is(err, ledger.ErrLocked) {
-			return openErr(err)
-		}
-		if c.IsSet("from") && !errors.Is(err, ledger.ErrStoreDamaged) {
-			return noErr(fmt.Errorf("nothing changed: the export was not restored: %w", err))
-		}
-		if errors.Is(err, ledger.ErrTrust) || errors.Is(err, formats.ErrQuorum) {
-			what := "nothing changed"
-			if res != nil && res.SetAside != "" {
-				what = "not repaired (other logs were: undo with `writ ledger repair --dir " + shellQuote(dir) + " --undo`)"
-			}
-			return noErr(fmt.Errorf("%s: %w", what, err)) // a key, root or policy given does not hold
-		}
-		return err
+		return repairErr(c, dir, err)
 	}
 	return printRepair(c, dir, res)
+}
+
+// repairErr gives a refused repair its exit code and hints: 4 when a log
+// is in use, 2 without a key to verify under, and for an export under
+// another key than the directory's, the key to pass to trust it.
+func repairErr(c *cli.Context, dir string, err error) error {
+	switch {
+	case errors.Is(err, ledger.ErrNotALog) || errors.Is(err, ledger.ErrLocked):
+		return openErr(err)
+	case errors.Is(err, ledger.ErrNoVKey):
+		return inputErr(err)
+	case errors.Is(err, ledger.ErrTrust) && !c.IsSet("from") || errors.Is(err, formats.ErrQuorum):
+		return noErr(fmt.Errorf("nothing changed: %w", err)) // a key, root or policy given does not hold
+	case !c.IsSet("from") || errors.Is(err, ledger.ErrStoreDamaged):
+		return err
+	}
+	var te *ledger.TrustError
+	if errors.As(err, &te) && te.Rule == rules.VKeyMismatch {
+		flag := "--vkey"
+		if te.Log == ledger.DecisionsDir {
+			flag = "--decisions-vkey"
+		}
+		return noErr(fmt.Errorf("nothing changed: the export was not restored: %w", err),
+			fmt.Sprintf("the export is not of the %s log %s holds (whose key is %s): restore an export of that log, or, if its key really changed, pass the export's key with %s KEY", te.Log, shellQuote(dir), te.Expected, flag))
+	}
+	return noErr(fmt.Errorf("nothing changed: the export was not restored: %w", err))
 }
 
 // printRepair prints what a repair did, and how to undo it.
@@ -112,6 +125,9 @@ func printRepair(c *cli.Context, dir string, res *ledger.RepairResult) error {
 		case "rebuilt":
 			warning = fmt.Sprintf("a rebuilt log holds what its files still held: compare its checkpoint (writ ledger checkpoint --dir %s) with one you trust (a witness's cosigned checkpoint, a replica's) before appending", shellQuote(dir))
 			lines = append(lines, fmt.Sprintf("%s log: rebuilt from the damaged store's files, %s; the damaged store is kept in %s", l.Name, verified, filepath.Join(res.SetAside, l.Name)))
+		case "set-aside":
+			lines = append(lines, fmt.Sprintf("%s log: not in %s; the damaged store stays set aside in %s: restore it from an export that holds it", l.Name, c.String("from"), filepath.Join(res.SetAside, l.Name)))
+			continue
 		default:
 			warning = "a restored ledger holds what the export held: anything appended after the export was made is not in it"
 			lines = append(lines, fmt.Sprintf("%s log: restored from %s, %s; the damaged store is kept in %s", l.Name, c.String("from"), verified, filepath.Join(res.SetAside, l.Name)))

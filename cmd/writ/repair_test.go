@@ -181,3 +181,31 @@ func copyTree(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRepairBusyChangesNothing: while another holder has the decision log
+// open (as `writ admission serve` does), `writ ledger repair` of a ledger
+// whose authority store is damaged exits 4 (busy) before it moves or
+// rebuilds anything, with or without --from.
+func TestRepairBusyChangesNothing(t *testing.T) {
+	t.Setenv("WRIT_PASSPHRASE", "pw")
+	t.Chdir(t.TempDir())
+	dir, export := adviceLedger(t)
+	dec, err := ledger.Create(filepath.Join(dir, ledger.DecisionsDir), "example.com/damage/decisions/0123456789abcdef", testkit.Key(t, 3), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	if err := testkit.DamageStore(filepath.Join(dir, ledger.AuthorityDir), testkit.ManifestTruncated); err != nil {
+		t.Fatal(err)
+	}
+	before := testkit.Snapshot(t, dir)
+	for _, from := range [][]string{nil, {"--from", export}} {
+		code, stdout, stderr := writRun(append([]string{"ledger", "repair", "--dir", dir}, from...)...)
+		if code != exitBusy || len(stdout) != 0 || !bytes.Contains(stderr, []byte("log is in use by another process")) {
+			t.Fatalf("repair %q: exit %d\n%s%s", from, code, stdout, stderr)
+		}
+		if !bytes.Equal(before, testkit.Snapshot(t, dir)) {
+			t.Fatalf("repair %q, refused as busy, changed the ledger directory", from)
+		}
+	}
+}

@@ -19,12 +19,13 @@ const (
 	ManifestMissing   Damage = "manifest-missing"   // the MANIFEST removed
 	TableChanged      Damage = "table-changed"      // four bytes changed in the middle of the largest table
 	TableMissing      Damage = "table-missing"      // the largest table removed
+	TableTruncated    Damage = "table-truncated"    // the newest table (highest number) cut to 100 bytes
 	ValueLogChanged   Damage = "vlog-changed"       // four bytes changed in the first value log's header
 	ValueLogEmpty     Damage = "vlog-empty"         // the newest value log cut to zero bytes (a writer killed while making one)
 )
 
 // Damages lists every Damage, in a fixed order.
-var Damages = []Damage{ManifestTruncated, ManifestMissing, TableChanged, TableMissing, ValueLogChanged, ValueLogEmpty}
+var Damages = []Damage{ManifestTruncated, ManifestMissing, TableChanged, TableMissing, TableTruncated, ValueLogChanged, ValueLogEmpty}
 
 // DamageStore does kind to the Badger store in dir, which must not be
 // open. It fails when the store has no file of the kind to damage.
@@ -61,6 +62,9 @@ func DamageStore(dir string, kind Damage) error {
 			return firstErr(err, func() error { return os.Remove(p) })
 		}
 		return flip(p, -1)
+	case TableTruncated:
+		p, err := pick("*.sst", false)
+		return firstErr(err, func() error { return os.Truncate(p, 100) })
 	case ValueLogChanged:
 		p, err := pick("*.vlog", false)
 		return firstErr(err, func() error { return flip(p, 0) })

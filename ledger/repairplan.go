@@ -1,0 +1,295 @@
+package ledger
+
+import (
+	"cmp"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
+)
+
+// Floor is a checkpoint of a log that its ledger directory shows: the
+// newest signed checkpoint the files of its damaged store still hold, or
+// the authority checkpoint the directory's decision log recorded a
+// decision against. A log repaired or restored there must reach it and
+// extend it (the same root at its size): a shorter log would lose
+// entries the directory held, and the next append would make the log key
+// sign a second tree of a size it had signed (a fork).
+type Floor struct {
+	Checkpoint        // Origin is "" when not known (a decision records size and root)
+	Where      string // where it was found
+}
+
+// ErrNoVKey: Repair cannot tell which verifier key a log it is to
+// restore must verify under (its store lost its stored key, and the
+// directory holds no public key for it); give it (RepairOptions.VKeys).
+var ErrNoVKey = errors.New("no verifier key for the log")
+
+// check returns nil if the log l, whose verified checkpoint is cp,
+// reaches and extends fl, and else an *InconsistencyError saying what
+// size the log needs.
+func (fl Floor) check(l *Log, cp Checkpoint) error {
+	if fl.Size == 0 {
+		return nil
+	}
+	if cp.Size >= fl.Size && (fl.Origin == "" || fl.Origin == cp.Origin) {
+		if h, err := l.TreeHash(fl.Size); err == nil && h == fl.Hash {
+			return nil
+		}
+	}
+	return fl.refusal("the "+l.role()+" log", cp)
+}
+
+// refusal is the *InconsistencyError for what (a log, whose verified
+// checkpoint is cp) that does not reach or extend fl.
+func (fl Floor) refusal(what string, cp Checkpoint) error {
+	trusted := fl.Checkpoint
+	if trusted.Origin == "" {
+		trusted.Origin = cp.Origin
+	}
+	return &InconsistencyError{Trusted: trusted, Found: cp, Why: fmt.Sprintf(
+		"%s holds %s, which do not extend the checkpoint of %s the ledger directory shows (%s): it needs at least %s that extend it",
+		what, nEntries(cp.Size), nEntries(fl.Size), fl.Where, nEntries(fl.Size))}
+}
+
+// nEntries says "1 entry", "2 entries".
+func nEntries(n int64) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
+}
+
+// logPlan is what Repair finds of one log before it changes anything.
+type logPlan struct {
+	name, store string
+	vkey        string         // the key it must verify under: given, or else stored
+	stored      string         // the key its store holds ("" when none can be read)
+	pub         sign.PublicKey // the public key the directory keeps for it (zero if none)
+	whole       bool           // it opens read-only and verifies
+	size, cp    int64          // its size and its checkpoint's, once verified
+	files       storeFiles
+	floors      []Floor
+	cand        string   // where its rebuilt store is made, beside it
+	skipped     []string // files the rebuilt store leaves out
+}
+
+// planRepair checks every log of dir, changing nothing: whether it opens
+// read-only and verifies, under which key it must verify, and (for a
+// damaged log) what its files show. ErrLocked when another process holds
+// any of them.
+func planRepair(dir string, names []string, given map[string]string) ([]*logPlan, error) {
+	var plans []*logPlan
+	var auth, dec *logPlan
+	var decided recorded
+	for _, name := range names {
+		p := &logPlan{name: name, store: filepath.Join(dir, name)}
+		var fn EntryFunc
+		if name == DecisionsDir {
+			dec, fn = p, decided.entry
+		} else {
+			auth = p
+		}
+		if err := p.check(given[name], fn); err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	for _, p := range plans {
+		if p.whole {
+			continue
+		}
+		p.findKey(dir, auth, dec)
+		keys := p.floorKeys()
+		var origins []string
+		for _, k := range keys {
+			if o := vkeyOrigin(k); o != "" && !slices.Contains(origins, o) {
+				origins = append(origins, o)
+				p.files.readLogs(p.store, o)
+			}
+		}
+		if fl, ok := p.files.floor(keys...); ok {
+			p.floors = append(p.floors, fl)
+		}
+	}
+	if auth != nil && !auth.whole && dec != nil && dec.whole && decided.ok {
+		auth.floors = append(auth.floors, decided.fl)
+	}
+	return plans, nil
+}
+
+// check opens the log read-only and verifies it under given (else its
+// stored key), passing each entry to fn; a log that does not (a
+// *StoreError, or tamper evidence) is read as storeFiles. Other errors
+// (ErrLocked, a key that does not match) are returned.
+func (p *logPlan) check(given string, fn EntryFunc) error {
+	p.vkey = given
+	l, err := open(p.store, nil, true)
+	if err == nil {
+		p.stored = l.VerifierKey()
+		p.vkey = cmp.Or(given, p.stored)
+		var cp Checkpoint
+		cp, err = l.Verify(p.vkey, fn)
+		p.whole, p.size, p.cp = err == nil, l.Size(), cp.Size
+		l.Close()
+	}
+	if err == nil || errors.Is(err, ErrLocked) || !errors.Is(err, ErrTampered) {
+		return err
+	}
+	p.files = readStoreFiles(p.store)
+	return nil
+}
+
+// findKey sets the key a damaged log must verify under: the one given,
+// else the one its store holds (read from its tables, as `writ ledger
+// verify` reads it from the store), else the one made from the public
+// key the directory keeps for it (checkpoint.pub, runner.pub, also kept
+// as p.pub) and the log's origin, when that is known; else none.
+func (p *logPlan) findKey(dir string, auth, dec *logPlan) {
+	p.stored = cmp.Or(p.stored, p.files.vkey)
+	pubName := CheckpointKey
+	if p.name == DecisionsDir {
+		pubName = RunnerKey
+	}
+	pub, err := sign.LoadPublicKey(filepath.Join(dir, pubName+".pub"))
+	if err == nil {
+		p.pub = pub
+	}
+	if p.stored == "" && err == nil {
+		origin := p.files.origin
+		switch {
+		case origin != "":
+		case p.name == AuthorityDir && dec != nil:
+			origin, _, _ = strings.Cut(vkeyOrigin(dec.stored), decisionsSuffix)
+		case p.name == DecisionsDir && auth != nil && vkeyOrigin(auth.stored) != "":
+			origin = vkeyOrigin(auth.stored) + decisionsSuffix + pub.ID()[:16]
+		}
+		if origin != "" {
+			p.stored, _ = VerifierKey(origin, pub)
+		}
+	}
+	p.vkey = cmp.Or(p.vkey, p.stored)
+}
+
+// floorKeys returns the keys a checkpoint found in the files of a damaged
+// log may verify under to floor it: its key, its stored key, and, when
+// neither is known, the directory's public key for it under the origin
+// each checkpoint found names.
+func (p *logPlan) floorKeys() []string {
+	keys := []string{p.vkey, p.stored}
+	if p.vkey != "" || p.pub.IsZero() {
+		return keys
+	}
+	for _, s := range p.files.signed {
+		origin, _, _ := strings.Cut(string(s.note), "\n")
+		if k, err := VerifierKey(origin, p.pub); err == nil && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// vkeyOrigin returns the origin (name) of a verifier key.
+func vkeyOrigin(vkey string) string {
+	name, _, _ := strings.Cut(vkey, "+")
+	return name
+}
+
+// recorded keeps the largest authority checkpoint the entries of a
+// decision log record (schemas.Decision's AuthoritySize and
+// AuthorityRoot) as a Floor for the authority log.
+type recorded struct {
+	fl Floor
+	ok bool
+}
+
+// entry is an EntryFunc.
+func (r *recorded) entry(i int64, e []byte, _ time.Time) error {
+	rec, err := schemas.Decode(schemas.KindDecision, e)
+	if err != nil {
+		return nil // not a decision: the records are checked elsewhere
+	}
+	d, ok := rec.(*schemas.Decision)
+	if !ok || d.AuthoritySize <= r.fl.Size {
+		return nil
+	}
+	h, err := hex.DecodeString(d.AuthorityRoot)
+	if err != nil || len(h) != tlog.HashSize {
+		return nil
+	}
+	r.fl = Floor{Checkpoint: Checkpoint{Size: d.AuthoritySize, Hash: tlog.Hash(h)},
+		Where: fmt.Sprintf("entry %d of the decision log, a decision judged against it", i)}
+	r.ok = true
+	return nil
+}
+
+// verifyStore opens the log at store (read-only, or for writing, which
+// recovers what a killed writer left), verifies it under vkey ("": its
+// own, which the caller checked otherwise), passing
+// each entry to fn, and checks that it reaches and extends every floor;
+// it returns its size and its checkpoint's.
+func verifyStore(store, vkey string, readOnly bool, floors []Floor, fn EntryFunc) (size, checkpoint int64, err error) {
+	l, err := open(store, nil, readOnly)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer l.Close()
+	cp, err := l.Verify(cmp.Or(vkey, l.VerifierKey()), fn)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, fl := range floors {
+		if err := fl.check(l, cp); err != nil {
+			return 0, 0, err
+		}
+	}
+	return l.Size(), cp.Size, nil
+}
+
+// storeLocks holds the directory locks (Badger's flock, exclusive) of log
+// stores, by path, so that no other process opens them.
+type storeLocks map[string]*os.File
+
+// lockStores takes the lock of every store, or of none: ErrLocked when
+// another process holds one.
+func lockStores(stores ...string) (storeLocks, error) {
+	locks := storeLocks{}
+	for _, s := range stores {
+		d, err := os.Open(s)
+		if err == nil {
+			if err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+				d.Close()
+				if errors.Is(err, syscall.EWOULDBLOCK) {
+					err = fmt.Errorf("%w: %s", ErrLocked, s)
+				}
+			}
+		}
+		if err != nil {
+			locks.release()
+			return nil, err
+		}
+		locks[s] = d
+	}
+	return locks, nil
+}
+
+// release lets go of the locks of stores (of every store when none is
+// named).
+func (s storeLocks) release(stores ...string) {
+	for p, d := range s {
+		if len(stores) == 0 || slices.Contains(stores, p) {
+			d.Close() // closing the descriptor releases its flock
+			delete(s, p)
+		}
+	}
+}
