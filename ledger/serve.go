@@ -1,10 +1,9 @@
 package ledger
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -24,9 +23,40 @@ type ServeOptions struct {
 	// before it is closed, so that a writer waiting for the log gets it
 	// (default 1 s).
 	Lease time.Duration
+	// MaxAnswerBytes bounds the bytes that answers hold in memory, all
+	// requests together: bodies read and not yet written to their
+	// connections, and gzip compressors at work (default
+	// DefaultMaxAnswerBytes, at least MinMaxAnswerBytes). A request that
+	// would pass it is answered 503 with Retry-After at once.
+	MaxAnswerBytes int64
+	// MinWriteRate is the slowest a client may take an answer, in bytes
+	// per second over each 64 KiB written (default DefaultMinWriteRate);
+	// a slower one is cut off and what its answer held is freed.
+	MinWriteRate int64
+	// WriteTimeout bounds the writing of one answer from the start of its
+	// request (default 60 s): set it to the HTTP server's.
+	WriteTimeout time.Duration
+	// RetryAfter is the Retry-After of a 503 past MaxAnswerBytes, rounded
+	// up to whole seconds (default 1 s).
+	RetryAfter time.Duration
+	// Refused, if not nil, is called for each request refused past
+	// MaxAnswerBytes.
+	Refused func()
 	// Metrics, if not nil, counts what the server does.
 	Metrics ServeMetrics
 }
+
+// Defaults and bounds of ServeOptions.
+const (
+	// DefaultMaxAnswerBytes is MaxAnswerBytes's default, in bytes.
+	DefaultMaxAnswerBytes = 24 << 20
+	// MinMaxAnswerBytes is the least MaxAnswerBytes, in bytes: the
+	// largest answer (an entry bundle of tiles.MaxBundleSize bytes,
+	// gzipped) fits in it.
+	MinMaxAnswerBytes = 20 << 20
+	// DefaultMinWriteRate is MinWriteRate's default, in bytes per second.
+	DefaultMinWriteRate = 16 << 10
+)
 
 // ServeMetrics receives what a Server does, for /metrics: the tree size
 // and signed time of each checkpoint it serves, and each request's kind
@@ -45,11 +75,16 @@ type ServeMetrics interface {
 // not cached (no-cache); bundles are gzipped for clients that accept it.
 // The log is opened read-only for at most Lease at a time, so a writer is
 // never locked out for long; a tile past the checkpoint the server last
-// read is 404 until the next read sees it.
+// read is 404 until the next read sees it. An answer is read whole before
+// it is written, so the bytes all answers hold are bounded together
+// (MaxAnswerBytes; past it, 503 with Retry-After) and a client that reads
+// slower than MinWriteRate is cut off.
 type Server struct {
 	open func() (*Log, error)
 	opts ServeOptions
 	sem  chan struct{}
+	// budget counts the bytes answers hold (opts.MaxAnswerBytes).
+	budget *byteBudget
 
 	mu      sync.Mutex
 	log     *Log
@@ -63,16 +98,27 @@ type Server struct {
 
 // NewServer returns a Server reading the log that open opens (for
 // instance OpenReadOnly of a log directory, or a ledger's decision log).
+// A field of opts at zero or below takes its default; MaxAnswerBytes
+// under MinMaxAnswerBytes is taken as MinMaxAnswerBytes.
 func NewServer(open func() (*Log, error), opts ServeOptions) *Server {
-	if opts.MaxInFlight <= 0 {
-		opts.MaxInFlight = 16
-	}
-	if opts.Lease <= 0 {
-		opts.Lease = time.Second
-	}
-	s := &Server{open: open, opts: opts, sem: make(chan struct{}, opts.MaxInFlight)}
+	opts.MaxInFlight = orDefault(opts.MaxInFlight, 16)
+	opts.Lease = orDefault(opts.Lease, time.Second)
+	opts.MaxAnswerBytes = max(orDefault(opts.MaxAnswerBytes, DefaultMaxAnswerBytes), MinMaxAnswerBytes)
+	opts.MinWriteRate = orDefault(opts.MinWriteRate, DefaultMinWriteRate)
+	opts.WriteTimeout = orDefault(opts.WriteTimeout, 60*time.Second)
+	opts.RetryAfter = orDefault(opts.RetryAfter, time.Second)
+	s := &Server{open: open, opts: opts, sem: make(chan struct{}, opts.MaxInFlight),
+		budget: &byteBudget{limit: opts.MaxAnswerBytes}}
 	s.idle = sync.NewCond(&s.mu)
 	return s
+}
+
+// orDefault is v, or def when v is zero or below.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // acquire returns the open log, opening it if needed; release must
@@ -192,6 +238,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) (int, string, int) {
+	start := time.Now()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -203,31 +250,68 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) (int, string, int
 		return http.StatusNotFound, "other", 0
 	}
 	kind := kindNames[t.Kind]
+	body, status, err := s.readBody(r, t)
+	if err == nil && (t.Kind == tiles.KindEntries || t.Kind == tiles.KindHistory) && acceptsGzip(r) {
+		if body, err = body.gzip(); err != nil && !errors.Is(err, errBudget) {
+			status, err = http.StatusInternalServerError, fmt.Errorf("gzip: %w", err)
+		}
+	}
+	if errors.Is(err, errBudget) {
+		if s.opts.Refused != nil {
+			s.opts.Refused()
+		}
+		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(s.opts.RetryAfter), 10))
+		http.Error(w, budgetRefusal(s.budget.limit, s.opts.RetryAfter), http.StatusServiceUnavailable)
+		return http.StatusServiceUnavailable, kind, 0
+	} else if err != nil {
+		http.Error(w, err.Error(), status)
+		return status, kind, 0
+	}
+	s.setHeaders(w.Header(), t, body, acceptsGzip(r))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		body.writeTo(w, s.opts.MinWriteRate, start.Add(s.opts.WriteTimeout))
+	}
+	body.drop()
+	return http.StatusOK, kind, body.size
+}
+
+// readBody reads tile t into a body counted against the budget, under a
+// slot of s.sem and a lease of the log. On an error it returns the
+// status to answer (errBudget: 503 past the budget), the body dropped.
+func (s *Server) readBody(r *http.Request, t tiles.Tile) (*answerBody, int, error) {
 	// The slot covers reading the log only, not writing the answer: a
-	// client that reads slowly holds its connection, never a slot.
+	// client that reads slowly holds its connection and its answer's
+	// bytes of the budget, never a slot.
 	select {
 	case s.sem <- struct{}{}:
 	case <-r.Context().Done():
-		http.Error(w, "busy", http.StatusServiceUnavailable)
-		return http.StatusServiceUnavailable, kind, 0
+		return nil, http.StatusServiceUnavailable, errors.New("busy")
 	}
+	defer func() { <-s.sem }()
 	l, err := s.acquire(r.Context())
 	if err != nil {
-		<-s.sem
-		http.Error(w, "the log cannot be read now: "+err.Error(), http.StatusServiceUnavailable)
-		return http.StatusServiceUnavailable, kind, 0
+		return nil, http.StatusServiceUnavailable, fmt.Errorf("the log cannot be read now: %w", err)
 	}
-	data, err := s.read(l, t)
+	body := newAnswerBody(s.budget)
+	err = s.read(l, t, body)
 	s.release()
-	<-s.sem
-	if errors.Is(err, ErrNotFound) {
-		http.Error(w, err.Error(), http.StatusNotFound)
-		return http.StatusNotFound, kind, 0
-	} else if err != nil {
-		http.Error(w, "the log does not verify: "+err.Error(), http.StatusInternalServerError)
-		return http.StatusInternalServerError, kind, 0
+	switch {
+	case err == nil:
+		return body, http.StatusOK, nil
+	case errors.Is(err, errBudget):
+		body.drop()
+		return nil, http.StatusServiceUnavailable, err
+	case errors.Is(err, ErrNotFound):
+		body.drop()
+		return nil, http.StatusNotFound, err
 	}
-	h := w.Header()
+	body.drop()
+	return nil, http.StatusInternalServerError, fmt.Errorf("the log does not verify: %w", err)
+}
+
+// setHeaders sets the headers of a 200 answer of tile t with body.
+func (s *Server) setHeaders(h http.Header, t tiles.Tile, body *answerBody, gzipped bool) {
 	if t.Kind == tiles.KindCheckpoint {
 		h.Set("Content-Type", "text/plain; charset=utf-8")
 		h.Set("Cache-Control", "no-cache")
@@ -235,29 +319,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) (int, string, int
 		h.Set("Content-Type", "application/octet-stream")
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	}
-	if (t.Kind == tiles.KindEntries || t.Kind == tiles.KindHistory) && acceptsGzip(r) {
-		var b bytes.Buffer
-		z := gzip.NewWriter(&b)
-		z.Write(data)
-		z.Close()
-		data = b.Bytes()
+	if gzipped && (t.Kind == tiles.KindEntries || t.Kind == tiles.KindHistory) {
 		h.Set("Content-Encoding", "gzip")
 		h.Set("Vary", "Accept-Encoding")
 	}
-	h.Set("Content-Length", strconv.Itoa(len(data)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodGet {
-		w.Write(data)
-	}
-	return http.StatusOK, kind, len(data)
+	h.Set("Content-Length", strconv.Itoa(body.size))
 }
 
-// read returns the file's bytes: the latest signed checkpoint (verified
-// under the log's key), or a tile of the tree it signs.
-func (s *Server) read(l *Log, t tiles.Tile) ([]byte, error) {
+// read writes the file's bytes to body: the latest signed checkpoint
+// (verified under the log's key), or a tile of the tree it signs.
+func (s *Server) read(l *Log, t tiles.Tile, body *answerBody) error {
 	signed, cp, err := l.signedCheckpoint()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if s.opts.Metrics != nil {
 		if at, err := CheckpointTime(signed, l.vkey); err == nil {
@@ -265,9 +339,9 @@ func (s *Server) read(l *Log, t tiles.Tile) ([]byte, error) {
 		}
 	}
 	if t.Kind == tiles.KindCheckpoint {
-		return signed, nil
+		return body.adopt(signed)
 	}
-	return l.ReadTile(t, cp.Size)
+	return l.readTileAt(t, cp.Size, body)
 }
 
 func acceptsGzip(r *http.Request) bool {

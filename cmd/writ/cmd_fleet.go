@@ -38,7 +38,7 @@ func fleetCommands() []*cli.Command {
 			Usage: "serve the log's C2SP tlog-tiles read API over HTTP, straight from the ledger, with /metrics",
 			Flags: append([]cli.Flag{dirFlag, decisionsLogFlag,
 				&cli.StringFlag{Name: "listen", Required: true, Usage: "`ADDR`ess to listen on (host:port; port 0 picks one)"},
-				&cli.StringFlag{Name: "addr-file", Usage: "also write the address it listens on to `FILE`"}},
+				&cli.StringFlag{Name: "addr-file", Usage: "also write the address it listens on to `FILE`"}, maxAnswerFlag},
 				httpLimitFlags()...),
 			Action: ledgerServe,
 		},

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -21,6 +22,10 @@ func ledgerServe(c *cli.Context) error {
 	if err := wantArgs(c, 0, "no arguments"); err != nil {
 		return err
 	}
+	answerBytes, err := maxAnswerBytes(c)
+	if err != nil {
+		return err
+	}
 	// Open once now, so that a wrong directory fails here, not per request.
 	l, name, err := openEitherLog(c)
 	if err != nil {
@@ -32,8 +37,11 @@ func ledgerServe(c *cli.Context) error {
 		l, _, err := openEitherLog(c)
 		return l, err
 	}
+	limitHeap(answerBytes)
 	metrics := newLogMetrics(origin)
-	srv := ledger.NewServer(open, ledger.ServeOptions{Metrics: metrics})
+	srv := ledger.NewServer(open, ledger.ServeOptions{Metrics: metrics, MaxAnswerBytes: answerBytes,
+		WriteTimeout: httpbound.DefaultWriteTimeout, RetryAfter: httpbound.DefaultRetryAfter,
+		Refused: func() { metrics.refused(reasonMaxAnswer) }})
 	defer srv.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.handler())
@@ -41,6 +49,23 @@ func ledgerServe(c *cli.Context) error {
 	return serveHTTP(c, mux, maxLogRequestBody, metrics.refused, func(addr string) string {
 		return fmt.Sprintf("serving %s log %s at http://%s/ (verifier key %s)", name, origin, addr, vkey)
 	})
+}
+
+// heapHeadroom is what ledger serve's Go heap may hold beyond
+// --max-answer-mib before the collector works to keep it there, in bytes:
+// the server's own memory (about 10 MiB live), its connections' buffers
+// and the garbage not collected yet. It refuses nothing: past it the
+// collector runs more often (with at most half the CPU, Go's limiter).
+const heapHeadroom = 24 << 20
+
+// limitHeap sets the Go runtime's soft memory limit to answerBytes +
+// heapHeadroom, unless GOMEMLIMIT sets one: by default the collector lets
+// the heap grow to twice what is live, which would double what the
+// answer budget bounds.
+func limitHeap(answerBytes int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(answerBytes + heapHeadroom)
+	}
 }
 
 // maxLogRequestBody bounds a request body to ledger serve, in bytes: its

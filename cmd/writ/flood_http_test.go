@@ -49,9 +49,11 @@ type httpServer struct {
 }
 
 // TestServeFlood floods witness serve and ledger serve with slowloris,
-// slow-body and oversized clients: a well-behaved client is still served,
-// the clients past each limit are refused with the exact status, text and
-// Retry-After, and the server's peak RSS stays under its stated bound.
+// slow-body and oversized clients, and ledger serve with clients that do
+// not read large answers (floodBigBundles): a well-behaved client is
+// still served, the clients past each limit are refused with the exact
+// status, text and Retry-After, and the server's peak RSS stays under its
+// stated bound.
 func TestServeFlood(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -62,6 +64,7 @@ func TestServeFlood(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { floodHTTP(t, tc.start(t)) })
 	}
+	t.Run("ledger serve, slow readers of large bundles", floodBigBundles)
 }
 
 func floodHTTP(t *testing.T, s httpServer) {

@@ -39,8 +39,8 @@ func newLogMetrics(origin string) *logMetrics {
 		})
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "writ_log_requests_total", Help: "Requests answered, by kind (checkpoint, tile, entries, history, other) and HTTP status.", ConstLabels: labels}, []string{"kind", "code"})
 	m.bytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "writ_log_response_bytes_total", Help: "Response body bytes sent, by kind (after gzip).", ConstLabels: labels}, []string{"kind"})
-	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "writ_log_refusals_total", Help: "Connections and requests refused past a limit, by rule (max-conns, max-conns-per-client, max-in-flight, max-per-client, max-body-bytes).", ConstLabels: labels}, []string{"reason"})
-	for _, r := range httpbound.Reasons {
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "writ_log_refusals_total", Help: "Connections and requests refused past a limit, by rule (max-conns, max-conns-per-client, max-in-flight, max-per-client, max-body-bytes, max-answer-mib).", ConstLabels: labels}, []string{"reason"})
+	for _, r := range append(httpbound.Reasons, reasonMaxAnswer) {
 		m.refusals.WithLabelValues(string(r))
 	}
 	m.reg.MustRegister(m.size, age, m.requests, m.bytes, m.refusals, collectors.NewGoCollector())

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/internal/httpbound"
+	"github.com/writ-ledger/writ/ledger"
 )
 
 // httpLimitFlags are the bounds of every HTTP server writ runs (witness
@@ -35,6 +36,24 @@ func httpLimits(c *cli.Context, maxBody int64) (httpbound.Limits, error) {
 	return httpbound.Limits{MaxInFlight: c.Int("max-in-flight"), MaxPerClient: c.Int("max-per-client"),
 		MaxConns: c.Int("max-conns"), ReadTimeout: c.Duration("read-timeout"), MaxBodyBytes: maxBody}, nil
 }
+
+// maxAnswerFlag bounds the memory ledger serve's answers hold, all
+// requests together (ledger.ServeOptions.MaxAnswerBytes), in MiB.
+var maxAnswerFlag = &cli.IntFlag{Name: "max-answer-mib", Value: ledger.DefaultMaxAnswerBytes >> 20,
+	Usage: fmt.Sprintf("hold at most `MIB` mebibytes of answers in memory at once, all clients together (bodies not yet written, gzip at work; at least %d); past it, 503 with Retry-After", ledger.MinMaxAnswerBytes>>20)}
+
+// maxAnswerBytes reads maxAnswerFlag, in bytes.
+func maxAnswerBytes(c *cli.Context) (int64, error) {
+	mib := c.Int(maxAnswerFlag.Name)
+	if mib < ledger.MinMaxAnswerBytes>>20 || mib > 1<<20 {
+		return 0, usageErr("--%s %d: at least %d (the largest answer, a full entry bundle, gzipped), at most %d", maxAnswerFlag.Name, mib, ledger.MinMaxAnswerBytes>>20, 1<<20)
+	}
+	return int64(mib) << 20, nil
+}
+
+// reasonMaxAnswer labels ledger serve's refusals past --max-answer-mib
+// in its metrics, beside httpbound's rules.
+const reasonMaxAnswer = httpbound.Reason("max-answer-mib")
 
 // admissionLimitFlags are the bounds of admission serve.
 func admissionLimitFlags() []cli.Flag {
