@@ -129,44 +129,34 @@ func emptyLogs(dir string) error {
 // that holds a key at a version the store does not have, or that does not
 // read back, is not such a leftover: the MANIFEST lost it, and the open
 // is refused with nothing changed (Repair rebuilds the MANIFEST with every
-// table). The store is read as Badger would open it, read-only, through
-// hard links in a directory beside it (.NAME.check, removed after), so
-// that Badger neither deletes the unlisted tables nor writes anything.
+// table). The store is read as Badger would open it, without the unlisted
+// tables, in a directory beside it (.NAME.check, removed after) so that
+// Badger neither deletes them nor writes anything of dir's: read-only,
+// through hard links; or, when the write-ahead log ends in a torn write
+// that only an open for writing cuts (badger.ErrTruncateNeeded, a kill
+// inside a commit), opened for writing on a copy (tables hard-linked, as
+// Badger never writes a table in place; every other file copied).
 func checkLeftovers(dir string, ids []uint64) error {
 	link := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".check")
-	if err := os.RemoveAll(link); err != nil { // hard links an earlier check left
-		return err
-	}
-	if err := os.Mkdir(link, 0o700); err != nil {
-		return err
-	}
 	defer os.RemoveAll(link)
 	unlisted := map[string]bool{}
 	for _, id := range ids {
 		unlisted[fmt.Sprintf("%06d.sst", id)] = true
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
+	db, err := openCheckCopy(dir, link, unlisted, false)
+	if truncateNeeded(err) {
+		db, err = openCheckCopy(dir, link, unlisted, true)
 	}
-	for _, e := range entries {
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() || unlisted[e.Name()] || e.Name() == "LOCK" || (isWriteLog(e.Name()) && fi.Size() == 0) {
-			continue
-		}
-		if err := os.Link(filepath.Join(dir, e.Name()), filepath.Join(link, e.Name())); err != nil {
-			return err
-		}
-	}
-	db, err := badger.Open(badgerOptions(link, true))
 	if err != nil {
-		return &StoreError{Dir: dir, Problem: "the MANIFEST does not list some tables, and the store without them does not open", Cause: err}
+		return &StoreError{Dir: dir, Problem: "the MANIFEST does not list some tables, and the store without them does not open (" + err.Error() + ")", Cause: err}
 	}
 	defer db.Close()
 	for _, id := range ids {
 		name := fmt.Sprintf("%06d.sst", id)
 		lacks, err := tableLacks(db, filepath.Join(dir, name))
 		switch {
+		case errors.Is(err, errTableUnfinished):
+			continue // a table a killed writer was writing: nothing listed it, nothing was in it alone
 		case err != nil:
 			return &StoreError{Dir: dir, File: name, Problem: "the MANIFEST does not list this table, and it does not read back (damaged)", Cause: err}
 		case lacks:
@@ -174,6 +164,65 @@ func checkLeftovers(dir string, ids []uint64) error {
 		}
 	}
 	return nil
+}
+
+// openTableFile is table.OpenTable with writ's options, read-only, and
+// Badger's panic on an index it cannot parse (it re-panics after logging
+// "Recovering from initIndex crash") returned as an error.
+func openTableFile(mf *z.MmapFile) (t *table.Table, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			mf.Close(-1)
+			t, err = nil, fmt.Errorf("the table's index does not parse: %v", r)
+		}
+	}()
+	def := badger.DefaultOptions("")
+	return table.OpenTable(mf, table.Options{ReadOnly: true, ChkMode: options.OnBlockRead,
+		Compression: def.Compression, BlockSize: def.BlockSize, BloomFalsePositive: def.BloomFalsePositive})
+}
+
+// truncateNeeded reports whether err is Badger's refusal to open a store
+// read-only whose write-ahead log ends in a torn write. Badger wraps its
+// errors as text (y.Wrap formats them with %+v outside its debug mode),
+// so errors.Is cannot see badger.ErrTruncateNeeded; its text can.
+func truncateNeeded(err error) bool {
+	return err != nil && (errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error()))
+}
+
+// openCheckCopy makes link (anew) a view of the store in dir without the
+// tables named in unlisted and opens it: read-only through hard links, or,
+// with writable, for writing (no compaction) with every file but the
+// tables copied, so nothing Badger writes reaches dir's files.
+func openCheckCopy(dir, link string, unlisted map[string]bool, writable bool) (*badger.DB, error) {
+	if err := os.RemoveAll(link); err != nil { // an earlier check's
+		return nil, err
+	}
+	if err := os.Mkdir(link, 0o700); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() || unlisted[e.Name()] || e.Name() == "LOCK" || (isWriteLog(e.Name()) && fi.Size() == 0) {
+			continue
+		}
+		from, to := filepath.Join(dir, e.Name()), filepath.Join(link, e.Name())
+		if writable && !strings.HasSuffix(e.Name(), ".sst") {
+			err = copyFile(from, to)
+		} else {
+			err = os.Link(from, to)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if writable {
+		return badger.Open(badgerOptions(link, false).WithNumCompactors(0))
+	}
+	return badger.Open(badgerOptions(link, true))
 }
 
 // tableLacks reports whether the table file at path holds a key at a
@@ -236,9 +285,7 @@ func openTable(path string, all bool) (*table.Table, error) {
 	if err != nil && !errors.Is(err, z.NewFile) {
 		return nil, err
 	}
-	def := badger.DefaultOptions("")
-	t, err := table.OpenTable(mf, table.Options{ReadOnly: true, ChkMode: options.OnBlockRead,
-		Compression: def.Compression, BlockSize: def.BlockSize, BloomFalsePositive: def.BloomFalsePositive})
+	t, err := openTableFile(mf)
 	if err != nil {
 		return nil, err
 	}

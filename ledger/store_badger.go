@@ -171,6 +171,13 @@ func setAside(dir string, ids []uint64, readOnly bool) error {
 	return nil
 }
 
+// errTableUnfinished is checkTableFooter's error for a table whose last
+// four bytes (its checksum's length) are zero: Badger sizes a table's file
+// first and then fills it, so a writer killed while writing one leaves a
+// file whose tail is zeros. Its empty index would otherwise pass the
+// checks below (the CRC of nothing is zero) and crash Badger.
+var errTableUnfinished = errors.New("the table was never finished (its footer is zeros)")
+
 // checkTableFooter checks a Badger table's footer the way Badger reads it
 // (table.initIndex: index, index length, checksum, checksum length, from
 // the end) without trusting any length, and verifies the index checksum:
@@ -198,6 +205,9 @@ func checkTableFooter(path string) error {
 	b, err := read(pos, 4)
 	if err != nil {
 		return err
+	}
+	if binary.BigEndian.Uint32(b) == 0 {
+		return errTableUnfinished // every finished table ends in its checksum's length
 	}
 	pos -= int64(binary.BigEndian.Uint32(b))
 	if b, err = read(pos, int64(binary.BigEndian.Uint32(b))); err != nil {
