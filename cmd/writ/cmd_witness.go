@@ -90,29 +90,33 @@ func witnessKeyGenerate(c *cli.Context) error {
 	if sign.IsTokenURI(prefix) {
 		return usageErr("witness key generate writes key files; for a witness key in a PKCS#11 token, make it with writ key generate --out %s --pub FILE, and serve it with writ witness serve --key URI --name NAME (which prints its verifier key)", "'pkcs11:token=T;object=O'")
 	}
-	if !formats.ValidOrigin(name) {
-		return usageErr("--name %q: 1 to 128 printable ASCII characters, no space or '+' (a schema-less URL such as witness.example/w1)", name)
-	}
-	if _, err := os.Lstat(prefix + ".vkey"); err == nil {
+	if err := witness.CheckNewKeyFiles(prefix, name); errors.Is(err, os.ErrExist) {
 		return usageErr("%s.vkey exists; writ does not overwrite files (remove it or choose another --out)", prefix)
+	} else if err := witnessKeyErr(err, name); err != nil {
+		return err // before asking for a passphrase
 	}
 	to, err := newKeyRecipients(c, prefix+".key")
 	if err != nil {
 		return err
 	}
-	k, err := sign.GenerateKeyFiles(prefix, to, rand.Reader)
+	kf, err := witness.GenerateKeyFiles(prefix, name, to, rand.Reader)
 	if err != nil {
-		return inputErr(err)
+		return witnessKeyErr(err, name)
 	}
-	vkey, err := formats.CosignerKey(name, k.Public())
-	if err != nil {
-		return inputErr(err)
+	return emit(c, kf, kf.VKey)
+}
+
+// witnessKeyErr maps the witness key files' errors to the flags.
+func witnessKeyErr(err error, name string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, witness.ErrWitnessName):
+		return usageErr("--name %q: 1 to 128 printable ASCII characters, no space or '+' (a schema-less URL such as witness.example/w1)", name)
+	case errors.Is(err, witness.ErrNameMismatch):
+		return usageErr("--name %s", strings.TrimPrefix(err.Error(), witness.ErrNameMismatch.Error()+": "))
 	}
-	if err := writeNew(prefix+".vkey", []byte(vkey+"\n")); err != nil {
-		return err
-	}
-	return emit(c, map[string]string{"vkey": vkey, "name": name, "key_id": k.Public().ID(),
-		"private_key": prefix + ".key", "public_key": prefix + ".pub", "vkey_file": prefix + ".vkey"}, vkey)
+	return inputErr(err)
 }
 
 // errTokenWitnessName: a witness key in a token has no PREFIX.vkey to
@@ -130,28 +134,11 @@ func witnessName(c *cli.Context, keyFile string, k *sign.PrivateKey) (string, er
 		}
 		return flag, nil
 	}
-	path := strings.TrimSuffix(keyFile, ".key") + ".vkey"
-	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
-		if flag == "" {
-			return "", usageErr("no %s beside the key: give --name, the name its verifier key was made with", path)
-		}
-		return flag, nil
+	name, err := witness.KeyName(keyFile, k, flag)
+	if errors.Is(err, witness.ErrNoName) {
+		return "", usageErr("no %s.vkey beside the key: give --name, the name its verifier key was made with", strings.TrimSuffix(keyFile, ".key"))
 	}
-	data, err := readWhole(c, path, 4096)
-	if err != nil {
-		return "", err
-	}
-	v, err := formats.NewCosignerVerifier(strings.TrimSuffix(string(data), "\n"))
-	if err != nil {
-		return "", inputErr(fmt.Errorf("%s: %w", path, err))
-	}
-	if !v.Key().Equal(k.Public()) {
-		return "", inputErr(fmt.Errorf("%s is the verifier key of another key than %s", path, keyFile))
-	}
-	if flag != "" && flag != v.Name() {
-		return "", usageErr("--name %q is not the name in %s (%q); the name is part of the witness's key id", flag, path, v.Name())
-	}
-	return v.Name(), nil
+	return name, witnessKeyErr(err, flag)
 }
 
 func witnessServe(c *cli.Context) error {
