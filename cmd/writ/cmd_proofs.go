@@ -148,8 +148,7 @@ func ledgerConsistency(c *cli.Context) error {
 	if err != nil {
 		return proofErr(err)
 	}
-	return emit(c, map[string]any{"old_size": p.OldSize, "new_size": p.NewSize, "old_root": hex.EncodeToString(p.OldRoot[:]),
-		"new_root": hex.EncodeToString(p.NewRoot[:]), "proof": hexes(p.Path)},
+	return emit(c, p, // its JSON is the proof file witness add-checkpoint --proof reads
 		fmt.Sprintf("tree size %d is a prefix of tree size %d", p.OldSize, p.NewSize),
 		"old root: "+hex.EncodeToString(p.OldRoot[:]),
 		"new root: "+hex.EncodeToString(p.NewRoot[:]),

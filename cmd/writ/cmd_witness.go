@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -178,14 +176,6 @@ func witnessServe(c *cli.Context) error {
 	})
 }
 
-// consistencyFile is the part of `writ ledger consistency --json` that
-// add-checkpoint reads.
-type consistencyFile struct {
-	OldSize *int64   `json:"old_size"`
-	NewSize *int64   `json:"new_size"`
-	Proof   []string `json:"proof"`
-}
-
 func witnessAddCheckpoint(c *cli.Context) error {
 	if err := wantArgs(c, 1, "one argument: a signed checkpoint file, or - for stdin"); err != nil {
 		return err
@@ -205,24 +195,17 @@ func witnessAddCheckpoint(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		var f consistencyFile
-		if err := json.Unmarshal(data, &f); err != nil || f.OldSize == nil || f.NewSize == nil {
-			return inputErr(fmt.Errorf("%s: not the output of writ ledger consistency --json", path))
+		f, err := formats.ParseConsistencyProofFile(data)
+		if err != nil {
+			return inputErr(fmt.Errorf("%s: not the output of writ ledger consistency --json: %w", path, err))
 		}
-		if c.IsSet("old") && old != *f.OldSize {
-			return usageErr("--old %d, but the proof in %s is from size %d", old, path, *f.OldSize)
+		if c.IsSet("old") && old != f.OldSize {
+			return usageErr("--old %d, but the proof in %s is from size %d", old, path, f.OldSize)
 		}
-		if *f.NewSize != cp.Size {
-			return inputErr(fmt.Errorf("the proof in %s is to size %d, the checkpoint's size is %d", path, *f.NewSize, cp.Size))
+		if f.NewSize != cp.Size {
+			return inputErr(fmt.Errorf("the proof in %s is to size %d, the checkpoint's size is %d", path, f.NewSize, cp.Size))
 		}
-		old = *f.OldSize
-		for _, s := range f.Proof {
-			b, err := hex.DecodeString(s)
-			if err != nil || len(b) != tlog.HashSize {
-				return inputErr(fmt.Errorf("%s: proof hash %q is not 64 hex digits", path, s))
-			}
-			proof = append(proof, tlog.Hash(b))
-		}
+		old, proof = f.OldSize, f.Path
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), witness.ClientTimeout)
 	defer cancel()

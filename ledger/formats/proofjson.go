@@ -1,0 +1,103 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// MaxProofHashes bounds a proof file's path: an RFC 9162 proof in a tree
+// of fewer than 2^63 entries has at most 2×63 hashes.
+const MaxProofHashes = 126
+
+// consistencyJSON is a consistency proof file: `writ ledger consistency
+// --json` writes it, `writ witness add-checkpoint --proof` reads it.
+// Hashes are lowercase hex; sizes are entry counts.
+type consistencyJSON struct {
+	NewRoot *string  `json:"new_root"`
+	NewSize *int64   `json:"new_size"`
+	OldRoot *string  `json:"old_root"`
+	OldSize *int64   `json:"old_size"`
+	Proof   []string `json:"proof"`
+}
+
+// MarshalJSON writes p as a consistency proof file: {"new_root",
+// "new_size", "old_root", "old_size", "proof"}, hashes in hex.
+func (p ConsistencyProof) MarshalJSON() ([]byte, error) {
+	nr, or := hex.EncodeToString(p.NewRoot[:]), hex.EncodeToString(p.OldRoot[:])
+	path := make([]string, len(p.Path))
+	for i, h := range p.Path {
+		path[i] = hex.EncodeToString(h[:])
+	}
+	return json.Marshal(consistencyJSON{NewRoot: &nr, NewSize: &p.NewSize, OldRoot: &or, OldSize: &p.OldSize, Proof: path})
+}
+
+// UnmarshalJSON reads a consistency proof file, strictly: every field
+// present and no other, 0 <= old_size <= new_size, each hash 64 hex
+// digits, at most MaxProofHashes in the proof, and the proof verifying
+// against the file's own roots (Verify). Errors wrap ErrProof and name
+// the field.
+func (p *ConsistencyProof) UnmarshalJSON(data []byte) error {
+	var f consistencyJSON
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&f); err != nil {
+		return fmt.Errorf("%w: not a consistency proof file: %w", ErrProof, err)
+	}
+	if d.More() {
+		return fmt.Errorf("%w: not a consistency proof file: more after the object", ErrProof)
+	}
+	switch {
+	case f.NewRoot == nil || f.NewSize == nil || f.OldRoot == nil || f.OldSize == nil || f.Proof == nil:
+		return fmt.Errorf("%w: a consistency proof file has new_root, new_size, old_root, old_size and proof", ErrProof)
+	case *f.OldSize < 0 || *f.NewSize < *f.OldSize:
+		return fmt.Errorf("%w: old_size %d, new_size %d: want 0 <= old_size <= new_size", ErrProof, *f.OldSize, *f.NewSize)
+	case len(f.Proof) > MaxProofHashes:
+		return fmt.Errorf("%w: proof: %d hashes, at most %d", ErrProof, len(f.Proof), MaxProofHashes)
+	}
+	q := ConsistencyProof{OldSize: *f.OldSize, NewSize: *f.NewSize}
+	var err error
+	if q.OldRoot, err = hexHash("old_root", *f.OldRoot); err != nil {
+		return err
+	}
+	if q.NewRoot, err = hexHash("new_root", *f.NewRoot); err != nil {
+		return err
+	}
+	for i, s := range f.Proof {
+		h, err := hexHash(fmt.Sprintf("proof[%d]", i), s)
+		if err != nil {
+			return err
+		}
+		q.Path = append(q.Path, h)
+	}
+	if err := q.Verify(); err != nil {
+		return err
+	}
+	*p = q
+	return nil
+}
+
+// ParseConsistencyProofFile reads a consistency proof file (see
+// ConsistencyProof.UnmarshalJSON for its rules); every error, invalid
+// JSON included, wraps ErrProof.
+func ParseConsistencyProofFile(data []byte) (*ConsistencyProof, error) {
+	var p ConsistencyProof
+	if err := p.UnmarshalJSON(data); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// hexHash parses a hash written as 64 lowercase hex digits.
+func hexHash(field, s string) (tlog.Hash, error) {
+	var h tlog.Hash
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != tlog.HashSize || hex.EncodeToString(b) != s {
+		return h, fmt.Errorf("%w: %s %q is not 64 lowercase hex digits", ErrProof, field, s)
+	}
+	copy(h[:], b)
+	return h, nil
+}
