@@ -1,15 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/schemas"
-	"github.com/writ-ledger/writ/sign"
 )
 
 func revokeCommand() *cli.Command {
@@ -27,8 +26,8 @@ func revokeCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			rec := &schemas.Revocation{V: schemas.SchemaVersion, Target: target, Reason: c.String("reason"), IssuedAt: time.Now().Unix()}
-			if err := rec.Validate(); err != nil {
+			rec, err := delegation.NewRevocation(target, c.String("reason"), time.Now())
+			if err != nil {
 				return fieldFlagErr(c, err)
 			}
 			keys, err := loadSigningKeys(c, c.StringSlice("key"))
@@ -63,15 +62,11 @@ func revocationTarget(c *cli.Context, v string) (string, error) {
 	if over {
 		return "", inputErr(fmt.Errorf("--target %s: larger than %d bytes, the most a signed record or a public key file can be", v, maxRevocationTarget))
 	}
-	k, err := sign.ParsePublicKeyPEM(data)
-	switch {
-	case err == nil:
-		return k.ID(), nil
-	case errors.Is(err, sign.ErrPrivateKeyFile):
-		// Its digest would revoke nothing: name the mix-up.
-		return "", inputErr(fmt.Errorf("--target %s: %w", v, err))
+	target, err := delegation.RevocationTarget(data)
+	if err != nil {
+		return "", inputErr(fmt.Errorf("--target %s: %w", v, err)) // a private key file: name the mix-up
 	}
-	return schemas.SHA256Digest(data), nil
+	return target, nil
 }
 
 func issuerCommand() *cli.Command {

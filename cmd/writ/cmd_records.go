@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -221,9 +220,6 @@ func delegate(c *cli.Context) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	if c.Int("depth") < 0 {
-		return usageErr("--depth must not be negative")
-	}
 	if slices.Contains(commaList(c.StringSlice("action")), "delegate") && c.Int("depth") == 0 {
 		// Valid, but the action grants nothing: every re-delegation by
 		// this key would be refused (its depth is 0).
@@ -233,11 +229,13 @@ func delegate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rec := &schemas.Delegation{
-		V: schemas.SchemaVersion, Key: to.Raw(), Actions: actionSet(c.StringSlice("action")),
-		Streams: sortedSet(c.StringSlice("stream")), Machines: sortedSet(c.StringSlice("machine")),
-		Artifacts: sortedSet(c.StringSlice("artifact")), NotBefore: nb.Unix(), NotAfter: na.Unix(),
-		Depth: uint64(c.Int("depth")), IssuedAt: now.Unix(),
+	rec, err := delegation.NewDelegation(delegation.DelegationParams{To: to, Actions: actionSet(c.StringSlice("action")),
+		Streams: c.StringSlice("stream"), Machines: c.StringSlice("machine"), Artifacts: c.StringSlice("artifact"),
+		NotBefore: nb, NotAfter: na, Depth: c.Int("depth"), IssuedAt: now})
+	if errors.Is(err, delegation.ErrNegativeDepth) {
+		return usageErr("--depth must not be negative")
+	} else if err != nil {
+		return fieldFlagErr(c, err)
 	}
 	return finish(c, rec, keys, map[string]any{"delegate": to.ID()})
 }
@@ -342,10 +340,6 @@ func instruct(c *cli.Context) error {
 			return err
 		}
 	}
-	id := make([]byte, 16)
-	if _, err := rand.Read(id); err != nil {
-		return err
-	}
 	prov, err := provisionList(c.StringSlice("provision"))
 	if err != nil {
 		return err
@@ -357,8 +351,7 @@ func instruct(c *cli.Context) error {
 		return usageErr("--engine-digest needs --engine")
 	}
 	rec := &schemas.Instruction{
-		Engine: engine, Provision: prov,
-		V: schemas.SchemaVersion, ID: hex.EncodeToString(id), Stream: c.String("stream"), Machine: c.String("machine"),
+		Engine: engine, Provision: prov, Stream: c.String("stream"), Machine: c.String("machine"),
 		Agent: schemas.ArtifactRef{Name: c.String("agent"), Digest: c.String("agent-digest")},
 		Brief: string(brief), Transport: c.String("transport"), IssuedAt: now.Unix(), NotBefore: nb.Unix(), Expires: exp.Unix(),
 	}
@@ -381,7 +374,8 @@ func instruct(c *cli.Context) error {
 	case c.IsSet("claim-until"):
 		return usageErr("--claim-until needs --claim-session")
 	}
-	if err := rec.Validate(); err != nil {
+	rec, err = delegation.NewInstruction(*rec, rand.Reader)
+	if err != nil {
 		return fieldFlagErr(c, err)
 	}
 	var keys []*sign.PrivateKey
