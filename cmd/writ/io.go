@@ -399,14 +399,6 @@ func wantArgs(c *cli.Context, n int, what string) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf("%s takes %s", cmdPath(c), what)}
 }
 
-// plural returns "1 entry" or "n entries" style text.
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // cmdPath returns the command's full name, such as "ledger append".
 func cmdPath(c *cli.Context) string {
 	var names []string

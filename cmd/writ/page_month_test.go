@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"filippo.io/age"
+	"github.com/writ-ledger/writ/internal/auditview/auditviewtest"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
@@ -97,7 +98,7 @@ func TestAuditPageMonth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkPage(html, report.Bytes()); err != nil {
+	if err := auditviewtest.CheckPage(html, report.Bytes()); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Contains(html, []byte("<script")) {
@@ -110,7 +111,7 @@ func TestAuditPageMonth(t *testing.T) {
 		}
 		t.Skip("chromium not installed: the page was checked as written, not as rendered")
 	}
-	checkRendered(t.Fatalf, t.TempDir(), browser, page, html, report.Bytes())
+	auditviewtest.CheckRendered(t.Fatalf, t.TempDir(), browser, page, html, report.Bytes())
 	if shots := os.Getenv("WRIT_PAGE_SCREENSHOTS"); shots != "" {
 		if err := os.WriteFile(filepath.Join(shots, "audit-month.html"), html, 0o644); err != nil {
 			t.Fatal(err)
