@@ -19,8 +19,8 @@ import (
 	"github.com/writ-ledger/writ/transfer"
 )
 
-// Exit codes (CLI.md, "Conventions"), and exitBusy for what CLI.md's
-// four codes do not cover: the input is good but another process holds
+// Exit codes, as README.md states them: 0 to 3, and exitBusy for what
+// those four do not cover: the input is good but another process holds
 // it now (sysexits' EX_TEMPFAIL, as a retry-or-wait signal for scripts).
 const (
 	exitOK       = 0
@@ -134,7 +134,7 @@ func classify(err error) int {
 	return exitInternal
 }
 
-// report prints err as CLI.md asks (`writ: error: ...`, `writ: hint: ...`)
+// report prints err as `writ: error: ...` and `writ: hint: ...` lines
 // and returns the exit code. Under --json (asJSON) it prints one JSON
 // object on stderr instead (see errorJSON).
 func report(stderr io.Writer, err error, asJSON bool) int {
