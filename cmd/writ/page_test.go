@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/writ-ledger/writ/internal/auditview/auditviewtest"
@@ -21,11 +20,9 @@ func cmdPageMatches(ts *testscript.TestScript, neg bool, args []string) {
 	report, err := os.ReadFile(ts.MkAbs(args[1]))
 	ts.Check(err)
 	ts.Check(auditviewtest.CheckPage(page, report))
-	browser, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("WRIT_REQUIRE_CHROMIUM") != "" {
-			ts.Fatalf("chromium is required (WRIT_REQUIRE_CHROMIUM) and not installed")
-		}
+	browser, err := auditviewtest.Chromium()
+	ts.Check(err)
+	if browser == "" {
 		ts.Logf("chromium not installed: the page was checked as written, not as rendered")
 		return
 	}

@@ -3,7 +3,6 @@ package auditview
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -104,8 +103,11 @@ func TestAuditPageRendering(t *testing.T) {
 	if err := auditviewtest.CheckPage(page, report); err != nil {
 		t.Fatal(err)
 	}
-	browser, err := exec.LookPath("chromium")
+	browser, err := auditviewtest.Chromium()
 	if err != nil {
+		t.Fatal(err)
+	}
+	if browser == "" {
 		t.Skip("chromium not installed: the page was checked as written, not as rendered")
 	}
 	path := filepath.Join(t.TempDir(), "big.html")

@@ -7,6 +7,7 @@ package auditviewtest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -75,6 +76,25 @@ func CheckPage(page, report []byte) error {
 		}
 	}
 	return nil
+}
+
+// ErrNoChromium is Chromium's error when the browser is required
+// (WRIT_REQUIRE_CHROMIUM is set, as CI sets it) and not installed.
+var ErrNoChromium = errors.New("chromium is required (WRIT_REQUIRE_CHROMIUM) and not installed")
+
+// Chromium returns the path of the chromium browser on $PATH, or "" when
+// there is none and WRIT_REQUIRE_CHROMIUM is not set: the caller then
+// checks the page as written only. A browser required and missing is
+// ErrNoChromium, so that CI fails instead of skipping the rendered check.
+func Chromium() (string, error) {
+	browser, err := exec.LookPath("chromium")
+	if err == nil {
+		return browser, nil
+	}
+	if os.Getenv("WRIT_REQUIRE_CHROMIUM") != "" {
+		return "", ErrNoChromium
+	}
+	return "", nil
 }
 
 // CheckRendered renders the page at path (whose bytes are page) in the
