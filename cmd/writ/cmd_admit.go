@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/transfer"
@@ -189,7 +190,7 @@ func admit(c *cli.Context) error {
 	err = emit(c, verdictFields(v, index),
 		"verdict: "+string(v.Verdict),
 		fmt.Sprintf("rule: %s (%s)", v.Rule, v.Class),
-		"reason: "+oneLine(v.Reason),
+		"reason: "+humanize.OneLine(v.Reason),
 		"next act: "+v.NextAct,
 		fmt.Sprintf("mode: %s  instruction: %s  signer: %s  decision: %d", v.Mode, orNone(v.InstructionID), signer, index))
 	if err != nil {

@@ -4,13 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/auditview"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/tiles"
-	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -37,54 +36,12 @@ func auditCommand() *cli.Command {
 	}
 }
 
+// audit is `writ audit`: it reads the options, verifies a ledger, an
+// export or (auditFleet) a fleet, and prints the report.
 func audit(c *cli.Context) error {
-	vkey, err := vkeyValue(c, "vkey")
+	o, err := auditOptions(c)
 	if err != nil {
 		return err
-	}
-	dvkey, err := vkeyValue(c, "decisions-vkey")
-	if err != nil {
-		return err
-	}
-	policy, err := readPolicy(c)
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	o := verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root"), Now: time.Now, Policy: policy}
-	for _, f := range []struct {
-		name string
-		dst  *time.Time
-	}{{"since", &o.Since}, {"until", &o.Until}} {
-		if c.IsSet(f.name) {
-			if *f.dst, err = parseTime(f.name, c.String(f.name), now); err != nil {
-				return err
-			}
-		}
-	}
-	// A period that starts in the future counts nothing: a duration
-	// written without its minus sign (--since 720h for the last 30 days).
-	if v := c.String("since"); c.IsSet("since") && o.Since.After(now) {
-		hint := "a duration counts from now: the last 30 days are --since -720h"
-		if d, perr := time.ParseDuration(v); perr == nil && d > 0 {
-			hint = fmt.Sprintf("a duration counts from now: for the last %s write --since -%s", v, v)
-		}
-		return &exitError{code: exitUsage, err: fmt.Errorf("--since %s is %s, after now: the period would hold no decisions", v, o.Since.UTC().Format(time.RFC3339)), hints: []string{hint}}
-	}
-	if !o.Since.IsZero() && !o.Until.IsZero() && !o.Until.After(o.Since) {
-		return usageErr("--until %s is not after --since %s", c.String("until"), c.String("since"))
-	}
-	if c.Bool("csv") && wantJSON(c) {
-		return usageErr("give at most one of --csv and --json")
-	}
-	given := 0
-	for _, f := range []string{"ledger", "export", "fleet"} {
-		if c.String(f) != "" {
-			given++
-		}
-	}
-	if given != 1 {
-		return usageErr("give exactly one of --ledger DIR, --export FILE and --fleet FILE")
 	}
 	if c.String("fleet") != "" {
 		return auditFleet(c, o)
@@ -97,29 +54,113 @@ func audit(c *cli.Context) error {
 			return err
 		}
 	}
+	rep, err := runAudit(c, o)
+	if err != nil {
+		return err
+	}
+	return renderAudit(c, rep)
+}
+
+// auditOptions reads the flags every audit shares: the trust (keys, first
+// root, policy), the period, and the choice of what to audit and how to
+// print it, refusing a period that would count nothing and a choice that
+// is not one.
+func auditOptions(c *cli.Context) (verify.AuditOptions, error) {
+	vkey, err := vkeyValue(c, "vkey")
+	if err != nil {
+		return verify.AuditOptions{}, err
+	}
+	dvkey, err := vkeyValue(c, "decisions-vkey")
+	if err != nil {
+		return verify.AuditOptions{}, err
+	}
+	policy, err := readPolicy(c)
+	if err != nil {
+		return verify.AuditOptions{}, err
+	}
+	o := verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root"), Now: time.Now, Policy: policy}
+	if o.Since, o.Until, err = auditPeriod(c, time.Now()); err != nil {
+		return verify.AuditOptions{}, err
+	}
+	if c.Bool("csv") && wantJSON(c) {
+		return verify.AuditOptions{}, usageErr("give at most one of --csv and --json")
+	}
+	given := 0
+	for _, f := range []string{"ledger", "export", "fleet"} {
+		if c.String(f) != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		return verify.AuditOptions{}, usageErr("give exactly one of --ledger DIR, --export FILE and --fleet FILE")
+	}
+	return o, nil
+}
+
+// auditPeriod reads --since and --until (zero when not given), relative
+// to now, refusing a period that starts after now or ends before it
+// starts.
+func auditPeriod(c *cli.Context, now time.Time) (since, until time.Time, err error) {
+	for _, f := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &since}, {"until", &until}} {
+		if c.IsSet(f.name) {
+			if *f.dst, err = parseTime(f.name, c.String(f.name), now); err != nil {
+				return time.Time{}, time.Time{}, err
+			}
+		}
+	}
+	// A period that starts in the future counts nothing: a duration
+	// written without its minus sign (--since 720h for the last 30 days).
+	if v := c.String("since"); c.IsSet("since") && since.After(now) {
+		hint := "a duration counts from now: the last 30 days are --since -720h"
+		if d, perr := time.ParseDuration(v); perr == nil && d > 0 {
+			hint = fmt.Sprintf("a duration counts from now: for the last %s write --since -%s", v, v)
+		}
+		return time.Time{}, time.Time{}, &exitError{code: exitUsage, err: fmt.Errorf("--since %s is %s, after now: the period would hold no decisions", v, since.UTC().Format(time.RFC3339)), hints: []string{hint}}
+	}
+	if !since.IsZero() && !until.IsZero() && !until.After(since) {
+		return time.Time{}, time.Time{}, usageErr("--until %s is not after --since %s", c.String("until"), c.String("since"))
+	}
+	return since, until, nil
+}
+
+// runAudit verifies the ledger directory of --ledger or the export of
+// --export under o, drawing progress on a terminal. A report that says
+// the audit failed is no error here; one that could not be made is.
+func runAudit(c *cli.Context, o verify.AuditOptions) (*verify.Report, error) {
 	var rep *verify.Report
+	var err error
 	switch dir, export := c.String("ledger"), c.String("export"); {
 	case dir != "":
 		if err := isLedgerDir(dir); err != nil {
-			return err
+			return nil, err
 		}
 		o.Progress = progressFor(c, "verifying", "entries")
 		rep, err = verify.Audit(dir, o)
 	default:
 		if fi, err := os.Stat(export); err == nil && fi.IsDir() {
-			return directoryErr("export", export)
+			return nil, directoryErr("export", export)
 		}
 		o.Progress = progressFor(c, "verifying the export", "bytes")
 		rep, err = verify.AuditExport(export, o)
 	}
 	if err != nil {
 		if errors.Is(err, ledger.ErrExport) {
-			return inputErr(err)
+			return nil, inputErr(err)
 		}
-		return openErr(err)
+		return nil, openErr(err)
 	}
+	return rep, nil
+}
+
+// renderAudit prints rep: after a good audit the page to --html, and the
+// CSV, the JSON or the text report on stdout; after a failed one the JSON
+// report, and the failure as a verdict of no.
+func renderAudit(c *cli.Context, rep *verify.Report) error {
 	if rep.OK && c.String("html") != "" {
-		page, err := auditHTML(rep)
+		page, err := auditview.HTML(rep, version())
 		if err != nil {
 			return err
 		}
@@ -127,60 +168,20 @@ func audit(c *cli.Context) error {
 			return err
 		}
 	}
-	if rep.OK && c.Bool("csv") {
-		out, err := auditCSV(rep)
-		if err != nil {
-			return err
+	var err error
+	switch {
+	case rep.OK && c.Bool("csv"):
+		var out []byte
+		if out, err = auditview.CSV(rep); err == nil {
+			_, err = c.App.Writer.Write(out)
 		}
-		if _, err := c.App.Writer.Write(out); err != nil {
-			return err
-		}
-	} else if wantJSON(c) {
-		if err := emit(c, rep); err != nil {
-			return err
-		}
-	} else if rep.OK {
-		logged := int64(0)
-		if rep.DecisionLog != nil {
-			logged = rep.DecisionLog.Size
-		}
-		lines := []string{fmt.Sprintf("ok: %s verified (%d authority, %d decisions)", plural(rep.EntriesVerified, "entry", "entries"), rep.AuthorityEntries, logged)}
-		if rep.Authority != nil {
-			lines = append(lines, fmt.Sprintf("authority checkpoint: %s size %d root %s", rep.Authority.Origin, rep.Authority.Size, rep.Authority.RootHash))
-		}
-		if rep.Witnessing != nil {
-			lines = append(lines, "authority checkpoint "+witnessedText(*rep.Witnessing))
-		}
-		if rep.DecisionLog != nil {
-			lines = append(lines, fmt.Sprintf("decision checkpoint: %s size %d root %s", rep.DecisionLog.Origin, rep.DecisionLog.Size, rep.DecisionLog.RootHash))
-		}
-		if rep.RunnerKeyProtection != "" {
-			lines = append(lines, "runner key protection: "+rep.RunnerKeyProtection)
-		}
-		for _, l := range trustLines(rep) {
-			lines = append(lines, oneLine("trust: "+l)) // a key's name can come from the ledger
-		}
-		if !rep.Trust.Independent {
-			lines = append(lines, "trust: not independent: "+notIndependent)
-		}
-		lines = append(lines, fmt.Sprintf("admitted although a rule failed (enforce would refuse): %d", rep.WouldRefuse))
-		lines = append(lines, "decisions by verdict:")
-		for _, v := range schemas.Verdicts {
-			lines = append(lines, fmt.Sprintf("  %-18s %d", v, rep.ByVerdict[string(v)]))
-		}
-		lines = append(lines, "decisions by rule:")
-		rules := make([]string, 0, len(rep.ByRule))
-		for r := range rep.ByRule {
-			rules = append(rules, r)
-		}
-		slices.Sort(rules)
-		for _, r := range rules {
-			lines = append(lines, fmt.Sprintf("  %-26s %d", r, rep.ByRule[r]))
-		}
-		lines = append(lines, auditLines(rep)...)
-		if err := emit(c, nil, lines...); err != nil {
-			return err
-		}
+	case wantJSON(c):
+		err = emit(c, rep)
+	case rep.OK:
+		err = emit(c, nil, auditview.Text(rep)...)
+	}
+	if err != nil {
+		return err
 	}
 	if !rep.OK {
 		where := rep.Failure.Log + " log"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"slices"
 	"time"
 
@@ -69,13 +70,16 @@ func explain(c *cli.Context) error {
 	req := delegation.Request{Key: key, Action: schemas.Action(c.String("action")), Stream: c.String("stream"), Machine: c.String("machine"), Artifact: c.String("artifact"), At: at}
 	g, err := a.State.Authorize(req)
 	res := map[string]any{"key": key.ID(), "action": req.Action, "at": at.UTC().Format(time.RFC3339)}
-	if err != nil {
-		d := err.(*delegation.Denial)
+	var d *delegation.Denial
+	if errors.As(err, &d) {
 		res["allowed"], res["rule"], res["reason"] = false, d.Rule, d.Reason
 		if err := emit(c, res, explainLines(false, d.Rule, d.Reason, nil)...); err != nil {
 			return err
 		}
 		return &exitError{code: exitNo, err: d, silent: true}
+	}
+	if err != nil {
+		return err // Authorize refuses only with a *Denial
 	}
 	var chain []map[string]any
 	for _, x := range g.Chain() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -134,10 +135,10 @@ func ledgerPublish(c *cli.Context) error {
 		return err
 	}
 	out := map[string]any{"log": name, "origin": l.Origin(), "before": p.Before, "after": p.After, "files": p.Files, "bytes": p.Bytes}
-	text := fmt.Sprintf("published %s log %s: %d → %d entries, %s, %d bytes, into %s", name, l.Origin(), p.Before, p.After, plural(int64(p.Files), "file", "files"), p.Bytes, c.String("to"))
+	text := fmt.Sprintf("published %s log %s: %d → %d entries, %s, %d bytes, into %s", name, l.Origin(), p.Before, p.After, humanize.Plural(int64(p.Files), "file", "files"), p.Bytes, c.String("to"))
 	if witnessing != nil {
 		out["witnessing"] = witnessing
-		text += "; " + witnessedText(*witnessing)
+		text += "; " + humanize.Witnessed(*witnessing)
 	}
 	return emit(c, out, text)
 }
@@ -214,7 +215,7 @@ func reportViews(c *cli.Context, r *verify.Replica) {
 }
 
 func emitSynced(c *cli.Context, res ledger.Synced) error {
-	cost := fmt.Sprintf("%s, %d bytes", plural(int64(res.Requests), "request", "requests"), res.Bytes)
+	cost := fmt.Sprintf("%s, %d bytes", humanize.Plural(int64(res.Requests), "request", "requests"), res.Bytes)
 	text := fmt.Sprintf("synced authority log %s: %d → %d entries, tree root %x (%s)",
 		res.Checkpoint.Origin, res.Before, res.After, res.Checkpoint.Hash[:], cost)
 	out := map[string]any{"origin": res.Checkpoint.Origin, "before": res.Before, "after": res.After,
@@ -230,7 +231,7 @@ func emitSynced(c *cli.Context, res ledger.Synced) error {
 		}
 	}
 	if res.Witnessing != nil {
-		text += "; " + witnessedText(*res.Witnessing)
+		text += "; " + humanize.Witnessed(*res.Witnessing)
 	}
 	return emit(c, out, text)
 }
@@ -287,7 +288,7 @@ func evidenceAs(ie *ledger.InconsistencyError, trusted, found string) []string {
 		}
 		out = append(out, n.what)
 		for _, line := range strings.Split(strings.TrimSuffix(string(n.note), "\n"), "\n") {
-			out = append(out, "  "+oneLine(line))
+			out = append(out, "  "+humanize.OneLine(line))
 		}
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
@@ -251,7 +252,7 @@ func ledgerAppend(c *cli.Context) error {
 	}
 	res, err := collectCosignatures(c, log, policy)
 	if err == nil && res != nil {
-		diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, witnessedText(res.Witnessing))
+		diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, humanize.Witnessed(res.Witnessing))
 	}
 	var ee *exitError
 	if errors.As(err, &ee) && len(applied) > 0 {
@@ -303,7 +304,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 			return err
 		}
 		if res != nil {
-			diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, witnessedText(res.Witnessing))
+			diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, humanize.Witnessed(res.Witnessing))
 			witnessing = &res.Witnessing
 		}
 	}
@@ -379,7 +380,7 @@ func ledgerVerify(c *cli.Context) error {
 	}
 	var lines []string
 	for _, r := range results {
-		lines = append(lines, fmt.Sprintf("ok: %s log %s: %s, root %s", r.Log, r.Origin, plural(r.Size, "entry", "entries"), r.RootHash))
+		lines = append(lines, fmt.Sprintf("ok: %s log %s: %s, root %s", r.Log, r.Origin, humanize.Plural(r.Size, "entry", "entries"), r.RootHash))
 	}
 	return emit(c, map[string]any{"ok": true, "logs": results}, lines...)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
@@ -297,7 +298,7 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 			return noErr(fmt.Errorf("the receipt's checkpoint: %w", err))
 		}
 		out["witnessing"] = w
-		text += "; its tree's checkpoint is " + witnessedText(w)
+		text += "; its tree's checkpoint is " + humanize.Witnessed(w)
 	}
 	return emit(c, out, text)
 }

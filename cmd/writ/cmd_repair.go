@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/rules"
@@ -118,7 +119,7 @@ func printRepair(c *cli.Context, dir string, res *ledger.RepairResult) error {
 	var lines []string
 	warning := ""
 	for _, l := range res.Logs {
-		verified := fmt.Sprintf("%s verified against its signed checkpoint of %s", plural(l.Size, "entry", "entries"), plural(l.Checkpoint, "entry", "entries"))
+		verified := fmt.Sprintf("%s verified against its signed checkpoint of %s", humanize.Plural(l.Size, "entry", "entries"), humanize.Plural(l.Checkpoint, "entry", "entries"))
 		switch l.Action {
 		case "whole":
 			lines = append(lines, fmt.Sprintf("%s log: whole, %s; nothing changed", l.Name, verified))

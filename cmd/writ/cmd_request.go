@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -67,7 +68,7 @@ func requestAdmission(c *cli.Context) error {
 	lines := []string{
 		"verdict: " + string(res.Verdict),
 		fmt.Sprintf("rule: %s (%s)", res.Rule, res.Class),
-		"reason: " + oneLine(res.Reason),
+		"reason: " + humanize.OneLine(res.Reason),
 		"next act: " + res.NextAct,
 		fmt.Sprintf("mode: %s  instruction: %s  decision: %s", res.Mode, orNone(res.InstructionID), decisionText(res.DecisionIndex)),
 	}

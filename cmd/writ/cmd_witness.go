@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/sign"
@@ -172,7 +173,7 @@ func witnessServe(c *cli.Context) error {
 	defer w.Close()
 	return serveHTTP(c, w.Handler(), witness.MaxRequestSize, nil, func(addr string) string {
 		return fmt.Sprintf("serving witness %s at http://%s/ for %s (verifier key %s)",
-			name, addr, plural(int64(len(w.Origins())), "log", "logs"), w.VerifierKey())
+			name, addr, humanize.Plural(int64(len(w.Origins())), "log", "logs"), w.VerifierKey())
 	})
 }
 

@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/writ-ledger/writ/internal/humanize"
 )
 
 // Diagnostic levels: a note says how something was done, a warning that
@@ -32,7 +34,7 @@ func diag(c *cli.Context, level, format string, args ...any) {
 
 func writeDiag(w io.Writer, asJSON bool, level, msg string) {
 	clearProgress()
-	msg = oneLine(msg)
+	msg = humanize.OneLine(msg)
 	if asJSON {
 		b, _ := json.Marshal(diagnosticJSON{Level: level, Message: msg})
 		fmt.Fprintf(w, "%s\n", b)

@@ -45,7 +45,10 @@ func explainDirectory(args []string, err error) error {
 	}
 	if slices.Contains(positional, pe.Path) {
 		e := directoryErr("", pe.Path)
-		e.(*exitError).err.(*dirError).what = "the argument " + pe.Path
+		var de *dirError
+		if errors.As(e, &de) {
+			de.what = "the argument " + pe.Path
+		}
 		return e
 	}
 	flag := ""

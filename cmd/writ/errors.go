@@ -7,10 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/witness"
@@ -20,8 +19,8 @@ import (
 	"github.com/writ-ledger/writ/transfer"
 )
 
-// Exit codes (CLI.md, "Conventions"), and exitBusy for what CLI.md's
-// four codes do not cover: the input is good but another process holds
+// Exit codes, as README.md states them: 0 to 3, and exitBusy for what
+// those four do not cover: the input is good but another process holds
 // it now (sysexits' EX_TEMPFAIL, as a retry-or-wait signal for scripts).
 const (
 	exitOK       = 0
@@ -135,7 +134,7 @@ func classify(err error) int {
 	return exitInternal
 }
 
-// report prints err as CLI.md asks (`writ: error: ...`, `writ: hint: ...`)
+// report prints err as `writ: error: ...` and `writ: hint: ...` lines
 // and returns the exit code. Under --json (asJSON) it prints one JSON
 // object on stderr instead (see errorJSON).
 func report(stderr io.Writer, err error, asJSON bool) int {
@@ -205,7 +204,7 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 		fmt.Fprintf(stderr, "%s\n", b)
 		return code
 	}
-	fmt.Fprintf(stderr, "writ: error: %s\n", oneLine(msg))
+	fmt.Fprintf(stderr, "writ: error: %s\n", humanize.OneLine(msg))
 	for _, h := range hints {
 		fmt.Fprintf(stderr, "writ: hint: %s\n", h)
 	}
@@ -279,26 +278,4 @@ func ruleOf(err error) string {
 		return re.Rule
 	}
 	return ""
-}
-
-// oneLine keeps a diagnostic on one line, without a final period, and
-// escapes bytes that are not printable UTF-8 (a corrupt file's content
-// must not reach the terminal raw).
-func oneLine(s string) string {
-	var b strings.Builder
-	for len(s) > 0 {
-		r, size := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, "\\x%02x", s[0])
-		case r == '\t' || r == '\n' || r == '\r':
-			b.WriteByte(' ')
-		case !unicode.IsPrint(r):
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			b.WriteRune(r)
-		}
-		s = s[size:]
-	}
-	return strings.TrimSuffix(strings.Join(strings.Fields(b.String()), " "), ".")
 }

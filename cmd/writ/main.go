@@ -1,11 +1,13 @@
 // Command writ signs instructions and the delegations behind them, pins
 // agent binaries, keeps both in an append-only ledger, admits or refuses
 // dispatches on a runner, and audits the ledger. Its command line is
-// specified in CLI.md; this package only parses flags, calls the writ
-// packages and prints.
+// documented by `writ COMMAND --help` and pinned by the scripts in
+// testdata/script (streams, exit codes, --json fields); this package only
+// parses flags, calls the writ packages and prints.
 //
 // Exit codes: 0 success, 1 a verdict of no (refused, verification failed),
-// 2 bad usage or bad input, 3 internal error.
+// 2 bad usage or bad input, 3 internal error, 4 busy (another process
+// holds the ledger now).
 package main
 
 import (
@@ -190,11 +192,11 @@ func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 				}
 				for _, name := range required {
 					if !ctx.IsSet(name) {
-						err := usageErr("--%s is required (see writ %s --help)", name, path)
+						err := &exitError{code: exitUsage, err: fmt.Errorf("--%s is required (see writ %s --help)", name, path)}
 						if name == "dir" || name == "ledger" {
 							for _, a := range ctx.Args().Slice() {
 								if fi, serr := os.Stat(filepath.Join(a, ledger.AuthorityDir)); serr == nil && fi.IsDir() {
-									err.(*exitError).hints = []string{fmt.Sprintf("%s is a ledger: give it as --%s %s", a, name, a)}
+									err.hints = []string{fmt.Sprintf("%s is a ledger: give it as --%s %s", a, name, a)}
 									break
 								}
 							}

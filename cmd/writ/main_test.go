@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts drives the real CLI through the scripts in testdata/script:
-// streams, exit codes and --json fields are the contract (CLI.md).
+// streams, exit codes and --json fields are the contract they pin.
 func TestScripts(t *testing.T) {
 	agent := buildAgent(t)
 	builds := map[string]string{

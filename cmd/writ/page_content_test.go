@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/writ-ledger/writ/internal/auditview"
 	"github.com/writ-ledger/writ/ledger"
 )
 
@@ -51,7 +52,7 @@ func TestAuditPageTrust(t *testing.T) {
 	own := auditPage(t, dir)
 	for _, want := range []string{
 		`<div class="card verified amber">`,
-		"<b>Trust:</b> <b>not independent</b>: " + notIndependent + ".",
+		"<b>Trust:</b> <b>not independent</b>: " + auditview.NotIndependent + ".",
 		"<li>authority log key example.com/month (key id " + aid + ") taken from the ledger itself, not independently trusted</li>",
 		"<li>decision log key " + dorigin + " (key id " + did + ") taken from the ledger itself, not independently trusted</li>",
 		"trusted on first use (no --trust-root)</li>",
@@ -77,7 +78,7 @@ func TestAuditPageTrust(t *testing.T) {
 	for _, want := range []string{
 		"\ntrust: authority log key example.com/month (key id " + aid + ") given with --vkey\n",
 		"\ntrust: decision log key " + dorigin + " (key id " + did + ") taken from the ledger itself, not independently trusted\n",
-		"\ntrust: not independent: " + notIndependent + "\n",
+		"\ntrust: not independent: " + auditview.NotIndependent + "\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the text report lacks %q:\n%s", want, text)

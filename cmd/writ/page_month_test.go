@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"filippo.io/age"
+	"github.com/writ-ledger/writ/internal/auditview/auditviewtest"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
@@ -97,20 +98,20 @@ func TestAuditPageMonth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkPage(html, report.Bytes()); err != nil {
+	if err := auditviewtest.CheckPage(html, report.Bytes()); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Contains(html, []byte("<script")) {
 		t.Fatal("the page holds a script")
 	}
-	browser, err := exec.LookPath("chromium")
+	browser, err := auditviewtest.Chromium()
 	if err != nil {
-		if os.Getenv("WRIT_REQUIRE_CHROMIUM") != "" {
-			t.Fatal("chromium is required (WRIT_REQUIRE_CHROMIUM) and not installed")
-		}
+		t.Fatal(err)
+	}
+	if browser == "" {
 		t.Skip("chromium not installed: the page was checked as written, not as rendered")
 	}
-	checkRendered(t.Fatalf, t.TempDir(), browser, page, html, report.Bytes())
+	auditviewtest.CheckRendered(t.Fatalf, t.TempDir(), browser, page, html, report.Bytes())
 	if shots := os.Getenv("WRIT_PAGE_SCREENSHOTS"); shots != "" {
 		if err := os.WriteFile(filepath.Join(shots, "audit-month.html"), html, 0o644); err != nil {
 			t.Fatal(err)

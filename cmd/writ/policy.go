@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/witness"
@@ -97,7 +97,7 @@ func collectCosignatures(c *cli.Context, l *ledger.Log, p *formats.Policy) (*led
 	res, err := l.CollectCosignatures(context.Background(), p, witness.NewClient(c.Duration("witness-timeout")), c.Duration("witness-timeout"), time.Now)
 	for _, w := range res.Witnesses {
 		if w.Err != nil {
-			msg := oneLine(w.Err.Error())
+			msg := humanize.OneLine(w.Err.Error())
 			if errors.Is(w.Err, context.DeadlineExceeded) {
 				msg += fmt.Sprintf(" (no answer within --witness-timeout %s)", c.Duration("witness-timeout"))
 			}
@@ -138,20 +138,4 @@ func collectHint(c *cli.Context, res ledger.Collected) []string {
 		}
 	}
 	return append(out, retry)
-}
-
-// witnessedText describes a met quorum for the text output.
-func witnessedText(w formats.Witnessing) string {
-	var names []string
-	for _, c := range w.Cosigned {
-		names = append(names, c.Name)
-	}
-	if w.Quorum == "none" {
-		return "no witness required (quorum none)"
-	}
-	s := fmt.Sprintf("witnessed by %s (quorum %s)", strings.Join(names, ", "), w.Quorum)
-	if !w.Time.IsZero() {
-		s += fmt.Sprintf(" at %s", w.Time.UTC().Format(time.RFC3339))
-	}
-	return s
 }

@@ -1,15 +1,14 @@
-package main
+package auditview
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/writ-ledger/writ/internal/auditview/auditviewtest"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -46,7 +45,7 @@ func syntheticReport() *verify.Report {
 // the decisions outside the period.
 func TestAuditPageRendering(t *testing.T) {
 	rep := syntheticReport()
-	page, err := auditHTML(rep)
+	page, err := HTML(rep, "(devel)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,18 +100,21 @@ func TestAuditPageRendering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkPage(page, report); err != nil {
+	if err := auditviewtest.CheckPage(page, report); err != nil {
 		t.Fatal(err)
 	}
-	browser, err := exec.LookPath("chromium")
+	browser, err := auditviewtest.Chromium()
 	if err != nil {
+		t.Fatal(err)
+	}
+	if browser == "" {
 		t.Skip("chromium not installed: the page was checked as written, not as rendered")
 	}
 	path := filepath.Join(t.TempDir(), "big.html")
 	if err := os.WriteFile(path, page, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	checkRendered(t.Fatalf, t.TempDir(), browser, path, page, report)
+	auditviewtest.CheckRendered(t.Fatalf, t.TempDir(), browser, path, page, report)
 }
 
 // TestAxisTicks: whole steps of 1, 2 or 5 times a power of ten, at most
@@ -127,8 +129,5 @@ func TestAxisTicks(t *testing.T) {
 		if g := strings.Join(got, " "); g != want {
 			t.Errorf("busiest day %d: ticks %q, want %q", top, g, want)
 		}
-	}
-	if fmt.Sprint(thousands(-1234567)) != "-1,234,567" || thousands(999) != "999" {
-		t.Errorf("thousands: %s %s", thousands(-1234567), thousands(999))
 	}
 }

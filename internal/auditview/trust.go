@@ -1,8 +1,7 @@
-package main
+package auditview
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/writ-ledger/writ/verify"
@@ -46,8 +45,9 @@ func trustLines(rep *verify.Report) []string {
 	return lines
 }
 
-// notIndependent is the warning when a log's key came from the ledger.
-const notIndependent = "a key was taken from the ledger itself: this shows the ledger is self-consistent, not whose it is; a directory rewritten with its keys replaced would verify as well (give --vkey and --decisions-vkey, or keep a --state file)"
+// NotIndependent is the warning, on the page and in the text report,
+// when a log's key came from the ledger itself (verify.KeyLedger).
+const NotIndependent = "a key was taken from the ledger itself: this shows the ledger is self-consistent, not whose it is; a directory rewritten with its keys replaced would verify as well (give --vkey and --decisions-vkey, or keep a --state file)"
 
 // clock formats an RFC 3339 time from the report as people read it, to
 // the second: 2026-11-29 10:00:00 UTC.
@@ -89,24 +89,4 @@ func periodBounds(rep *verify.Report) (from, to string) {
 func periodText(rep *verify.Report) string {
 	from, to := periodBounds(rep)
 	return fmt.Sprintf("period: from %s to %s; %d decisions counted, %d outside it (verified, not counted)", from, to, rep.Decisions, rep.Traffic.OutsidePeriod)
-}
-
-// thousands writes n with thousands separators: 1,250,000.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	out := make([]byte, 0, len(s)+len(s)/3+1)
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
 }

@@ -1,6 +1,6 @@
-package main
+package auditview
 
-// pageHTML is the audit page's template (see auditHTML). Numbers are
+// pageHTML is the audit page's template (see HTML). Numbers are
 // written with thousands separators; each count's data-k names it.
 const pageHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>

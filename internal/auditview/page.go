@@ -1,4 +1,10 @@
-package main
+// Package auditview renders an audit's report for people: the text
+// report, the CSV table, and the self-contained HTML page, for one
+// ledger (verify.Report) and for a fleet (verify.FleetReport). It reads
+// the report and checks nothing: what it shows is what the report says,
+// with text from the ledger escaped (humanize.OneLine) in the text and
+// by html/template on the page.
+package auditview
 
 import (
 	"bytes"
@@ -7,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/writ-ledger/writ/internal/humanize"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -18,8 +26,8 @@ import (
 // verdict, drawn in SVG scaled to the page's width with every value also
 // in the table under it; then the tables. Every count carries a data-k
 // attribute (dimension:key) so that a test reads the page back and
-// compares it with --json. The template is in audit_page_tmpl.go, the
-// chart's layout in audit_chart.go.
+// compares it with --json (see package auditviewtest). The template is in
+// page_tmpl.go, the chart's layout in chart.go.
 
 // verdictDef is a verdict's definition, as admission decides it
 // (verify's decide): the legend of the chart.
@@ -31,17 +39,17 @@ type verdictDef struct {
 
 // verdictDefs define the verdicts, in the chart's order.
 var verdictDefs = []verdictDef{
-	{"admitted", verify.Admitted, "run: every check passed (rule ok), or, under mode off, a rule the mode governs failed with a verified signature by a key delegated for the dispatch behind it (its rule names the failure; it counts in enforce would refuse)"},
-	{"unsigned", verify.AdmittedUnsigned, "run under mode off although a rule the mode governs failed, with no verified signature by a key delegated for the dispatch behind it (none, an unknown key, or a key not delegated for it)"},
-	{"would", verify.WouldRefuse, "run under mode warn although a rule the mode governs failed, signed or not"},
-	{"refused", verify.Refused, "not run: under mode enforce, any rule failed; in every mode, an integrity, content or internal rule failed (such as agent-digest-mismatch, replay, wrong-machine, agent-binary-unreadable), " + alwaysGoverned() + ", or one the runner refuses in every mode (--refuse)"},
+	{"admitted", schemas.VerdictAdmitted, "run: every check passed (rule ok), or, under mode off, a rule the mode governs failed with a verified signature by a key delegated for the dispatch behind it (its rule names the failure; it counts in enforce would refuse)"},
+	{"unsigned", schemas.VerdictAdmittedUnsigned, "run under mode off although a rule the mode governs failed, with no verified signature by a key delegated for the dispatch behind it (none, an unknown key, or a key not delegated for it)"},
+	{"would", schemas.VerdictWouldRefuse, "run under mode warn although a rule the mode governs failed, signed or not"},
+	{"refused", schemas.VerdictRefused, "not run: under mode enforce, any rule failed; in every mode, an integrity, content or internal rule failed (such as agent-digest-mismatch, replay, wrong-machine, agent-binary-unreadable), " + alwaysGoverned() + ", or one the runner refuses in every mode (--refuse)"},
 }
 
 // alwaysGoverned names the rules of a governed class that refuse in every
 // mode all the same (rules.Rule.Always), from the rule table.
 func alwaysGoverned() string {
 	var ids []string
-	for _, r := range verify.Rules {
+	for _, r := range rules.Admission() {
 		if r.Always && r.Class.Governed() {
 			ids = append(ids, r.ID)
 		}
@@ -81,11 +89,14 @@ func listedPage(listed int, total int64) string {
 		return ""
 	}
 	return fmt.Sprintf("Showing the first %s of %s: a report lists at most %s (in --json too); narrow the period with --since and --until for the rest.",
-		thousands(int64(listed)), thousands(total), thousands(verify.MaxListed))
+		humanize.Thousands(int64(listed)), humanize.Thousands(total), humanize.Thousands(verify.MaxListed))
 }
 
-// auditHTML renders the report as the audit page.
-func auditHTML(rep *verify.Report) ([]byte, error) {
+// HTML renders a report of a good audit as the audit page: one HTML
+// document, UTF-8, with no script and nothing to load. version names the
+// writ that made it ("made ... by writ VERSION"). The error is the
+// template's, which a report cannot cause.
+func HTML(rep *verify.Report, version string) ([]byte, error) {
 	bars, ticks := stackedChart(rep.Traffic.Days)
 	from, to := periodBounds(rep)
 	origin := "a ledger"
@@ -99,19 +110,15 @@ func auditHTML(rep *verify.Report) ([]byte, error) {
 			title += " to " + last
 		}
 	}
-	var decisionEntries int64
-	if rep.DecisionLog != nil {
-		decisionEntries = rep.DecisionLog.Size
-	}
 	witness := ""
 	if rep.Witnessing != nil {
-		witness = "authority checkpoint " + witnessedText(*rep.Witnessing)
+		witness = "authority checkpoint " + humanize.Witnessed(*rep.Witnessing)
 	}
 	data := map[string]any{
 		"Rep": rep, "Dims": dimensions(rep), "Share": fmt.Sprintf("%.1f", 100*rep.Traffic.UnsignedShare),
-		"Title": title, "From": from, "To": to, "Made": clock(rep.AuditedAt), "Version": version(),
-		"Trust": trustLines(rep), "Independent": rep.Trust != nil && rep.Trust.Independent, "NotIndependent": notIndependent,
-		"Witness": witness, "DecisionEntries": decisionEntries, "WouldRules": byCount(rep.Traffic.WouldRefuseByRule), "AlwaysRules": alwaysGoverned(),
+		"Title": title, "From": from, "To": to, "Made": clock(rep.AuditedAt), "Version": version,
+		"Trust": trustLines(rep), "Independent": rep.Trust != nil && rep.Trust.Independent, "NotIndependent": NotIndependent,
+		"Witness": witness, "DecisionEntries": decisionEntries(rep), "WouldRules": byCount(rep.Traffic.WouldRefuseByRule), "AlwaysRules": alwaysGoverned(),
 		"Legend": verdictDefs, "GovernedNote": governedNote,
 		"FlaggedCut": listedPage(len(rep.Traffic.FlaggedBuilds), rep.Traffic.FlaggedBuildsTotal),
 		"EventsCut":  listedPage(len(rep.Traffic.AuthorityEvents), rep.Traffic.AuthorityEventsTotal),
@@ -126,6 +133,6 @@ func auditHTML(rep *verify.Report) ([]byte, error) {
 
 var pageTemplate = template.Must(template.New("audit").Funcs(template.FuncMap{
 	"sub":   func(a, b int) int { return a - b },
-	"num":   thousands,
+	"num":   humanize.Thousands,
 	"clock": clockShort,
 }).Parse(pageHTML))

@@ -1,8 +1,9 @@
-package main
+package auditview
 
 import (
 	"math"
 
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -80,10 +81,10 @@ func stackedChart(days []verify.DayCount) ([]dayBar, []axisTick) {
 		}
 		y := float64(plotT + plotH)
 		for _, s := range []segment{
-			{Class: "admitted", Verdict: verify.Admitted, N: d.ByVerdict.Admitted},
-			{Class: "unsigned", Verdict: verify.AdmittedUnsigned, N: d.ByVerdict.AdmittedUnsigned},
-			{Class: "would", Verdict: verify.WouldRefuse, N: d.ByVerdict.WouldRefuse},
-			{Class: "refused", Verdict: verify.Refused, N: d.ByVerdict.Refused},
+			{Class: "admitted", Verdict: schemas.VerdictAdmitted, N: d.ByVerdict.Admitted},
+			{Class: "unsigned", Verdict: schemas.VerdictAdmittedUnsigned, N: d.ByVerdict.AdmittedUnsigned},
+			{Class: "would", Verdict: schemas.VerdictWouldRefuse, N: d.ByVerdict.WouldRefuse},
+			{Class: "refused", Verdict: schemas.VerdictRefused, N: d.ByVerdict.Refused},
 		} {
 			if s.N == 0 {
 				continue
@@ -98,7 +99,7 @@ func stackedChart(days []verify.DayCount) ([]dayBar, []axisTick) {
 	}
 	var ticks []axisTick
 	for v := int64(0); v <= axisTop; v += step {
-		ticks = append(ticks, axisTick{Y: plotT + plotH - float64(v)*scale, Label: thousands(v)})
+		ticks = append(ticks, axisTick{Y: plotT + plotH - float64(v)*scale, Label: humanize.Thousands(v)})
 	}
 	return bars, ticks
 }

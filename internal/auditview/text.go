@@ -1,12 +1,10 @@
-package main
+package auditview
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"slices"
-	"strconv"
 
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -62,8 +60,56 @@ func (d dimension) Header() string {
 // Keys is Counts' keys in order, for the template.
 func (d dimension) Keys() []string { return sortedKeys(d.Counts) }
 
-// auditLines is the readable report after a good audit.
-func auditLines(rep *verify.Report) []string {
+// Text is the text report of a good audit, one line a string: what was
+// verified and against what, the counts by verdict and rule, then the
+// period's traffic (see trafficLines). Text from the ledger is escaped
+// (humanize.OneLine).
+func Text(rep *verify.Report) []string {
+	lines := []string{fmt.Sprintf("ok: %s verified (%d authority, %d decisions)", humanize.Plural(rep.EntriesVerified, "entry", "entries"), rep.AuthorityEntries, decisionEntries(rep))}
+	if rep.Authority != nil {
+		lines = append(lines, fmt.Sprintf("authority checkpoint: %s size %d root %s", rep.Authority.Origin, rep.Authority.Size, rep.Authority.RootHash))
+	}
+	if rep.Witnessing != nil {
+		lines = append(lines, "authority checkpoint "+humanize.Witnessed(*rep.Witnessing))
+	}
+	if rep.DecisionLog != nil {
+		lines = append(lines, fmt.Sprintf("decision checkpoint: %s size %d root %s", rep.DecisionLog.Origin, rep.DecisionLog.Size, rep.DecisionLog.RootHash))
+	}
+	if rep.RunnerKeyProtection != "" {
+		lines = append(lines, "runner key protection: "+rep.RunnerKeyProtection)
+	}
+	for _, l := range trustLines(rep) {
+		lines = append(lines, humanize.OneLine("trust: "+l)) // a key's name can come from the ledger
+	}
+	if rep.Trust == nil || !rep.Trust.Independent {
+		lines = append(lines, "trust: not independent: "+NotIndependent)
+	}
+	lines = append(lines, fmt.Sprintf("admitted although a rule failed (enforce would refuse): %d", rep.WouldRefuse))
+	lines = append(lines, "decisions by verdict:")
+	for _, v := range schemas.Verdicts {
+		lines = append(lines, fmt.Sprintf("  %-18s %d", v, rep.ByVerdict[string(v)]))
+	}
+	lines = append(lines, "decisions by rule:")
+	for _, r := range sortedKeys(rep.ByRule) {
+		lines = append(lines, fmt.Sprintf("  %-26s %d", r, rep.ByRule[r]))
+	}
+	return append(lines, trafficLines(rep)...)
+}
+
+// decisionEntries is the size of the decision log the audit verified, 0
+// when it verified none.
+func decisionEntries(rep *verify.Report) int64 {
+	if rep.DecisionLog == nil {
+		return 0
+	}
+	return rep.DecisionLog.Size
+}
+
+// trafficLines are the text report's lines on the period's decisions:
+// the period, the unsigned share, the counts by mode, machine, stream,
+// signer and the rule enforce would refuse on, the days, the flagged
+// builds admitted and the authority that ended.
+func trafficLines(rep *verify.Report) []string {
 	t := rep.Traffic
 	var lines []string
 	lines = append(lines, periodText(rep))
@@ -71,7 +117,7 @@ func auditLines(rep *verify.Report) []string {
 	for _, d := range dimensions(rep)[2:] {
 		lines = append(lines, "decisions by "+d.Name+":")
 		for _, k := range d.Keys() {
-			lines = append(lines, oneLine(fmt.Sprintf("  %-26s %d", k, d.Counts[k])))
+			lines = append(lines, humanize.OneLine(fmt.Sprintf("  %-26s %d", k, d.Counts[k])))
 		}
 	}
 	lines = append(lines, "by day (UTC):  decisions  unsigned  refused  would-refuse")
@@ -80,13 +126,13 @@ func auditLines(rep *verify.Report) []string {
 	}
 	lines = append(lines, fmt.Sprintf("admitted while flagged dirty or unknown: %d%s", t.FlaggedBuildsTotal, listedText(len(t.FlaggedBuilds), t.FlaggedBuildsTotal)))
 	for _, f := range t.FlaggedBuilds {
-		lines = append(lines, oneLine(fmt.Sprintf("  decision %d %s %s %s on %s instruction %s %s", f.Decision, f.Time, f.Verdict, f.Rule, f.Machine, f.Instruction, f.Digest)))
+		lines = append(lines, humanize.OneLine(fmt.Sprintf("  decision %d %s %s %s on %s instruction %s %s", f.Decision, f.Time, f.Verdict, f.Rule, f.Machine, f.Instruction, f.Digest)))
 	}
 	lines = append(lines, fmt.Sprintf("authority that ended: %d%s", t.AuthorityEventsTotal, listedText(len(t.AuthorityEvents), t.AuthorityEventsTotal)))
 	for _, e := range t.AuthorityEvents {
 		// The subject carries a revocation's reason: text from the ledger,
 		// printed with control characters escaped.
-		lines = append(lines, "  "+oneLine(fmt.Sprintf("entry %d %s %s %s", e.Index, e.Time, e.Kind, e.Subject)))
+		lines = append(lines, "  "+humanize.OneLine(fmt.Sprintf("entry %d %s %s %s", e.Index, e.Time, e.Kind, e.Subject)))
 	}
 	return lines
 }
@@ -98,37 +144,4 @@ func listedText(listed int, total int64) string {
 		return ""
 	}
 	return fmt.Sprintf(" (the first %d listed: a report lists at most %d; narrow the period with --since and --until for the rest)", listed, verify.MaxListed)
-}
-
-// auditCSV is the report as one table: dimension, key, count. Days come
-// as day, day_unsigned, day_refused and day_would_refuse rows.
-func auditCSV(rep *verify.Report) ([]byte, error) {
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	row := func(dim, key string, n int64) { w.Write([]string{dim, key, strconv.FormatInt(n, 10)}) }
-	w.Write([]string{"dimension", "key", "count"})
-	row("total", "decisions", rep.Decisions)
-	row("total", "unsigned", rep.Traffic.Unsigned)
-	row("total", "would_refuse_under_enforce", rep.WouldRefuse)
-	row("total", "flagged_builds_admitted", rep.Traffic.FlaggedBuildsTotal)
-	row("total", "outside_period", rep.Traffic.OutsidePeriod)
-	if rep.Traffic.Since != "" {
-		w.Write([]string{"period", "since", rep.Traffic.Since})
-	}
-	if rep.Traffic.Until != "" {
-		w.Write([]string{"period", "until", rep.Traffic.Until})
-	}
-	for _, d := range dimensions(rep) {
-		for _, k := range d.Keys() {
-			row(d.Name, k, d.Counts[k])
-		}
-	}
-	for _, d := range rep.Traffic.Days {
-		row("day", d.Day, d.Decisions)
-		row("day_unsigned", d.Day, d.Unsigned)
-		row("day_refused", d.Day, d.Refused)
-		row("day_would_refuse", d.Day, d.WouldRefuse)
-	}
-	w.Flush()
-	return b.Bytes(), w.Error()
 }

@@ -1,4 +1,4 @@
-package main
+package auditview
 
 import (
 	"strings"
@@ -15,7 +15,7 @@ func TestAuditLinesEscape(t *testing.T) {
 		AuthorityEventsTotal: 1,
 		AuthorityEvents:      []verify.AuthorityEvent{{Index: 7, Kind: "revocation", Time: "2026-11-29T10:00:00Z", Subject: "k (ok\x1b[2J\rFAKE: audit ok\nnext)"}},
 	}}
-	out := strings.Join(auditLines(rep), "\n")
+	out := strings.Join(trafficLines(rep), "\n")
 	if strings.ContainsAny(out, "\x1b\r") || strings.Contains(out, "\nnext") || strings.Contains(out, "\nFAKE") {
 		t.Fatalf("control characters reached the output:\n%q", out)
 	}

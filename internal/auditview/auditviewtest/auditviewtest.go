@@ -1,0 +1,174 @@
+// Package auditviewtest checks an audit page against the report it
+// shows, for the tests of package auditview and of the command line: the
+// page as written, and, when Chromium is installed, as Chromium renders
+// it at a desktop's and a small window's width.
+package auditviewtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/writ-ledger/writ/verify"
+)
+
+// dataK finds the counts of an audit page: data-k="dimension:key">N<,
+// N with or without thousands separators.
+var dataK = regexp.MustCompile(`data-k="([^":]+):([^"]*)"[^>]*>(\d{1,3}(?:,\d{3})*|\d+)<`)
+
+// CheckPage compares every count on an audit page (each in an element
+// with a data-k="dimension:key" attribute) with report, the report as
+// --json prints it, and requires the page to show every count the report
+// holds. The error names the first count that differs or is missing.
+func CheckPage(page, report []byte) error {
+	var rep verify.Report // read back from the --json output, not from the page's code
+	if err := json.Unmarshal(report, &rep); err != nil {
+		return err
+	}
+	if rep.Traffic == nil {
+		return fmt.Errorf("the report has no traffic section")
+	}
+	t := rep.Traffic
+	want := map[string]int64{
+		"total:entries_verified": rep.EntriesVerified, "total:decisions": rep.Decisions, "total:unsigned": t.Unsigned,
+		"total:would_refuse_under_enforce": rep.WouldRefuse, "total:flagged_builds_admitted": t.FlaggedBuildsTotal,
+		"total:outside_period": t.OutsidePeriod, "total:authority_entries": rep.AuthorityEntries, "total:decision_entries": 0,
+	}
+	if rep.DecisionLog != nil {
+		want["total:decision_entries"] = rep.DecisionLog.Size
+	}
+	for name, m := range map[string]map[string]int64{"verdict": rep.ByVerdict, "rule": rep.ByRule, "mode": t.ByMode,
+		"machine": t.ByMachine, "stream": t.ByStream, "signer": t.BySigner, "would_refuse_rule": t.WouldRefuseByRule} {
+		for k, v := range m {
+			want[name+":"+k] = v
+		}
+	}
+	for _, d := range t.Days {
+		want["day:"+d.Day], want["day_unsigned:"+d.Day] = d.Decisions, d.Unsigned
+		want["day_refused:"+d.Day], want["day_would_refuse:"+d.Day] = d.Refused, d.WouldRefuse
+		want["day_admitted:"+d.Day], want["day_admitted_unsigned:"+d.Day] = d.ByVerdict.Admitted, d.ByVerdict.AdmittedUnsigned
+		want["day_would_refuse_verdict:"+d.Day] = d.ByVerdict.WouldRefuse
+		if v := d.ByVerdict; v.Admitted+v.AdmittedUnsigned+v.WouldRefuse+v.Refused != d.Decisions || v.Refused != d.Refused {
+			return fmt.Errorf("the report's day %s: verdicts %+v do not add up to %d decisions, %d refused", d.Day, v, d.Decisions, d.Refused)
+		}
+	}
+	seen := map[string]bool{}
+	for _, m := range dataK.FindAllSubmatch(page, -1) {
+		k := string(m[1]) + ":" + string(m[2])
+		n, _ := strconv.ParseInt(strings.ReplaceAll(string(m[3]), ",", ""), 10, 64)
+		w, ok := want[k]
+		if !ok || w != n {
+			return fmt.Errorf("the page says %s = %d, the report says %d (present: %v)", k, n, w, ok)
+		}
+		seen[k] = true
+	}
+	for k := range want {
+		if !seen[k] {
+			return fmt.Errorf("the page does not show %s (%d)", k, want[k])
+		}
+	}
+	return nil
+}
+
+// ErrNoChromium is Chromium's error when the browser is required
+// (WRIT_REQUIRE_CHROMIUM is set, as CI sets it) and not installed.
+var ErrNoChromium = errors.New("chromium is required (WRIT_REQUIRE_CHROMIUM) and not installed")
+
+// Chromium returns the path of the chromium browser on $PATH, or "" when
+// there is none and WRIT_REQUIRE_CHROMIUM is not set: the caller then
+// checks the page as written only. A browser required and missing is
+// ErrNoChromium, so that CI fails instead of skipping the rendered check.
+func Chromium() (string, error) {
+	browser, err := exec.LookPath("chromium")
+	if err == nil {
+		return browser, nil
+	}
+	if os.Getenv("WRIT_REQUIRE_CHROMIUM") != "" {
+		return "", ErrNoChromium
+	}
+	return "", nil
+}
+
+// CheckRendered renders the page at path (whose bytes are page) in the
+// Chromium at browser: its DOM must give report's numbers (CheckPage)
+// with no console message, and laid out at a desktop's and a small
+// window's width (1280 and 800 px) nothing may stick out to the right. A
+// copy of the page (the page itself runs no script) measures every
+// element once loaded. work is a scratch directory; fatalf is called on
+// the first failure and must not return (testing.T.Fatalf).
+func CheckRendered(fatalf func(string, ...any), work, browser, path string, page, report []byte) {
+	out, errb := chromiumDOM(fatalf, work, browser, path, 1280)
+	for _, line := range strings.Split(errb, "\n") {
+		if strings.Contains(line, "CONSOLE") || strings.Contains(line, "Uncaught") || strings.Contains(line, "Content Security Policy") {
+			fatalf("console message while rendering the page: %s", line)
+		}
+	}
+	if err := CheckPage(out, report); err != nil {
+		fatalf("as rendered: %v", err)
+	}
+	measured := filepath.Join(work, "page-measured.html")
+	probe := bytes.Replace(page, []byte(`<meta http-equiv="Content-Security-Policy"`), []byte(`<meta name="removed-csp"`), 1)
+	probe = bytes.Replace(probe, []byte("</body>"), []byte(overflowProbe+"</body>"), 1)
+	if err := os.WriteFile(measured, probe, 0o644); err != nil {
+		fatalf("%v", err)
+	}
+	for _, width := range []int{1280, 800} {
+		dom, _ := chromiumDOM(fatalf, work, browser, measured, width)
+		m := overflowResult.FindSubmatch(dom)
+		if m == nil {
+			fatalf("at %d px: the overflow probe left no result", width)
+		}
+		if got := string(m[1]); got != "none" {
+			fatalf("at %d px the page overflows to the right: %s", width, got)
+		}
+	}
+}
+
+// overflowProbe marks the body with the elements whose right edge passes
+// the viewport's (at most five), or "none".
+const overflowProbe = `<script>addEventListener("load", () => {
+const w = document.documentElement.clientWidth, out = [];
+if (document.documentElement.scrollWidth > w) out.push("document " + document.documentElement.scrollWidth + " > " + w);
+for (const el of document.querySelectorAll("body *")) {
+  const r = el.getBoundingClientRect();
+  if (r.right > w + 0.5 && out.length < 5) out.push(el.tagName.toLowerCase() + (el.className && el.className.baseVal === undefined ? "." + el.className : "") + " right " + Math.round(r.right) + " > " + w);
+}
+document.body.setAttribute("data-overflow", out.join("; ") || "none");
+});</script>`
+
+var overflowResult = regexp.MustCompile(`data-overflow="([^"]*)"`)
+
+// chromiumDOM renders the page at path in headless Chromium with a
+// window width px wide and returns the DOM after load, and its log.
+func chromiumDOM(fatalf func(string, ...any), work, browser, path string, width int) ([]byte, string) {
+	profile := filepath.Join(work, "chromium-profile")
+	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+		fmt.Sprintf("--window-size=%d,1000", width), "--virtual-time-budget=5000",
+		"--user-data-dir="+profile, "--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+path)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		fatalf("chromium: %v", err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			fatalf("chromium: %v\n%s", err, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		fatalf("chromium did not finish in 60 s")
+	}
+	return out.Bytes(), errb.String()
+}

@@ -1,0 +1,181 @@
+package auditview
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"html/template"
+	"strconv"
+	"strings"
+
+	"github.com/writ-ledger/writ/internal/humanize"
+	"github.com/writ-ledger/writ/rules"
+	"github.com/writ-ledger/writ/verify"
+)
+
+// pct is n as a share of of, in percent to one decimal: "12.5%".
+func pct(n, of int64) string {
+	if of == 0 {
+		return "0.0%"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(of))
+}
+
+// ruleList is m's counts by rule, in rule order: "unsigned 3, expired
+// 1", or "none".
+func ruleList(m map[string]int64) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fleetRow is one line of the fleet report: a runner, or the total.
+type fleetRow struct {
+	Name, Status                                       string
+	OK                                                 bool
+	Decisions, Unsigned, Refused, WouldRefuse, Flagged int64
+	Share, ByRule, Failure                             string
+}
+
+// fleetView is a fleet report as the page and the tables show it: a row
+// a runner, then the total.
+type fleetView struct {
+	Rep   *verify.FleetReport
+	Rows  []fleetRow
+	Total fleetRow
+}
+
+// newFleetView lays out rep's rows.
+func newFleetView(rep *verify.FleetReport) fleetView {
+	var rows []fleetRow
+	for _, r := range rep.Runners {
+		row := fleetRow{Name: r.Name, OK: r.OK, Status: "verified"}
+		if !r.OK {
+			row.Status = "FAILED"
+			if r.Failure != nil {
+				row.Failure = humanize.OneLine(fmt.Sprintf("%s log: %s", r.Failure.Log, r.Failure.Error))
+			}
+		} else {
+			rp := r.Report
+			row.Decisions, row.Refused, row.WouldRefuse = rp.Decisions, rp.ByVerdict["refused"], rp.WouldRefuse
+			row.Unsigned, row.Flagged = rp.Traffic.Unsigned, rp.Traffic.FlaggedBuildsTotal
+			row.Share, row.ByRule = pct(row.Unsigned, row.Decisions), ruleList(rp.Traffic.WouldRefuseByRule)
+		}
+		rows = append(rows, row)
+	}
+	t := rep.Total
+	total := fleetRow{Name: "total", OK: rep.OK, Decisions: t.Decisions, Unsigned: t.Unsigned, Refused: t.Refused, WouldRefuse: t.WouldRefuse,
+		Flagged: t.FlaggedBuilds, Share: pct(t.Unsigned, t.Decisions), ByRule: ruleList(t.WouldRefuseByRule)}
+	return fleetView{Rep: rep, Rows: rows, Total: total}
+}
+
+// FleetText is the text report of a fleet audit, one line a string: the
+// authority checkpoint, the authority log's failure if it failed, a line
+// a runner (its counts, or why its decision log did not verify), then
+// the total over the runners that verified. Text from the logs is
+// escaped (humanize.OneLine).
+func FleetText(rep *verify.FleetReport) []string {
+	v := newFleetView(rep)
+	var lines []string
+	if rep.Authority != nil {
+		lines = append(lines, fmt.Sprintf("authority checkpoint: %s size %d root %s", rep.Authority.Origin, rep.Authority.Size, rep.Authority.RootHash))
+	}
+	if rep.Failure != nil {
+		status := "FAILED"
+		if rep.Failure.Rule == rules.NothingVerified {
+			status = "NOT CHECKED"
+		}
+		lines = append(lines, humanize.OneLine(rep.Failure.Log+" log: "+status+": "+rep.Failure.Error))
+	}
+	for _, r := range append(v.Rows, v.Total) {
+		if !r.OK && r.Name != "total" {
+			lines = append(lines, fmt.Sprintf("runner %s: FAILED: %s", r.Name, r.Failure))
+			continue
+		}
+		who := "runner " + r.Name
+		if r.Name == "total" {
+			who = fmt.Sprintf("total (%s verified)", humanize.Plural(int64(countOK(rep)), "runner", "runners"))
+		}
+		lines = append(lines, fmt.Sprintf("%s: %d decisions, unsigned %d (%s), refused %d, would-refuse under enforce %d (%s), flagged builds admitted %d",
+			who, r.Decisions, r.Unsigned, r.Share, r.Refused, r.WouldRefuse, r.ByRule, r.Flagged))
+	}
+	return lines
+}
+
+// countOK is how many of rep's runners verified.
+func countOK(rep *verify.FleetReport) int {
+	n := 0
+	for _, r := range rep.Runners {
+		if r.OK {
+			n++
+		}
+	}
+	return n
+}
+
+// FleetCSV is a fleet report as one table with a header row: runner,
+// dimension, key, count. Each runner and the total have a status row
+// (verified or failed, no count) and total rows; the runners that
+// verified, and the total, have would_refuse_by_rule rows. The error is
+// the CSV writer's.
+func FleetCSV(rep *verify.FleetReport) ([]byte, error) {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write([]string{"runner", "dimension", "key", "count"})
+	v := newFleetView(rep)
+	for _, r := range append(v.Rows, v.Total) {
+		status := "verified"
+		if !r.OK {
+			status = "failed"
+		}
+		w.Write([]string{r.Name, "status", status, ""})
+		for _, kv := range []struct {
+			k string
+			n int64
+		}{{"decisions", r.Decisions}, {"unsigned", r.Unsigned}, {"refused", r.Refused}, {"would_refuse_under_enforce", r.WouldRefuse}, {"flagged_builds_admitted", r.Flagged}} {
+			w.Write([]string{r.Name, "total", kv.k, strconv.FormatInt(kv.n, 10)})
+		}
+	}
+	for _, r := range rep.Runners {
+		if r.OK {
+			for k, n := range r.Report.Traffic.WouldRefuseByRule {
+				w.Write([]string{r.Name, "would_refuse_by_rule", k, strconv.FormatInt(n, 10)})
+			}
+		}
+	}
+	for k, n := range rep.Total.WouldRefuseByRule {
+		w.Write([]string{"total", "would_refuse_by_rule", k, strconv.FormatInt(n, 10)})
+	}
+	w.Flush()
+	return b.Bytes(), w.Error()
+}
+
+// FleetHTML renders a fleet report as one self-contained HTML page (no
+// script, nothing to load): a row a runner, then the total. The error is
+// the template's, which a report cannot cause.
+func FleetHTML(rep *verify.FleetReport) ([]byte, error) {
+	var b bytes.Buffer
+	err := fleetPage.Execute(&b, newFleetView(rep))
+	return b.Bytes(), err
+}
+
+var fleetPage = template.Must(template.New("fleet").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>writ fleet audit</title>
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums}.ok{color:#060}.bad{color:#a22}</style></head><body>
+<h1>writ fleet audit</h1>
+{{if .Rep.OK}}<p class="ok">Every log verified.</p>{{else}}<p class="bad">The fleet audit failed: see the rows marked FAILED.</p>{{end}}
+{{with .Rep.Authority}}<p>Authority log {{.Origin}} at size {{.Size}}, root {{.RootHash}}.</p>{{end}}
+{{with .Rep.Failure}}<p class="bad">Authority log: {{.Error}}</p>{{end}}
+<table><tr><th>runner</th><th>status</th><th>decisions</th><th>unsigned</th><th>unsigned share</th><th>refused</th><th>would refuse under enforce</th><th>would refuse, by rule</th><th>flagged builds admitted</th></tr>
+{{range .Rows}}<tr data-runner="{{.Name}}"><td>{{.Name}}</td>{{if .OK}}<td class="ok">verified</td><td class="n">{{.Decisions}}</td><td class="n">{{.Unsigned}}</td><td class="n">{{.Share}}</td><td class="n">{{.Refused}}</td><td class="n">{{.WouldRefuse}}</td><td>{{.ByRule}}</td><td class="n">{{.Flagged}}</td>{{else}}<td class="bad">FAILED</td><td colspan="7">{{.Failure}}</td>{{end}}</tr>
+{{end}}{{with .Total}}<tr data-runner="total"><th>total</th><th>{{if .OK}}verified{{else}}incomplete{{end}}</th><td class="n">{{.Decisions}}</td><td class="n">{{.Unsigned}}</td><td class="n">{{.Share}}</td><td class="n">{{.Refused}}</td><td class="n">{{.WouldRefuse}}</td><td>{{.ByRule}}</td><td class="n">{{.Flagged}}</td></tr>{{end}}
+</table></body></html>
+`))
