@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/transfer"
 )
 
@@ -86,17 +87,35 @@ func quickstart(c *cli.Context) error {
 
 func (q *qs) story() error {
 	q.say("quickstart in %s", q.dir)
+	pf, led, err := q.keys()
+	if err != nil {
+		return err
+	}
+	agent, build, err := q.authority(pf, led)
+	if err != nil {
+		return err
+	}
+	if err := q.dispatches(pf, agent, build); err != nil {
+		return err
+	}
+	return q.audit(led)
+}
+
+// keys makes the passphrase file, the three keys, the root record and
+// the ledger, and returns the paths of the passphrase file and the
+// ledger.
+func (q *qs) keys() (string, string, error) {
 	secret := make([]byte, 16)
 	rand.Read(secret)
 	pf := q.path("passphrase")
 	if err := os.WriteFile(pf, []byte(hex.EncodeToString(secret)+"\n"), 0o600); err != nil {
-		return err
+		return "", "", err
 	}
 	ids := map[string]string{}
 	for _, who := range []string{"root", "operator", "release"} {
 		r, err := q.step(0, "key", "generate", "--out", q.path(who), "--passphrase-file", pf, "--work-factor", quickstartWorkFactor)
 		if err != nil {
-			return err
+			return "", "", err
 		}
 		ids[who] = r["key_id"].(string)
 	}
@@ -105,29 +124,36 @@ func (q *qs) story() error {
 	r, err := q.step(0, "root", "sign", "--key", q.path("root.key"), "--pub", q.path("root.pub"), "--threshold", "1",
 		"--expires", "8760h", "--out", q.path("root.cose"), "--passphrase-file", pf)
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	q.say("root: 1-of-1 root record %s", r["digest"])
 	led := q.path("ledger")
 	r, err = q.step(0, "ledger", "init", "--dir", led, "--root", q.path("root.cose"), "--passphrase-file", pf, "--work-factor", quickstartWorkFactor)
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	q.say("ledger: created %s, checkpoint verifier key %s", led, r["vkey"])
+	return pf, led, nil
+}
 
-	if _, err = q.step(0, "delegate", "--key", q.path("root.key"), "--to", q.path("operator.pub"), "--action", "instruct",
+// authority delegates to the operator and the release engineer, pins a
+// copy of this binary and appends both with a signed instruction to the
+// ledger led; it returns the copy's path and its Go build info (nil if it
+// has none).
+func (q *qs) authority(pf, led string) (string, *schemas.Build, error) {
+	if _, err := q.step(0, "delegate", "--key", q.path("root.key"), "--to", q.path("operator.pub"), "--action", "instruct",
 		"--stream", "demo", "--machine", "runner-1", "--not-after", "720h", "--out", q.path("operator.delegation"), "--passphrase-file", pf); err != nil {
-		return err
+		return "", nil, err
 	}
-	if _, err = q.step(0, "delegate", "--key", q.path("root.key"), "--to", q.path("release.pub"), "--action", "pin",
+	if _, err := q.step(0, "delegate", "--key", q.path("root.key"), "--to", q.path("release.pub"), "--action", "pin",
 		"--artifact", "writ-agent", "--not-after", "720h", "--out", q.path("release.delegation"), "--passphrase-file", pf); err != nil {
-		return err
+		return "", nil, err
 	}
 	q.say("delegations: operator may instruct stream demo on runner-1; release engineer may pin writ-agent (30 days)")
 
 	agent, err := q.copySelf()
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	pinArgs := []string{"pin", "--key", q.path("release.key"), "--artifact", "writ-agent", "--version", "0.1.0", "--out", q.path("agent.pin"), "--passphrase-file", pf}
 	build, _, _ := transfer.ReadBuild(agent)
@@ -142,24 +168,29 @@ func (q *qs) story() error {
 	default:
 		note = fmt.Sprintf("; vcs.revision %.12s, clean", build.Revision)
 	}
-	r, err = q.step(0, append(pinArgs, agent)...)
+	r, err := q.step(0, append(pinArgs, agent)...)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	q.say("pin: writ-agent %s = %s (%v bytes%s)", r["version"], r["binary_digest"], r["size"], note)
 
 	if _, err = q.step(0, "instruct", "--key", q.path("operator.key"), "--stream", "demo", "--machine", "runner-1", "--agent", "writ-agent",
 		"--out", q.path("signed.dispatch"), "--passphrase-file", pf); err != nil {
-		return err
+		return "", nil, err
 	}
 	r, err = q.step(0, "ledger", "append", "--dir", led, "--passphrase-file", pf,
 		q.path("operator.delegation"), q.path("release.delegation"), q.path("agent.pin"), q.path("signed.dispatch"))
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	q.say("ledger: appended 2 delegations, the pin and the signed instruction (last index %v)", r["index"])
 	q.say("runner: its key is made at the first admission, age-encrypted with the same passphrase (--runner-key-protection passphrase; without that flag a runner keeps it as a 0600 file)")
+	return agent, build, nil
+}
 
+// dispatches admits a signed and an unsigned dispatch, and refuses a
+// signed one whose agent binary has one byte changed.
+func (q *qs) dispatches(pf, agent string, build *schemas.Build) error {
 	// A clean build is admitted under enforce. A writ run with `go run`
 	// records no vcs.revision, which admission flags (unknown-build) and
 	// enforce would refuse; then the story shows it admitted under off.
@@ -170,7 +201,7 @@ func (q *qs) story() error {
 	if err := q.admit("signed dispatch, mode "+mode, "admitted", mode, "signed.dispatch", agent); err != nil {
 		return err
 	}
-	if _, err = q.step(0, "instruct", "--unsigned", "--stream", "demo", "--machine", "runner-1", "--agent", "writ-agent", "--out", q.path("unsigned.dispatch")); err != nil {
+	if _, err := q.step(0, "instruct", "--unsigned", "--stream", "demo", "--machine", "runner-1", "--agent", "writ-agent", "--out", q.path("unsigned.dispatch")); err != nil {
 		return err
 	}
 	if err := q.admit("unsigned dispatch, mode off", "admitted-unsigned", "off", "unsigned.dispatch", agent); err != nil {
@@ -184,11 +215,12 @@ func (q *qs) story() error {
 		"--out", q.path("signed2.dispatch"), "--passphrase-file", pf); err != nil {
 		return err
 	}
-	if err := q.admit("signed dispatch, agent binary with one byte changed, mode off", "refused", "off", "signed2.dispatch", tampered); err != nil {
-		return err
-	}
+	return q.admit("signed dispatch, agent binary with one byte changed, mode off", "refused", "off", "signed2.dispatch", tampered)
+}
 
-	r, err = q.step(0, "audit", "--ledger", led)
+// audit audits the ledger led and says what to run next.
+func (q *qs) audit(led string) error {
+	r, err := q.step(0, "audit", "--ledger", led)
 	if err != nil {
 		return err
 	}

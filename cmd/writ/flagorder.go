@@ -57,29 +57,11 @@ func interspersed(app *cli.App, args []string) (commandLine, error) {
 		readSwitch(args[i]) // global flags: --json, --help, --version (none takes a value)
 		i++
 	}
-	var cmd *cli.Command
-	var path []string
-	for cmds := app.Commands; i < len(args); {
-		c := findCommand(cmds, args[i])
-		if c == nil {
-			break
-		}
-		cmd, i, path = c, i+1, append(path, c.Name)
-		if len(c.Subcommands) == 0 {
-			break
-		}
-		cmds = c.Subcommands
-	}
+	cmd, i, path := commandIn(app, args, i)
 	if cmd == nil || len(cmd.Subcommands) > 0 {
 		return commandLine{args: args, json: asJSON}, nil
 	}
-	valued, switches := map[string]bool{}, map[string]bool{"help": true, "h": true}
-	for _, fl := range cmd.Flags {
-		_, isBool := fl.(*cli.BoolFlag)
-		for _, n := range fl.Names() {
-			valued[n], switches[n] = !isBool, isBool
-		}
-	}
+	valued, switches := flagKinds(cmd)
 	where := strings.Join(path, " ")
 	prefix := args[:i] // the program, global flags and the command's names
 	var flags, positional []string
@@ -123,6 +105,39 @@ func interspersed(app *cli.App, args []string) (commandLine, error) {
 		out = append(append(out, "--"), positional...)
 	}
 	return commandLine{args: out, json: asJSON}, nil
+}
+
+// commandIn reads the command's names in args from index i on: the
+// command named (nil if none is), the index after its names, and the
+// names.
+func commandIn(app *cli.App, args []string, i int) (*cli.Command, int, []string) {
+	var cmd *cli.Command
+	var path []string
+	for cmds := app.Commands; i < len(args); {
+		c := findCommand(cmds, args[i])
+		if c == nil {
+			break
+		}
+		cmd, i, path = c, i+1, append(path, c.Name)
+		if len(c.Subcommands) == 0 {
+			break
+		}
+		cmds = c.Subcommands
+	}
+	return cmd, i, path
+}
+
+// flagKinds sorts cmd's flag names (and --help, -h) into those that take
+// a value and the switches.
+func flagKinds(cmd *cli.Command) (valued, switches map[string]bool) {
+	valued, switches = map[string]bool{}, map[string]bool{"help": true, "h": true}
+	for _, fl := range cmd.Flags {
+		_, isBool := fl.(*cli.BoolFlag)
+		for _, n := range fl.Names() {
+			valued[n], switches[n] = !isBool, isBool
+		}
+	}
+	return valued, switches
 }
 
 func isFlagWord(a string) bool { return strings.HasPrefix(a, "-") && a != "-" && a != "--" }
