@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"html/template"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -143,13 +145,13 @@ func FleetCSV(rep *verify.FleetReport) ([]byte, error) {
 	}
 	for _, r := range rep.Runners {
 		if r.OK {
-			for k, n := range r.Report.Traffic.WouldRefuseByRule {
-				w.Write([]string{r.Name, "would_refuse_by_rule", k, strconv.FormatInt(n, 10)})
+			for _, k := range slices.Sorted(maps.Keys(r.Report.Traffic.WouldRefuseByRule)) {
+				w.Write([]string{r.Name, "would_refuse_by_rule", k, strconv.FormatInt(r.Report.Traffic.WouldRefuseByRule[k], 10)})
 			}
 		}
 	}
-	for k, n := range rep.Total.WouldRefuseByRule {
-		w.Write([]string{"total", "would_refuse_by_rule", k, strconv.FormatInt(n, 10)})
+	for _, k := range slices.Sorted(maps.Keys(rep.Total.WouldRefuseByRule)) {
+		w.Write([]string{"total", "would_refuse_by_rule", k, strconv.FormatInt(rep.Total.WouldRefuseByRule[k], 10)})
 	}
 	w.Flush()
 	return b.Bytes(), w.Error()
