@@ -49,7 +49,7 @@ func (s *State) applyDelegation(a *Applied, r *schemas.Delegation, at instants) 
 func (s *State) findParent(index int64, signer sign.PublicKey, child *schemas.Delegation, at instants) (*Grant, error) {
 	p, err := s.authorizeAt(Request{Key: signer, Action: schemas.ActionDelegate}, at)
 	if err != nil {
-		d := err.(*Denial)
+		d := denialOf(err)
 		return nil, refuse(index, d.Rule, fmt.Errorf("the signer may not delegate: %s", d.Reason))
 	}
 	// authorizeAt returned a valid "delegate" grant; any of the signer's
@@ -139,7 +139,7 @@ func (s *State) applyRevocation(a *Applied, r *schemas.Revocation, at instants) 
 		}
 		signer := a.Signers[0]
 		if _, err := s.authorizeAt(Request{Key: signer, Action: schemas.ActionRevoke}, at); err != nil {
-			d := err.(*Denial)
+			d := denialOf(err)
 			return refuse(a.Index, d.Rule, fmt.Errorf("the signer may not revoke: %s", d.Reason))
 		}
 		if !s.couldIssue(signer, r.Target, target, at.issued()) || !s.couldIssue(signer, r.Target, target, at.accepted()) {

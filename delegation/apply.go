@@ -364,7 +364,7 @@ func (s *State) applySigned(a *Applied, req Request, at instants) error {
 	}
 	req.Key = a.Signers[0]
 	if _, err := s.authorizeAt(req, at); err != nil {
-		return refuse(a.Index, err.(*Denial).Rule, err)
+		return refuse(a.Index, denialOf(err).Rule, err)
 	}
 	return nil
 }

@@ -127,6 +127,17 @@ func (s *State) noDelegation(key sign.PublicKey) (reason, act string) {
 	return fmt.Sprintf("key %s holds no delegation in this ledger", key.ID()), ""
 }
 
+// denialOf returns err, which Authorize returns only as a *Denial, as
+// one; anything else (a bug) becomes a denial under rules.Internal that
+// names it, never a panic.
+func denialOf(err error) *Denial {
+	var d *Denial
+	if errors.As(err, &d) {
+		return d
+	}
+	return &Denial{Rule: rules.Internal, Reason: fmt.Sprintf("authorization failed with an error that is not a denial: %v", err)}
+}
+
 // Authorize answers r: the grant (with its chain, Grant.Chain) that allows
 // it, or a *Denial with the first failing rule, checked in this order: the
 // root in force has expired at r.At (RuleRootExpired: at expires it

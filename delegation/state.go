@@ -262,7 +262,7 @@ func (s *State) LatestPin(artifact, platform string, t time.Time) (*PinEntry, *D
 			return p, nil
 		}
 		if latest == nil {
-			latest, denial = p, err.(*Denial)
+			latest, denial = p, denialOf(err)
 		}
 	}
 	return latest, denial

@@ -84,7 +84,7 @@ func (s *State) authorizeAt(r Request, at instants) (*Grant, error) {
 		r.At = t
 		var err error
 		if g, err = s.Authorize(r); err != nil {
-			d := *err.(*Denial)
+			d := *denialOf(err)
 			d.Reason += [2]string{" (the record's issued_at)", " (when the ledger accepted the record)"}[i]
 			return nil, &d
 		}
