@@ -252,45 +252,10 @@ func ParseEnvelope(data []byte) (*Envelope, error) {
 	}
 	e := &Envelope{Raw: data}
 	var ct string
+	var err error
 	switch {
 	case len(data) > 1 && data[0] == 0xd2 && data[1] == 0x84:
-		// The hot path (every single-signer record). The envelope is
-		// canonical exactly when its tag and array heads are the shortest
-		// (checked above) and each of its four parts is: the headers by
-		// decodeHeader, the payload and signature by decodeBstr.
-		var raw rawSign1
-		if err := schemas.DecodeStructure(data[1:], &raw); err != nil {
-			return nil, fmt.Errorf("%w: COSE_Sign1: %w", ErrMalformedEnvelope, err)
-		}
-		var h sign1Header
-		if err := decodeHeader(raw.Protected, &h); err != nil {
-			return nil, headerErr("protected header", err)
-		}
-		si, err := checkAlgKid(h.Alg, h.KID)
-		if err != nil {
-			return nil, err
-		}
-		if !bytes.Equal(raw.Unprotected, emptyMap) {
-			return nil, malformed("unprotected header must be empty")
-		}
-		payload, err := decodeBstr("payload", raw.Payload)
-		if err != nil {
-			return nil, err
-		}
-		sig, err := decodeBstr("signature", raw.Signature)
-		if err != nil {
-			return nil, err
-		}
-		if len(sig) != 64 {
-			return nil, malformed("signature is %d bytes, Ed25519 signatures are 64", len(sig))
-		}
-		e.sign1 = &cose.Sign1Message{
-			Headers: cose.Headers{RawProtected: raw.Protected, Protected: cose.ProtectedHeader{cose.HeaderLabelAlgorithm: si.Alg},
-				RawUnprotected: raw.Unprotected, Unprotected: cose.UnprotectedHeader{}},
-			Payload: payload, Signature: sig,
-		}
-		ct, e.Payload = h.CT, payload
-		e.Signatures = []SignatureInfo{si}
+		ct, err = e.parseSign1(data)
 	case len(data) > 0 && data[0] == 0xd2:
 		// Not the one shape a COSE_Sign1 takes: say precisely why.
 		if err := schemas.CheckCanonical(data); err != nil {
@@ -298,58 +263,12 @@ func ParseEnvelope(data []byte) (*Envelope, error) {
 		}
 		return nil, malformed("COSE_Sign1: the tag must hold an array of 4")
 	case len(data) > 1 && data[0] == 0xd8 && data[1] == 0x62:
-		if err := schemas.CheckCanonical(data); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrMalformedEnvelope, err)
-		}
-		var raw rawSign
-		if err := schemas.DecodeStructure(data[2:], &raw); err != nil {
-			return nil, malformed("COSE_Sign: %v", err)
-		}
-		var h bodyHeader
-		if err := decodeHeader(raw.Protected, &h); err != nil {
-			return nil, headerErr("protected header", err)
-		}
-		if !bytes.Equal(raw.Unprotected, emptyMap) {
-			return nil, malformed("unprotected header must be empty")
-		}
-		if len(raw.Signatures) == 0 || len(raw.Signatures) > MaxSignatures {
-			return nil, malformed("%d signatures, allowed 1 to %d", len(raw.Signatures), MaxSignatures)
-		}
-		for i, rs := range raw.Signatures {
-			var sh sigHeader
-			if err := decodeHeader(rs.Protected, &sh); err != nil {
-				return nil, headerErr(fmt.Sprintf("signature %d protected header", i), err)
-			}
-			if !bytes.Equal(rs.Unprotected, emptyMap) {
-				return nil, malformed("signature %d: unprotected header must be empty", i)
-			}
-			si, err := checkAlgKid(sh.Alg, sh.KID)
-			if err != nil {
-				return nil, fmt.Errorf("signature %d: %w", i, err)
-			}
-			if err := checkSigLength(rs.Signature); err != nil {
-				return nil, fmt.Errorf("signature %d: %w", i, err)
-			}
-			// Sorted by key id, as writ writes them: one set of signers has
-			// one encoding, so nobody can reorder entries to mint a new
-			// envelope of the same signed content.
-			if n := len(e.Signatures); n > 0 {
-				switch prev := e.Signatures[n-1].KeyID; {
-				case prev == si.KeyID:
-					return nil, fmt.Errorf("%w: %w: key id %s", ErrMalformedEnvelope, ErrDuplicateSigner, si.KeyID)
-				case prev > si.KeyID:
-					return nil, malformed("signatures must be sorted by key id (%s before %s)", prev, si.KeyID)
-				}
-			}
-			e.Signatures = append(e.Signatures, si)
-		}
-		m := new(cose.SignMessage)
-		if err := m.UnmarshalCBOR(data); err != nil {
-			return nil, malformed("COSE_Sign: %v", err)
-		}
-		ct, e.Payload, e.multi = h.CT, m.Payload, m
+		ct, err = e.parseSign(data)
 	default:
 		return nil, malformed("not a tagged COSE_Sign1 (tag 18) or COSE_Sign (tag 98)")
+	}
+	if err != nil {
+		return nil, err
 	}
 	k, ok := schemas.KindFromContentType(ct)
 	if !ok {
@@ -360,4 +279,113 @@ func ParseEnvelope(data []byte) (*Envelope, error) {
 	}
 	e.Kind = k
 	return e, nil
+}
+
+// parseSign1 reads a COSE_Sign1 (RFC 9052 §4.2) whose tag and array head
+// are the shortest into e, returning its content type. This is the hot
+// path (every single-signer record): the envelope is canonical exactly
+// when its tag and array heads are the shortest (checked by the caller)
+// and each of its four parts is: the headers by decodeHeader, the
+// payload and signature by decodeBstr.
+func (e *Envelope) parseSign1(data []byte) (string, error) {
+	var raw rawSign1
+	if err := schemas.DecodeStructure(data[1:], &raw); err != nil {
+		return "", fmt.Errorf("%w: COSE_Sign1: %w", ErrMalformedEnvelope, err)
+	}
+	var h sign1Header
+	if err := decodeHeader(raw.Protected, &h); err != nil {
+		return "", headerErr("protected header", err)
+	}
+	si, err := checkAlgKid(h.Alg, h.KID)
+	if err != nil {
+		return "", err
+	}
+	if !bytes.Equal(raw.Unprotected, emptyMap) {
+		return "", malformed("unprotected header must be empty")
+	}
+	payload, err := decodeBstr("payload", raw.Payload)
+	if err != nil {
+		return "", err
+	}
+	sig, err := decodeBstr("signature", raw.Signature)
+	if err != nil {
+		return "", err
+	}
+	if len(sig) != 64 {
+		return "", malformed("signature is %d bytes, Ed25519 signatures are 64", len(sig))
+	}
+	e.sign1 = &cose.Sign1Message{
+		Headers: cose.Headers{RawProtected: raw.Protected, Protected: cose.ProtectedHeader{cose.HeaderLabelAlgorithm: si.Alg},
+			RawUnprotected: raw.Unprotected, Unprotected: cose.UnprotectedHeader{}},
+		Payload: payload, Signature: sig,
+	}
+	e.Payload, e.Signatures = payload, []SignatureInfo{si}
+	return h.CT, nil
+}
+
+// parseSign reads a canonical COSE_Sign (RFC 9052 §4.1) into e, returning
+// its content type: 1 to MaxSignatures signatures, each with an empty
+// unprotected header, sorted by key id with no key twice.
+func (e *Envelope) parseSign(data []byte) (string, error) {
+	if err := schemas.CheckCanonical(data); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrMalformedEnvelope, err)
+	}
+	var raw rawSign
+	if err := schemas.DecodeStructure(data[2:], &raw); err != nil {
+		return "", malformed("COSE_Sign: %v", err)
+	}
+	var h bodyHeader
+	if err := decodeHeader(raw.Protected, &h); err != nil {
+		return "", headerErr("protected header", err)
+	}
+	if !bytes.Equal(raw.Unprotected, emptyMap) {
+		return "", malformed("unprotected header must be empty")
+	}
+	if len(raw.Signatures) == 0 || len(raw.Signatures) > MaxSignatures {
+		return "", malformed("%d signatures, allowed 1 to %d", len(raw.Signatures), MaxSignatures)
+	}
+	for i, rs := range raw.Signatures {
+		si, err := parseSignature(i, rs)
+		if err != nil {
+			return "", err
+		}
+		// Sorted by key id, as writ writes them: one set of signers has
+		// one encoding, so nobody can reorder entries to mint a new
+		// envelope of the same signed content.
+		if n := len(e.Signatures); n > 0 {
+			switch prev := e.Signatures[n-1].KeyID; {
+			case prev == si.KeyID:
+				return "", fmt.Errorf("%w: %w: key id %s", ErrMalformedEnvelope, ErrDuplicateSigner, si.KeyID)
+			case prev > si.KeyID:
+				return "", malformed("signatures must be sorted by key id (%s before %s)", prev, si.KeyID)
+			}
+		}
+		e.Signatures = append(e.Signatures, si)
+	}
+	m := new(cose.SignMessage)
+	if err := m.UnmarshalCBOR(data); err != nil {
+		return "", malformed("COSE_Sign: %v", err)
+	}
+	e.Payload, e.multi = m.Payload, m
+	return h.CT, nil
+}
+
+// parseSignature checks COSE_Sign's signature i: its protected header
+// (alg and kid), an empty unprotected header, and its length.
+func parseSignature(i int, rs rawSignature) (SignatureInfo, error) {
+	var sh sigHeader
+	if err := decodeHeader(rs.Protected, &sh); err != nil {
+		return SignatureInfo{}, headerErr(fmt.Sprintf("signature %d protected header", i), err)
+	}
+	if !bytes.Equal(rs.Unprotected, emptyMap) {
+		return SignatureInfo{}, malformed("signature %d: unprotected header must be empty", i)
+	}
+	si, err := checkAlgKid(sh.Alg, sh.KID)
+	if err != nil {
+		return SignatureInfo{}, fmt.Errorf("signature %d: %w", i, err)
+	}
+	if err := checkSigLength(rs.Signature); err != nil {
+		return SignatureInfo{}, fmt.Errorf("signature %d: %w", i, err)
+	}
+	return si, nil
 }
