@@ -33,6 +33,16 @@ func Decision(v *Verdict) *schemas.Decision {
 	return d
 }
 
+// AdmittedID returns the instruction id decision d admitted, or "" when
+// it admitted none (a refusal, or a dispatch that never parsed): the one
+// definition replay protection, the runner's index and the audit share.
+func AdmittedID(d *schemas.Decision) string {
+	if d.Verdict == Refused {
+		return ""
+	}
+	return d.InstructionID
+}
+
 // LastTrusted returns the authority checkpoint the runner trusted at its
 // latest decision (nil before the first decision that recorded one). The
 // decision log is signed by the runner key, so this memory is as good as

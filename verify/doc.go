@@ -1,6 +1,8 @@
 // Package verify composes sign, delegation, transfer and ledger into the
-// runner's admission verdict, the decision records that log it, and the
-// auditor's end-to-end check of a ledger.
+// runner's admission verdict and the decision records that log it. The
+// runner that holds a ledger directory open and records every decision
+// is package verify/runner; the auditor's end-to-end check of a ledger
+// is package verify/audit.
 //
 // # Verdicts and modes
 //
@@ -112,8 +114,8 @@
 //     every mode, across restarts. The decision that admitted it is found
 //     through a lookup key written in the same transaction
 //     (ledger.Log.EnqueueWithKeys) and read back proven against the signed
-//     checkpoint; a refused id may come again. [Audit] fails on an id
-//     admitted twice.
+//     checkpoint; a refused id may come again. An audit (package verify/audit) fails
+//     on an id admitted twice.
 //   - work-claimed: an admitted instruction with a claim (schemas.Claim)
 //     holds its stream for the claim's session until claim.until
 //     (exclusive, at most 30 days after issued_at); instructions for the
@@ -185,10 +187,4 @@
 // path split across tokens, and any marker that is not exactly
 // ".provision/" (.Provision/, a division slash U+2215, a fullwidth slash
 // U+FF0F, "&#47;", a backslash, a zero-width character inside it).
-//
-// # Audit
-//
-// [Audit] verifies both logs of a ledger directory (entries, tree,
-// checkpoint signatures, and every authority record's signatures and
-// authority replayed in order), then counts decisions by verdict and rule.
 package verify

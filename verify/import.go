@@ -6,8 +6,8 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
-	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/verify/internal/replay"
 )
 
 // ImportLedger is ledger.Import with the checks writ runs when a log
@@ -64,29 +64,15 @@ func ImportLedgerWith(dir, path string, o ImportOptions) ([]ledger.ImportedLog, 
 	}
 	return ledger.ImportWith(dir, path, ledger.ImportOptions{Trusted: trusted, Floors: o.Floors, TrustedKeys: o.TrustedKeys, Checkpoint: cpCheck, Progress: o.Progress, Check: func(name string) (ledger.EntryFunc, func() error) {
 		if name == "decisions" {
-			return decodeDecisions()
+			return replay.Decisions()
 		}
 		st := delegation.NewState()
-		fn, wait := parallelApply(st, nil)
+		fn, wait := replay.Apply(st, nil)
 		return fn, func() error {
 			if err := wait(); err != nil {
 				return err
 			}
-			return Trust{TrustRoot: trustRoot}.checkRoot(&Authority{State: st})
+			return Trust{TrustRoot: trustRoot}.CheckRoot(st)
 		}
 	}})
-}
-
-// decodeDecisions checks that every entry is a decision record in strict
-// encoding, on every core, refusing the first that is not.
-func decodeDecisions() (ledger.EntryFunc, func() error) {
-	return ordered(func(entry []byte) error {
-		_, err := schemas.Decode(schemas.KindDecision, entry)
-		return err
-	}, func(i int64, err error, _ time.Time) error {
-		if err != nil {
-			return &delegation.RecordError{Index: i, Rule: delegation.RuleMalformed, Err: err}
-		}
-		return nil
-	})
 }

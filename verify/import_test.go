@@ -13,6 +13,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // TestImportRunsAuthorityChecks: an export whose writer appended records
@@ -71,7 +72,7 @@ func TestImportRunsAuthorityChecks(t *testing.T) {
 			if _, err := os.Stat(fresh); !os.IsNotExist(err) {
 				t.Fatalf("the refused import created %s: %v", fresh, err)
 			}
-			rep, err := verify.Audit(replica, verify.AuditOptions{})
+			rep, err := audit.Run(audit.Dir(replica), audit.Options{})
 			if err != nil || !rep.OK || rep.AuthorityEntries != 3 {
 				t.Fatalf("the replica after the refused import: %v %+v", err, rep)
 			}

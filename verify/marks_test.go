@@ -13,6 +13,7 @@ import (
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/transfer"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // manyArtifacts is how many distinct artifacts TestRunnerManyArtifacts
@@ -95,7 +96,7 @@ func TestRunnerManyArtifacts(t *testing.T) {
 		t.Errorf("the largest decision is %d bytes after %d artifacts", largest, manyArtifacts)
 	}
 	t.Logf("%d decisions, the largest %d bytes", manyArtifacts, largest)
-	rep, err := verify.Audit(l.dir, verify.AuditOptions{Now: func() time.Time { return testkit.Epoch }})
+	rep, err := audit.Run(audit.Dir(l.dir), audit.Options{Now: func() time.Time { return testkit.Epoch }})
 	if err != nil || !rep.OK {
 		t.Fatalf("audit: %v %+v", err, rep.Failure)
 	}

@@ -77,7 +77,7 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 		}
 	}
 	keys := append(indexKeys(rec), keyIndexed)
-	id := admittedID(rec)
+	id := AdmittedID(rec)
 	wait, err := r.dec.EnqueueWithKeys(b, keys)
 	if err != nil {
 		return notRecorded(v), 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)

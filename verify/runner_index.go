@@ -15,22 +15,12 @@ import (
 // exactly when it points at the last decision.
 const keyIndexed = "indexed"
 
-// admittedID returns the instruction id decision d admitted, or "" when it
-// admitted none (a refusal, or a dispatch that never parsed): the one
-// definition replay protection, its index and the audit share.
-func admittedID(d *schemas.Decision) string {
-	if d.Verdict == Refused {
-		return ""
-	}
-	return d.InstructionID
-}
-
 // indexKeys returns the lookup keys decision d (at its index) contributes
 // to the runner's memory: its admitted instruction id, its work claim, and
 // the high-water mark of each artifact it records one for.
 func indexKeys(d *schemas.Decision) []string {
 	var keys []string
-	if id := admittedID(d); id != "" {
+	if id := AdmittedID(d); id != "" {
 		keys = append(keys, keyReplay+id)
 	}
 	if d.Claim != nil {

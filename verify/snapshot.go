@@ -103,7 +103,7 @@ func loadSnapshot(dir string, trust Trust, now func() (time.Time, error), truste
 		s.rule, s.err = RuleLedgerUnverified, err
 		return s, nil
 	}
-	if err := trust.checkRoot(a); err != nil {
+	if err := trust.CheckRoot(a.State); err != nil {
 		s.rule, s.err = RuleRootUntrusted, err
 		return s, nil
 	}
@@ -116,7 +116,7 @@ func loadSnapshot(dir string, trust Trust, now func() (time.Time, error), truste
 			return s, nil
 		}
 	}
-	w, err := trust.checkWitnessed(auth, vkey, a.Checkpoint, now)
+	w, err := trust.CheckWitnessed(auth, vkey, a.Checkpoint, now)
 	if w != nil {
 		s.recheck = w.Recheck
 	}

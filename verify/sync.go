@@ -12,11 +12,8 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
+	"github.com/writ-ledger/writ/verify/internal/replay"
 )
-
-// ErrRootUntrusted: a log's first root record is not the one the reader
-// was told to trust (--trust-root, RuleRootUntrusted).
-var ErrRootUntrusted = errors.New("the ledger's first root is not the trusted one")
 
 // Replica keeps a runner's authority log current from a published log
 // (c2sp.org/tlog-tiles, as `writ ledger publish` or `writ ledger serve`
@@ -110,17 +107,17 @@ func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
 	}
 	res, err := ledger.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, ledger.SyncOptions{
 		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, Seen: seen, Progress: r.Progress,
-		Anchor: Trust{TrustRoot: r.TrustRoot}.checkFirst,
+		Anchor: Trust{TrustRoot: r.TrustRoot}.CheckFirst,
 		Check: func(fresh bool) (ledger.EntryFunc, func() error) {
 			if fresh || r.st == nil {
 				r.st = delegation.NewState()
 			}
-			fn, wait := parallelApply(r.st, nil)
+			fn, wait := replay.Apply(r.st, nil)
 			return fn, func() error {
 				if err := wait(); err != nil {
 					return err
 				}
-				return Trust{TrustRoot: r.TrustRoot}.checkRoot(&Authority{State: r.st})
+				return Trust{TrustRoot: r.TrustRoot}.CheckRoot(r.st)
 			}
 		},
 	})
@@ -153,7 +150,7 @@ type anchored struct {
 // and a *delegation.RecordError for a malformed decision.
 func SyncDecisions(ctx context.Context, dir string, src tiles.Source, vkey string) (ledger.Synced, error) {
 	return ledger.Sync(ctx, dir, src, ledger.SyncOptions{VKey: vkey, Check: func(bool) (ledger.EntryFunc, func() error) {
-		return decodeDecisions()
+		return replay.Decisions()
 	}})
 }
 

@@ -15,21 +15,21 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/rules"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // auditFleet is `writ audit --fleet FILE`.
-func auditFleet(c *cli.Context, o verify.AuditOptions) error {
+func auditFleet(c *cli.Context, o audit.Options) error {
 	for _, f := range []string{"state", "vkey", "decisions-vkey"} {
 		if c.String(f) != "" {
 			return usageErr("--%s does not go with --fleet: the fleet file names every log's key, and --cache keeps what the last audit verified", f)
 		}
 	}
-	data, err := readWhole(c, c.String("fleet"), verify.MaxFleetFile)
+	data, err := readWhole(c, c.String("fleet"), audit.MaxFleetFile)
 	if err != nil {
 		return err
 	}
-	fleet, err := verify.ParseFleet(data)
+	fleet, err := audit.ParseFleet(data)
 	if err != nil {
 		return inputErr(fmt.Errorf("--fleet %s: %w", c.String("fleet"), err))
 	}
@@ -42,7 +42,7 @@ func auditFleet(c *cli.Context, o verify.AuditOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := verify.AuditFleet(ctx, fleet, cache, o, c.Duration("timeout"))
+	rep, err := audit.RunFleet(ctx, fleet, cache, o, c.Duration("timeout"))
 	if err != nil {
 		return inputErr(fmt.Errorf("--cache: %w", err))
 	}
@@ -82,7 +82,7 @@ func auditFleet(c *cli.Context, o verify.AuditOptions) error {
 // logs did not verify. When every one of them failed under the key the
 // fleet file gives for it (vkey-mismatch), that assertion is refused,
 // naming the fleet file, as for the authority log's key.
-func runnersFailed(c *cli.Context, rep *verify.FleetReport) error {
+func runnersFailed(c *cli.Context, rep *audit.FleetReport) error {
 	failed, keys := 0, true
 	for _, r := range rep.Runners {
 		if r.OK {
@@ -106,7 +106,7 @@ func runnersFailed(c *cli.Context, rep *verify.FleetReport) error {
 // authority log did not verify, or nothing was verified at all. A refused
 // trust assertion names where it came from: --trust-root, --policy, or
 // the fleet file for a log's key.
-func fleetFailure(c *cli.Context, f *verify.AuditFailure) error {
+func fleetFailure(c *cli.Context, f *audit.Failure) error {
 	fleetFlag := "--fleet " + c.String("fleet")
 	if f.Rule == rules.NothingVerified {
 		return &exitError{code: exitNo, err: fmt.Errorf("fleet audit failed: %s", f.Error), flag: fleetFlag, rule: f.Rule,
@@ -154,7 +154,7 @@ type fleetRow struct {
 	Share, ByRule, Failure                             string
 }
 
-func fleetView(rep *verify.FleetReport) map[string]any {
+func fleetView(rep *audit.FleetReport) map[string]any {
 	var rows []fleetRow
 	for _, r := range rep.Runners {
 		row := fleetRow{Name: r.Name, OK: r.OK, Status: "verified"}
@@ -177,7 +177,7 @@ func fleetView(rep *verify.FleetReport) map[string]any {
 	return map[string]any{"Rep": rep, "Rows": rows, "Total": total}
 }
 
-func fleetLines(rep *verify.FleetReport) []string {
+func fleetLines(rep *audit.FleetReport) []string {
 	v := fleetView(rep)
 	var lines []string
 	if rep.Authority != nil {
@@ -205,7 +205,7 @@ func fleetLines(rep *verify.FleetReport) []string {
 	return lines
 }
 
-func countOK(rep *verify.FleetReport) int {
+func countOK(rep *audit.FleetReport) int {
 	n := 0
 	for _, r := range rep.Runners {
 		if r.OK {
@@ -215,7 +215,7 @@ func countOK(rep *verify.FleetReport) int {
 	return n
 }
 
-func fleetCSV(rep *verify.FleetReport) ([]byte, error) {
+func fleetCSV(rep *audit.FleetReport) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	w.Write([]string{"runner", "dimension", "key", "count"})

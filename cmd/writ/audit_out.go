@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/writ-ledger/writ/schemas"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // sortedKeys returns m's keys in order.
@@ -23,7 +23,7 @@ func sortedKeys(m map[string]int64) []string {
 
 // dimensions are the report's counts by one attribute, in a fixed order:
 // the same in the table, the CSV and the page.
-func dimensions(rep *verify.Report) []dimension {
+func dimensions(rep *audit.Report) []dimension {
 	verdicts := map[string]int64{}
 	for _, v := range schemas.Verdicts {
 		verdicts[string(v)] = rep.ByVerdict[string(v)]
@@ -63,7 +63,7 @@ func (d dimension) Header() string {
 func (d dimension) Keys() []string { return sortedKeys(d.Counts) }
 
 // auditLines is the readable report after a good audit.
-func auditLines(rep *verify.Report) []string {
+func auditLines(rep *audit.Report) []string {
 	t := rep.Traffic
 	var lines []string
 	lines = append(lines, periodText(rep))
@@ -92,17 +92,17 @@ func auditLines(rep *verify.Report) []string {
 }
 
 // listedText is "" when a list holds all of its total, else what it
-// leaves out: the report lists at most verify.MaxListed.
+// leaves out: the report lists at most audit.MaxListed.
 func listedText(listed int, total int64) string {
 	if int64(listed) >= total {
 		return ""
 	}
-	return fmt.Sprintf(" (the first %d listed: a report lists at most %d; narrow the period with --since and --until for the rest)", listed, verify.MaxListed)
+	return fmt.Sprintf(" (the first %d listed: a report lists at most %d; narrow the period with --since and --until for the rest)", listed, audit.MaxListed)
 }
 
 // auditCSV is the report as one table: dimension, key, count. Days come
 // as day, day_unsigned, day_refused and day_would_refuse rows.
-func auditCSV(rep *verify.Report) ([]byte, error) {
+func auditCSV(rep *audit.Report) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	row := func(dim, key string, n int64) { w.Write([]string{dim, key, strconv.FormatInt(n, 10)}) }

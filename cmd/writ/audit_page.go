@@ -9,6 +9,7 @@ import (
 
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // The audit page: one self-contained HTML file (no script, nothing
@@ -74,18 +75,18 @@ func byCount(m map[string]int64) []ruleCount {
 	return out
 }
 
-// listedPage is the page's note under a list cut at verify.MaxListed, ""
+// listedPage is the page's note under a list cut at audit.MaxListed, ""
 // when the list holds all of its total.
 func listedPage(listed int, total int64) string {
 	if int64(listed) >= total {
 		return ""
 	}
 	return fmt.Sprintf("Showing the first %s of %s: a report lists at most %s (in --json too); narrow the period with --since and --until for the rest.",
-		thousands(int64(listed)), thousands(total), thousands(verify.MaxListed))
+		thousands(int64(listed)), thousands(total), thousands(audit.MaxListed))
 }
 
 // auditHTML renders the report as the audit page.
-func auditHTML(rep *verify.Report) ([]byte, error) {
+func auditHTML(rep *audit.Report) ([]byte, error) {
 	bars, ticks := stackedChart(rep.Traffic.Days)
 	from, to := periodBounds(rep)
 	origin := "a ledger"

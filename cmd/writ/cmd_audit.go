@@ -11,7 +11,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/schemas"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 func auditCommand() *cli.Command {
@@ -33,11 +33,11 @@ func auditCommand() *cli.Command {
 			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained page to `FILE` (no script, no network)"},
 			jsonFlag,
 		},
-		Action: audit,
+		Action: auditAction,
 	}
 }
 
-func audit(c *cli.Context) error {
+func auditAction(c *cli.Context) error {
 	vkey, err := vkeyValue(c, "vkey")
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func audit(c *cli.Context) error {
 		return err
 	}
 	now := time.Now()
-	o := verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root"), Now: time.Now, Policy: policy}
+	o := audit.Options{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root"), Now: time.Now, Policy: policy}
 	for _, f := range []struct {
 		name string
 		dst  *time.Time
@@ -97,20 +97,20 @@ func audit(c *cli.Context) error {
 			return err
 		}
 	}
-	var rep *verify.Report
+	var rep *audit.Report
 	switch dir, export := c.String("ledger"), c.String("export"); {
 	case dir != "":
 		if err := isLedgerDir(dir); err != nil {
 			return err
 		}
 		o.Progress = progressFor(c, "verifying", "entries")
-		rep, err = verify.Audit(dir, o)
+		rep, err = audit.Run(audit.Dir(dir), o)
 	default:
 		if fi, err := os.Stat(export); err == nil && fi.IsDir() {
 			return directoryErr("export", export)
 		}
 		o.Progress = progressFor(c, "verifying the export", "bytes")
-		rep, err = verify.AuditExport(export, o)
+		rep, err = audit.Run(audit.ExportFile(export), o)
 	}
 	if err != nil {
 		if errors.Is(err, ledger.ErrExport) {

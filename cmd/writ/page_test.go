@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // dataK finds the counts of an audit page: data-k="dimension:key">N<,
@@ -23,7 +23,7 @@ var dataK = regexp.MustCompile(`data-k="([^":]+):([^"]*)"[^>]*>(\d{1,3}(?:,\d{3}
 // checkPage compares every count on an audit page with the --json report
 // and requires the main ones to be there.
 func checkPage(page, report []byte) error {
-	var rep verify.Report // read back from the --json output, not from the page's code
+	var rep audit.Report // read back from the --json output, not from the page's code
 	if err := json.Unmarshal(report, &rep); err != nil {
 		return err
 	}

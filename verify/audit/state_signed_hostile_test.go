@@ -1,4 +1,4 @@
-package verify_test
+package audit_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/writ-ledger/writ/ledger"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // TestHostileStateSigned (hostile review of issue 20): a state file whose
@@ -23,7 +23,7 @@ func TestHostileStateSigned(t *testing.T) {
 	m["authority"].(map[string]any)["signed"] = "example.com/audit\n999\nAAAA\n\n\u2014 not-verified xxxx\n"
 	raw, _ = json.Marshal(m)
 	os.WriteFile(state, raw, 0o600)
-	rep, err := verify.Audit(b, verify.AuditOptions{StateFile: state})
+	rep, err := audit.Run(audit.Dir(b), audit.Options{StateFile: state})
 	if err != nil || rep.OK || rep.Failure.Log != "authority" {
 		t.Fatalf("the fork's audit: %+v %v", rep.Failure, err)
 	}

@@ -1,4 +1,4 @@
-package verify_test
+package audit_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // TestAuditForkEvidence: a ledger whose authority log forked from the
@@ -18,7 +18,7 @@ import (
 // checkpoints, the trusted one from the state file, as they were read.
 func TestAuditForkEvidence(t *testing.T) {
 	_, b, vkey, state := forkedAfterAudit(t)
-	rep, err := verify.Audit(b, verify.AuditOptions{StateFile: state})
+	rep, err := audit.Run(audit.Dir(b), audit.Options{StateFile: state})
 	if err != nil || rep.OK || rep.Failure.Log != "authority" {
 		t.Fatalf("the fork's audit: %+v %v", rep.Failure, err)
 	}
@@ -59,7 +59,7 @@ func forkedAfterAudit(t *testing.T) (a, b, vkey, state string) {
 		l.Close()
 	}
 	state = filepath.Join(t.TempDir(), "auditor.json")
-	if rep, err := verify.Audit(a, verify.AuditOptions{StateFile: state}); err != nil || !rep.OK {
+	if rep, err := audit.Run(audit.Dir(a), audit.Options{StateFile: state}); err != nil || !rep.OK {
 		t.Fatalf("the first audit: %+v %v", rep.Failure, err)
 	}
 	return a, b, vkey, state

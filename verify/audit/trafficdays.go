@@ -1,4 +1,4 @@
-package verify
+package audit
 
 import (
 	"slices"
@@ -12,7 +12,7 @@ const day = 24 * time.Hour
 
 // finish lays out the days of the period and computes the unsigned share;
 // now is the audit's clock, the end of an open period.
-func (tr *Traffic) finish(total int64, o AuditOptions, now time.Time) {
+func (tr *Traffic) finish(total int64, o Options, now time.Time) {
 	counted := make([]DayCount, 0, len(tr.days))
 	for _, dc := range tr.days {
 		counted = append(counted, *dc)

@@ -1,4 +1,4 @@
-package verify_test
+package audit_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // TestAuditTrafficCounts: the report's counts on a small fixed ledger,
@@ -58,7 +59,7 @@ func TestAuditTrafficCounts(t *testing.T) {
 
 	now := func() time.Time { return testkit.Epoch.Add(96 * time.Hour) }
 	var done, total int64
-	rep, err := verify.Audit(l.dir, verify.AuditOptions{Now: now, Progress: func(d, t int64) { done, total = d, t }})
+	rep, err := audit.Run(audit.Dir(l.dir), audit.Options{Now: now, Progress: func(d, t int64) { done, total = d, t }})
 	if err != nil || !rep.OK {
 		t.Fatalf("audit: %v %+v", err, rep.Failure)
 	}
@@ -84,11 +85,11 @@ func TestAuditTrafficCounts(t *testing.T) {
 	check("would refuse by rule", tr.WouldRefuseByRule, map[string]int64{"unsigned": 4})
 	// Per day, the verdicts add up to the decisions, and to the report's
 	// totals over the days.
-	check("days", tr.Days, []verify.DayCount{
-		{Day: "2026-11-29", Decisions: 5, Unsigned: 3, Refused: 2, WouldRefuse: 2, ByVerdict: verify.VerdictCounts{Admitted: 1, AdmittedUnsigned: 1, WouldRefuse: 1, Refused: 2}},
-		{Day: "2026-11-30", Decisions: 2, Unsigned: 1, Refused: 0, WouldRefuse: 1, ByVerdict: verify.VerdictCounts{Admitted: 1, AdmittedUnsigned: 1}},
+	check("days", tr.Days, []audit.DayCount{
+		{Day: "2026-11-29", Decisions: 5, Unsigned: 3, Refused: 2, WouldRefuse: 2, ByVerdict: audit.VerdictCounts{Admitted: 1, AdmittedUnsigned: 1, WouldRefuse: 1, Refused: 2}},
+		{Day: "2026-11-30", Decisions: 2, Unsigned: 1, Refused: 0, WouldRefuse: 1, ByVerdict: audit.VerdictCounts{Admitted: 1, AdmittedUnsigned: 1}},
 		{Day: "2026-12-01"},
-		{Day: "2026-12-02", Decisions: 1, Unsigned: 1, WouldRefuse: 1, ByVerdict: verify.VerdictCounts{AdmittedUnsigned: 1}},
+		{Day: "2026-12-02", Decisions: 1, Unsigned: 1, WouldRefuse: 1, ByVerdict: audit.VerdictCounts{AdmittedUnsigned: 1}},
 		{Day: "2026-12-03", Partial: true}}) // the audit's day, to its clock: the end of the open period
 	// The three delegations end a day after Epoch, before the audit's
 	// clock; op2 was revoked when the ledger accepted the revocation,
@@ -102,7 +103,7 @@ func TestAuditTrafficCounts(t *testing.T) {
 		"3 delegation-expired 2026-11-30T10:00:00Z", "5 revocation 2026-12-02T13:00:00Z"})
 
 	// A period: only the second day is counted; all is still verified.
-	rep, err = verify.Audit(l.dir, verify.AuditOptions{Now: now, Since: testkit.Epoch.Add(12 * time.Hour)})
+	rep, err = audit.Run(audit.Dir(l.dir), audit.Options{Now: now, Since: testkit.Epoch.Add(12 * time.Hour)})
 	if err != nil || !rep.OK {
 		t.Fatalf("audit since: %v %+v", err, rep.Failure)
 	}
@@ -123,7 +124,7 @@ func TestAuditTrafficCounts(t *testing.T) {
 		{testkit.Epoch.Add(-500 * time.Millisecond), testkit.Epoch.Add(500 * time.Millisecond), 5},
 		{testkit.Epoch, testkit.Epoch, 0},
 	} {
-		rep, err := verify.Audit(l.dir, verify.AuditOptions{Now: now, Since: tc.since, Until: tc.until})
+		rep, err := audit.Run(audit.Dir(l.dir), audit.Options{Now: now, Since: tc.since, Until: tc.until})
 		if err != nil || !rep.OK {
 			t.Fatalf("audit: %v", err)
 		}

@@ -1,4 +1,4 @@
-package verify_test
+package audit_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 func fleetVKey(t testing.TB, seed ...byte) string {
@@ -23,7 +23,7 @@ func fleetVKey(t testing.TB, seed ...byte) string {
 func TestParseFleet(t *testing.T) {
 	vk, vk2, vk3 := fleetVKey(t), fleetVKey(t, 2), fleetVKey(t, 3)
 	good := "# fleet\nauthority https://tiles.example/a " + vk + "\n\nrunner r-1 https://tiles.example/r1 " + vk2 + " # first\nrunner r.2 /srv/r2 " + vk3 + "\n"
-	f, err := verify.ParseFleet([]byte(good))
+	f, err := audit.ParseFleet([]byte(good))
 	if err != nil || f.Authority.URL != "https://tiles.example/a" || len(f.Runners) != 2 || f.Runners[1].Name != "r.2" {
 		t.Fatalf("%+v, %v", f, err)
 	}
@@ -40,10 +40,10 @@ func TestParseFleet(t *testing.T) {
 		"runner is authority": {"authority /a " + vk + "\nrunner r /a " + vk2, "line 2: the log of line 1 again (same url)"},
 		"name starts with .":  {"authority /a " + vk + "\nrunner .r /x " + vk, "line 2: runner name"},
 		"reserved name":       {"authority /a " + vk + "\nrunner total /x " + vk, `line 2: runner name "total"`},
-		"too large":           {strings.Repeat("#", verify.MaxFleetFile+1), "limit"},
+		"too large":           {strings.Repeat("#", audit.MaxFleetFile+1), "limit"},
 	} {
-		_, err := verify.ParseFleet([]byte(c.in))
-		if !errors.Is(err, verify.ErrFleet) || !strings.Contains(err.Error(), c.want) {
+		_, err := audit.ParseFleet([]byte(c.in))
+		if !errors.Is(err, audit.ErrFleet) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
 	}
@@ -57,9 +57,9 @@ func FuzzParseFleet(f *testing.F) {
 	f.Add([]byte("authority /a " + vk + "\nrunner ../x /x " + vk))
 	f.Add([]byte("\x00\xff#\n\n runner"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		fl, err := verify.ParseFleet(in)
+		fl, err := audit.ParseFleet(in)
 		if err != nil {
-			if !errors.Is(err, verify.ErrFleet) {
+			if !errors.Is(err, audit.ErrFleet) {
 				t.Fatalf("error without ErrFleet: %v", err)
 			}
 			return

@@ -1,4 +1,4 @@
-package verify_test
+package audit_test
 
 import (
 	"encoding/hex"
@@ -14,6 +14,7 @@ import (
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // auditLedger writes a ledger directory: an authority log signed by
@@ -60,7 +61,7 @@ func auditLedger(t *testing.T, logKey, runnerKey *sign.PrivateKey, decisionOrigi
 func TestAuditPinsKeysAndBindsLogs(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "auditor.json")
 	good := auditLedger(t, testkit.Key(t, 50), testkit.Key(t, 51), "")
-	if rep, err := verify.Audit(good, verify.AuditOptions{StateFile: state}); err != nil || !rep.OK || rep.Decisions != 1 {
+	if rep, err := audit.Run(audit.Dir(good), audit.Options{StateFile: state}); err != nil || !rep.OK || rep.Decisions != 1 {
 		t.Fatalf("first audit: %+v, %v", rep.Failure, err)
 	}
 	b, _ := os.ReadFile(state)
@@ -75,7 +76,7 @@ func TestAuditPinsKeysAndBindsLogs(t *testing.T) {
 			"example.com/audit/decisions/"+testkit.Key(t, 51).Public().ID()[:16]), "decisions", "rule vkey-mismatch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := verify.Audit(tc.dir, verify.AuditOptions{StateFile: state})
+			rep, err := audit.Run(audit.Dir(tc.dir), audit.Options{StateFile: state})
 			if err != nil || rep.OK || rep.Failure.Log != tc.log || !strings.Contains(rep.Failure.Error, tc.want) || rep.Failure.Rule != rules.VKeyMismatch {
 				t.Fatalf("audit: %+v, %v", rep.Failure, err)
 			}
@@ -84,7 +85,7 @@ func TestAuditPinsKeysAndBindsLogs(t *testing.T) {
 	// Without a state file, a decision log named after another key or
 	// another authority log is refused too.
 	for _, origin := range []string{"example.com/audit/decisions/" + testkit.Key(t, 51).Public().ID()[:16], "example.com/other/decisions/" + testkit.Key(t, 61).Public().ID()[:16]} {
-		rep, err := verify.Audit(auditLedger(t, testkit.Key(t, 50), testkit.Key(t, 61), origin), verify.AuditOptions{})
+		rep, err := audit.Run(audit.Dir(auditLedger(t, testkit.Key(t, 50), testkit.Key(t, 61), origin)), audit.Options{})
 		if err != nil || rep.OK || !strings.Contains(rep.Failure.Error, "decision log origin") {
 			t.Fatalf("origin %s: %+v, %v", origin, rep.Failure, err)
 		}

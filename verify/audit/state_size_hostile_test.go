@@ -1,4 +1,4 @@
-package verify_test
+package audit_test
 
 import (
 	"encoding/base64"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // cosignature lines anyone can add (not verified without a policy): key
@@ -61,13 +61,13 @@ func TestHostileStateOverflow(t *testing.T) {
 	a.Close()
 	dl.Close()
 	state := filepath.Join(t.TempDir(), "auditor.json")
-	rep, err := verify.AuditExport(exp, verify.AuditOptions{StateFile: state})
+	rep, err := audit.Run(audit.ExportFile(exp), audit.Options{StateFile: state})
 	if err != nil || !rep.OK {
 		t.Fatalf("first audit: %+v %v", rep.Failure, err)
 	}
 	fi, _ := os.Stat(state)
-	t.Logf("state file %d bytes (limit %d)", fi.Size(), verify.MaxAuditStateFile)
-	rep, err = verify.AuditExport(exp, verify.AuditOptions{StateFile: state})
+	t.Logf("state file %d bytes (limit %d)", fi.Size(), audit.MaxStateFile)
+	rep, err = audit.Run(audit.ExportFile(exp), audit.Options{StateFile: state})
 	if err != nil || !rep.OK {
 		t.Fatalf("second audit of the same export with the state the first wrote: %v %+v", err, rep)
 	}

@@ -1,4 +1,4 @@
-package verify
+package audit
 
 import (
 	"encoding/hex"
@@ -47,17 +47,17 @@ func (c *CheckpointSummary) checkpoint() ledger.Checkpoint {
 	return cp
 }
 
-// MaxAuditStateFile bounds the auditor's state file (AuditOptions.StateFile),
+// MaxStateFile bounds the auditor's state file (Options.StateFile),
 // in bytes. The file writ writes holds two checkpoint summaries (an origin
 // of at most 128 bytes, a size, 64 hex digits of root hash, and the signed
 // checkpoint note, at most ledger.MaxCheckpointSize = 16 KiB and in
 // practice under 2 KiB) and two verifier keys. 64 KiB leaves room for
 // that while a file that is not one writ wrote (a log, an export given by
 // mistake) is refused before it is read whole.
-const MaxAuditStateFile = 64 << 10
+const MaxStateFile = 64 << 10
 
 // readState reads the auditor's state file at path; no path, or no file
-// there yet, is the empty state. A file over MaxAuditStateFile bytes is
+// there yet, is the empty state. A file over MaxStateFile bytes is
 // refused, naming the file and the limit.
 func readState(path string) (*auditState, error) {
 	st := &auditState{}
@@ -72,12 +72,12 @@ func readState(path string) (*auditState, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxAuditStateFile+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxStateFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("auditor state %s: %w", path, err)
 	}
-	if len(data) > MaxAuditStateFile {
-		return nil, fmt.Errorf("auditor state %s: larger than %d bytes, the limit for a state file: not a state an audit wrote", path, MaxAuditStateFile)
+	if len(data) > MaxStateFile {
+		return nil, fmt.Errorf("auditor state %s: larger than %d bytes, the limit for a state file: not a state an audit wrote", path, MaxStateFile)
 	}
 	if err := json.Unmarshal(data, st); err != nil {
 		return nil, fmt.Errorf("auditor state %s: %w", path, err)
@@ -106,14 +106,14 @@ func readState(path string) (*auditState, error) {
 }
 
 // writeState writes the auditor's state atomically; a state readState
-// would refuse (over MaxAuditStateFile bytes) is never written.
+// would refuse (over MaxStateFile bytes) is never written.
 func writeState(path string, st *auditState) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	if len(data)+1 > MaxAuditStateFile {
-		return fmt.Errorf("auditor state %s: %d bytes, over the %d a later audit reads: not written", path, len(data)+1, MaxAuditStateFile)
+	if len(data)+1 > MaxStateFile {
+		return fmt.Errorf("auditor state %s: %d bytes, over the %d a later audit reads: not written", path, len(data)+1, MaxStateFile)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".writ-state-*")
 	if err != nil {

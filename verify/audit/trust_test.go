@@ -1,4 +1,4 @@
-package verify_test
+package audit_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/internal/testkit"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // TestAuditTrustSources: the report says which key each log was checked
@@ -18,7 +18,7 @@ func TestAuditTrustSources(t *testing.T) {
 	logKey, runnerKey := testkit.Key(t, 50), testkit.Key(t, 51)
 	dir := auditLedger(t, logKey, runnerKey, "")
 	state := filepath.Join(t.TempDir(), "auditor.json")
-	src := func(rep *verify.Report) string {
+	src := func(rep *audit.Report) string {
 		t.Helper()
 		tr := rep.Trust
 		if tr == nil || tr.Authority == nil || tr.Decisions == nil {
@@ -37,7 +37,7 @@ func TestAuditTrustSources(t *testing.T) {
 		return tr.Authority.Source + "/" + tr.Decisions.Source + " " + ind
 	}
 	now := func() time.Time { return testkit.Epoch.Add(90 * time.Minute) }
-	rep, err := verify.Audit(dir, verify.AuditOptions{StateFile: state, Now: now})
+	rep, err := audit.Run(audit.Dir(dir), audit.Options{StateFile: state, Now: now})
 	if err != nil || !rep.OK {
 		t.Fatalf("audit: %v %+v", err, rep.Failure)
 	}
@@ -47,7 +47,7 @@ func TestAuditTrustSources(t *testing.T) {
 	if rep.AuditedAt != "2026-11-29T11:30:00Z" || rep.Trust.TrustRoot != "" {
 		t.Errorf("audited at %q, trust root %q", rep.AuditedAt, rep.Trust.TrustRoot)
 	}
-	if rep, err = verify.Audit(dir, verify.AuditOptions{StateFile: state, Now: now}); err != nil || !rep.OK {
+	if rep, err = audit.Run(audit.Dir(dir), audit.Options{StateFile: state, Now: now}); err != nil || !rep.OK {
 		t.Fatalf("audit: %v %+v", err, rep.Failure)
 	}
 	if got := src(rep); got != "state/state independent" {
@@ -63,13 +63,13 @@ func TestAuditTrustSources(t *testing.T) {
 	}
 	first := rep.Trust.FirstRoot
 	for _, tc := range []struct {
-		o    verify.AuditOptions
+		o    audit.Options
 		want string
 	}{
-		{verify.AuditOptions{AuthorityVKey: st.A, DecisionsVKey: st.D, TrustRoot: first}, "given/given independent"},
-		{verify.AuditOptions{AuthorityVKey: st.A}, "given/ledger dependent"},
+		{audit.Options{AuthorityVKey: st.A, DecisionsVKey: st.D, TrustRoot: first}, "given/given independent"},
+		{audit.Options{AuthorityVKey: st.A}, "given/ledger dependent"},
 	} {
-		rep, err := verify.Audit(dir, tc.o)
+		rep, err := audit.Run(audit.Dir(dir), tc.o)
 		if err != nil || !rep.OK {
 			t.Fatalf("audit: %v %+v", err, rep.Failure)
 		}
@@ -85,10 +85,10 @@ func TestAuditTrustSources(t *testing.T) {
 func TestAuditPeriodDays(t *testing.T) {
 	dir := auditLedger(t, testkit.Key(t, 50), testkit.Key(t, 51), "") // one decision at Epoch, 2026-11-29T10:00:00Z
 	now := func() time.Time { return testkit.Epoch.Add(50*time.Hour + 500*time.Millisecond) }
-	days := func(o verify.AuditOptions) (string, *verify.Traffic) {
+	days := func(o audit.Options) (string, *audit.Traffic) {
 		t.Helper()
 		o.Now = now
-		rep, err := verify.Audit(dir, o)
+		rep, err := audit.Run(audit.Dir(dir), o)
 		if err != nil || !rep.OK {
 			t.Fatalf("audit: %v %+v", err, rep.Failure)
 		}
@@ -104,7 +104,7 @@ func TestAuditPeriodDays(t *testing.T) {
 		}
 		return s, rep.Traffic
 	}
-	got, tr := days(verify.AuditOptions{Since: testkit.Epoch.Add(-48*time.Hour - 500*time.Millisecond), Until: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)})
+	got, tr := days(audit.Options{Since: testkit.Epoch.Add(-48*time.Hour - 500*time.Millisecond), Until: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)})
 	if want := " 11-27~ 11-28 11-29* 11-30 12-01 12-02"; got != want {
 		t.Errorf("days %q, want %q", got, want)
 	}
@@ -115,11 +115,11 @@ func TestAuditPeriodDays(t *testing.T) {
 		t.Errorf("decisions from %s to %s", tr.FirstDecision, tr.LastDecision)
 	}
 	// Open: from the first decision to the audit's clock, mid-day.
-	if got, _ := days(verify.AuditOptions{}); got != " 11-29* 11-30 12-01~" {
+	if got, _ := days(audit.Options{}); got != " 11-29* 11-30 12-01~" {
 		t.Errorf("open period: days %q", got)
 	}
 	// A period without decisions still has its days.
-	got, tr = days(verify.AuditOptions{Since: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
+	got, tr = days(audit.Options{Since: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
 	if got != " 11-30 12-01~" || tr.FirstDecision != "" || tr.OutsidePeriod != 1 {
 		t.Errorf("empty period: days %q, first %q, outside %d", got, tr.FirstDecision, tr.OutsidePeriod)
 	}

@@ -1,4 +1,4 @@
-package verify
+package audit
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/rules"
+	"github.com/writ-ledger/writ/verify"
 )
 
 // ErrFleet is wrapped by every error about a fleet file.
@@ -128,11 +129,11 @@ func ParseFleet(data []byte) (*Fleet, error) {
 // as fetched and verified, and its Report (nil when the log could not be
 // fetched or verified; Failure says why).
 type RunnerReport struct {
-	Name    string        `json:"name"`
-	URL     string        `json:"url"`
-	OK      bool          `json:"ok"`
-	Report  *Report       `json:"report,omitempty"`
-	Failure *AuditFailure `json:"failure,omitempty"`
+	Name    string   `json:"name"`
+	URL     string   `json:"url"`
+	OK      bool     `json:"ok"`
+	Report  *Report  `json:"report,omitempty"`
+	Failure *Failure `json:"failure,omitempty"`
 }
 
 // FleetTotals adds up the runners that verified.
@@ -147,26 +148,26 @@ type FleetTotals struct {
 	FlaggedBuilds     int64            `json:"flagged_builds_total"`
 }
 
-// FleetReport is the outcome of AuditFleet: OK only when the authority
+// FleetReport is the outcome of RunFleet: OK only when the authority
 // log and every runner's log verified.
 type FleetReport struct {
 	OK        bool               `json:"ok"`
 	Authority *CheckpointSummary `json:"authority_checkpoint,omitempty"`
-	// Witnessing is what AuditOptions.Policy found on the authority
+	// Witnessing is what Options.Policy found on the authority
 	// checkpoint (nil without a policy).
 	Witnessing *formats.Witnessing `json:"witnessing,omitempty"`
-	Failure    *AuditFailure       `json:"failure,omitempty"`
+	Failure    *Failure            `json:"failure,omitempty"`
 	Runners    []RunnerReport      `json:"runners"`
 	Total      FleetTotals         `json:"total"`
 }
 
-// AuditFleet audits a fleet from where it publishes its logs. Every
+// RunFleet audits a fleet from where it publishes its logs. Every
 // runner's decision log is synced first (ledger.Sync: signed under the
 // runner's key, proven into its signed checkpoint, every decision decoded
 // strictly), then the authority log (Replica: every record replayed at
 // the time the log accepted it, rooted at o.TrustRoot when given), so
 // that the authority log is at least as new as any decision that names
-// one of its checkpoints; then each runner is audited as Audit audits a
+// one of its checkpoints; then each runner is audited as Run audits a
 // ledger directory, against that authority log. Replicas are kept in
 // cache (made if missing): a later audit with the same cache fetches
 // only what is new. timeout bounds each request. A runner whose log
@@ -175,7 +176,7 @@ type FleetReport struct {
 // (ErrNothingVerified, rules.NothingVerified): the authority log alone
 // is verified, and no decision. The error return is for a cache that
 // cannot be used.
-func AuditFleet(ctx context.Context, f *Fleet, cache string, o AuditOptions, timeout time.Duration) (*FleetReport, error) {
+func RunFleet(ctx context.Context, f *Fleet, cache string, o Options, timeout time.Duration) (*FleetReport, error) {
 	rep := &FleetReport{OK: true, Total: FleetTotals{WouldRefuseByRule: map[string]int64{}, ByVerdict: map[string]int64{}}}
 	authDir := filepath.Join(cache, "authority")
 	if err := os.MkdirAll(filepath.Join(cache, "runners"), 0o700); err != nil {
@@ -193,7 +194,7 @@ func AuditFleet(ctx context.Context, f *Fleet, cache string, o AuditOptions, tim
 			src, err = tiles.OpenSource(r.URL, timeout)
 		}
 		if err == nil {
-			_, err = SyncDecisions(ctx, filepath.Join(dir, ledger.DecisionsDir), src, r.VKey)
+			_, err = verify.SyncDecisions(ctx, filepath.Join(dir, ledger.DecisionsDir), src, r.VKey)
 		}
 		if err != nil {
 			rr.Failure = failure("decisions", err)
@@ -202,7 +203,7 @@ func AuditFleet(ctx context.Context, f *Fleet, cache string, o AuditOptions, tim
 	}
 	src, err := tiles.OpenSource(f.Authority.URL, timeout)
 	if err == nil {
-		a := &Replica{Dir: authDir, Source: src, VKey: f.Authority.VKey, TrustRoot: o.TrustRoot, Policy: o.Policy}
+		a := &verify.Replica{Dir: authDir, Source: src, VKey: f.Authority.VKey, TrustRoot: o.TrustRoot, Policy: o.Policy}
 		var res ledger.Synced
 		if res, err = a.Sync(ctx); err == nil {
 			rep.Authority = summarize(res.Checkpoint)
@@ -213,7 +214,7 @@ func AuditFleet(ctx context.Context, f *Fleet, cache string, o AuditOptions, tim
 		rep.OK, rep.Failure = false, failure("authority", err)
 		for i := range rep.Runners {
 			if rep.Runners[i].Failure == nil {
-				rep.Runners[i].Failure = &AuditFailure{Log: "authority", Index: -1, Error: "not audited: the authority log did not verify"}
+				rep.Runners[i].Failure = &Failure{Log: "authority", Index: -1, Error: "not audited: the authority log did not verify"}
 			}
 		}
 		return rep, nil
@@ -226,7 +227,7 @@ func AuditFleet(ctx context.Context, f *Fleet, cache string, o AuditOptions, tim
 		}
 		ro := o
 		ro.AuthorityVKey, ro.DecisionsVKey, ro.StateFile, ro.Progress = f.Authority.VKey, f.Runners[i].VKey, "", nil
-		r, err := Audit(filepath.Join(cache, "runners", rr.Name), ro)
+		r, err := Run(Dir(filepath.Join(cache, "runners", rr.Name)), ro)
 		switch {
 		case err != nil:
 			rr.Failure = failure("decisions", err)
@@ -243,7 +244,7 @@ func AuditFleet(ctx context.Context, f *Fleet, cache string, o AuditOptions, tim
 		// The authority log verified, and that is all: a fleet audit is
 		// about the runners' decisions, and none was checked.
 		rep.OK = false
-		rep.Failure = &AuditFailure{Log: "decisions", Index: -1, Error: ErrNothingVerified.Error(), Rule: rules.NothingVerified, Cause: ErrNothingVerified}
+		rep.Failure = &Failure{Log: "decisions", Index: -1, Error: ErrNothingVerified.Error(), Rule: rules.NothingVerified, Cause: ErrNothingVerified}
 	}
 	if rep.Total.Decisions > 0 {
 		rep.Total.UnsignedShare = float64(rep.Total.Unsigned) / float64(rep.Total.Decisions)
@@ -283,7 +284,7 @@ func onceEach(logs map[string]int, n int, l FleetLog) error {
 
 // linkAuthority makes dir/authority a symbolic link to the fleet's one
 // authority replica, so that each runner's directory is a ledger
-// directory Audit reads.
+// directory Dir reads.
 func linkAuthority(dir, authDir string) error {
 	link := filepath.Join(dir, ledger.AuthorityDir)
 	target, err := filepath.Abs(filepath.Join(authDir, ledger.AuthorityDir))

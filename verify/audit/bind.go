@@ -1,4 +1,4 @@
-package verify
+package audit
 
 import (
 	"encoding/hex"
@@ -8,15 +8,17 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/verify/internal/replay"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
 // errVKeyMismatch: the key given for log ("authority" or "decisions") is
 // not the one the auditor's state remembers: a *ledger.TrustError
-// (RuleVKeyMismatch, wrapping ledger.ErrVKeyMismatch).
+// (rules.VKeyMismatch, wrapping ledger.ErrVKeyMismatch).
 func errVKeyMismatch(log, given, remembered string) error {
-	return &ledger.TrustError{Rule: RuleVKeyMismatch, Log: log, What: "the verifier key given is not the one the auditor's state remembers",
+	return &ledger.TrustError{Rule: rules.VKeyMismatch, Log: log, What: "the verifier key given is not the one the auditor's state remembers",
 		Expected: given, Found: remembered, Err: ledger.ErrVKeyMismatch}
 }
 
@@ -26,7 +28,7 @@ func errVKeyMismatch(log, given, remembered string) error {
 // *ledger.IntegrityError) when the state remembers the log or the runner
 // key that signs it exists; else, when only a key was given, it refuses
 // that key, which signs nothing here (errNoDecisionLog).
-func decisionsExpected(dir string, o AuditOptions, st *auditState) (bool, error) {
+func decisionsExpected(dir string, o Options, st *auditState) (bool, error) {
 	has, err := ledger.HasDecisions(dir, o.DecisionsVKey != "" || st.Decisions != nil)
 	if err != nil && o.DecisionsVKey != "" && st.Decisions == nil && !ledger.RunnerKeyExists(dir) {
 		err = errNoDecisionLog(o.DecisionsVKey, err)
@@ -38,7 +40,7 @@ func decisionsExpected(dir string, o AuditOptions, st *auditState) (bool, error)
 // log when one is expected: deletion evidence (an *ledger.IntegrityError)
 // when the auditor's state remembers one, else the refusal of the key
 // given for it (errNoDecisionLog).
-func exportLacksDecisions(o AuditOptions, st *auditState) error {
+func exportLacksDecisions(o Options, st *auditState) error {
 	var err error = &ledger.IntegrityError{Index: -1, What: "decision log missing", Detail: "the export carries no decision log"}
 	if st.Decisions == nil {
 		err = errNoDecisionLog(o.DecisionsVKey, err)
@@ -48,10 +50,10 @@ func exportLacksDecisions(o AuditOptions, st *auditState) error {
 
 // errNoDecisionLog refuses a decision log verifier key given for a
 // ledger or an export that has no decision log (missing says so): the key
-// signs nothing there, a *ledger.TrustError (RuleVKeyMismatch, wrapping
+// signs nothing there, a *ledger.TrustError (rules.VKeyMismatch, wrapping
 // ledger.ErrVKeyMismatch and missing).
 func errNoDecisionLog(given string, missing error) error {
-	return &ledger.TrustError{Rule: RuleVKeyMismatch, Log: "decisions", What: "the decision log the verifier key given signs",
+	return &ledger.TrustError{Rule: rules.VKeyMismatch, Log: "decisions", What: "the decision log the verifier key given signs",
 		Expected: given, Found: "no decision log", Err: fmt.Errorf("%w: %w", ledger.ErrVKeyMismatch, missing)}
 }
 
@@ -61,7 +63,7 @@ func errNoDecisionLog(given string, missing error) error {
 // checkpoints. own is the key the log (or export section) carries: when
 // vkey is another (given, or remembered by the auditor's state) and
 // names another origin, the key is refused, a *ledger.TrustError
-// (RuleVKeyMismatch), since it is not this log's.
+// (rules.VKeyMismatch), since it is not this log's.
 func checkDecisionOrigin(authority, origin, vkey, own string) error {
 	pub, err := ledger.VerifierPublicKey(vkey)
 	if err != nil {
@@ -69,7 +71,7 @@ func checkDecisionOrigin(authority, origin, vkey, own string) error {
 	}
 	want := authority + "/decisions/" + pub.ID()[:16]
 	if name, _, _ := strings.Cut(vkey, "+"); origin != want && vkey != own && name != origin {
-		return &ledger.TrustError{Rule: RuleVKeyMismatch, Log: "decisions", What: "the verifier key trusted is another log's",
+		return &ledger.TrustError{Rule: rules.VKeyMismatch, Log: "decisions", What: "the verifier key trusted is another log's",
 			Expected: vkey, Found: own, Err: ledger.ErrVKeyMismatch}
 	}
 	if origin != want {
@@ -122,7 +124,7 @@ func (rep *Report) tallyBound(b *authorityBinding) (ledger.EntryFunc, func() err
 		d   *schemas.Decision
 		err error
 	}
-	return ordered(func(entry []byte) decoded {
+	return replay.Ordered(func(entry []byte) decoded {
 		rec, err := schemas.Decode(schemas.KindDecision, entry)
 		if err != nil {
 			return decoded{err: err}

@@ -1,15 +1,16 @@
-package verify
+package audit
 
 import (
 	"slices"
 	"time"
 
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 )
 
 // Traffic is the audit's picture of what the runners decided, over the
-// decisions whose time falls in the period (AuditOptions.Since, Until);
+// decisions whose time falls in the period (Options.Since, Until);
 // every decision is verified whatever the period.
 type Traffic struct {
 	ByMode    map[string]int64 `json:"by_mode"`
@@ -97,13 +98,13 @@ type VerdictCounts struct {
 // add counts one decision of verdict v.
 func (c *VerdictCounts) add(v schemas.Verdict) {
 	switch v {
-	case Admitted:
+	case schemas.VerdictAdmitted:
 		c.Admitted++
-	case AdmittedUnsigned:
+	case schemas.VerdictAdmittedUnsigned:
 		c.AdmittedUnsigned++
-	case WouldRefuse:
+	case schemas.VerdictWouldRefuse:
 		c.WouldRefuse++
-	case Refused:
+	case schemas.VerdictRefused:
 		c.Refused++
 	}
 }
@@ -129,6 +130,8 @@ type AuthorityEvent struct {
 	Subject string `json:"subject"`
 }
 
+func unixUTC(sec int64) string { return time.Unix(sec, 0).UTC().Format(time.RFC3339) }
+
 func newTraffic() *Traffic {
 	return &Traffic{ByMode: map[string]int64{}, ByMachine: map[string]int64{}, ByStream: map[string]int64{},
 		BySigner: map[string]int64{}, WouldRefuseByRule: map[string]int64{}, days: map[string]*DayCount{},
@@ -138,7 +141,7 @@ func newTraffic() *Traffic {
 // inPeriod reports whether Unix time t (whole seconds, as decisions
 // record it) is in [since, until) (zero: open); fractions of a second in
 // the bounds count: t >= since is t >= ceil(since).
-func (o AuditOptions) inPeriod(t int64) bool {
+func (o Options) inPeriod(t int64) bool {
 	return (o.Since.IsZero() || t >= ceilUnix(o.Since)) && (o.Until.IsZero() || t < ceilUnix(o.Until))
 }
 
@@ -151,8 +154,8 @@ func ceilUnix(t time.Time) int64 {
 
 // add counts decision i.
 func (tr *Traffic) add(i int64, d *schemas.Decision) {
-	unsigned := d.Rule == RuleUnsigned || slices.Contains(d.Failed, RuleUnsigned)
-	would := d.Verdict != Refused && d.Rule != RuleOK
+	unsigned := d.Rule == rules.Unsigned || slices.Contains(d.Failed, rules.Unsigned)
+	would := d.Verdict != schemas.VerdictRefused && d.Rule != rules.OK
 	tr.ByMode[d.Mode]++
 	tr.ByMachine[d.Machine]++
 	stream := d.Stream
@@ -181,16 +184,16 @@ func (tr *Traffic) add(i int64, d *schemas.Decision) {
 		tr.Unsigned++
 		dc.Unsigned++
 	}
-	if d.Verdict == Refused {
+	if d.Verdict == schemas.VerdictRefused {
 		dc.Refused++
 	}
 	if would {
 		tr.WouldRefuseByRule[d.Rule]++
 		dc.WouldRefuse++
 	}
-	if d.Verdict != Refused {
+	if d.Verdict != schemas.VerdictRefused {
 		for _, r := range d.Failed {
-			if r != RuleDirtyBuild && r != RuleUnknownBuild {
+			if r != rules.DirtyBuild && r != rules.UnknownBuild {
 				continue
 			}
 			tr.FlaggedBuildsTotal++
@@ -210,7 +213,7 @@ func (tr *Traffic) add(i int64, d *schemas.Decision) {
 // authorityEvent notes authority that ended in the period, from one
 // applied authority record; now bounds expirations (not yet ended is not
 // an event).
-func (tr *Traffic) authorityEvent(o AuditOptions, a *delegation.Applied, now time.Time) {
+func (tr *Traffic) authorityEvent(o Options, a *delegation.Applied, now time.Time) {
 	var ev AuthorityEvent
 	switch r := a.Record.(type) {
 	case *schemas.Revocation:

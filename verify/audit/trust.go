@@ -1,4 +1,4 @@
-package verify
+package audit
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 // Where an audit took a log's checkpoint verifier key from
 // (TrustedKey.Source).
 const (
-	// KeyGiven: the caller gave it (AuditOptions.AuthorityVKey or
+	// KeyGiven: the caller gave it (Options.AuthorityVKey or
 	// DecisionsVKey: --vkey, --decisions-vkey, a fleet file).
 	KeyGiven = "given"
 	// KeyState: the auditor's state file remembered it from an earlier
@@ -21,17 +21,17 @@ const (
 	KeyLedger = "ledger"
 )
 
-// AuditTrust is what an audit's verification rests on: the keys the logs'
+// Trust is what an audit's verification rests on: the keys the logs'
 // checkpoints were checked with and where each came from, and the root
 // the authority log had to start with.
-type AuditTrust struct {
+type Trust struct {
 	// Authority is the authority log's checkpoint verifier key; nil only
 	// when the audit failed before choosing one.
 	Authority *TrustedKey `json:"authority_key,omitempty"`
 	// Decisions is the decision log's; nil when there is no decision log.
 	Decisions *TrustedKey `json:"decisions_key,omitempty"`
 	// TrustRoot is the digest (sha256:<hex>) the first root record had to
-	// have (AuditOptions.TrustRoot, --trust-root); "" when the first root
+	// have (Options.TrustRoot, --trust-root); "" when the first root
 	// was trusted on first use.
 	TrustRoot string `json:"trust_root,omitempty"`
 	// FirstRoot is the digest of the authority log's first root record as
@@ -78,6 +78,6 @@ func pickVKey(log, given, remembered, own string) (*TrustedKey, string, error) {
 }
 
 // setIndependent fills t.Independent from its keys.
-func (t *AuditTrust) setIndependent() {
+func (t *Trust) setIndependent() {
 	t.Independent = t.Authority != nil && t.Authority.Source != KeyLedger && (t.Decisions == nil || t.Decisions.Source != KeyLedger)
 }
