@@ -16,7 +16,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/rules"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // ErrFleet is wrapped by every error about a fleet file.
@@ -194,7 +194,7 @@ func RunFleet(ctx context.Context, f *Fleet, cache string, o Options, timeout ti
 			src, err = tiles.OpenSource(r.URL, timeout)
 		}
 		if err == nil {
-			_, err = verify.SyncDecisions(ctx, filepath.Join(dir, ledger.DecisionsDir), src, r.VKey)
+			_, err = runner.SyncDecisions(ctx, filepath.Join(dir, ledger.DecisionsDir), src, r.VKey)
 		}
 		if err != nil {
 			rr.Failure = failure("decisions", err)
@@ -203,7 +203,7 @@ func RunFleet(ctx context.Context, f *Fleet, cache string, o Options, timeout ti
 	}
 	src, err := tiles.OpenSource(f.Authority.URL, timeout)
 	if err == nil {
-		a := &verify.Replica{Dir: authDir, Source: src, VKey: f.Authority.VKey, TrustRoot: o.TrustRoot, Policy: o.Policy}
+		a := &runner.Replica{Dir: authDir, Source: src, VKey: f.Authority.VKey, TrustRoot: o.TrustRoot, Policy: o.Policy}
 		var res ledger.Synced
 		if res, err = a.Sync(ctx); err == nil {
 			rep.Authority = summarize(res.Checkpoint)

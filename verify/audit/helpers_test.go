@@ -16,6 +16,7 @@ import (
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 const platform = "linux/amd64"
@@ -136,13 +137,13 @@ func (l *runnerLedger) now() time.Time {
 
 // open opens the runner with mode and cfg edits; it is closed when the
 // test ends.
-func (l *runnerLedger) open(t *testing.T, mode verify.Mode, trust verify.Trust, edit func(*verify.Config)) *verify.Runner {
+func (l *runnerLedger) open(t *testing.T, mode verify.Mode, trust verify.Trust, edit func(*verify.Config)) *runner.Runner {
 	t.Helper()
 	c := l.config(mode)
 	if edit != nil {
 		edit(&c)
 	}
-	r, err := verify.OpenRunner(l.dir, trust, l.kp, c)
+	r, err := runner.Open(l.dir, trust, l.kp, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package verify_test
+package runner_test
 
 import (
 	"bytes"

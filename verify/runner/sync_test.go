@@ -1,4 +1,4 @@
-package verify_test
+package runner_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // gatedAuthority creates an authority log (closed when the test ends)
@@ -51,7 +52,7 @@ func TestReplicaSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &verify.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.VerifierKey()}
+	r := &runner.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.VerifierKey()}
 	if res, err := r.Sync(context.Background()); err != nil || res.After != 1 {
 		t.Fatalf("first sync: %+v, %v", res, err)
 	}
@@ -118,7 +119,7 @@ func TestSyncForgedEntryBlamesSource(t *testing.T) {
 	}
 	os.WriteFile(name, out, 0o644)
 	src, _ := tiles.OpenSource(pub, time.Second)
-	r := &verify.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.VerifierKey()}
+	r := &runner.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.VerifierKey()}
 	_, err = r.Sync(context.Background())
 	var re *delegation.RecordError
 	var se *ledger.SourceError

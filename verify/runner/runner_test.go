@@ -1,4 +1,4 @@
-package verify_test
+package runner_test
 
 import (
 	"crypto/rand"
@@ -18,6 +18,7 @@ import (
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // runnerLedger is a real ledger directory on disk: an authority log (a
@@ -104,13 +105,13 @@ func (l *runnerLedger) now() time.Time {
 
 // open opens the runner with mode and cfg edits; it is closed when the
 // test ends.
-func (l *runnerLedger) open(t *testing.T, mode verify.Mode, trust verify.Trust, edit func(*verify.Config)) *verify.Runner {
+func (l *runnerLedger) open(t *testing.T, mode verify.Mode, trust verify.Trust, edit func(*verify.Config)) *runner.Runner {
 	t.Helper()
 	c := l.config(mode)
 	if edit != nil {
 		edit(&c)
 	}
-	r, err := verify.OpenRunner(l.dir, trust, l.kp, c)
+	r, err := runner.Open(l.dir, trust, l.kp, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func (l *runnerLedger) signed(t *testing.T, n int, edit func(*schemas.Instructio
 }
 
 // admitBy admits the n-th instruction, edited, signed by key.
-func (l *runnerLedger) admitBy(t *testing.T, r *verify.Runner, key *sign.PrivateKey, n int, edit func(*schemas.Instruction)) *verify.Verdict {
+func (l *runnerLedger) admitBy(t *testing.T, r *runner.Runner, key *sign.PrivateKey, n int, edit func(*schemas.Instruction)) *verify.Verdict {
 	t.Helper()
 	i := testkit.Instruction(fmt.Sprintf("%032x", n))
 	edit(i)

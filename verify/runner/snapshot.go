@@ -1,4 +1,4 @@
-package verify
+package runner
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/verify"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -29,8 +30,8 @@ type snapshot struct {
 	transient bool
 
 	// rule and err, when err is not nil, say why nothing may be admitted
-	// under this snapshot (RuleLedgerUnverified, RuleVKeyMismatch, RuleRootUntrusted,
-	// RuleLedgerInconsistent) and carry the evidence.
+	// under this snapshot (verify.RuleLedgerUnverified, verify.RuleVKeyMismatch, verify.RuleRootUntrusted,
+	// verify.RuleLedgerInconsistent) and carry the evidence.
 	rule string
 	err  error
 
@@ -38,7 +39,7 @@ type snapshot struct {
 	cp         ledger.Checkpoint
 	ledgerTime time.Time      // when cp was signed, or witnessed under a policy (zero if unknown)
 	recheck    time.Time      // when a witness's future-dated cosignature starts to count: judge again then
-	witnessed  bool           // ledgerTime is the witnesses' (Trust.Policy), not the writer's
+	witnessed  bool           // ledgerTime is the witnesses' (verify.Trust.Policy), not the writer's
 	key        sign.PublicKey // the authority log's checkpoint key, for receipts
 
 	dir   string // the runner's ledger directory, to open the log for a receipt
@@ -78,14 +79,14 @@ func dirSignature(dir string) string {
 // (nil entries skipped). It returns ledger.ErrLocked unwrapped when
 // another process holds the log, so that the caller can keep its current
 // snapshot; every other failure is a snapshot that refuses.
-func loadSnapshot(dir string, trust Trust, now func() (time.Time, error), trusted ...*ledger.Checkpoint) (*snapshot, error) {
+func loadSnapshot(dir string, trust verify.Trust, now func() (time.Time, error), trusted ...*ledger.Checkpoint) (*snapshot, error) {
 	s := &snapshot{sig: dirSignature(filepath.Join(dir, ledger.AuthorityDir)), dir: dir, roots: map[int64]tlog.Hash{}}
 	auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledger.AuthorityDir))
 	if errors.Is(err, ledger.ErrLocked) {
 		return nil, err
 	}
 	if err != nil {
-		s.rule, s.err = RuleLedgerUnverified, err
+		s.rule, s.err = verify.RuleLedgerUnverified, err
 		return s, nil
 	}
 	defer auth.Close()
@@ -93,18 +94,18 @@ func loadSnapshot(dir string, trust Trust, now func() (time.Time, error), truste
 	if vkey == "" {
 		vkey = auth.VerifierKey()
 	}
-	a, err := LoadAuthority(auth, vkey)
+	a, err := verify.LoadAuthority(auth, vkey)
 	var te *ledger.TrustError
 	if errors.As(err, &te) {
 		s.rule, s.err = te.Rule, err // --vkey names a key that did not sign the log
 		return s, nil
 	}
 	if err != nil {
-		s.rule, s.err = RuleLedgerUnverified, err
+		s.rule, s.err = verify.RuleLedgerUnverified, err
 		return s, nil
 	}
 	if err := trust.CheckRoot(a.State); err != nil {
-		s.rule, s.err = RuleRootUntrusted, err
+		s.rule, s.err = verify.RuleRootUntrusted, err
 		return s, nil
 	}
 	for _, t := range trusted {
@@ -112,7 +113,7 @@ func loadSnapshot(dir string, trust Trust, now func() (time.Time, error), truste
 			continue
 		}
 		if _, err := auth.CheckConsistent(*t, a.Checkpoint); err != nil {
-			s.rule, s.err = RuleLedgerInconsistent, err
+			s.rule, s.err = verify.RuleLedgerInconsistent, err
 			return s, nil
 		}
 	}
@@ -121,7 +122,7 @@ func loadSnapshot(dir string, trust Trust, now func() (time.Time, error), truste
 		s.recheck = w.Recheck
 	}
 	if err != nil {
-		s.rule, s.err = RuleLedgerUnwitnessed, err
+		s.rule, s.err = verify.RuleLedgerUnwitnessed, err
 		return s, nil
 	}
 	s.state, s.cp = a.State, a.Checkpoint

@@ -1,4 +1,4 @@
-package verify
+package runner
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/internal/replay"
 )
 
@@ -15,20 +16,20 @@ import (
 // replayed into a fresh authority state at the time the log accepted it
 // (its signatures, its signer's authority, the time rule), exactly as an
 // append judged it, and its first root must have the digest trustRoot
-// when one is given (RuleRootUntrusted's check); every decision of a
+// when one is given (verify.RuleRootUntrusted's check); every decision of a
 // decisions section must decode strictly. An export that fails any check
 // stores nothing: the replica keeps what it held. trusted maps a section
 // name to the verifier key its checkpoints must verify under. Errors: a
 // *delegation.RecordError with the entry's index, and those of
 // ledger.Import.
 func ImportLedger(dir, path string, trusted map[string]string, trustRoot string) ([]ledger.ImportedLog, error) {
-	return ImportLedgerWith(dir, path, ImportOptions{Trusted: trusted, Trust: Trust{TrustRoot: trustRoot}})
+	return ImportLedgerWith(dir, path, ImportOptions{Trusted: trusted, Trust: verify.Trust{TrustRoot: trustRoot}})
 }
 
 // ImportOptions are ImportLedgerWith's options.
 type ImportOptions struct {
 	Trusted  map[string]string // section name -> verifier key its checkpoints must verify under
-	Trust    Trust             // its TrustRoot and its witness Policy
+	Trust    verify.Trust      // its TrustRoot and its witness Policy
 	Now      func() time.Time  // the clock for the policy's cosignature times (nil: time.Now)
 	Progress ledger.Progress   // told the export's bytes read, of twice its size (ledger.ImportOptions.Progress)
 	// Floors: per section name, checkpoints the section must reach and
@@ -72,7 +73,7 @@ func ImportLedgerWith(dir, path string, o ImportOptions) ([]ledger.ImportedLog, 
 			if err := wait(); err != nil {
 				return err
 			}
-			return Trust{TrustRoot: trustRoot}.CheckRoot(st)
+			return verify.Trust{TrustRoot: trustRoot}.CheckRoot(st)
 		}
 	}})
 }

@@ -1,4 +1,4 @@
-package verify_test
+package runner_test
 
 // Hostile review of witnessing at the runner and the replica: every test is
 // an attack writ withstands (those marked "once an attack" succeeded before
@@ -23,6 +23,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -156,7 +157,7 @@ func newSplitSetup(t *testing.T) *splitSetup {
 }
 
 // syncFrom syncs a new replica from dir served over loopback HTTP.
-func (s *splitSetup) syncFrom(t *testing.T, dir string) (*verify.Replica, error) {
+func (s *splitSetup) syncFrom(t *testing.T, dir string) (*runner.Replica, error) {
 	t.Helper()
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	t.Cleanup(srv.Close)
@@ -164,12 +165,12 @@ func (s *splitSetup) syncFrom(t *testing.T, dir string) (*verify.Replica, error)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &verify.Replica{Dir: t.TempDir(), Source: src, VKey: s.vkey, Policy: s.policy}
+	r := &runner.Replica{Dir: t.TempDir(), Source: src, VKey: s.vkey, Policy: s.policy}
 	_, err = r.Sync(context.Background())
 	return r, err
 }
 
-func views(r *verify.Replica) string {
+func views(r *runner.Replica) string {
 	var out []string
 	for _, v := range r.Views {
 		out = append(out, v.Source+": "+v.Error)

@@ -1,4 +1,4 @@
-package verify
+package runner
 
 import (
 	"encoding/hex"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/verify"
 )
 
 // Lookup keys the runner writes beside its decisions (ledger.Log.EnqueueWithKeys).
@@ -28,21 +29,21 @@ const (
 // wrapping why the decision could not be recorded, with the verdict still
 // returned (the dispatch must not run). After a failed commit the Runner
 // refuses everything with ErrNotRecorded; it must be reopened.
-func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
+func (r *Runner) Admit(d verify.Dispatch) (*verify.Verdict, int64, error) {
 	s, err := r.safeSnapshot()
 	if err != nil {
-		v := RefuseLedger(r.cfg, d, RuleInternal, err)
+		v := verify.RefuseLedger(r.cfg, d, verify.RuleInternal, err)
 		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
 	}
 	r.mu.Lock()
 	gen := r.hwGen
 	r.mu.Unlock()
-	a := r.check(s, d) // outside the lock: hashing runs in parallel
+	c := r.check(s, d) // outside the lock: hashing runs in parallel
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.broken != nil {
-		v := RefuseLedger(r.cfg, d, RuleInternal, r.broken)
+		v := verify.RefuseLedger(r.cfg, d, verify.RuleInternal, r.broken)
 		return v, 0, fmt.Errorf("%w: an earlier commit failed: %w", ErrNotRecorded, r.broken)
 	}
 	if cur := r.snap.Load(); !s.transient && (cur != s || gen != r.hwGen) {
@@ -50,11 +51,9 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 		// decide again against them, so that no decision is recorded
 		// against a state the runner has already moved past.
 		s = cur
-		a = r.check(s, d)
+		c = r.check(s, d)
 	}
-	a.cfg.History = runnerHistory{r}
-	a.protect(a.checkHistory)
-	v := a.finish()
+	v := c.Decide(runnerHistory{r})
 	var next *ledger.Checkpoint
 	if s.err == nil && s.cp.Size > 0 {
 		cp := s.cp
@@ -65,19 +64,28 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 	if next != nil {
 		v.AuthoritySize, v.AuthorityRoot = next.Size, hex.EncodeToString(next.Hash[:])
 	}
-	rec := Decision(v)
+	rec := verify.Decision(v)
 	b, err := schemas.Encode(rec)
 	if err != nil {
 		// A decision that cannot be recorded as it stands is a refusal,
 		// and the refusal is recorded: never admit what the log lacks.
-		v = a.refuseUnrecordable(v, err)
-		rec = Decision(v)
+		v = c.Unrecordable(v, err)
+		rec = verify.Decision(v)
 		if b, err = schemas.Encode(rec); err != nil {
 			return notRecorded(v), 0, fmt.Errorf("%w: encoding decision: %w", ErrNotRecorded, err)
 		}
 	}
+	return r.record(v, rec, b, next)
+}
+
+// record queues decision rec (encoded as b) of verdict v for the
+// decision log, moves what the runner remembers (the admitted id, the
+// claim, the marks, the trusted checkpoint next) at once, and waits for
+// the commit outside the lock. It runs under r.mu, and returns with it
+// held.
+func (r *Runner) record(v *verify.Verdict, rec *schemas.Decision, b []byte, next *ledger.Checkpoint) (*verify.Verdict, int64, error) {
 	keys := append(indexKeys(rec), keyIndexed)
-	id := AdmittedID(rec)
+	id := verify.AdmittedID(rec)
 	wait, err := r.dec.EnqueueWithKeys(b, keys)
 	if err != nil {
 		return notRecorded(v), 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
@@ -87,9 +95,9 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 	if id != "" {
 		r.pendingIDs[id]++
 	}
-	var held *HeldClaim
+	var held *verify.HeldClaim
 	if rec.Claim != nil {
-		held = &HeldClaim{Claim: *rec.Claim, Signer: rec.Signer, Index: -1}
+		held = &verify.HeldClaim{Claim: *rec.Claim, Signer: rec.Signer, Index: -1}
 		r.pendingClaims[rec.Stream] = held
 	}
 	if r.remember(v.HighWater) {
@@ -117,11 +125,11 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 }
 
 // safeSnapshot is snapshot with a panic turned into a refusal under
-// RuleInternal for this admission (recorded like any other).
+// verify.RuleInternal for this admission (recorded like any other).
 func (r *Runner) safeSnapshot() (s *snapshot, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			s, err = &snapshot{transient: true, rule: RuleInternal, err: fmt.Errorf("internal error reading the authority log: %v", p)}, nil
+			s, err = &snapshot{transient: true, rule: verify.RuleInternal, err: fmt.Errorf("internal error reading the authority log: %v", p)}, nil
 		}
 	}()
 	return r.snapshot()
@@ -129,18 +137,14 @@ func (r *Runner) safeSnapshot() (s *snapshot, err error) {
 
 // check runs every check of d except the runner's history against
 // snapshot s and the runner's high-water marks.
-func (r *Runner) check(s *snapshot, d Dispatch) *admission {
+func (r *Runner) check(s *snapshot, d verify.Dispatch) *verify.Checked {
 	cfg := r.cfg
 	cfg.HighWater, cfg.LedgerTime, cfg.LedgerTimeWitnessed, cfg.History = runnerMarks{r}, s.ledgerTime, s.witnessed, nil
 	if s.err != nil {
-		a := newAdmission(nil, cfg, d)
-		a.fail(s.rule, "%v", s.err)
-		return a
+		return verify.Refusing(cfg, d, s.rule, s.err)
 	}
 	cfg.Receipts = s
-	a := newAdmission(s.state, cfg, d)
-	a.protect(func() { a.check(d) })
-	return a
+	return verify.Check(s.state, cfg, d)
 }
 
 // runnerHistory is the Runner's History: decisions queued by this process
@@ -149,7 +153,7 @@ func (r *Runner) check(s *snapshot, d Dispatch) *admission {
 // methods run under Runner.mu.
 type runnerHistory struct{ r *Runner }
 
-// Admitted implements History. A pending decision has index -1.
+// Admitted implements verify.History. A pending decision has index -1.
 func (h runnerHistory) Admitted(id string) (int64, bool, error) {
 	if h.r.pendingIDs[id] > 0 {
 		return -1, true, nil
@@ -158,14 +162,14 @@ func (h runnerHistory) Admitted(id string) (int64, bool, error) {
 	if err != nil || d == nil {
 		return 0, false, err
 	}
-	if d.InstructionID != id || d.Verdict == Refused {
+	if d.InstructionID != id || d.Verdict == verify.Refused {
 		return 0, false, fmt.Errorf("the decision log's index says instruction %s was admitted at decision %d, which records %s %s", id, i, d.Verdict, d.InstructionID)
 	}
 	return i, true, nil
 }
 
-// Claim implements History.
-func (h runnerHistory) Claim(stream string) (*HeldClaim, error) {
+// Claim implements verify.History.
+func (h runnerHistory) Claim(stream string) (*verify.HeldClaim, error) {
 	if c := h.r.pendingClaims[stream]; c != nil {
 		return c, nil
 	}
@@ -173,10 +177,10 @@ func (h runnerHistory) Claim(stream string) (*HeldClaim, error) {
 	if err != nil || d == nil {
 		return nil, err
 	}
-	if d.Stream != stream || d.Claim == nil || d.Verdict == Refused {
+	if d.Stream != stream || d.Claim == nil || d.Verdict == verify.Refused {
 		return nil, fmt.Errorf("the decision log's index says decision %d holds the work claim on %s, and it does not", i, stream)
 	}
-	return &HeldClaim{Claim: *d.Claim, Signer: d.Signer, Index: i}, nil
+	return &verify.HeldClaim{Claim: *d.Claim, Signer: d.Signer, Index: i}, nil
 }
 
 // lookup returns the decision a lookup key points to, read through the
@@ -197,11 +201,11 @@ func (h runnerHistory) lookup(key string) (int64, *schemas.Decision, error) {
 	return i, rec.(*schemas.Decision), nil
 }
 
-// AdmitAtLedger is one admission at a ledger directory: OpenRunner, Admit,
+// AdmitAtLedger is one admission at a ledger directory: Open, Admit,
 // Close (see both). It returns the verdict and its decision index; errors
-// are those of OpenRunner and Admit.
-func AdmitAtLedger(dir string, trust Trust, kp ledger.KeyParams, cfg Config, d Dispatch) (*Verdict, int64, error) {
-	r, err := OpenRunner(dir, trust, kp, cfg)
+// are those of Open and Admit.
+func AdmitAtLedger(dir string, trust verify.Trust, kp ledger.KeyParams, cfg verify.Config, d verify.Dispatch) (*verify.Verdict, int64, error) {
+	r, err := Open(dir, trust, kp, cfg)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,13 +1,16 @@
-package verify
+package runner
 
 import (
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/verify"
 )
 
 // keyIndexed points at the latest decision whose lookup keys were written:
@@ -20,7 +23,7 @@ const keyIndexed = "indexed"
 // the high-water mark of each artifact it records one for.
 func indexKeys(d *schemas.Decision) []string {
 	var keys []string
-	if id := AdmittedID(d); id != "" {
+	if id := verify.AdmittedID(d); id != "" {
 		keys = append(keys, keyReplay+id)
 	}
 	if d.Claim != nil {
@@ -87,7 +90,7 @@ func rebuildIndex(dec *ledger.Log) error {
 // read through the runner's signed checkpoint. Safe for concurrent use.
 type runnerMarks struct{ r *Runner }
 
-// Mark implements Marks.
+// Mark implements verify.Marks.
 func (m runnerMarks) Mark(artifact string) (string, error) {
 	r := m.r
 	r.marksMu.Lock()
@@ -135,4 +138,48 @@ func (r *Runner) remember(hw map[string]string) bool {
 		}
 	}
 	return changed
+}
+
+// LastTrusted returns the authority checkpoint the runner trusted at its
+// latest decision (nil before the first decision that recorded one). The
+// decision log is signed by the runner key, so this memory is as good as
+// that key. The origin is the authority origin the decision log was named
+// after.
+func LastTrusted(decisions *ledger.Log) (*ledger.Checkpoint, error) {
+	d, err := lastDecision(decisions)
+	if err != nil || d == nil || d.AuthorityRoot == "" {
+		return nil, err
+	}
+	root, err := hex.DecodeString(d.AuthorityRoot)
+	if err != nil {
+		return nil, err
+	}
+	origin := decisions.Origin()
+	if i := strings.LastIndex(origin, "/decisions/"); i > 0 {
+		origin = origin[:i]
+	}
+	cp := &ledger.Checkpoint{Origin: origin, Size: d.AuthoritySize}
+	copy(cp.Hash[:], root)
+	return cp, nil
+}
+
+// lastDecision returns the decision log's latest decision, or nil. The
+// entry is read only after it is proven to be in the tree the runner's
+// latest signed checkpoint commits to: what the runner remembers (its
+// trusted authority checkpoint, its high-water marks) cannot be edited on
+// disk without the runner key.
+func lastDecision(decisions *ledger.Log) (*schemas.Decision, error) {
+	n := decisions.Size()
+	if n == 0 {
+		return nil, nil
+	}
+	entry, err := decisions.VerifiedEntry(n - 1)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := schemas.Decode(schemas.KindDecision, entry)
+	if err != nil {
+		return nil, fmt.Errorf("decision %d: %w", n-1, err)
+	}
+	return rec.(*schemas.Decision), nil
 }

@@ -1,4 +1,4 @@
-package verify_test
+package runner_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/audit"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // TestImportRunsAuthorityChecks: an export whose writer appended records
@@ -58,12 +59,12 @@ func TestImportRunsAuthorityChecks(t *testing.T) {
 			auth.Close()
 
 			replica := filepath.Join(t.TempDir(), "replica")
-			if _, err := verify.ImportLedger(replica, good, nil, ""); err != nil {
+			if _, err := runner.ImportLedger(replica, good, nil, ""); err != nil {
 				t.Fatal(err)
 			}
 			fresh := filepath.Join(t.TempDir(), "new")
 			for _, into := range []string{replica, fresh} {
-				_, err := verify.ImportLedger(into, bad, nil, "")
+				_, err := runner.ImportLedger(into, bad, nil, "")
 				var re *delegation.RecordError
 				if !errors.As(err, &re) || re.Rule != tc.rule || re.Index != 3 {
 					t.Fatalf("import into %s: %v; want %s at entry 3", into, err, tc.rule)

@@ -1,4 +1,4 @@
-package verify
+package runner
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
+	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/internal/replay"
 )
 
@@ -57,8 +58,8 @@ type Replica struct {
 // proven against its signed checkpoint, is the first root). Errors: those
 // of ledger.Sync, a *delegation.RecordError for an entry the authority
 // rules refuse (with its index), and a *ledger.TrustError wrapping
-// ErrRootUntrusted (RuleRootUntrusted, with both digests) or
-// ledger.ErrVKeyMismatch (RuleVKeyMismatch, with both key names).
+// verify.ErrRootUntrusted (verify.RuleRootUntrusted, with both digests) or
+// ledger.ErrVKeyMismatch (verify.RuleVKeyMismatch, with both key names).
 func (r *Replica) Sync(ctx context.Context) (ledger.Synced, error) {
 	res, err := r.sync(ctx)
 	if errors.Is(err, ledger.ErrHistoryRepaired) {
@@ -107,7 +108,7 @@ func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
 	}
 	res, err := ledger.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, ledger.SyncOptions{
 		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, Seen: seen, Progress: r.Progress,
-		Anchor: Trust{TrustRoot: r.TrustRoot}.CheckFirst,
+		Anchor: verify.Trust{TrustRoot: r.TrustRoot}.CheckFirst,
 		Check: func(fresh bool) (ledger.EntryFunc, func() error) {
 			if fresh || r.st == nil {
 				r.st = delegation.NewState()
@@ -117,7 +118,7 @@ func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
 				if err := wait(); err != nil {
 					return err
 				}
-				return Trust{TrustRoot: r.TrustRoot}.CheckRoot(r.st)
+				return verify.Trust{TrustRoot: r.TrustRoot}.CheckRoot(r.st)
 			}
 		},
 	})

@@ -1,4 +1,4 @@
-package verify
+package runner
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/verify"
 )
 
 // ErrNotRecorded wraps every failure to record a decision: the verdict
@@ -26,8 +27,8 @@ var ErrNotRecorded = errors.New("decision not recorded; the dispatch must not ru
 // claims on one stream, can both pass; the fsync is shared by a batch.
 type Runner struct {
 	dir   string
-	trust Trust
-	cfg   Config
+	trust verify.Trust
+	cfg   verify.Config
 	dec   *ledger.Log
 
 	loadMu      sync.Mutex // serializes snapshot rebuilds; guards good and locked*
@@ -43,25 +44,25 @@ type Runner struct {
 	trusted       *ledger.Checkpoint
 	hwGen         uint64 // counts changes of marks made by this process's decisions
 	pendingIDs    map[string]int
-	pendingClaims map[string]*HeldClaim
+	pendingClaims map[string]*verify.HeldClaim
 	broken        error
 }
 
-// OpenRunner opens the runner at the ledger directory dir: it opens the
+// Open opens the runner at the ledger directory dir: it opens the
 // decision log (unlocking the runner key with kp, or creating it on first
 // use), reads the runner's memory from its latest decision (proven against
 // the runner's signed checkpoint), and verifies the authority log under
-// trust (see Trust). cfg carries the runner's machine, mode, platform,
+// trust (see verify.Trust). cfg carries the runner's machine, mode, platform,
 // clock, ledger-age limit, tightened rules and receipt requirement; its
 // HighWater, LedgerTime, History and Receipts are the Runner's to set.
 //
-// An authority log that fails verification does not fail OpenRunner: every
-// admission is then refused under RuleLedgerUnverified, RuleRootUntrusted
-// or RuleLedgerInconsistent, with the evidence, and recorded. Errors: a
+// An authority log that fails verification does not fail Open: every
+// admission is then refused under verify.RuleLedgerUnverified, verify.RuleRootUntrusted
+// or verify.RuleLedgerInconsistent, with the evidence, and recorded. Errors: a
 // ledger directory that cannot be opened (ledger.ErrNotALog,
 // ledger.ErrLocked, key errors), or ErrNotRecorded wrapping a decision log
 // that is damaged or whose latest decision cannot be read.
-func OpenRunner(dir string, trust Trust, kp ledger.KeyParams, cfg Config) (*Runner, error) {
+func Open(dir string, trust verify.Trust, kp ledger.KeyParams, cfg verify.Config) (*Runner, error) {
 	origin := ""
 	if auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledger.AuthorityDir)); err == nil {
 		origin = auth.Origin()
@@ -79,7 +80,7 @@ func OpenRunner(dir string, trust Trust, kp ledger.KeyParams, cfg Config) (*Runn
 		}
 		return nil, err
 	}
-	r := &Runner{dir: dir, trust: trust, cfg: cfg, dec: dec, marks: map[string]string{}, pendingIDs: map[string]int{}, pendingClaims: map[string]*HeldClaim{}}
+	r := &Runner{dir: dir, trust: trust, cfg: cfg, dec: dec, marks: map[string]string{}, pendingIDs: map[string]int{}, pendingClaims: map[string]*verify.HeldClaim{}}
 	if err := rebuildIndex(dec); err != nil {
 		dec.Close()
 		return nil, fmt.Errorf("%w: %w", ErrNotRecorded, err)
@@ -98,7 +99,7 @@ func OpenRunner(dir string, trust Trust, kp ledger.KeyParams, cfg Config) (*Runn
 }
 
 // now reads the runner's clock; a clock that fails is an error, not a
-// panic (the admission reports the same failure as RuleInternal).
+// panic (the admission reports the same failure as verify.RuleInternal).
 func (r *Runner) now() (t time.Time, err error) {
 	if r.cfg.Now == nil {
 		return time.Now(), nil
@@ -149,7 +150,7 @@ func (r *Runner) snapshot() (*snapshot, error) {
 	case errors.Is(err, ledger.ErrLocked) && cur != nil:
 		// The log changed and cannot be read: deciding on the old state
 		// could miss a revocation. Refuse this one; the next looks again.
-		return &snapshot{transient: true, rule: RuleLedgerUnverified,
+		return &snapshot{transient: true, rule: verify.RuleLedgerUnverified,
 			err: fmt.Errorf("the authority log changed since this runner last read it, and another process still holds it; refusing rather than deciding on the old state (retry when that process is done): %w", err)}, nil
 	case err != nil:
 		return nil, err
