@@ -13,6 +13,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // nextAct is the next act verify's vocabulary gives rule.
@@ -98,7 +99,7 @@ func TestRequestRejected(t *testing.T) {
 // otherDispatch is a server that answers every request with a real
 // verdict on another dispatch: a replayed or swapped answer.
 type otherDispatch struct {
-	r     *verify.Runner
+	r     *runner.Runner
 	other []byte
 }
 
@@ -111,7 +112,7 @@ func (o otherDispatch) Admit(d verify.Dispatch) (*verify.Verdict, int64, error) 
 // is refused, even an admission, and none of it is returned.
 func TestRequestOtherDispatch(t *testing.T) {
 	other, sent := instruction(2), instruction(3)
-	_, _, socket := started(t, verify.ModeEnforce, func(vr *verify.Runner) admission.Admitter {
+	_, _, socket := started(t, verify.ModeEnforce, func(vr *runner.Runner) admission.Admitter {
 		return otherDispatch{r: vr, other: other}
 	})
 	res, err := admission.NewClient(socket).Request(context.Background(), admission.Request{Dispatch: sent, AgentBinary: agentPath})

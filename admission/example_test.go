@@ -71,7 +71,7 @@ func ExampleServer_Serve() {
 	if err != nil {
 		panic(err)
 	}
-	runner, err := r.open(verify.ModeEnforce) // verify.OpenRunner
+	runner, err := r.open(verify.ModeEnforce) // runner.Open
 	if err != nil {
 		panic(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // agentPath is a real Go binary with build metadata (testkit.BuildAgent),
@@ -34,10 +35,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// runner is a real runner: a ledger on disk whose authority log holds a
+// ledgerRunner is a real runner: a ledger on disk whose authority log holds a
 // root, an operator who may instruct stream "demo" on runner-*, a release
 // engineer and the pin of the test agent, judged at testkit.Epoch.
-type runner struct {
+type ledgerRunner struct {
 	dir string
 	kp  ledger.KeyParams
 }
@@ -46,7 +47,7 @@ func epoch() time.Time { return testkit.Epoch }
 
 // newRunner builds the ledger in dir. It returns errors rather than
 // taking a *testing.T so that the examples can use it too.
-func newRunner(dir string) (*runner, error) {
+func newRunner(dir string) (*ledgerRunner, error) {
 	root, op, rel, logKey := key(1), key(10), key(11), key(50)
 	id, err := age.GenerateX25519Identity()
 	if err != nil {
@@ -82,7 +83,7 @@ func newRunner(dir string) (*runner, error) {
 		return nil, err
 	}
 	kp := ledger.KeyParams{Recipients: []age.Recipient{id.Recipient()}, Identities: []age.Identity{id}, Rand: rand.Reader}
-	return &runner{dir: dir, kp: kp}, nil
+	return &ledgerRunner{dir: dir, kp: kp}, nil
 }
 
 // key is the Ed25519 key whose seed is n repeated (as testkit.Key).
@@ -118,8 +119,8 @@ func instruction(n int) []byte {
 }
 
 // open opens the runner on machine runner-1 in mode, its clock at Epoch.
-func (r *runner) open(mode verify.Mode) (*verify.Runner, error) {
-	return verify.OpenRunner(r.dir, verify.Trust{}, r.kp,
+func (r *ledgerRunner) open(mode verify.Mode) (*runner.Runner, error) {
+	return runner.Open(r.dir, verify.Trust{}, r.kp,
 		verify.Config{Machine: "runner-1", Mode: mode, Platform: transfer.Platform(), Now: epoch})
 }
 
@@ -140,7 +141,7 @@ func serve(dir string, a admission.Admitter) (socket string, stop func() error, 
 // started is newRunner, open and serve for a test: the server stops and
 // the runner closes when the test ends. wrap, when not nil, stands
 // between the server and the runner.
-func started(t *testing.T, mode verify.Mode, wrap func(*verify.Runner) admission.Admitter) (*runner, *verify.Runner, string) {
+func started(t *testing.T, mode verify.Mode, wrap func(*runner.Runner) admission.Admitter) (*ledgerRunner, *runner.Runner, string) {
 	t.Helper()
 	r, err := newRunner(t.TempDir())
 	if err != nil {

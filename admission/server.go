@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // Defaults for a Server's zero fields.
@@ -32,8 +33,8 @@ const (
 )
 
 // Admitter decides one dispatch and records the decision, as
-// *verify.Runner does: the verdict, its index in the decision log, and an
-// error wrapping verify.ErrNotRecorded when the decision could not be
+// *runner.Runner does: the verdict, its index in the decision log, and an
+// error wrapping runner.ErrNotRecorded when the decision could not be
 // made durable (then the verdict still says what it was). It is called
 // from many goroutines at once.
 type Admitter interface {
@@ -73,7 +74,7 @@ type Server struct {
 // until ctx is done, then closes ln and returns nil once the requests in
 // flight are answered (and their decisions recorded). It also returns,
 // after the same wait, when ln is closed (nil) or when the server can go
-// on no longer: an error wrapping verify.ErrNotRecorded when Runner could
+// on no longer: an error wrapping runner.ErrNotRecorded when Runner could
 // not make a decision durable, or ErrInternal for a panic while serving.
 // Serve closes ln before it returns. A failed accept (out of descriptors,
 // an aborted connection) is retried after a pause of 5 ms, doubling up to
@@ -159,7 +160,7 @@ func (s *Server) serveOne(conn net.Conn) (fatal error) {
 		res.Error, res.DecisionIndex = err.Error(), nil
 	}
 	enc.Encode(res)
-	if errors.Is(err, verify.ErrNotRecorded) {
+	if errors.Is(err, runner.ErrNotRecorded) {
 		return err
 	}
 	return nil

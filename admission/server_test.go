@@ -15,6 +15,7 @@ import (
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // TestListen: the socket is 0600; a live server's socket and any other
@@ -78,7 +79,7 @@ func TestServeRejectsOnTheWire(t *testing.T) {
 
 // TestServeNotRecorded: when the runner can no longer record decisions,
 // the client gets the verdict with the error, no decision index and run
-// false, and the server stops with verify.ErrNotRecorded.
+// false, and the server stops with runner.ErrNotRecorded.
 func TestServeNotRecorded(t *testing.T) {
 	r, err := newRunner(t.TempDir())
 	if err != nil {
@@ -97,7 +98,7 @@ func TestServeNotRecorded(t *testing.T) {
 	if err != nil || res.Run || res.DecisionIndex != nil || res.Error == "" {
 		t.Fatalf("Request = %+v, %v; want a verdict with an error, not run", res, err)
 	}
-	if err := stop(); !errors.Is(err, verify.ErrNotRecorded) {
+	if err := stop(); !errors.Is(err, runner.ErrNotRecorded) {
 		t.Fatalf("Serve = %v, want ErrNotRecorded", err)
 	}
 }

@@ -80,7 +80,7 @@ func DecodeRequest(r io.Reader) (*Request, error) {
 	return &req, nil
 }
 
-// ToDispatch is the request as verify.Runner.Admit takes it.
+// ToDispatch is the request as runner.Runner.Admit takes it.
 func (req *Request) ToDispatch() verify.Dispatch {
 	return verify.Dispatch{Raw: req.Dispatch, AgentBinary: req.AgentBinary, EngineBinary: req.EngineBinary,
 		ProvisionDir: req.ProvisionDir, Receipt: req.Receipt, ReceiptGiven: req.Receipt != nil}

@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // AdmissionFile is the name of the admission vector file under data/.
@@ -101,7 +102,7 @@ type AdmissionExpect struct {
 
 // LoadAdmissionLedger is the reference procedure for a ledger: it writes
 // the export to dir, imports it into dir/ledger as `writ ledger import`
-// does (verify.ImportLedger: every checkpoint verified under
+// does (runner.ImportLedger: every checkpoint verified under
 // AuthorityVKey, every entry replayed at the time the log accepted it,
 // the first root's digest TrustRoot), then opens the authority log and
 // loads it under AuthorityVKey (verify.LoadAuthority). The caller closes
@@ -112,7 +113,7 @@ func LoadAdmissionLedger(l AdmissionLedger, dir string) (*verify.Authority, *led
 		return nil, nil, err
 	}
 	into := filepath.Join(dir, "ledger-"+l.Name)
-	if _, err := verify.ImportLedger(into, path, map[string]string{"authority": l.AuthorityVKey}, l.TrustRoot); err != nil {
+	if _, err := runner.ImportLedger(into, path, map[string]string{"authority": l.AuthorityVKey}, l.TrustRoot); err != nil {
 		return nil, nil, fmt.Errorf("ledger %s: import: %w", l.Name, err)
 	}
 	log, err := ledger.OpenReadOnly(filepath.Join(into, ledger.AuthorityDir))

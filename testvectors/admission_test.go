@@ -13,6 +13,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 func loadAdmission(t *testing.T) Admission {
@@ -32,7 +33,7 @@ func loadAdmission(t *testing.T) Admission {
 
 // TestAdmissionVectors: every published case reaches its declared verdict
 // and rule through writ's own path: the export imported and replayed
-// (verify.ImportLedger), the authority loaded under the case's verifier
+// (runner.ImportLedger), the authority loaded under the case's verifier
 // key, and the dispatch judged by verify.Admit under the case's runner.
 func TestAdmissionVectors(t *testing.T) {
 	f := loadAdmission(t)
@@ -119,7 +120,7 @@ func TestAdmissionCoverage(t *testing.T) {
 }
 
 // TestAdmissionVectorsRunner: the same cases through the runner `writ
-// admit` opens (verify.AdmitAtLedger over a ledger directory the export
+// admit` opens (runner.AdmitAtLedger over a ledger directory the export
 // was imported into, with a fresh runner key and decision log per case,
 // so no case sees another's history): the verdict is recorded, and it is
 // the declared one.
@@ -141,7 +142,7 @@ func TestAdmissionVectorsRunner(t *testing.T) {
 				t.Fatal(err)
 			}
 			ldir := filepath.Join(dir, "ledger")
-			if _, err := verify.ImportLedger(ldir, path, map[string]string{"authority": l.AuthorityVKey}, l.TrustRoot); err != nil {
+			if _, err := runner.ImportLedger(ldir, path, map[string]string{"authority": l.AuthorityVKey}, l.TrustRoot); err != nil {
 				t.Fatal(err)
 			}
 			id, err := age.GenerateX25519Identity()
@@ -157,7 +158,7 @@ func TestAdmissionVectorsRunner(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, _, err := verify.AdmitAtLedger(ldir, verify.Trust{VKey: l.AuthorityVKey, TrustRoot: l.TrustRoot}, kp, cfg, d)
+			v, _, err := runner.AdmitAtLedger(ldir, verify.Trust{VKey: l.AuthorityVKey, TrustRoot: l.TrustRoot}, kp, cfg, d)
 			if err != nil {
 				t.Fatal(err)
 			}

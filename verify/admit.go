@@ -307,9 +307,7 @@ func (m MarkMap) Mark(artifact string) (string, error) { return m[artifact], nil
 // ledger this runner trusted before), and err is the evidence. It refuses
 // in every mode: no authority can be read from such a ledger.
 func RefuseLedger(cfg Config, d Dispatch, rule string, err error) *Verdict {
-	a := newAdmission(nil, cfg, d)
-	a.fail(rule, "%v", err)
-	return a.finish()
+	return Refusing(cfg, d, rule, err).Decide(nil)
 }
 
 func (a *admission) check(d Dispatch) {

@@ -52,13 +52,22 @@ func assertedRule(rule string) {
 	asserted.Unlock()
 }
 
+// runnerRules are asserted in the three modes by package verify/runner's
+// tests, through a runner (its TestMain checks them there).
+var runnerRules = map[string]bool{
+	verify.RuleRevoked: true, verify.RuleInternal: true, verify.RuleLedgerUnverified: true, verify.RuleLedgerInconsistent: true,
+	verify.RuleRootUntrusted: true, verify.RuleVKeyMismatch: true, verify.RuleLedgerUnwitnessed: true, verify.RuleReplay: true,
+	verify.RuleWorkClaimed: true, verify.RuleReceiptMissing: true, verify.RuleReceiptInvalid: true,
+}
+
 // checkRuleCoverage fails the package when a rule of the vocabulary has
-// no test asserting its exact verdict in each of the three modes. It runs
-// only when every test ran.
+// no test asserting its exact verdict in each of the three modes, here
+// or (runnerRules) in package verify/runner. It runs only when every test
+// ran.
 func checkRuleCoverage() int {
 	code := 0
 	for _, r := range verify.Rules {
-		if !asserted.rules[r.ID] {
+		if !asserted.rules[r.ID] && !runnerRules[r.ID] {
 			fmt.Fprintf(os.Stderr, "rule %s: no test asserts its verdict in off, warn and enforce\n", r.ID)
 			code = 1
 		}

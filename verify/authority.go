@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/verify/internal/replay"
 )
 
 // MaxClockSkew is how far a time a runner judges (an instruction's
@@ -39,21 +39,11 @@ type Authority struct {
 // entries' times cannot be judged. The returned Authority appends through
 // log.
 func LoadAuthority(log *ledger.Log, vkey string) (*Authority, error) {
-	return loadAuthority(log, vkey, nil, nil)
-}
-
-// loadAuthority is LoadAuthority, calling applied (if not nil) with each
-// record as it is applied, and with the entry callback wrapped by wrap
-// (if not nil; the audit counts progress).
-func loadAuthority(log *ledger.Log, vkey string, applied func(*delegation.Applied), wrap func(ledger.EntryFunc) ledger.EntryFunc) (*Authority, error) {
-	if !log.HasHistory() {
-		return nil, fmt.Errorf("%w: the authority log keeps no checkpoint history, so the time it accepted each record cannot be proven", ledger.ErrHistory)
+	if err := replay.RequireHistory(log); err != nil {
+		return nil, err
 	}
 	st := delegation.NewState()
-	fn, wait := parallelApply(st, applied)
-	if wrap != nil {
-		fn = wrap(fn)
-	}
+	fn, wait := replay.Apply(st, nil)
 	cp, err := log.Verify(vkey, fn)
 	if werr := wait(); werr != nil {
 		err = werr // the entry's own refusal, with its index

@@ -1,11 +1,6 @@
 package verify
 
 import (
-	"encoding/hex"
-	"fmt"
-	"strings"
-
-	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -33,46 +28,12 @@ func Decision(v *Verdict) *schemas.Decision {
 	return d
 }
 
-// LastTrusted returns the authority checkpoint the runner trusted at its
-// latest decision (nil before the first decision that recorded one). The
-// decision log is signed by the runner key, so this memory is as good as
-// that key. The origin is the authority origin the decision log was named
-// after.
-func LastTrusted(decisions *ledger.Log) (*ledger.Checkpoint, error) {
-	d, err := lastDecision(decisions)
-	if err != nil || d == nil || d.AuthorityRoot == "" {
-		return nil, err
+// AdmittedID returns the instruction id decision d admitted, or "" when
+// it admitted none (a refusal, or a dispatch that never parsed): the one
+// definition replay protection, the runner's index and the audit share.
+func AdmittedID(d *schemas.Decision) string {
+	if d.Verdict == Refused {
+		return ""
 	}
-	root, err := hex.DecodeString(d.AuthorityRoot)
-	if err != nil {
-		return nil, err
-	}
-	origin := decisions.Origin()
-	if i := strings.LastIndex(origin, "/decisions/"); i > 0 {
-		origin = origin[:i]
-	}
-	cp := &ledger.Checkpoint{Origin: origin, Size: d.AuthoritySize}
-	copy(cp.Hash[:], root)
-	return cp, nil
-}
-
-// lastDecision returns the decision log's latest decision, or nil. The
-// entry is read only after it is proven to be in the tree the runner's
-// latest signed checkpoint commits to: what the runner remembers (its
-// trusted authority checkpoint, its high-water marks) cannot be edited on
-// disk without the runner key.
-func lastDecision(decisions *ledger.Log) (*schemas.Decision, error) {
-	n := decisions.Size()
-	if n == 0 {
-		return nil, nil
-	}
-	entry, err := decisions.VerifiedEntry(n - 1)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := schemas.Decode(schemas.KindDecision, entry)
-	if err != nil {
-		return nil, fmt.Errorf("decision %d: %w", n-1, err)
-	}
-	return rec.(*schemas.Decision), nil
+	return d.InstructionID
 }

@@ -1,6 +1,8 @@
 // Package verify composes sign, delegation, transfer and ledger into the
-// runner's admission verdict, the decision records that log it, and the
-// auditor's end-to-end check of a ledger.
+// runner's admission verdict and the decision records that log it. The
+// runner that holds a ledger directory open and records every decision
+// is package verify/runner; the auditor's end-to-end check of a ledger
+// is package verify/audit.
 //
 // # Verdicts and modes
 //
@@ -97,38 +99,13 @@
 // must carry a signed time (cosignature/v1, C2SP tlog-cosignature) no
 // older than that.
 //
-// # The runner's memory: replay, work claims, receipts
+// # Check, then decide
 //
-// A [Runner] holds a runner's ledger directory open: its decision log
-// (signed by the runner key) and a verified snapshot of the authority log,
-// read read-only and rebuilt when the log's files change, each new
-// snapshot checked to extend the last one and the checkpoint the runner
-// trusted. [Runner.Admit] runs the checks in parallel across callers, then
-// under one lock checks the runner's history, fixes the verdict, and
-// queues the decision; it returns after the decision is durable. The
-// history is the [History] interface:
-//
-//   - replay: an instruction id is admitted at most once per runner, in
-//     every mode, across restarts. The decision that admitted it is found
-//     through a lookup key written in the same transaction
-//     (ledger.Log.EnqueueWithKeys) and read back proven against the signed
-//     checkpoint; a refused id may come again. [Audit] fails on an id
-//     admitted twice.
-//   - work-claimed: an admitted instruction with a claim (schemas.Claim)
-//     holds its stream for the claim's session until claim.until
-//     (exclusive, at most 30 days after issued_at); instructions for the
-//     stream from another session, or from none, are refused until then,
-//     or until the same session's instruction with release set is
-//     admitted. A refused instruction never claims or releases.
-//   - receipt-missing, receipt-invalid: with Config.RequireReceipt, the
-//     dispatch must come with an RFC 9942 receipt (ledger.VerifyReceipt)
-//     for its exact bytes, under the authority log's key, over a tree of
-//     at most the verified checkpoint's size whose root is that
-//     checkpoint's or is proven its prefix (RFC 9162 §2.1.4): a control
-//     plane cannot have a runner execute what auditors will never see.
-//
-// `writ admission serve` is a Runner behind a UNIX socket; `writ admit`
-// is [AdmitAtLedger], a Runner opened for one admission.
+// [Admit] is [Check] followed by [Checked.Decide]: a runner (package
+// verify/runner) checks admissions in parallel, then decides each under
+// its lock against its history (replay, work claims, [History]) as it is
+// at that moment. [Refusing] is the admission of a runner whose ledger
+// cannot be trusted, which runs no check.
 //
 // # Remote orders: R30 and R37
 //
@@ -185,10 +162,4 @@
 // path split across tokens, and any marker that is not exactly
 // ".provision/" (.Provision/, a division slash U+2215, a fullwidth slash
 // U+FF0F, "&#47;", a backslash, a zero-width character inside it).
-//
-// # Audit
-//
-// [Audit] verifies both logs of a ledger directory (entries, tree,
-// checkpoint signatures, and every authority record's signatures and
-// authority replayed in order), then counts decisions by verdict and rule.
 package verify

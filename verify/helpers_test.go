@@ -27,18 +27,3 @@ func createAuthority(t testing.TB, dir, origin string, key *sign.PrivateKey, clo
 	}
 	return l
 }
-
-// openAuthority opens an authority log to append to it, with clock
-// (epochClock when nil).
-func openAuthority(t testing.TB, dir string, key *sign.PrivateKey, clock func() time.Time) *ledger.Log {
-	t.Helper()
-	l, err := ledger.Open(dir, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if clock == nil {
-		clock = epochClock
-	}
-	l.Now = clock
-	return l
-}

@@ -11,21 +11,21 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/auditview"
 	"github.com/writ-ledger/writ/rules"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // auditFleet is `writ audit --fleet FILE`.
-func auditFleet(c *cli.Context, o verify.AuditOptions) error {
+func auditFleet(c *cli.Context, o audit.Options) error {
 	for _, f := range []string{"state", "vkey", "decisions-vkey"} {
 		if c.String(f) != "" {
 			return usageErr("--%s does not go with --fleet: the fleet file names every log's key, and --cache keeps what the last audit verified", f)
 		}
 	}
-	data, err := readWhole(c, c.String("fleet"), verify.MaxFleetFile)
+	data, err := readWhole(c, c.String("fleet"), audit.MaxFleetFile)
 	if err != nil {
 		return err
 	}
-	fleet, err := verify.ParseFleet(data)
+	fleet, err := audit.ParseFleet(data)
 	if err != nil {
 		return inputErr(fmt.Errorf("--fleet %s: %w", c.String("fleet"), err))
 	}
@@ -38,7 +38,7 @@ func auditFleet(c *cli.Context, o verify.AuditOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := verify.AuditFleet(ctx, fleet, cache, o, c.Duration("timeout"))
+	rep, err := audit.RunFleet(ctx, fleet, cache, o, c.Duration("timeout"))
 	if err != nil {
 		return inputErr(fmt.Errorf("--cache: %w", err))
 	}
@@ -78,7 +78,7 @@ func auditFleet(c *cli.Context, o verify.AuditOptions) error {
 // logs did not verify. When every one of them failed under the key the
 // fleet file gives for it (vkey-mismatch), that assertion is refused,
 // naming the fleet file, as for the authority log's key.
-func runnersFailed(c *cli.Context, rep *verify.FleetReport) error {
+func runnersFailed(c *cli.Context, rep *audit.FleetReport) error {
 	failed, keys := 0, true
 	for _, r := range rep.Runners {
 		if r.OK {
@@ -102,7 +102,7 @@ func runnersFailed(c *cli.Context, rep *verify.FleetReport) error {
 // authority log did not verify, or nothing was verified at all. A refused
 // trust assertion names where it came from: --trust-root, --policy, or
 // the fleet file for a log's key.
-func fleetFailure(c *cli.Context, f *verify.AuditFailure) error {
+func fleetFailure(c *cli.Context, f *audit.Failure) error {
 	fleetFlag := "--fleet " + c.String("fleet")
 	if f.Rule == rules.NothingVerified {
 		return &exitError{code: exitNo, err: fmt.Errorf("fleet audit failed: %s", f.Error), flag: fleetFlag, rule: f.Rule,

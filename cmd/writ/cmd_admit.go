@@ -14,6 +14,7 @@ import (
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/transfer"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 func admitCommand() *cli.Command {
@@ -174,11 +175,11 @@ func admit(c *cli.Context) error {
 			d.Digest = full
 		}
 	}
-	v, index, err := verify.AdmitAtLedger(setup.dir, setup.trust, setup.kp, setup.cfg, d)
+	v, index, err := runner.AdmitAtLedger(setup.dir, setup.trust, setup.kp, setup.cfg, d)
 	switch {
-	case errors.Is(err, verify.ErrNotRecorded) && v != nil:
+	case errors.Is(err, runner.ErrNotRecorded) && v != nil:
 		return noErr(fmt.Errorf("%w (the verdict was %s, rule %s)", err, v.Verdict, v.Rule))
-	case errors.Is(err, verify.ErrNotRecorded):
+	case errors.Is(err, runner.ErrNotRecorded):
 		return noErr(err)
 	case err != nil:
 		return openErr(err)

@@ -10,7 +10,7 @@ import (
 	"github.com/writ-ledger/writ/internal/auditview"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/tiles"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 func auditCommand() *cli.Command {
@@ -32,13 +32,13 @@ func auditCommand() *cli.Command {
 			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained page to `FILE` (no script, no network)"},
 			jsonFlag,
 		},
-		Action: audit,
+		Action: auditAction,
 	}
 }
 
-// audit is `writ audit`: it reads the options, verifies a ledger, an
+// auditAction is `writ audit`: it reads the options, verifies a ledger, an
 // export or (auditFleet) a fleet, and prints the report.
-func audit(c *cli.Context) error {
+func auditAction(c *cli.Context) error {
 	o, err := auditOptions(c)
 	if err != nil {
 		return err
@@ -65,25 +65,25 @@ func audit(c *cli.Context) error {
 // root, policy), the period, and the choice of what to audit and how to
 // print it, refusing a period that would count nothing and a choice that
 // is not one.
-func auditOptions(c *cli.Context) (verify.AuditOptions, error) {
+func auditOptions(c *cli.Context) (audit.Options, error) {
 	vkey, err := vkeyValue(c, "vkey")
 	if err != nil {
-		return verify.AuditOptions{}, err
+		return audit.Options{}, err
 	}
 	dvkey, err := vkeyValue(c, "decisions-vkey")
 	if err != nil {
-		return verify.AuditOptions{}, err
+		return audit.Options{}, err
 	}
 	policy, err := readPolicy(c)
 	if err != nil {
-		return verify.AuditOptions{}, err
+		return audit.Options{}, err
 	}
-	o := verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root"), Now: time.Now, Policy: policy}
+	o := audit.Options{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root"), Now: time.Now, Policy: policy}
 	if o.Since, o.Until, err = auditPeriod(c, time.Now()); err != nil {
-		return verify.AuditOptions{}, err
+		return audit.Options{}, err
 	}
 	if c.Bool("csv") && wantJSON(c) {
-		return verify.AuditOptions{}, usageErr("give at most one of --csv and --json")
+		return audit.Options{}, usageErr("give at most one of --csv and --json")
 	}
 	given := 0
 	for _, f := range []string{"ledger", "export", "fleet"} {
@@ -92,7 +92,7 @@ func auditOptions(c *cli.Context) (verify.AuditOptions, error) {
 		}
 	}
 	if given != 1 {
-		return verify.AuditOptions{}, usageErr("give exactly one of --ledger DIR, --export FILE and --fleet FILE")
+		return audit.Options{}, usageErr("give exactly one of --ledger DIR, --export FILE and --fleet FILE")
 	}
 	return o, nil
 }
@@ -129,8 +129,8 @@ func auditPeriod(c *cli.Context, now time.Time) (since, until time.Time, err err
 // runAudit verifies the ledger directory of --ledger or the export of
 // --export under o, drawing progress on a terminal. A report that says
 // the audit failed is no error here; one that could not be made is.
-func runAudit(c *cli.Context, o verify.AuditOptions) (*verify.Report, error) {
-	var rep *verify.Report
+func runAudit(c *cli.Context, o audit.Options) (*audit.Report, error) {
+	var rep *audit.Report
 	var err error
 	switch dir, export := c.String("ledger"), c.String("export"); {
 	case dir != "":
@@ -138,13 +138,13 @@ func runAudit(c *cli.Context, o verify.AuditOptions) (*verify.Report, error) {
 			return nil, err
 		}
 		o.Progress = progressFor(c, "verifying", "entries")
-		rep, err = verify.Audit(dir, o)
+		rep, err = audit.Run(audit.Dir(dir), o)
 	default:
 		if fi, err := os.Stat(export); err == nil && fi.IsDir() {
 			return nil, directoryErr("export", export)
 		}
 		o.Progress = progressFor(c, "verifying the export", "bytes")
-		rep, err = verify.AuditExport(export, o)
+		rep, err = audit.Run(audit.ExportFile(export), o)
 	}
 	if err != nil {
 		if errors.Is(err, ledger.ErrExport) {
@@ -158,7 +158,7 @@ func runAudit(c *cli.Context, o verify.AuditOptions) (*verify.Report, error) {
 // renderAudit prints rep: after a good audit the page to --html, and the
 // CSV, the JSON or the text report on stdout; after a failed one the JSON
 // report, and the failure as a verdict of no.
-func renderAudit(c *cli.Context, rep *verify.Report) error {
+func renderAudit(c *cli.Context, rep *audit.Report) error {
 	if rep.OK && c.String("html") != "" {
 		page, err := auditview.HTML(rep, version())
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 var decisionsLogFlag = &cli.BoolFlag{Name: "decisions", Usage: "the runner's decision log instead of the authority log"}
@@ -163,7 +164,7 @@ func ledgerSync(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	r := &verify.Replica{Dir: dir, Source: src, VKey: vkey, TrustRoot: c.String("trust-root"), Policy: policy,
+	r := &runner.Replica{Dir: dir, Source: src, VKey: vkey, TrustRoot: c.String("trust-root"), Policy: policy,
 		Witnesses: witness.NewClient(c.Duration("timeout")), Progress: progressFor(c, "syncing", "entries")}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -206,7 +207,7 @@ func ledgerSync(c *cli.Context) error {
 
 // reportViews prints, on stderr, each witness's view the last sync
 // compared with the replica, when it is not simply consistent.
-func reportViews(c *cli.Context, r *verify.Replica) {
+func reportViews(c *cli.Context, r *runner.Replica) {
 	for _, v := range r.Views {
 		if v.Err != nil {
 			diag(c, levelWarning, "%s's view of the log not compared (only the split-view check skips it): %s", v.Source, v.Err)

@@ -18,6 +18,7 @@ import (
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 var dirFlag = &cli.StringFlag{Name: "dir", Required: true, Usage: "ledger `DIR`ectory"}
@@ -343,7 +344,7 @@ type logResult struct {
 }
 
 // ledgerVerify verifies both logs of the ledger the way an audit does
-// (verify.Audit): every entry, tree hash, signed checkpoint and history
+// (audit.Run): every entry, tree hash, signed checkpoint and history
 // checkpoint; every authority record's signatures and authority, replayed
 // at the time the log accepted it; every decision decoded strictly and
 // bound to the authority log. It prints what verified, or the first
@@ -358,7 +359,7 @@ func ledgerVerify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := verify.Audit(dir, verify.AuditOptions{AuthorityVKey: vkey, DecisionsVKey: dvkey})
+	rep, err := audit.Run(audit.Dir(dir), audit.Options{AuthorityVKey: vkey, DecisionsVKey: dvkey})
 	if err != nil {
 		return openErr(err)
 	}
@@ -372,7 +373,7 @@ func ledgerVerify(c *cli.Context) error {
 	var results []logResult
 	for _, r := range []struct {
 		name string
-		cp   *verify.CheckpointSummary
+		cp   *audit.CheckpointSummary
 	}{{"authority", rep.Authority}, {"decisions", rep.DecisionLog}} {
 		if r.cp != nil {
 			results = append(results, logResult{r.name, r.cp.Origin, r.cp.Size, r.cp.RootHash})

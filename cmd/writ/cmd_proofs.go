@@ -14,6 +14,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -362,7 +363,7 @@ func ledgerImport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	logs, err := verify.ImportLedgerWith(c.String("dir"), c.Args().First(), verify.ImportOptions{Trusted: trusted,
+	logs, err := runner.ImportLedgerWith(c.String("dir"), c.Args().First(), runner.ImportOptions{Trusted: trusted,
 		Trust: verify.Trust{TrustRoot: c.String("trust-root"), Policy: policy}, Progress: progressFor(c, "importing", "bytes")})
 	for _, l := range logs {
 		text := fmt.Sprintf("imported %s log %s: %d → %d entries, root %x", l.Name, l.Origin, l.Before, l.After, l.Checkpoint.Hash[:])

@@ -14,6 +14,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // repairCommand is `writ ledger repair`.
@@ -72,7 +73,7 @@ func ledgerRepair(c *cli.Context) error {
 	}
 	if from := c.String("from"); from != "" {
 		opts.Restore = func(d string, rt ledger.RestoreTrust) error {
-			_, err := verify.ImportLedgerWith(d, from, verify.ImportOptions{Trusted: rt.VKeys, TrustedKeys: rt.Keys, Floors: rt.Floors,
+			_, err := runner.ImportLedgerWith(d, from, runner.ImportOptions{Trusted: rt.VKeys, TrustedKeys: rt.Keys, Floors: rt.Floors,
 				Trust: verify.Trust{TrustRoot: trust.TrustRoot, Policy: policy}})
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/ledger"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 func admissionCommand() *cli.Command {
@@ -77,9 +77,9 @@ func serveAdmission(c *cli.Context) error {
 	}
 	defer os.Remove(path)
 	defer ln.Close()
-	r, err := verify.OpenRunner(setup.dir, setup.trust, setup.kp, setup.cfg)
+	r, err := runner.Open(setup.dir, setup.trust, setup.kp, setup.cfg)
 	if err != nil {
-		if errors.Is(err, verify.ErrNotRecorded) {
+		if errors.Is(err, runner.ErrNotRecorded) {
 			return noErr(err)
 		}
 		return openErr(err)

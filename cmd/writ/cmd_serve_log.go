@@ -15,7 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/httpbound"
 	"github.com/writ-ledger/writ/ledger"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 func ledgerServe(c *cli.Context) error {
@@ -120,7 +120,7 @@ func serveHTTP(c *cli.Context, h http.Handler, maxBody int64, refused func(httpb
 // and every period until the returned function is called, which
 // publishes once more (the decisions of the last moments) and waits.
 // A failure is a warning on stderr: serving goes on.
-func publishWhileServing(c *cli.Context, r *verify.Runner, to string, every time.Duration) func() {
+func publishWhileServing(c *cli.Context, r *runner.Runner, to string, every time.Duration) func() {
 	publish := func() {
 		if _, err := r.PublishDecisions(to); err != nil {
 			diag(c, levelWarning, "publishing the decision log into %s: %v", to, err)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/schemas"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // Chart geometry, in SVG user units (the SVG scales to the page).
@@ -60,7 +60,7 @@ func axisStep(top int64) int64 {
 // highest tick of the vertical axis (whole numbers, see axisStep) fills
 // the plot, with at most maxChartLabels day labels (MM-DD) and each bar's
 // total above it when the bar is wide enough.
-func stackedChart(days []verify.DayCount) ([]dayBar, []axisTick) {
+func stackedChart(days []audit.DayCount) ([]dayBar, []axisTick) {
 	var top int64
 	for _, d := range days {
 		top = max(top, d.Decisions)

@@ -5,7 +5,7 @@ import (
 	"encoding/csv"
 	"strconv"
 
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // CSV is the report of a good audit as one table with a header row:
@@ -13,7 +13,7 @@ import (
 // (when given) as period rows with the time in the count column, days as
 // day, day_unsigned, day_refused and day_would_refuse rows. The error is
 // the CSV writer's.
-func CSV(rep *verify.Report) ([]byte, error) {
+func CSV(rep *audit.Report) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	row := func(dim, key string, n int64) { w.Write([]string{dim, key, strconv.FormatInt(n, 10)}) }

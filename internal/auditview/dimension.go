@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/writ-ledger/writ/schemas"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // sortedKeys returns m's keys in order.
@@ -19,7 +19,7 @@ func sortedKeys(m map[string]int64) []string {
 
 // dimensions are the report's counts by one attribute, in a fixed order:
 // the same in the table, the CSV and the page.
-func dimensions(rep *verify.Report) []dimension {
+func dimensions(rep *audit.Report) []dimension {
 	verdicts := map[string]int64{}
 	for _, v := range schemas.Verdicts {
 		verdicts[string(v)] = rep.ByVerdict[string(v)]

@@ -4,17 +4,17 @@ import (
 	"fmt"
 
 	"github.com/writ-ledger/writ/internal/auditview"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // The CSV of a report: totals, then the counts by each dimension, then
 // the days.
 func ExampleCSV() {
-	rep := &verify.Report{OK: true, Decisions: 3,
+	rep := &audit.Report{OK: true, Decisions: 3,
 		ByVerdict: map[string]int64{"admitted": 2, "refused": 1},
 		ByRule:    map[string]int64{"ok": 2, "agent-digest-mismatch": 1},
-		Traffic: &verify.Traffic{ByMode: map[string]int64{"enforce": 3}, ByMachine: map[string]int64{"runner-1": 3},
-			Days: []verify.DayCount{{Day: "2026-11-29", Decisions: 3, Refused: 1}}},
+		Traffic: &audit.Traffic{ByMode: map[string]int64{"enforce": 3}, ByMachine: map[string]int64{"runner-1": 3},
+			Days: []audit.DayCount{{Day: "2026-11-29", Decisions: 3, Refused: 1}}},
 	}
 	out, err := auditview.CSV(rep)
 	if err != nil {

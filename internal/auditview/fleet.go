@@ -12,7 +12,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/rules"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // pct is n as a share of of, in percent to one decimal: "12.5%".
@@ -47,13 +47,13 @@ type fleetRow struct {
 // fleetView is a fleet report as the page and the tables show it: a row
 // a runner, then the total.
 type fleetView struct {
-	Rep   *verify.FleetReport
+	Rep   *audit.FleetReport
 	Rows  []fleetRow
 	Total fleetRow
 }
 
 // newFleetView lays out rep's rows.
-func newFleetView(rep *verify.FleetReport) fleetView {
+func newFleetView(rep *audit.FleetReport) fleetView {
 	var rows []fleetRow
 	for _, r := range rep.Runners {
 		row := fleetRow{Name: r.Name, OK: r.OK, Status: "verified"}
@@ -81,7 +81,7 @@ func newFleetView(rep *verify.FleetReport) fleetView {
 // a runner (its counts, or why its decision log did not verify), then
 // the total over the runners that verified. Text from the logs is
 // escaped (humanize.OneLine).
-func FleetText(rep *verify.FleetReport) []string {
+func FleetText(rep *audit.FleetReport) []string {
 	v := newFleetView(rep)
 	var lines []string
 	if rep.Authority != nil {
@@ -110,7 +110,7 @@ func FleetText(rep *verify.FleetReport) []string {
 }
 
 // countOK is how many of rep's runners verified.
-func countOK(rep *verify.FleetReport) int {
+func countOK(rep *audit.FleetReport) int {
 	n := 0
 	for _, r := range rep.Runners {
 		if r.OK {
@@ -125,7 +125,7 @@ func countOK(rep *verify.FleetReport) int {
 // (verified or failed, no count) and total rows; the runners that
 // verified, and the total, have would_refuse_by_rule rows. The error is
 // the CSV writer's.
-func FleetCSV(rep *verify.FleetReport) ([]byte, error) {
+func FleetCSV(rep *audit.FleetReport) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	w.Write([]string{"runner", "dimension", "key", "count"})
@@ -160,7 +160,7 @@ func FleetCSV(rep *verify.FleetReport) ([]byte, error) {
 // FleetHTML renders a fleet report as one self-contained HTML page (no
 // script, nothing to load): a row a runner, then the total. The error is
 // the template's, which a report cannot cause.
-func FleetHTML(rep *verify.FleetReport) ([]byte, error) {
+func FleetHTML(rep *audit.FleetReport) ([]byte, error) {
 	var b bytes.Buffer
 	err := fleetPage.Execute(&b, newFleetView(rep))
 	return b.Bytes(), err

@@ -1,6 +1,6 @@
 // Package auditview renders an audit's report for people: the text
 // report, the CSV table, and the self-contained HTML page, for one
-// ledger (verify.Report) and for a fleet (verify.FleetReport). It reads
+// ledger (audit.Report) and for a fleet (audit.FleetReport). It reads
 // the report and checks nothing: what it shows is what the report says,
 // with text from the ledger escaped (humanize.OneLine) in the text and
 // by html/template on the page.
@@ -16,7 +16,7 @@ import (
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // The audit page: one self-contained HTML file (no script, nothing
@@ -82,21 +82,21 @@ func byCount(m map[string]int64) []ruleCount {
 	return out
 }
 
-// listedPage is the page's note under a list cut at verify.MaxListed, ""
+// listedPage is the page's note under a list cut at audit.MaxListed, ""
 // when the list holds all of its total.
 func listedPage(listed int, total int64) string {
 	if int64(listed) >= total {
 		return ""
 	}
 	return fmt.Sprintf("Showing the first %s of %s: a report lists at most %s (in --json too); narrow the period with --since and --until for the rest.",
-		humanize.Thousands(int64(listed)), humanize.Thousands(total), humanize.Thousands(verify.MaxListed))
+		humanize.Thousands(int64(listed)), humanize.Thousands(total), humanize.Thousands(audit.MaxListed))
 }
 
 // HTML renders a report of a good audit as the audit page: one HTML
 // document, UTF-8, with no script and nothing to load. version names the
 // writ that made it ("made ... by writ VERSION"). The error is the
 // template's, which a report cannot cause.
-func HTML(rep *verify.Report, version string) ([]byte, error) {
+func HTML(rep *audit.Report, version string) ([]byte, error) {
 	bars, ticks := stackedChart(rep.Traffic.Days)
 	from, to := periodBounds(rep)
 	origin := "a ledger"

@@ -9,31 +9,31 @@ import (
 	"testing"
 
 	"github.com/writ-ledger/writ/internal/auditview/auditviewtest"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // syntheticReport is a report as an audit of a large ledger would make
 // it, without the ledger: a busy day of 1,250,001 decisions, lists cut at
-// verify.MaxListed.
-func syntheticReport() *verify.Report {
-	tr := &verify.Traffic{ByMode: map[string]int64{"off": 1250001}, ByMachine: map[string]int64{"runner-01": 1250001},
+// audit.MaxListed.
+func syntheticReport() *audit.Report {
+	tr := &audit.Traffic{ByMode: map[string]int64{"off": 1250001}, ByMachine: map[string]int64{"runner-01": 1250001},
 		ByStream: map[string]int64{"none": 1250001}, BySigner: map[string]int64{"none": 1250001},
 		Unsigned: 700000, UnsignedShare: 0.56, WouldRefuseByRule: map[string]int64{"unsigned": 700000, "unknown-build": 550001},
-		Days: []verify.DayCount{
+		Days: []audit.DayCount{
 			{Day: "2026-11-28", Partial: true},
-			{Day: "2026-11-29", Decisions: 1250001, Unsigned: 700000, WouldRefuse: 1250001, ByVerdict: verify.VerdictCounts{AdmittedUnsigned: 700000, WouldRefuse: 550001}},
+			{Day: "2026-11-29", Decisions: 1250001, Unsigned: 700000, WouldRefuse: 1250001, ByVerdict: audit.VerdictCounts{AdmittedUnsigned: 700000, WouldRefuse: 550001}},
 		},
 		FlaggedBuildsTotal: 550001, AuthorityEventsTotal: 1, Since: "2026-11-28T12:00:00Z", OutsidePeriod: 7,
-		FlaggedBuilds: []verify.FlaggedBuild{{Decision: 3, Time: "2026-11-29T10:00:00Z", Rule: "unknown-build", Verdict: "would-refuse", Machine: "runner-01",
+		FlaggedBuilds: []audit.FlaggedBuild{{Decision: 3, Time: "2026-11-29T10:00:00Z", Rule: "unknown-build", Verdict: "would-refuse", Machine: "runner-01",
 			Instruction: strings.Repeat("0", 32), Digest: "sha256:" + strings.Repeat("cd", 32)}},
-		AuthorityEvents: []verify.AuthorityEvent{{Index: 2, Kind: "revocation", Time: "2026-11-29T11:00:00Z", Subject: "k (left)"}},
+		AuthorityEvents: []audit.AuthorityEvent{{Index: 2, Kind: "revocation", Time: "2026-11-29T11:00:00Z", Subject: "k (left)"}},
 	}
-	return &verify.Report{OK: true, EntriesVerified: 1250009, AuthorityEntries: 8, Decisions: 1250001, WouldRefuse: 1250001,
+	return &audit.Report{OK: true, EntriesVerified: 1250009, AuthorityEntries: 8, Decisions: 1250001, WouldRefuse: 1250001,
 		ByVerdict: map[string]int64{"admitted": 0, "admitted-unsigned": 700000, "would-refuse": 550001, "refused": 0},
 		ByRule:    map[string]int64{"unsigned": 700000, "unknown-build": 550001}, RunnerKeyProtection: "passphrase",
-		Authority:   &verify.CheckpointSummary{Origin: "example.com/big", Size: 8, RootHash: strings.Repeat("ab", 32)},
-		DecisionLog: &verify.CheckpointSummary{Origin: "example.com/big/decisions/0123456789abcdef", Size: 1250008, RootHash: strings.Repeat("ef", 32)},
-		Trust:       &verify.AuditTrust{Authority: &verify.TrustedKey{Name: "example.com/big", KeyID: strings.Repeat("1", 64), Source: verify.KeyState}, TrustRoot: "sha256:" + strings.Repeat("9", 64), Independent: true},
+		Authority:   &audit.CheckpointSummary{Origin: "example.com/big", Size: 8, RootHash: strings.Repeat("ab", 32)},
+		DecisionLog: &audit.CheckpointSummary{Origin: "example.com/big/decisions/0123456789abcdef", Size: 1250008, RootHash: strings.Repeat("ef", 32)},
+		Trust:       &audit.Trust{Authority: &audit.TrustedKey{Name: "example.com/big", KeyID: strings.Repeat("1", 64), Source: audit.KeyState}, TrustRoot: "sha256:" + strings.Repeat("9", 64), Independent: true},
 		AuditedAt:   "2026-11-29T12:30:00Z", Traffic: tr}
 }
 
@@ -121,7 +121,7 @@ func TestAuditPageRendering(t *testing.T) {
 // five of them up to the busiest day.
 func TestAxisTicks(t *testing.T) {
 	for top, want := range map[int64]string{0: "0 1", 1: "0 1", 7: "0 2 4 6 8", 43: "0 10 20 30 40 50", 100: "0 20 40 60 80 100", 2500001: "0 1,000,000 2,000,000 3,000,000"} {
-		_, ticks := stackedChart([]verify.DayCount{{Day: "2026-11-29", Decisions: top}})
+		_, ticks := stackedChart([]audit.DayCount{{Day: "2026-11-29", Decisions: top}})
 		var got []string
 		for _, tk := range ticks {
 			got = append(got, tk.Label)

@@ -5,14 +5,14 @@ import (
 
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/schemas"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // Text is the text report of a good audit, one line a string: what was
 // verified and against what, the counts by verdict and rule, then the
 // period's traffic (see trafficLines). Text from the ledger is escaped
 // (humanize.OneLine).
-func Text(rep *verify.Report) []string {
+func Text(rep *audit.Report) []string {
 	lines := []string{fmt.Sprintf("ok: %s verified (%d authority, %d decisions)", humanize.Plural(rep.EntriesVerified, "entry", "entries"), rep.AuthorityEntries, decisionEntries(rep))}
 	if rep.Authority != nil {
 		lines = append(lines, fmt.Sprintf("authority checkpoint: %s size %d root %s", rep.Authority.Origin, rep.Authority.Size, rep.Authority.RootHash))
@@ -46,7 +46,7 @@ func Text(rep *verify.Report) []string {
 
 // decisionEntries is the size of the decision log the audit verified, 0
 // when it verified none.
-func decisionEntries(rep *verify.Report) int64 {
+func decisionEntries(rep *audit.Report) int64 {
 	if rep.DecisionLog == nil {
 		return 0
 	}
@@ -57,7 +57,7 @@ func decisionEntries(rep *verify.Report) int64 {
 // the period, the unsigned share, the counts by mode, machine, stream,
 // signer and the rule enforce would refuse on, the days, the flagged
 // builds admitted and the authority that ended.
-func trafficLines(rep *verify.Report) []string {
+func trafficLines(rep *audit.Report) []string {
 	t := rep.Traffic
 	var lines []string
 	lines = append(lines, periodText(rep))
@@ -86,10 +86,10 @@ func trafficLines(rep *verify.Report) []string {
 }
 
 // listedText is "" when a list holds all of its total, else what it
-// leaves out: the report lists at most verify.MaxListed.
+// leaves out: the report lists at most audit.MaxListed.
 func listedText(listed int, total int64) string {
 	if int64(listed) >= total {
 		return ""
 	}
-	return fmt.Sprintf(" (the first %d listed: a report lists at most %d; narrow the period with --since and --until for the rest)", listed, verify.MaxListed)
+	return fmt.Sprintf(" (the first %d listed: a report lists at most %d; narrow the period with --since and --until for the rest)", listed, audit.MaxListed)
 }

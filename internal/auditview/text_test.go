@@ -4,16 +4,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // TestAuditLinesEscape: text from the ledger (a revocation's reason) is
 // printed with control characters escaped: it cannot clear a terminal or
 // forge a line of the report.
 func TestAuditLinesEscape(t *testing.T) {
-	rep := &verify.Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, Traffic: &verify.Traffic{
+	rep := &audit.Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, Traffic: &audit.Traffic{
 		AuthorityEventsTotal: 1,
-		AuthorityEvents:      []verify.AuthorityEvent{{Index: 7, Kind: "revocation", Time: "2026-11-29T10:00:00Z", Subject: "k (ok\x1b[2J\rFAKE: audit ok\nnext)"}},
+		AuthorityEvents:      []audit.AuthorityEvent{{Index: 7, Kind: "revocation", Time: "2026-11-29T10:00:00Z", Subject: "k (ok\x1b[2J\rFAKE: audit ok\nnext)"}},
 	}}
 	out := strings.Join(trafficLines(rep), "\n")
 	if strings.ContainsAny(out, "\x1b\r") || strings.Contains(out, "\nnext") || strings.Contains(out, "\nFAKE") {

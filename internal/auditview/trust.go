@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // keySource says where an audit took a log's key from, for people; flag
 // is the flag that gives it.
-func keySource(k *verify.TrustedKey, flag string) string {
+func keySource(k *audit.TrustedKey, flag string) string {
 	switch k.Source {
-	case verify.KeyGiven:
+	case audit.KeyGiven:
 		return "given with " + flag
-	case verify.KeyState:
+	case audit.KeyState:
 		return "remembered in the state file"
 	}
 	return "taken from the ledger itself, not independently trusted"
@@ -22,7 +22,7 @@ func keySource(k *verify.TrustedKey, flag string) string {
 // trustLines say what the audit's verification rests on: each log's key
 // and where it came from, and the first root; the same on the page and in
 // the text report.
-func trustLines(rep *verify.Report) []string {
+func trustLines(rep *audit.Report) []string {
 	t := rep.Trust
 	if t == nil {
 		return nil
@@ -30,7 +30,7 @@ func trustLines(rep *verify.Report) []string {
 	var lines []string
 	for _, k := range []struct {
 		log, flag string
-		key       *verify.TrustedKey
+		key       *audit.TrustedKey
 	}{{"authority log", "--vkey", t.Authority}, {"decision log", "--decisions-vkey", t.Decisions}} {
 		if k.key != nil {
 			lines = append(lines, fmt.Sprintf("%s key %s (key id %s) %s", k.log, k.key.Name, k.key.KeyID, keySource(k.key, k.flag)))
@@ -46,7 +46,7 @@ func trustLines(rep *verify.Report) []string {
 }
 
 // NotIndependent is the warning, on the page and in the text report,
-// when a log's key came from the ledger itself (verify.KeyLedger).
+// when a log's key came from the ledger itself (audit.KeyLedger).
 const NotIndependent = "a key was taken from the ledger itself: this shows the ledger is self-consistent, not whose it is; a directory rewritten with its keys replaced would verify as well (give --vkey and --decisions-vkey, or keep a --state file)"
 
 // clock formats an RFC 3339 time from the report as people read it, to
@@ -69,7 +69,7 @@ func clockShort(rfc3339 string) string {
 
 // periodBounds are the report's period as people read it: from --since
 // (else the first decision counted) to --until (else the audit's time).
-func periodBounds(rep *verify.Report) (from, to string) {
+func periodBounds(rep *audit.Report) (from, to string) {
 	t := rep.Traffic
 	switch {
 	case t.Since != "":
@@ -86,7 +86,7 @@ func periodBounds(rep *verify.Report) (from, to string) {
 }
 
 // periodText is the period line of the text report.
-func periodText(rep *verify.Report) string {
+func periodText(rep *audit.Report) string {
 	from, to := periodBounds(rep)
 	return fmt.Sprintf("period: from %s to %s; %d decisions counted, %d outside it (verified, not counted)", from, to, rep.Decisions, rep.Traffic.OutsidePeriod)
 }

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // dataK finds the counts of an audit page: data-k="dimension:key">N<,
@@ -29,7 +29,7 @@ var dataK = regexp.MustCompile(`data-k="([^":]+):([^"]*)"[^>]*>(\d{1,3}(?:,\d{3}
 // --json prints it, and requires the page to show every count the report
 // holds. The error names the first count that differs or is missing.
 func CheckPage(page, report []byte) error {
-	var rep verify.Report // read back from the --json output, not from the page's code
+	var rep audit.Report // read back from the --json output, not from the page's code
 	if err := json.Unmarshal(report, &rep); err != nil {
 		return err
 	}

@@ -1,0 +1,241 @@
+package audit
+
+import (
+	"errors"
+	"time"
+
+	"fmt"
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/rules"
+	"github.com/writ-ledger/writ/schemas"
+)
+
+// Options name the checkpoint verifier keys the auditor trusts. An
+// empty key means the key stored in the log itself (or the export), which
+// proves the log is self-consistent but not whose it is. StateFile, if
+// set, is the auditor's memory, a file of at most MaxStateFile
+// bytes (a larger one is an error): the checkpoints it trusted at its
+// last successful audit; the logs must extend them (else the audit fails
+// with both checkpoints and the failing proof), and a successful audit
+// writes the new ones there.
+type Options struct {
+	AuthorityVKey string
+	DecisionsVKey string
+	StateFile     string
+	TrustRoot     string // digest the first root record must have; "" trusts on first use
+	// Policy, when set, is the witness policy (c2sp.org/tlog-policy) the
+	// authority log's latest checkpoint must meet (Report.Witnessing).
+	Policy *formats.Policy
+	// Since and Until (zero: open) bound the period the report counts:
+	// decisions with since <= time < until. Verification covers every
+	// entry whatever the period.
+	Since, Until time.Time
+	// Now is the clock for "expired"; time.Now when nil.
+	Now func() time.Time
+	// Progress, if not nil, is told how far the audit is: for a Dir, the
+	// entries verified of both logs' sizes, every ProgressEvery entries
+	// and at the end of each log; for an ExportFile, the bytes of the
+	// export file read, of its size (the sections' sizes are known only as
+	// they come).
+	Progress func(done, total int64)
+}
+
+// ProgressEvery is how many entries pass between Progress calls.
+const ProgressEvery = 4096
+
+// CheckpointSummary is a verified checkpoint, for reports.
+type CheckpointSummary struct {
+	Origin   string `json:"origin"`
+	Size     int64  `json:"size"`
+	RootHash string `json:"root_hash"` // lowercase hex
+	// Signed is the signed checkpoint note as verified, with its witness
+	// cosignatures (text; at most ledger.MaxCheckpointSize bytes): kept in
+	// the auditor's state file, it is the evidence a later fork is
+	// proven against. Empty in a state file an older writ wrote.
+	Signed string `json:"signed,omitempty"`
+}
+
+func summarize(c ledger.Checkpoint) *CheckpointSummary {
+	return &CheckpointSummary{Origin: c.Origin, Size: c.Size, RootHash: fmt.Sprintf("%x", c.Hash[:])}
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	OK               bool  `json:"ok"`
+	EntriesVerified  int64 `json:"entries_verified"`
+	AuthorityEntries int64 `json:"authority_entries"`
+	Decisions        int64 `json:"decisions"`
+	// WouldRefuse counts decisions admitted (in any verdict) although a
+	// rule failed: what enforce would have refused.
+	WouldRefuse int64              `json:"would_refuse_under_enforce"`
+	ByVerdict   map[string]int64   `json:"by_verdict"`
+	ByRule      map[string]int64   `json:"by_rule"`
+	Authority   *CheckpointSummary `json:"authority_checkpoint,omitempty"`
+	DecisionLog *CheckpointSummary `json:"decision_checkpoint,omitempty"`
+	Failure     *Failure           `json:"failure,omitempty"`
+	// Witnessing is what Options.Policy found on the authority
+	// checkpoint: the witnesses that cosigned it, when, and the quorum.
+	Witnessing *formats.Witnessing `json:"witnessing,omitempty"`
+	// Traffic is the report beyond verdicts and rules (see Traffic).
+	Traffic *Traffic `json:"traffic,omitempty"`
+	// RunnerKeyProtection is how the runner keeps the key that signs the
+	// decision log, as the ledger directory states it
+	// (ledger.RunnerKeyProtection: "file" or "passphrase"); empty when the
+	// directory holds no runner key (a replica, an export). It is the
+	// runner's statement, not covered by any signature.
+	RunnerKeyProtection string `json:"runner_key_protection,omitempty"`
+	// Trust is what the verification rests on: the keys the checkpoints
+	// were checked with and where each came from, and the first root
+	// (see Trust). Never nil.
+	Trust *Trust `json:"trust"`
+	// AuditedAt is when the audit ran, by its clock (Options.Now):
+	// RFC 3339, UTC, whole seconds. An open period ends here.
+	AuditedAt string `json:"audited_at"`
+
+	// the verifier keys the logs were checked with, for the state file
+	authorityVKey, decisionsVKey string
+	// now is the audit's clock reading, AuditedAt
+	now time.Time
+	// admitted maps each admitted instruction id to its decision index
+	admitted map[[16]byte]int64
+	// marks holds each artifact's highest high-water mark so far and the
+	// decision that recorded it
+	marks map[string]heldMark
+	opts  Options
+	// progress: entries seen, of how many
+	progressDone, progressTotal int64
+	// state is the auditor's state the audit started from; found the
+	// signed checkpoint of each log ("authority", "decisions") as read
+	state *auditState
+	found map[string][]byte
+}
+
+// Failure is the evidence of a failed audit: which log, which entry
+// (-1 when not one entry), the error, and for a fork or rollback both
+// signed checkpoints and the proof.
+type Failure struct {
+	Log   string `json:"log"` // "authority" or "decisions"
+	Index int64  `json:"index"`
+	Error string `json:"error"`
+	// Rule is the stable rule id of the refusal, where it has one: a
+	// trust assertion that does not hold (*ledger.TrustError:
+	// rules.VKeyMismatch, rules.RootUntrusted), a quorum missed
+	// (rules.LedgerUnwitnessed), a record refused (*delegation.RecordError),
+	// or nothing verified (rules.NothingVerified).
+	Rule string `json:"rule,omitempty"`
+	// Evidence, for a log that is not an extension of the checkpoint the
+	// auditor's state trusted (a *ledger.InconsistencyError): both
+	// checkpoints, as signed notes where known, and the failed proof, to
+	// be checked elsewhere.
+	Evidence *ledger.Evidence `json:"evidence,omitempty"`
+	// Cause is the error itself, typed: callers use errors.As on it
+	// (*ledger.IntegrityError, *ledger.InconsistencyError,
+	// *delegation.RecordError, ...).
+	Cause error `json:"-"`
+}
+
+// newAudit starts the report of an audit under o, reading the auditor's
+// state file.
+func newAudit(o Options) (*Report, error) {
+	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}, marks: map[string]heldMark{},
+		Traffic: newTraffic(), Trust: &Trust{TrustRoot: o.TrustRoot}, opts: o, found: map[string][]byte{}}
+	// The bounds as counted: decisions record whole seconds.
+	if !o.Since.IsZero() {
+		rep.Traffic.Since = unixUTC(ceilUnix(o.Since))
+	}
+	if !o.Until.IsZero() {
+		rep.Traffic.Until = unixUTC(ceilUnix(o.Until))
+	}
+	if rep.opts.Now == nil {
+		rep.opts.Now = time.Now
+	}
+	rep.now = rep.opts.Now().UTC().Truncate(time.Second)
+	rep.AuditedAt = rep.now.Format(time.RFC3339)
+	for _, v := range schemas.Verdicts {
+		rep.ByVerdict[string(v)] = 0
+	}
+	var err error
+	rep.state, err = readState(o.StateFile)
+	return rep, err
+}
+
+// fail ends the audit with err against log: the report says why, and
+// counts nothing.
+func (rep *Report) fail(log string, err error) *Report {
+	rep.OK = false
+	var ie *ledger.InconsistencyError
+	if errors.As(err, &ie) {
+		// Both signed checkpoints, where the audit had them: the one the
+		// state trusted and the one the log holds now.
+		if t := rep.state.summary(log); ie.TrustedSigned == nil && t != nil && t.Signed != "" {
+			ie.TrustedSigned = []byte(t.Signed)
+		}
+		if ie.FoundSigned == nil {
+			ie.FoundSigned = rep.found[log]
+		}
+	}
+	rep.Failure = failure(log, err)
+	// Counts made before the failure describe a ledger that does not
+	// verify: none of them is reported.
+	rep.Decisions, rep.WouldRefuse, rep.Traffic = 0, 0, nil
+	rep.ByVerdict, rep.ByRule = map[string]int64{}, map[string]int64{}
+	return rep
+}
+
+// finish marks the audit good and saves the new trusted checkpoints.
+func (rep *Report) finish(stateFile string) error {
+	rep.OK = true
+	rep.Trust.setIndependent()
+	rep.Traffic.finish(rep.Decisions, rep.opts, rep.now)
+	if stateFile == "" {
+		return nil
+	}
+	return writeState(stateFile, &auditState{Authority: logSignedOnly(rep.Authority, rep.authorityVKey),
+		Decisions: logSignedOnly(rep.DecisionLog, rep.decisionsVKey), AuthorityVKey: rep.authorityVKey, DecisionsVKey: rep.decisionsVKey})
+}
+
+// logSignedOnly is c for the auditor's state: its signed note reduced to
+// what the log key signed (formats.LogSigned), without the witness
+// cosignatures, which nothing verified without a policy and whose size
+// the writer and its witnesses choose. The state then stays small and
+// holds only what a later check can verify under the log key.
+func logSignedOnly(c *CheckpointSummary, vkey string) *CheckpointSummary {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.Signed = ""
+	if b, err := formats.LogSigned([]byte(c.Signed), vkey); err == nil {
+		out.Signed = string(b)
+	}
+	return &out
+}
+
+// failure is the Failure of log for err, with the index, rule and
+// evidence err carries.
+func failure(log string, err error) *Failure {
+	f := &Failure{Log: log, Index: -1, Error: err.Error(), Cause: err}
+	var ie *ledger.IntegrityError
+	var re *delegation.RecordError
+	var inc *ledger.InconsistencyError
+	switch {
+	case errors.As(err, &ie):
+		f.Index = ie.Index
+	case errors.As(err, &re):
+		f.Index, f.Rule = re.Index, re.Rule
+	}
+	var te *ledger.TrustError
+	switch {
+	case errors.As(err, &te):
+		f.Rule = te.Rule
+	case errors.Is(err, formats.ErrQuorum):
+		f.Rule = rules.LedgerUnwitnessed
+	}
+	if errors.As(err, &inc) {
+		ev := inc.Evidence()
+		f.Evidence = &ev
+	}
+	return f
+}

@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/internal/replay"
+)
+
+// ImportLedger is ledger.Import with the checks writ runs when a log
+// grows: every entry of the export's authority log, from entry 0, is
+// replayed into a fresh authority state at the time the log accepted it
+// (its signatures, its signer's authority, the time rule), exactly as an
+// append judged it, and its first root must have the digest trustRoot
+// when one is given (verify.RuleRootUntrusted's check); every decision of a
+// decisions section must decode strictly. An export that fails any check
+// stores nothing: the replica keeps what it held. trusted maps a section
+// name to the verifier key its checkpoints must verify under. Errors: a
+// *delegation.RecordError with the entry's index, and those of
+// ledger.Import.
+func ImportLedger(dir, path string, trusted map[string]string, trustRoot string) ([]ledger.ImportedLog, error) {
+	return ImportLedgerWith(dir, path, ImportOptions{Trusted: trusted, Trust: verify.Trust{TrustRoot: trustRoot}})
+}
+
+// ImportOptions are ImportLedgerWith's options.
+type ImportOptions struct {
+	Trusted  map[string]string // section name -> verifier key its checkpoints must verify under
+	Trust    verify.Trust      // its TrustRoot and its witness Policy
+	Now      func() time.Time  // the clock for the policy's cosignature times (nil: time.Now)
+	Progress ledger.Progress   // told the export's bytes read, of twice its size (ledger.ImportOptions.Progress)
+	// Floors: per section name, checkpoints the section must reach and
+	// extend (ledger.ImportOptions.Floors).
+	Floors map[string][]ledger.Floor
+	// TrustedKeys: per section name without a key in Trusted, the public
+	// key its verifier key must hold (ledger.ImportOptions.TrustedKeys).
+	TrustedKeys map[string]sign.PublicKey
+}
+
+// ImportLedgerWith is ImportLedger under o.Trust: its TrustRoot, and its
+// witness Policy, which the export's authority checkpoint (with the
+// cosignatures exported with it) must meet at o.Now, or the import is
+// refused before an entry is read (a *formats.QuorumError, wrapping
+// formats.ErrQuorum, or formats.ErrPolicyLog).
+func ImportLedgerWith(dir, path string, o ImportOptions) ([]ledger.ImportedLog, error) {
+	trusted, trust, now := o.Trusted, o.Trust, o.Now
+	if now == nil {
+		now = time.Now
+	}
+	trustRoot := trust.TrustRoot
+	var cpCheck func(string, []byte, string) error
+	if trust.Policy != nil {
+		cpCheck = func(name string, cosigned []byte, vkey string) error {
+			if name != "authority" {
+				return nil
+			}
+			if _, err := trust.Policy.Check(cosigned, vkey, now()); err != nil {
+				return fmt.Errorf("the export's authority checkpoint: %w", err)
+			}
+			return nil
+		}
+	}
+	return ledger.ImportWith(dir, path, ledger.ImportOptions{Trusted: trusted, Floors: o.Floors, TrustedKeys: o.TrustedKeys, Checkpoint: cpCheck, Progress: o.Progress, Check: func(name string) (ledger.EntryFunc, func() error) {
+		if name == "decisions" {
+			return replay.Decisions()
+		}
+		st := delegation.NewState()
+		fn, wait := replay.Apply(st, nil)
+		return fn, func() error {
+			if err := wait(); err != nil {
+				return err
+			}
+			return verify.Trust{TrustRoot: trustRoot}.CheckRoot(st)
+		}
+	}})
+}

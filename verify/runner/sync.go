@@ -1,0 +1,166 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/tiles"
+	"github.com/writ-ledger/writ/ledger/witness"
+	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/internal/replay"
+)
+
+// Replica keeps a runner's authority log current from a published log
+// (c2sp.org/tlog-tiles, as `writ ledger publish` or `writ ledger serve`
+// give it): ledger.Sync with the checks writ runs when a log grows. Every
+// new entry is replayed, at the time the log accepted it, into the
+// authority state of the replica's entries, exactly as the writer's
+// append judged it, and the first root must have the digest TrustRoot
+// when one is given. Between syncs the Replica keeps that state, so a
+// poll with no new entries costs one checkpoint request and no replay; a
+// replica changed by anyone else is verified and replayed from entry 0
+// again.
+type Replica struct {
+	Dir       string       // the ledger directory; the log is Dir/authority
+	Source    tiles.Source // where the log is published
+	VKey      string       // the trusted checkpoint verifier key (required for a new replica)
+	TrustRoot string       // sha256:<hex> of the first root record, or empty
+	// Policy, when set, is the witness policy (c2sp.org/tlog-policy) the
+	// published checkpoint must meet before anything is stored. Then the
+	// latest checkpoint each policy witness with a URL cosigned is fetched
+	// (its tlog-witness monitoring URL) and proven consistent with the
+	// published one (ledger.SyncOptions.Seen): a split view refuses the
+	// sync (*ledger.SplitViewError), and Views says what each showed.
+	Policy *formats.Policy
+	// Witnesses fetches the witnesses' checkpoints (nil: a zero Client).
+	Witnesses *witness.Client
+	// Progress, when set, is told each Sync's new entries fetched and
+	// checked, of those the published checkpoint adds.
+	Progress ledger.Progress
+	// Views are what the last Sync found of the witnesses' checkpoints.
+	Views []ledger.SeenResult
+
+	st       *delegation.State
+	verified []byte
+	anchored anchored // the assertions st and verified were checked under
+}
+
+// Sync fetches what the source published since the last sync and stores
+// it, or nothing. VKey, TrustRoot and Policy are judged on every path:
+// a replica that is up to date, or only takes a refreshed checkpoint, is
+// refused under a wrong TrustRoot as one that grows is (its entry 0,
+// proven against its signed checkpoint, is the first root). Errors: those
+// of ledger.Sync, a *delegation.RecordError for an entry the authority
+// rules refuse (with its index), and a *ledger.TrustError wrapping
+// verify.ErrRootUntrusted (verify.RuleRootUntrusted, with both digests) or
+// ledger.ErrVKeyMismatch (verify.RuleVKeyMismatch, with both key names).
+func (r *Replica) Sync(ctx context.Context) (ledger.Synced, error) {
+	res, err := r.sync(ctx)
+	if errors.Is(err, ledger.ErrHistoryRepaired) {
+		// The replica's history was corrected: replay it at the right
+		// times, once.
+		res, err = r.sync(ctx)
+	}
+	r.Views = res.Seen
+	return res, err
+}
+
+// witnessViews fetches, in parallel, each policy witness's latest
+// checkpoint of the log (its tlog-witness monitoring URL): the views a
+// sync proves consistent with the published checkpoint (ledger.Sync,
+// SyncOptions.Seen).
+func (r *Replica) witnessViews(ctx context.Context, published []byte) []ledger.SeenCheckpoint {
+	c := r.Witnesses
+	if c == nil {
+		c = &witness.Client{}
+	}
+	origin, _, _ := strings.Cut(string(published), "\n")
+	ws := r.Policy.SubmissionWitnesses()
+	out := make([]ledger.SeenCheckpoint, len(ws))
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seen, err := c.Checkpoint(ctx, w.URL, origin)
+			out[i] = ledger.SeenCheckpoint{Source: "witness " + w.Name, Signed: seen, Err: err}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
+	if r.anchored != (anchored{r.VKey, r.TrustRoot, r.Policy}) {
+		// The state kept from the last sync was built under other
+		// assertions: judge the replica again, on every path.
+		r.st, r.verified = nil, nil
+	}
+	var seen func([]byte, string) []ledger.SeenCheckpoint
+	if r.Policy != nil {
+		seen = func(published []byte, _ string) []ledger.SeenCheckpoint { return r.witnessViews(ctx, published) }
+	}
+	res, err := ledger.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, ledger.SyncOptions{
+		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, Seen: seen, Progress: r.Progress,
+		Anchor: verify.Trust{TrustRoot: r.TrustRoot}.CheckFirst,
+		Check: func(fresh bool) (ledger.EntryFunc, func() error) {
+			if fresh || r.st == nil {
+				r.st = delegation.NewState()
+			}
+			fn, wait := replay.Apply(r.st, nil)
+			return fn, func() error {
+				if err := wait(); err != nil {
+					return err
+				}
+				return verify.Trust{TrustRoot: r.TrustRoot}.CheckRoot(r.st)
+			}
+		},
+	})
+	if err != nil {
+		r.st, r.verified = nil, nil
+		return res, err
+	}
+	// The state covers the replica only if a check ran on it (a sync
+	// that added nothing replays nothing).
+	if r.st != nil {
+		r.verified = res.Signed
+	} else {
+		r.verified = nil
+	}
+	r.VKey = res.VKey
+	r.anchored = anchored{r.VKey, r.TrustRoot, r.Policy}
+	return res, nil
+}
+
+// anchored is what a Replica's kept state was verified under: the
+// verifier key, the first root's digest and the witness policy.
+type anchored struct {
+	vkey, trustRoot string
+	policy          *formats.Policy
+}
+
+// SyncDecisions grows the decision-log replica at dir from src: the log's
+// checkpoints verify under vkey and every decision decodes strictly (as
+// ImportLedger checks a decisions section). Errors: those of ledger.Sync,
+// and a *delegation.RecordError for a malformed decision.
+func SyncDecisions(ctx context.Context, dir string, src tiles.Source, vkey string) (ledger.Synced, error) {
+	return ledger.Sync(ctx, dir, src, ledger.SyncOptions{VKey: vkey, Check: func(bool) (ledger.EntryFunc, func() error) {
+		return replay.Decisions()
+	}})
+}
+
+// PublishDecisions publishes the runner's decision log into the
+// directory to, as `writ ledger publish --decisions` does
+// (ledger.Log.Publish): a runner whose admission server holds the log
+// publishes it this way, while it serves. The log is this runner's own,
+// whose head it checks before every append; Publish checks the signed
+// root and every published entry's leaf hash. Errors: those of Publish.
+func (r *Runner) PublishDecisions(to string) (ledger.Published, error) {
+	return r.dec.Publish(to)
+}
