@@ -309,7 +309,7 @@ func checkOrigins(plan []importPlan, locals map[string]*Log) error {
 	}
 	for _, p := range plan {
 		if p.sec.Name == "authority" {
-			if strings.Contains(p.sec.Origin, decisionsSuffix) {
+			if strings.Contains(p.sec.Origin, DecisionsSuffix) {
 				return fmt.Errorf("%w: the authority section's origin %q is a decision log's", ErrExport, p.sec.Origin)
 			}
 			authority = p.sec.Origin
@@ -319,9 +319,9 @@ func checkOrigins(plan []importPlan, locals map[string]*Log) error {
 		if p.sec.Name != "decisions" {
 			continue
 		}
-		rest, ok := strings.CutPrefix(p.sec.Origin, authority+decisionsSuffix)
+		rest, ok := strings.CutPrefix(p.sec.Origin, authority+DecisionsSuffix)
 		if authority == "" || !ok || len(rest) != 16 {
-			return fmt.Errorf("%w: the decisions section's origin %q is not %s%s<16 hex> (the authority log's)", ErrExport, p.sec.Origin, authority, decisionsSuffix)
+			return fmt.Errorf("%w: the decisions section's origin %q is not %s%s<16 hex> (the authority log's)", ErrExport, p.sec.Origin, authority, DecisionsSuffix)
 		}
 	}
 	return nil

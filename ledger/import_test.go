@@ -27,7 +27,7 @@ func newWriter(t *testing.T, origin string, seed byte, n int) *writer {
 		t.Fatal(err)
 	}
 	runner := testkit.Key(t, seed+1)
-	if w.decis, err = Create(filepath.Join(w.dir, DecisionsDir), origin+decisionsSuffix+runner.Public().ID()[:16], runner, nil); err != nil {
+	if w.decis, err = Create(filepath.Join(w.dir, DecisionsDir), origin+DecisionsSuffix+runner.Public().ID()[:16], runner, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.auth.Close(); w.decis.Close() })
