@@ -28,12 +28,13 @@ func (fl Floor) Check(l *Log, cp Checkpoint) error {
 			return nil
 		}
 	}
-	return fl.refusal("the "+l.role()+" log", cp)
+	return fl.Refusal("the "+l.Role()+" log", cp)
 }
 
-// refusal is the *InconsistencyError for what (a log, whose verified
-// checkpoint is cp) that does not reach or extend fl.
-func (fl Floor) refusal(what string, cp Checkpoint) error {
+// Refusal is the *InconsistencyError (ErrInconsistent) for what (a log,
+// named for the message, whose verified checkpoint is cp) that does not
+// reach or extend fl.
+func (fl Floor) Refusal(what string, cp Checkpoint) error {
 	trusted := fl.Checkpoint
 	if trusted.Origin == "" {
 		trusted.Origin = cp.Origin

@@ -11,6 +11,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/schemas"
 	"golang.org/x/mod/semver"
 	"golang.org/x/mod/sumdb/tlog"
@@ -292,7 +293,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		size = fi.Size()
 	}
 	rep.opts.Progress = nil // counted in bytes, not entries
-	x, err := ledger.NewExportReader(&ledger.ProgressReader{R: f, Progress: o.Progress, Total: size})
+	x, err := replica.NewExportReader(&ledger.ProgressReader{R: f, Progress: o.Progress, Total: size})
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +309,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		}
 		if (sec.Name == "decisions" && (sawDecisions || authCP == nil)) || (sec.Name == "authority" && authCP != nil) ||
 			isDecisionOrigin(sec.Origin) != (sec.Name == "decisions") {
-			return rep.fail("export", fmt.Errorf("%w: sections must be one authority log, then at most one decision log, each with its own kind of origin (found %s, origin %s)", ledger.ErrExport, sec.Name, sec.Origin)), nil
+			return rep.fail("export", fmt.Errorf("%w: sections must be one authority log, then at most one decision log, each with its own kind of origin (found %s, origin %s)", replica.ErrExport, sec.Name, sec.Origin)), nil
 		}
 		given, remembered := o.AuthorityVKey, st.AuthorityVKey
 		if sec.Name == "decisions" {

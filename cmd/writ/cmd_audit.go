@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
@@ -113,7 +113,7 @@ func audit(c *cli.Context) error {
 		rep, err = verify.AuditExport(export, o)
 	}
 	if err != nil {
-		if errors.Is(err, ledger.ErrExport) {
+		if errors.Is(err, replica.ErrExport) {
 			return inputErr(err)
 		}
 		return openErr(err)

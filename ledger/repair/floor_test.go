@@ -16,6 +16,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/repair"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 )
@@ -48,7 +49,7 @@ func tabledLedger(t *testing.T, origin string, keyN byte, batches int) (string, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ledger.Export(f, []string{"authority"}, []*ledger.Log{l}); err != nil {
+		if err := replica.Export(f, []string{"authority"}, []*ledger.Log{l}); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
@@ -73,7 +74,7 @@ func tables(t *testing.T, store string) []string {
 // Repair gives.
 func restoreFrom(export string) func(string, repair.RestoreTrust) error {
 	return func(d string, trust repair.RestoreTrust) error {
-		_, err := ledger.ImportWith(d, export, ledger.ImportOptions{Trusted: trust.VKeys, TrustedKeys: trust.Keys, Floors: trust.Floors})
+		_, err := replica.ImportWith(d, export, replica.ImportOptions{Trusted: trust.VKeys, TrustedKeys: trust.Keys, Floors: trust.Floors})
 		return err
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/repair"
+	"github.com/writ-ledger/writ/ledger/replica"
 )
 
 // decisionsLog adds to the ledger directory dir a decision log holding
@@ -135,7 +136,7 @@ func TestRestoreDecisionsUnderRunnerKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if err := ledger.Export(f, []string{"authority", "decisions"}, []*ledger.Log{auth, dec}); err != nil {
+		if err := replica.Export(f, []string{"authority", "decisions"}, []*ledger.Log{auth, dec}); err != nil {
 			t.Fatal(err)
 		}
 		return path

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -397,7 +398,7 @@ func checkRestored(plans []*logPlan) ([]RepairedLog, error) {
 		restored = true
 	}
 	if !restored {
-		return nil, fmt.Errorf("%w: the export restores none of the damaged logs", ledger.ErrExport)
+		return nil, fmt.Errorf("%w: the export restores none of the damaged logs", replica.ErrExport)
 	}
 	return logs, nil
 }

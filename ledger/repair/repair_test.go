@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/repair"
+	"github.com/writ-ledger/writ/ledger/replica"
 )
 
 // storeDamage is one kind of damage the crash and corruption tests can
@@ -76,7 +77,7 @@ func TestRepairEachDamage(t *testing.T) {
 				// the directory keeps no checkpoint.pub: the key is given.
 				vkeys := map[string]string{ledger.AuthorityDir: vkey}
 				res, err = repair.Repair(dir, repair.RepairOptions{VKeys: vkeys, Restore: func(d string, trust repair.RestoreTrust) error {
-					_, err := ledger.ImportWith(d, export, ledger.ImportOptions{Trusted: trust.VKeys, TrustedKeys: trust.Keys, Floors: trust.Floors})
+					_, err := replica.ImportWith(d, export, replica.ImportOptions{Trusted: trust.VKeys, TrustedKeys: trust.Keys, Floors: trust.Floors})
 					return err
 				}})
 			}
@@ -121,7 +122,7 @@ func damagedLedger(t *testing.T, kind testkit.Damage) (string, [][]byte, string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ledger.Export(f, []string{"authority"}, []*ledger.Log{l}); err != nil {
+	if err := replica.Export(f, []string{"authority"}, []*ledger.Log{l}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
