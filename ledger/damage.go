@@ -16,6 +16,7 @@ import (
 	"github.com/dgraph-io/badger/v4/y"
 	"github.com/dgraph-io/ristretto/v2/z"
 
+	"github.com/writ-ledger/writ/ledger/internal/fileutil"
 	"github.com/writ-ledger/writ/rules"
 )
 
@@ -112,7 +113,7 @@ func emptyLogs(dir string) error {
 		return nil // badger.Open reports it
 	}
 	for _, e := range entries {
-		if !isWriteLog(e.Name()) || !e.Type().IsRegular() {
+		if !IsWriteLog(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && fi.Size() == 0 {
@@ -206,12 +207,12 @@ func openCheckCopy(dir, link string, unlisted map[string]bool, writable bool) (*
 	}
 	for _, e := range entries {
 		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() || unlisted[e.Name()] || e.Name() == "LOCK" || (isWriteLog(e.Name()) && fi.Size() == 0) {
+		if err != nil || !fi.Mode().IsRegular() || unlisted[e.Name()] || e.Name() == "LOCK" || (IsWriteLog(e.Name()) && fi.Size() == 0) {
 			continue
 		}
 		from, to := filepath.Join(dir, e.Name()), filepath.Join(link, e.Name())
 		if writable && !strings.HasSuffix(e.Name(), ".sst") {
-			err = copyFile(from, to)
+			err = fileutil.Copy(from, to)
 		} else {
 			err = os.Link(from, to)
 		}
@@ -306,7 +307,7 @@ func openTable(path string, all bool) (*table.Table, error) {
 // registry lacks, after an open for writing has already changed it.
 func checkLogHeaders(dir string, names []string) error {
 	for _, n := range names {
-		if !isWriteLog(n) {
+		if !IsWriteLog(n) {
 			continue
 		}
 		f, err := os.Open(filepath.Join(dir, n))

@@ -21,14 +21,15 @@ const (
 	RunnerKey     = "runner"     // + ".key", ".pub"
 )
 
-// decisionsSuffix is appended to the authority origin (with 16 hex
-// digits of the runner's key id) to name the decision log.
-const decisionsSuffix = "/decisions/"
+// DecisionsSuffix is appended to the authority origin (with the first 16
+// hex digits of the runner's key id) to name the decision log: a
+// decision log's origin is AUTHORITY + DecisionsSuffix + 16 hex digits.
+const DecisionsSuffix = "/decisions/"
 
 // MaxLedgerOrigin is the longest authority origin Init accepts, in bytes:
 // the decision log's origin adds 27 bytes and must stay within the 128
 // that ValidOrigin allows.
-const MaxLedgerOrigin = 128 - len(decisionsSuffix) - 16
+const MaxLedgerOrigin = 128 - len(DecisionsSuffix) - 16
 
 // KeyParams says how to create or unlock a log's key file: the age
 // recipients a new key is encrypted to (sign.ScryptRecipient for a
@@ -164,7 +165,7 @@ func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 		if err != nil {
 			return nil, fmt.Errorf("creating runner key: %w", err)
 		}
-		l, err := Create(logDir, authorityOrigin+decisionsSuffix+key.Public().ID()[:16], key, nil)
+		l, err := Create(logDir, authorityOrigin+DecisionsSuffix+key.Public().ID()[:16], key, nil)
 		if err != nil {
 			removeRunnerKey(dir)
 			os.RemoveAll(logDir)
@@ -230,5 +231,5 @@ func DecisionsVerifierKey(dir string) (string, error) {
 	}
 	origin := auth.Origin()
 	auth.Close()
-	return VerifierKey(origin+decisionsSuffix+pub.ID()[:16], pub)
+	return VerifierKey(origin+DecisionsSuffix+pub.ID()[:16], pub)
 }

@@ -52,27 +52,27 @@
 // [InclusionProof], [VerifyReceipt], [ErrProof]...) are aliases of its
 // types and the same values, kept for callers of package ledger.
 //
-// # Proofs, receipts, export
+// # Proofs and receipts
 //
 // [Log.ProveInclusion] and [Log.ProveConsistency] give RFC 9162 proofs
 // from the stored hashes (no rescans); [Log.Receipt] wraps an inclusion
 // proof in an RFC 9942 COSE Receipt (vds 1, detached payload: the root)
-// signed by the log key, checked by [VerifyReceipt]. [Export] writes
-// both logs with their signed checkpoints to one portable file (its
-// format is in the doc of [ExportReader]);
-// [Import] copies one into a replica after verifying it and its
-// consistency with what the replica holds; [Log.CheckConsistent] tells a
-// reader whether a log still extends a checkpoint it trusted before.
+// signed by the log key, checked by [VerifyReceipt];
+// [Log.CheckConsistent] tells a reader whether a log still extends a
+// checkpoint it trusted before.
 //
 // # Publishing and replicas
 //
 // [Log.Publish] writes a log as a static c2sp.org/tlog-tiles log (hash
 // tiles, entry bundles, and writ's history bundles, writ/history/<N>,
 // holding the signed checkpoint of every batch), the checkpoint last;
-// [Server] serves the same read API from the store; [Sync] grows a
-// replica from either, proving every new entry into the signed root from
-// the replica's own compact range (hash tiles are never trusted), all or
-// nothing. Paths, bundles and the bounded fetch are in ledger/tiles.
+// [Server] serves the same read API from the store. Paths, bundles and
+// the bounded fetch are in ledger/tiles. Package ledger/replica holds
+// export, import and sync; the one write they make to a replica is a
+// [ReplicaWriter] (replica.go), with [CreateReplica],
+// [Log.DropUnsigned], [Log.StoreCheckpoint] and
+// [Log.ReplaceHistoryCheckpoint]. Package ledger/repair rebuilds a
+// damaged ledger directory.
 //
 // # Storage
 //

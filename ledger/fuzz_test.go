@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -75,7 +76,7 @@ func FuzzExportReader(f *testing.F) {
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
 	f.Fuzz(func(t *testing.T, data []byte) {
-		x, err := ledger.NewExportReader(bytes.NewReader(data))
+		x, err := replica.NewExportReader(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
@@ -182,7 +183,7 @@ func TestWriteExportSeed(t *testing.T) {
 	auth.Append([][]byte{[]byte("e2")})
 	dec.Append([][]byte{[]byte("d0")})
 	var b bytes.Buffer
-	if err := ledger.Export(&b, []string{"authority", "decisions"}, []*ledger.Log{auth, dec}); err != nil {
+	if err := replica.Export(&b, []string{"authority", "decisions"}, []*ledger.Log{auth, dec}); err != nil {
 		t.Fatal(err)
 	}
 	auth.Close()
@@ -193,7 +194,7 @@ func TestWriteExportSeed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	x, err := ledger.NewExportReader(bytes.NewReader(mustRead(t, path)))
+	x, err := replica.NewExportReader(bytes.NewReader(mustRead(t, path)))
 	if err != nil {
 		t.Fatal(err)
 	}

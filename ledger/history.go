@@ -109,11 +109,11 @@ func (h *historyReader) finish(size int64) error {
 	return nil
 }
 
-// historyAt returns the history checkpoint of the batch that starts at
+// HistoryAt returns the history checkpoint of the batch that starts at
 // entry i (the first history checkpoint whose size exceeds i, when the
 // one before it ends at i), and false when entry i does not start a
 // batch.
-func (l *Log) historyAt(i int64) ([]byte, bool, error) {
+func (l *Log) HistoryAt(i int64) ([]byte, bool, error) {
 	var out []byte
 	err := l.db.View(func(txn Txn) error {
 		it := txn.Iterate([]byte{prefixHistory})

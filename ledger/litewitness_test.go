@@ -16,6 +16,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/sign"
@@ -124,7 +125,7 @@ func TestLitewitness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ledger.Sync(ctx, filepath.Join(t.TempDir(), "replica"), src, ledger.SyncOptions{VKey: w.VerifierKey(), History: true, Policy: p})
+	s, err := replica.Sync(ctx, filepath.Join(t.TempDir(), "replica"), src, replica.SyncOptions{VKey: w.VerifierKey(), History: true, Policy: p})
 	if err != nil || s.After != 14 || s.Witnessing == nil || !s.Witnessing.Met || string(s.Signed) != string(final.Signed) {
 		t.Fatalf("sync: %+v %v", s, err)
 	}

@@ -15,17 +15,18 @@ type Progress func(done, total int64)
 // read (a read is at least a buffer).
 const progressEvery = 1024
 
-// report calls p (if set) with done of total.
-func (p Progress) report(done, total int64) {
+// Report calls p (if set) with done of total (done capped at total).
+func (p Progress) Report(done, total int64) {
 	if p != nil {
 		p(min(done, total), total)
 	}
 }
 
-// tick reports every progressEvery units and at the end.
-func (p Progress) tick(done, total int64) {
+// Tick reports, as Report, every progressEvery (1024) units and at the
+// end: for operations counted in entries or tiles.
+func (p Progress) Tick(done, total int64) {
 	if p != nil && (done%progressEvery == 0 || done >= total) {
-		p.report(done, total)
+		p.Report(done, total)
 	}
 }
 
@@ -44,7 +45,7 @@ func (r *ProgressReader) Read(p []byte) (int, error) {
 	n, err := r.R.Read(p)
 	if n > 0 {
 		r.n += int64(n)
-		r.Progress.report(r.Offset+r.n, r.Total)
+		r.Progress.Report(r.Offset+r.n, r.Total)
 	}
 	return n, err
 }

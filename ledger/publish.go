@@ -116,7 +116,7 @@ func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
 				res.Files++
 				res.Bytes += int64(len(data))
 			}
-			opts.Progress.report(int64(done+1), int64(len(todo))) // every tile: a publish has few
+			opts.Progress.Report(int64(done+1), int64(len(todo))) // every tile: a publish has few
 		}
 		return nil
 	})
@@ -128,7 +128,7 @@ func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
 	}
 	res.Files++
 	res.Bytes += int64(len(signed))
-	opts.Progress.report(int64(len(todo)), int64(len(todo)))
+	opts.Progress.Report(int64(len(todo)), int64(len(todo)))
 	return res, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
@@ -73,7 +74,7 @@ func TestPublishRefusesPlantedFiles(t *testing.T) {
 	}
 	// A sync from a directory holding a FIFO is refused at once too.
 	go func() {
-		_, err := ledger.Sync(context.Background(), filepath.Join(t.TempDir(), "r"), openDirSource(t, fifo), ledger.SyncOptions{VKey: w.VerifierKey(), History: true})
+		_, err := replica.Sync(context.Background(), filepath.Join(t.TempDir(), "r"), openDirSource(t, fifo), replica.SyncOptions{VKey: w.VerifierKey(), History: true})
 		done <- err
 	}()
 	select {

@@ -2,10 +2,6 @@
 
 package ledger_test
 
-// Hostile review of issue 17: attacks that succeeded before their fixes,
-// kept as regression tests (those that always failed are in
-// runnerkey_hostile_token_test.go).
-
 import (
 	"errors"
 	"os"
@@ -19,6 +15,10 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/sign"
 )
+
+// Hostile review of issue 17: attacks that succeeded before their fixes,
+// kept as regression tests (those that always failed are in
+// runnerkey_hostile_token_test.go).
 
 // REGRESSION, once an attack: a stored key URI (checkpoint.uri,
 // runner.uri) was read whole before its bound was checked, so a FIFO,

@@ -2,12 +2,6 @@
 
 package ledger_test
 
-// Hostile review of issue 17: the runner key's protection statement and
-// the stored token key URIs (runner.uri, checkpoint.uri), edited by
-// whoever can write the ledger directory. Tests that need the SoftHSM2
-// token run in a child process of their own (hostileIsolated), since a
-// test process gets one token.
-
 import (
 	"bytes"
 	"crypto/rand"
@@ -22,6 +16,12 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/sign"
 )
+
+// Hostile review of issue 17: the runner key's protection statement and
+// the stored token key URIs (runner.uri, checkpoint.uri), edited by
+// whoever can write the ledger directory. Tests that need the SoftHSM2
+// token run in a child process of their own (hostileIsolated), since a
+// test process gets one token.
 
 // hostileIsolated reports true in the child process that runs the test;
 // in the parent it runs the child and reports its result.

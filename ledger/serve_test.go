@@ -14,6 +14,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
@@ -97,17 +98,17 @@ func TestServeMatchesPublish(t *testing.T) {
 	if r, _ := http.Post(hs.URL+"/checkpoint", "text/plain", nil); r.StatusCode != http.StatusMethodNotAllowed {
 		t.Fatalf("POST: status %d", r.StatusCode)
 	}
-	replica := filepath.Join(t.TempDir(), "replica")
+	rdir := filepath.Join(t.TempDir(), "replica")
 	src, err := tiles.OpenSource(hs.URL, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ledger.Sync(context.Background(), replica, src, ledger.SyncOptions{VKey: w.VerifierKey(), History: true})
+	s, err := replica.Sync(context.Background(), rdir, src, replica.SyncOptions{VKey: w.VerifierKey(), History: true})
 	if err != nil || s.After != 307 {
 		t.Fatalf("sync from serve: %+v, %v", s, err)
 	}
 	w.add(t, 3)
-	s, err = ledger.Sync(context.Background(), replica, src, ledger.SyncOptions{VKey: w.VerifierKey(), History: true})
+	s, err = replica.Sync(context.Background(), rdir, src, replica.SyncOptions{VKey: w.VerifierKey(), History: true})
 	if err != nil || s.Before != 307 || s.After != 310 {
 		t.Fatalf("second sync: %+v, %v", s, err)
 	}

@@ -294,7 +294,7 @@ func removeEmptyLogs(dir string) error {
 	}
 	var empty []string
 	for _, e := range entries {
-		if !isWriteLog(e.Name()) || !e.Type().IsRegular() {
+		if !IsWriteLog(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && fi.Size() == 0 {
@@ -339,9 +339,10 @@ func (s badgerStore) damagedTable(found error) error {
 	return nil
 }
 
-// isWriteLog reports whether name is one of Badger's logs: a memtable's
-// write-ahead log (*.mem) or a value log (*.vlog).
-func isWriteLog(name string) bool {
+// IsWriteLog reports whether name, a file of a log's store, is one of
+// Badger's logs: a memtable's write-ahead log (*.mem) or a value log
+// (*.vlog).
+func IsWriteLog(name string) bool {
 	return strings.HasSuffix(name, ".mem") || strings.HasSuffix(name, ".vlog")
 }
 

@@ -55,22 +55,22 @@ func (e *TrustError) Unwrap() []error { return []error{ErrTrust, e.Err} }
 // RuleID returns the stable rule id.
 func (e *TrustError) RuleID() string { return e.Rule }
 
-// keyName gives a verifier key as name+hash, its public part that a
+// KeyName gives a verifier key as name+hash, its public part that a
 // signature line also names (c2sp.org/signed-note), without the key bytes.
-func keyName(vkey string) string {
+func KeyName(vkey string) string {
 	name, rest, _ := strings.Cut(vkey, "+")
 	hash, _, _ := strings.Cut(rest, "+")
 	return name + "+" + hash
 }
 
-// openTrusted is OpenCheckpoint that tells a checkpoint signed by another
+// OpenTrusted is OpenCheckpoint that tells a checkpoint signed by another
 // key from a forged one: when no signature line names vkey's key (its
 // name and key hash), the error is a *TrustError (rules.VKeyMismatch,
 // wrapping ErrVKeyMismatch and ErrCheckpointSignature) whose Found lists
 // the keys that did sign. A signature line of vkey's key that does not
 // verify stays ErrCheckpointSignature: evidence of tampering, not of a
 // wrong key. log names the log for the evidence.
-func openTrusted(signed []byte, vkey, log string) (Checkpoint, error) {
+func OpenTrusted(signed []byte, vkey, log string) (Checkpoint, error) {
 	cp, err := OpenCheckpoint(signed, vkey)
 	var une *note.UnverifiedNoteError
 	if err == nil || !errors.As(err, &une) {
@@ -84,14 +84,15 @@ func openTrusted(signed []byte, vkey, log string) (Checkpoint, error) {
 		found = []string{"no signature"}
 	}
 	return cp, &TrustError{Rule: rules.VKeyMismatch, Log: log, What: "the signed checkpoint's verifier key",
-		Expected: keyName(vkey), Found: strings.Join(found, ", "), Err: fmt.Errorf("%w: %w", ErrVKeyMismatch, err)}
+		Expected: KeyName(vkey), Found: strings.Join(found, ", "), Err: fmt.Errorf("%w: %w", ErrVKeyMismatch, err)}
 }
 
-// keyMismatch is the *TrustError of a replica or local log whose stored
+// KeyMismatch is the *TrustError (rules.VKeyMismatch, wrapping
+// ErrVKeyMismatch) of the log named log, kept at where, whose stored
 // verifier key is not the one given.
-func keyMismatch(log, where, given, stored string) error {
+func KeyMismatch(log, where, given, stored string) error {
 	return &TrustError{Rule: rules.VKeyMismatch, Log: log, What: "the verifier key " + where + " stores",
-		Expected: keyName(given), Found: keyName(stored), Err: ErrVKeyMismatch}
+		Expected: KeyName(given), Found: KeyName(stored), Err: ErrVKeyMismatch}
 }
 
 // ProvenEntry returns entry i of the log, proven to be in the tree cp

@@ -226,12 +226,12 @@ func (l *Log) openGiven(signed []byte, vkey string) (Checkpoint, error) {
 	if vkey == l.vkey {
 		return OpenCheckpoint(signed, vkey)
 	}
-	return openTrusted(signed, vkey, l.role())
+	return OpenTrusted(signed, vkey, l.Role())
 }
 
-// role names the log for evidence: an authority log keeps a checkpoint
+// Role names the log for evidence ("authority" or "decisions"): an authority log keeps a checkpoint
 // history, a decision log does not.
-func (l *Log) role() string {
+func (l *Log) Role() string {
 	if l.history {
 		return "authority"
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"golang.org/x/mod/sumdb/note"
@@ -78,9 +79,9 @@ func TestWitnessedLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replica := filepath.Join(t.TempDir(), "replica")
-	opts := ledger.SyncOptions{VKey: w.VerifierKey(), History: true, Policy: both}
-	s, err := ledger.Sync(context.Background(), replica, src, opts)
+	rdir := filepath.Join(t.TempDir(), "replica")
+	opts := replica.SyncOptions{VKey: w.VerifierKey(), History: true, Policy: both}
+	s, err := replica.Sync(context.Background(), rdir, src, opts)
 	if err != nil || s.After != 5 || s.Witnessing == nil || !s.Witnessing.Met || string(s.Signed) != string(res.Signed) {
 		t.Fatalf("sync: %+v %v", s, err)
 	}
@@ -91,12 +92,12 @@ func TestWitnessedLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.publish(t, pub)
-	s, err = ledger.Sync(context.Background(), replica, src, opts)
+	s, err = replica.Sync(context.Background(), rdir, src, opts)
 	var qe *formats.QuorumError
 	if !errors.As(err, &qe) || len(qe.Cosigned) != 1 || qe.Cosigned[0].Name != "a" || strings.Join(qe.Missing, " ") != "b" {
 		t.Fatalf("sync of a checkpoint b did not cosign: %v", err)
 	}
-	if l, err := ledger.OpenReadOnly(replica); err != nil || l.Size() != 5 {
+	if l, err := ledger.OpenReadOnly(rdir); err != nil || l.Size() != 5 {
 		t.Fatalf("replica after the refusal: %v", err)
 	} else {
 		l.Close()
@@ -110,7 +111,7 @@ func TestWitnessedLog(t *testing.T) {
 		t.Fatalf("collection after a missed one: %+v %v", res.Witnesses, err)
 	}
 	w.publish(t, pub)
-	if s, err = ledger.Sync(context.Background(), replica, src, opts); err != nil || s.After != 10 {
+	if s, err = replica.Sync(context.Background(), rdir, src, opts); err != nil || s.After != 10 {
 		t.Fatalf("sync: %+v %v", s, err)
 	}
 
@@ -202,20 +203,20 @@ func TestSyncSeen(t *testing.T) {
 		w9.add(t, 3)
 	}
 	w9.publish(t, at9)
-	replica := filepath.Join(t.TempDir(), "replica")
-	if _, err := syncDir(t, replica, at9, w.VerifierKey()); err != nil {
+	rdir := filepath.Join(t.TempDir(), "replica")
+	if _, err := syncDir(t, rdir, at9, w.VerifierKey()); err != nil {
 		t.Fatal(err)
 	}
-	sync := func(views ...[]byte) (ledger.Synced, error) {
-		var vs []ledger.SeenCheckpoint
+	sync := func(views ...[]byte) (replica.Synced, error) {
+		var vs []replica.SeenCheckpoint
 		for i, v := range views {
-			vs = append(vs, ledger.SeenCheckpoint{Source: fmt.Sprintf("witness %d", i), Signed: v})
+			vs = append(vs, replica.SeenCheckpoint{Source: fmt.Sprintf("witness %d", i), Signed: v})
 		}
-		vs = append(vs, ledger.SeenCheckpoint{Source: "witness down", Err: errors.New("unreachable")})
-		return ledger.Sync(ctx, replica, src, ledger.SyncOptions{VKey: w.VerifierKey(), History: true,
-			Seen: func([]byte, string) []ledger.SeenCheckpoint { return vs }})
+		vs = append(vs, replica.SeenCheckpoint{Source: "witness down", Err: errors.New("unreachable")})
+		return replica.Sync(ctx, rdir, src, replica.SyncOptions{VKey: w.VerifierKey(), History: true,
+			Seen: func([]byte, string) []replica.SeenCheckpoint { return vs }})
 	}
-	var sv *ledger.SplitViewError
+	var sv *replica.SplitViewError
 	for _, c := range []struct {
 		name string
 		seen []byte
@@ -230,7 +231,7 @@ func TestSyncSeen(t *testing.T) {
 		if !errors.As(err, &sv) || sv.Source != "witness 1" || sv.Why != c.why || string(sv.FoundSigned) != string(c.seen) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if l, err := ledger.OpenReadOnly(replica); err != nil || l.Size() != 9 {
+		if l, err := ledger.OpenReadOnly(rdir); err != nil || l.Size() != 9 {
 			t.Fatalf("%s: the replica changed: %v", c.name, err)
 		} else {
 			l.Close()
@@ -252,7 +253,7 @@ func TestSyncSeen(t *testing.T) {
 	fork.add(t, 4)
 	forked19, _ := fork.Checkpoint()
 	res, err = sync(forked19)
-	if err != nil || !errors.Is(res.Seen[0].Err, ledger.ErrUndecided) {
+	if err != nil || !errors.Is(res.Seen[0].Err, replica.ErrUndecided) {
 		t.Fatalf("a larger fork without its tiles: %+v %v", res.Seen, err)
 	}
 	if _, err := sync(forked12); !errors.As(err, &sv) {

@@ -35,7 +35,7 @@ type Admission struct {
 type AdmissionLedger struct {
 	Name    string `json:"name"`
 	Comment string `json:"comment"`
-	// Export is a writ ledger export (ledger.Export: a CBOR sequence,
+	// Export is a writ ledger export (ledger/replica.Export: a CBOR sequence,
 	// RFC 8742, with one "authority" section carrying its checkpoint
 	// history), base64 in the JSON.
 	Export []byte `json:"export"`

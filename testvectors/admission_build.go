@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -102,7 +103,7 @@ func admitLedgerExport(k admitKeys) AdmissionLedger {
 	vkey := must(ledger.VerifierKey(admitOrigin, k.log.Public()))
 	must(verify.LoadAuthority(log, vkey))
 	var out bytes.Buffer
-	must(0, ledger.Export(&out, []string{"authority"}, []*ledger.Log{log}))
+	must(0, replica.Export(&out, []string{"authority"}, []*ledger.Log{log}))
 	first := must(log.Entry(0))
 	return AdmissionLedger{Name: admitLedger, Export: out.Bytes(), AuthorityVKey: vkey, TrustRoot: schemas.SHA256Digest(first),
 		Comment: "root 0x01 (1 of 1); 0x03 may pin agent, script-agent and stale-agent; 0x04, 0x05 and 0x06 may instruct deploy/* on runner-* " +

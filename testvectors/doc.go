@@ -56,9 +56,9 @@
 // hex digits, SHA-256 of the key's PKIX DER encoding.
 //
 // A ledger ([AdmissionLedger]) is portable: "export" is the bytes `writ
-// ledger export` writes (ledger.Export). Its format is specified, with a
-// CDDL grammar, in the doc of ledger.ExportReader (`go doc
-// github.com/writ-ledger/writ/ledger ExportReader`): a CBOR sequence
+// ledger export` writes (ledger/replica.Export). Its format is specified, with a
+// CDDL grammar, in the doc of ledger/replica.ExportReader (`go doc
+// github.com/writ-ledger/writ/ledger/replica ExportReader`): a CBOR sequence
 // (RFC 8742) of a header {"format": "writ-ledger-export", "v": 2,
 // "logs": 1} and one "authority" section with "history": true: the
 // section's header (its origin, vkey, size and latest signed C2SP

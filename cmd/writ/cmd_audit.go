@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/auditview"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/verify/audit"
 )
@@ -147,7 +147,7 @@ func runAudit(c *cli.Context, o audit.Options) (*audit.Report, error) {
 		rep, err = audit.Run(audit.ExportFile(export), o)
 	}
 	if err != nil {
-		if errors.Is(err, ledger.ErrExport) {
+		if errors.Is(err, replica.ErrExport) {
 			return nil, inputErr(err)
 		}
 		return nil, openErr(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/verify"
@@ -215,7 +216,7 @@ func reportViews(c *cli.Context, r *runner.Replica) {
 	}
 }
 
-func emitSynced(c *cli.Context, res ledger.Synced) error {
+func emitSynced(c *cli.Context, res replica.Synced) error {
 	cost := fmt.Sprintf("%s, %d bytes", humanize.Plural(int64(res.Requests), "request", "requests"), res.Bytes)
 	text := fmt.Sprintf("synced authority log %s: %d → %d entries, tree root %x (%s)",
 		res.Checkpoint.Origin, res.Before, res.After, res.Checkpoint.Hash[:], cost)
@@ -243,7 +244,7 @@ func emitSynced(c *cli.Context, res ledger.Synced) error {
 func syncErr(err error) error {
 	var ie *ledger.InconsistencyError
 	var re *delegation.RecordError
-	var sv *ledger.SplitViewError
+	var sv *replica.SplitViewError
 	switch {
 	case errors.As(err, &sv):
 		return noErr(fmt.Errorf("nothing synced: %w", err),
@@ -253,7 +254,7 @@ func syncErr(err error) error {
 		return noErr(fmt.Errorf("nothing synced: %w", err), evidence(ie)...)
 	case errors.As(err, &re):
 		return recordErr(fmt.Errorf("nothing synced: %w", err))
-	case errors.Is(err, ledger.ErrSourceLog), errors.Is(err, ledger.ErrCheckpointSignature), errors.Is(err, ledger.ErrMalformedCheckpoint),
+	case errors.Is(err, replica.ErrSourceLog), errors.Is(err, ledger.ErrCheckpointSignature), errors.Is(err, ledger.ErrMalformedCheckpoint),
 		errors.Is(err, ledger.ErrTampered), errors.Is(err, verify.ErrRootUntrusted), errors.Is(err, ledger.ErrHistory):
 		return noErr(fmt.Errorf("nothing synced: %w", err))
 	case errors.Is(err, formats.ErrPolicyLog):

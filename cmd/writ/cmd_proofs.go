@@ -12,6 +12,7 @@ import (
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
@@ -328,7 +329,7 @@ func ledgerExport(c *cli.Context) error {
 		names, logs = append(names, "decisions"), append(logs, dec)
 	}
 	var buf bytes.Buffer
-	if err := ledger.ExportWith(&buf, names, logs, progressFor(c, "exporting", "entries")); err != nil {
+	if err := replica.ExportWith(&buf, names, logs, progressFor(c, "exporting", "entries")); err != nil {
 		return err
 	}
 	if err := writeOutput(c, c.String("out"), buf.Bytes()); err != nil {
@@ -381,7 +382,7 @@ func ledgerImport(c *cli.Context) error {
 			what = "the logs above were imported, the rest not"
 		}
 		switch {
-		case errors.Is(err, ledger.ErrExport) && !errors.Is(err, ledger.ErrTampered):
+		case errors.Is(err, replica.ErrExport) && !errors.Is(err, ledger.ErrTampered):
 			return inputErr(fmt.Errorf("%s: %w", what, err))
 		case errors.Is(err, ledger.ErrLocked), errors.Is(err, ledger.ErrNotALog):
 			return openErr(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
@@ -43,7 +44,7 @@ func ledgerRepair(c *cli.Context) error {
 		}
 		return repairUndo(c, dir)
 	}
-	opts := ledger.RepairOptions{VKeys: map[string]string{}}
+	opts := repair.RepairOptions{VKeys: map[string]string{}}
 	for flag, name := range map[string]string{"vkey": ledger.AuthorityDir, "decisions-vkey": ledger.DecisionsDir} {
 		v, err := vkeyValue(c, flag)
 		if err != nil {
@@ -72,13 +73,13 @@ func ledgerRepair(c *cli.Context) error {
 		}
 	}
 	if from := c.String("from"); from != "" {
-		opts.Restore = func(d string, rt ledger.RestoreTrust) error {
+		opts.Restore = func(d string, rt repair.RestoreTrust) error {
 			_, err := runner.ImportLedgerWith(d, from, runner.ImportOptions{Trusted: rt.VKeys, TrustedKeys: rt.Keys, Floors: rt.Floors,
 				Trust: verify.Trust{TrustRoot: trust.TrustRoot, Policy: policy}})
 			return err
 		}
 	}
-	res, err := ledger.Repair(dir, opts)
+	res, err := repair.Repair(dir, opts)
 	if err != nil {
 		return repairErr(c, dir, err)
 	}
@@ -92,7 +93,7 @@ func repairErr(c *cli.Context, dir string, err error) error {
 	switch {
 	case errors.Is(err, ledger.ErrNotALog) || errors.Is(err, ledger.ErrLocked):
 		return openErr(err)
-	case errors.Is(err, ledger.ErrNoVKey):
+	case errors.Is(err, repair.ErrNoVKey):
 		return inputErr(err)
 	case errors.Is(err, ledger.ErrTrust) && !c.IsSet("from") || errors.Is(err, formats.ErrQuorum):
 		return noErr(fmt.Errorf("nothing changed: %w", err)) // a key, root or policy given does not hold
@@ -112,7 +113,7 @@ func repairErr(c *cli.Context, dir string, err error) error {
 }
 
 // printRepair prints what a repair did, and how to undo it.
-func printRepair(c *cli.Context, dir string, res *ledger.RepairResult) error {
+func printRepair(c *cli.Context, dir string, res *repair.RepairResult) error {
 	undo := ""
 	if res.SetAside != "" {
 		undo = "writ ledger repair --dir " + shellQuote(dir) + " --undo"
@@ -151,14 +152,14 @@ func printRepair(c *cli.Context, dir string, res *ledger.RepairResult) error {
 type repairJSON struct {
 	Dir      string               `json:"dir"`
 	SetAside string               `json:"set_aside"`
-	Logs     []ledger.RepairedLog `json:"logs"`
+	Logs     []repair.RepairedLog `json:"logs"`
 	Undo     string               `json:"undo"`
 }
 
 // repairUndo undoes the last repair of dir and says what it did.
 func repairUndo(c *cli.Context, dir string) error {
-	res, err := ledger.UndoRepair(dir)
-	if errors.Is(err, ledger.ErrNoRepair) {
+	res, err := repair.UndoRepair(dir)
+	if errors.Is(err, repair.ErrNoRepair) {
 		return inputErr(err)
 	}
 	if err != nil {
@@ -181,7 +182,7 @@ func storeHint(se *ledger.StoreError) string {
 		dir = filepath.Dir(dir)
 	}
 	act := strings.ReplaceAll(r.StoreAct, "--dir DIR", "--dir "+shellQuote(dir))
-	return strings.ReplaceAll(act, "DIR/set-aside/", filepath.Join(dir, ledger.SetAsideDir)+"/")
+	return strings.ReplaceAll(act, "DIR/set-aside/", filepath.Join(dir, repair.SetAsideDir)+"/")
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

@@ -22,7 +22,7 @@ import (
 // logs of the witness keep working, but each stuck request keeps a
 // connection and a goroutine. (A witness that has not seen the log yet,
 // old size 0, cosigns and stores such a size without any proof, and
-// replicas that fetch it hang in ledger.Sync: see
+// replicas that fetch it hang in ledger/replica.Sync: see
 // ledger/seen_rereview_test.go.)
 func TestRereviewHugeSizeLocksLog(t *testing.T) {
 	a := newTestLog(t, "example.com/a", 1).grow(t, "a", 5)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -27,7 +28,7 @@ type exportSource string
 
 type exportReader struct {
 	f        *os.File
-	x        *ledger.ExportReader
+	x        *replica.ExportReader
 	size     int64
 	progress func(done, total int64)
 	rep      *Report
@@ -46,7 +47,7 @@ func (e exportSource) open(rep *Report) (reader, error) {
 	}
 	progress := rep.opts.Progress
 	rep.opts.Progress = nil // counted in bytes, not entries
-	x, err := ledger.NewExportReader(&ledger.ProgressReader{R: f, Progress: progress, Total: size})
+	x, err := replica.NewExportReader(&ledger.ProgressReader{R: f, Progress: progress, Total: size})
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -75,7 +76,7 @@ func (e *exportReader) next() (*sectionLog, error) {
 		want = "decisions"
 	}
 	if sec.Name != want || isDecisionOrigin(sec.Origin) != (sec.Name == "decisions") {
-		return nil, &failed{"export", fmt.Errorf("%w: sections must be one authority log, then at most one decision log, each with its own kind of origin (found %s, origin %s)", ledger.ErrExport, sec.Name, sec.Origin)}
+		return nil, &failed{"export", fmt.Errorf("%w: sections must be one authority log, then at most one decision log, each with its own kind of origin (found %s, origin %s)", replica.ErrExport, sec.Name, sec.Origin)}
 	}
 	return &sectionLog{x: e.x, sec: sec}, nil
 }
@@ -126,8 +127,8 @@ func (e *exportReader) close() { e.f.Close() }
 
 // sectionLog is one section of an export, read as it streams past.
 type sectionLog struct {
-	x   *ledger.ExportReader
-	sec *ledger.ExportedLog
+	x   *replica.ExportReader
+	sec *replica.ExportedLog
 }
 
 func (s *sectionLog) vkey() string   { return s.sec.VKey }

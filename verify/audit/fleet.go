@@ -14,6 +14,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify/runner"
@@ -162,7 +163,7 @@ type FleetReport struct {
 }
 
 // RunFleet audits a fleet from where it publishes its logs. Every
-// runner's decision log is synced first (ledger.Sync: signed under the
+// runner's decision log is synced first (replica.Sync: signed under the
 // runner's key, proven into its signed checkpoint, every decision decoded
 // strictly), then the authority log (Replica: every record replayed at
 // the time the log accepted it, rooted at o.TrustRoot when given), so
@@ -204,7 +205,7 @@ func RunFleet(ctx context.Context, f *Fleet, cache string, o Options, timeout ti
 	src, err := tiles.OpenSource(f.Authority.URL, timeout)
 	if err == nil {
 		a := &runner.Replica{Dir: authDir, Source: src, VKey: f.Authority.VKey, TrustRoot: o.TrustRoot, Policy: o.Policy}
-		var res ledger.Synced
+		var res replica.Synced
 		if res, err = a.Sync(ctx); err == nil {
 			rep.Authority = summarize(res.Checkpoint)
 			rep.Witnessing = res.Witnessing

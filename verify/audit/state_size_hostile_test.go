@@ -9,6 +9,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
@@ -54,7 +55,7 @@ func TestHostileStateOverflow(t *testing.T) {
 	}
 	exp := filepath.Join(t.TempDir(), "x.export")
 	f, _ := os.Create(exp)
-	if err := ledger.Export(f, []string{"authority", "decisions"}, logs); err != nil {
+	if err := replica.Export(f, []string{"authority", "decisions"}, logs); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

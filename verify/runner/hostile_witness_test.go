@@ -20,6 +20,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/verify"
@@ -190,7 +191,7 @@ func views(r *runner.Replica) string {
 // published one; here it is smaller.
 func TestHostileWitnessSplitViewHiddenByWithheldHashTiles(t *testing.T) {
 	s := newSplitSetup(t)
-	var split *ledger.SplitViewError
+	var split *replica.SplitViewError
 	if _, err := s.syncFrom(t, s.pub); !errors.As(err, &split) || split.Source != "witness f" {
 		t.Fatalf("control, hash tiles published: %v, want a split view by f", err)
 	}
@@ -229,7 +230,7 @@ func TestHostileWitnessSplitViewHiddenByExtensionLine(t *testing.T) {
 	if _, err := (&witness.Client{}).AddCheckpoint(context.Background(), s.wf.url, 4, nil, ext); err != nil {
 		t.Fatalf("witness f refused the same tree with an extension line: %v", err)
 	}
-	var split *ledger.SplitViewError
+	var split *replica.SplitViewError
 	r, err := s.syncFrom(t, s.pub)
 	if !errors.As(err, &split) {
 		t.Fatalf("witness f holds the fork (with an extension line): sync = %v (nil: the replica stored the published view); reported only as: %s", err, views(r))

@@ -6,12 +6,13 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/internal/replay"
 )
 
-// ImportLedger is ledger.Import with the checks writ runs when a log
+// ImportLedger is replica.Import with the checks writ runs when a log
 // grows: every entry of the export's authority log, from entry 0, is
 // replayed into a fresh authority state at the time the log accepted it
 // (its signatures, its signer's authority, the time rule), exactly as an
@@ -21,8 +22,8 @@ import (
 // stores nothing: the replica keeps what it held. trusted maps a section
 // name to the verifier key its checkpoints must verify under. Errors: a
 // *delegation.RecordError with the entry's index, and those of
-// ledger.Import.
-func ImportLedger(dir, path string, trusted map[string]string, trustRoot string) ([]ledger.ImportedLog, error) {
+// replica.Import.
+func ImportLedger(dir, path string, trusted map[string]string, trustRoot string) ([]replica.ImportedLog, error) {
 	return ImportLedgerWith(dir, path, ImportOptions{Trusted: trusted, Trust: verify.Trust{TrustRoot: trustRoot}})
 }
 
@@ -31,12 +32,12 @@ type ImportOptions struct {
 	Trusted  map[string]string // section name -> verifier key its checkpoints must verify under
 	Trust    verify.Trust      // its TrustRoot and its witness Policy
 	Now      func() time.Time  // the clock for the policy's cosignature times (nil: time.Now)
-	Progress ledger.Progress   // told the export's bytes read, of twice its size (ledger.ImportOptions.Progress)
+	Progress ledger.Progress   // told the export's bytes read, of twice its size (replica.ImportOptions.Progress)
 	// Floors: per section name, checkpoints the section must reach and
-	// extend (ledger.ImportOptions.Floors).
+	// extend (replica.ImportOptions.Floors).
 	Floors map[string][]ledger.Floor
 	// TrustedKeys: per section name without a key in Trusted, the public
-	// key its verifier key must hold (ledger.ImportOptions.TrustedKeys).
+	// key its verifier key must hold (replica.ImportOptions.TrustedKeys).
 	TrustedKeys map[string]sign.PublicKey
 }
 
@@ -45,7 +46,7 @@ type ImportOptions struct {
 // cosignatures exported with it) must meet at o.Now, or the import is
 // refused before an entry is read (a *formats.QuorumError, wrapping
 // formats.ErrQuorum, or formats.ErrPolicyLog).
-func ImportLedgerWith(dir, path string, o ImportOptions) ([]ledger.ImportedLog, error) {
+func ImportLedgerWith(dir, path string, o ImportOptions) ([]replica.ImportedLog, error) {
 	trusted, trust, now := o.Trusted, o.Trust, o.Now
 	if now == nil {
 		now = time.Now
@@ -63,7 +64,7 @@ func ImportLedgerWith(dir, path string, o ImportOptions) ([]ledger.ImportedLog, 
 			return nil
 		}
 	}
-	return ledger.ImportWith(dir, path, ledger.ImportOptions{Trusted: trusted, Floors: o.Floors, TrustedKeys: o.TrustedKeys, Checkpoint: cpCheck, Progress: o.Progress, Check: func(name string) (ledger.EntryFunc, func() error) {
+	return replica.ImportWith(dir, path, replica.ImportOptions{Trusted: trusted, Floors: o.Floors, TrustedKeys: o.TrustedKeys, Checkpoint: cpCheck, Progress: o.Progress, Check: func(name string) (ledger.EntryFunc, func() error) {
 		if name == "decisions" {
 			return replay.Decisions()
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/audit"
@@ -84,7 +85,7 @@ func TestImportRunsAuthorityChecks(t *testing.T) {
 func exportOf(t *testing.T, l *ledger.Log) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := ledger.Export(&b, []string{"authority"}, []*ledger.Log{l}); err != nil {
+	if err := replica.Export(&b, []string{"authority"}, []*ledger.Log{l}); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(t.TempDir(), "x.export")

@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/verify"
@@ -18,7 +19,7 @@ import (
 
 // Replica keeps a runner's authority log current from a published log
 // (c2sp.org/tlog-tiles, as `writ ledger publish` or `writ ledger serve`
-// give it): ledger.Sync with the checks writ runs when a log grows. Every
+// give it): replica.Sync with the checks writ runs when a log grows. Every
 // new entry is replayed, at the time the log accepted it, into the
 // authority state of the replica's entries, exactly as the writer's
 // append judged it, and the first root must have the digest TrustRoot
@@ -35,8 +36,8 @@ type Replica struct {
 	// published checkpoint must meet before anything is stored. Then the
 	// latest checkpoint each policy witness with a URL cosigned is fetched
 	// (its tlog-witness monitoring URL) and proven consistent with the
-	// published one (ledger.SyncOptions.Seen): a split view refuses the
-	// sync (*ledger.SplitViewError), and Views says what each showed.
+	// published one (replica.SyncOptions.Seen): a split view refuses the
+	// sync (*replica.SplitViewError), and Views says what each showed.
 	Policy *formats.Policy
 	// Witnesses fetches the witnesses' checkpoints (nil: a zero Client).
 	Witnesses *witness.Client
@@ -44,7 +45,7 @@ type Replica struct {
 	// checked, of those the published checkpoint adds.
 	Progress ledger.Progress
 	// Views are what the last Sync found of the witnesses' checkpoints.
-	Views []ledger.SeenResult
+	Views []replica.SeenResult
 
 	st       *delegation.State
 	verified []byte
@@ -56,13 +57,13 @@ type Replica struct {
 // a replica that is up to date, or only takes a refreshed checkpoint, is
 // refused under a wrong TrustRoot as one that grows is (its entry 0,
 // proven against its signed checkpoint, is the first root). Errors: those
-// of ledger.Sync, a *delegation.RecordError for an entry the authority
+// of replica.Sync, a *delegation.RecordError for an entry the authority
 // rules refuse (with its index), and a *ledger.TrustError wrapping
 // verify.ErrRootUntrusted (verify.RuleRootUntrusted, with both digests) or
 // ledger.ErrVKeyMismatch (verify.RuleVKeyMismatch, with both key names).
-func (r *Replica) Sync(ctx context.Context) (ledger.Synced, error) {
+func (r *Replica) Sync(ctx context.Context) (replica.Synced, error) {
 	res, err := r.sync(ctx)
-	if errors.Is(err, ledger.ErrHistoryRepaired) {
+	if errors.Is(err, replica.ErrHistoryRepaired) {
 		// The replica's history was corrected: replay it at the right
 		// times, once.
 		res, err = r.sync(ctx)
@@ -73,40 +74,40 @@ func (r *Replica) Sync(ctx context.Context) (ledger.Synced, error) {
 
 // witnessViews fetches, in parallel, each policy witness's latest
 // checkpoint of the log (its tlog-witness monitoring URL): the views a
-// sync proves consistent with the published checkpoint (ledger.Sync,
+// sync proves consistent with the published checkpoint (replica.Sync,
 // SyncOptions.Seen).
-func (r *Replica) witnessViews(ctx context.Context, published []byte) []ledger.SeenCheckpoint {
+func (r *Replica) witnessViews(ctx context.Context, published []byte) []replica.SeenCheckpoint {
 	c := r.Witnesses
 	if c == nil {
 		c = &witness.Client{}
 	}
 	origin, _, _ := strings.Cut(string(published), "\n")
 	ws := r.Policy.SubmissionWitnesses()
-	out := make([]ledger.SeenCheckpoint, len(ws))
+	out := make([]replica.SeenCheckpoint, len(ws))
 	var wg sync.WaitGroup
 	for i, w := range ws {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			seen, err := c.Checkpoint(ctx, w.URL, origin)
-			out[i] = ledger.SeenCheckpoint{Source: "witness " + w.Name, Signed: seen, Err: err}
+			out[i] = replica.SeenCheckpoint{Source: "witness " + w.Name, Signed: seen, Err: err}
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-func (r *Replica) sync(ctx context.Context) (ledger.Synced, error) {
+func (r *Replica) sync(ctx context.Context) (replica.Synced, error) {
 	if r.anchored != (anchored{r.VKey, r.TrustRoot, r.Policy}) {
 		// The state kept from the last sync was built under other
 		// assertions: judge the replica again, on every path.
 		r.st, r.verified = nil, nil
 	}
-	var seen func([]byte, string) []ledger.SeenCheckpoint
+	var seen func([]byte, string) []replica.SeenCheckpoint
 	if r.Policy != nil {
-		seen = func(published []byte, _ string) []ledger.SeenCheckpoint { return r.witnessViews(ctx, published) }
+		seen = func(published []byte, _ string) []replica.SeenCheckpoint { return r.witnessViews(ctx, published) }
 	}
-	res, err := ledger.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, ledger.SyncOptions{
+	res, err := replica.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, replica.SyncOptions{
 		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, Seen: seen, Progress: r.Progress,
 		Anchor: verify.Trust{TrustRoot: r.TrustRoot}.CheckFirst,
 		Check: func(fresh bool) (ledger.EntryFunc, func() error) {
@@ -147,10 +148,10 @@ type anchored struct {
 
 // SyncDecisions grows the decision-log replica at dir from src: the log's
 // checkpoints verify under vkey and every decision decodes strictly (as
-// ImportLedger checks a decisions section). Errors: those of ledger.Sync,
+// ImportLedger checks a decisions section). Errors: those of replica.Sync,
 // and a *delegation.RecordError for a malformed decision.
-func SyncDecisions(ctx context.Context, dir string, src tiles.Source, vkey string) (ledger.Synced, error) {
-	return ledger.Sync(ctx, dir, src, ledger.SyncOptions{VKey: vkey, Check: func(bool) (ledger.EntryFunc, func() error) {
+func SyncDecisions(ctx context.Context, dir string, src tiles.Source, vkey string) (replica.Synced, error) {
+	return replica.Sync(ctx, dir, src, replica.SyncOptions{VKey: vkey, Check: func(bool) (ledger.EntryFunc, func() error) {
 		return replay.Decisions()
 	}})
 }

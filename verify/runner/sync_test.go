@@ -12,6 +12,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
@@ -89,7 +90,7 @@ func TestReplicaSync(t *testing.T) {
 }
 
 // TestSyncForgedEntryBlamesSource: a source that forges one well-formed
-// record in the middle of a batch is blamed (a *ledger.SourceError), not
+// record in the middle of a batch is blamed (a *replica.SourceError), not
 // the writer's log (a *delegation.RecordError): a record's refusal counts
 // only once its batch is proven to be the signed one. (Hostile review.)
 func TestSyncForgedEntryBlamesSource(t *testing.T) {
@@ -122,7 +123,7 @@ func TestSyncForgedEntryBlamesSource(t *testing.T) {
 	r := &runner.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.VerifierKey()}
 	_, err = r.Sync(context.Background())
 	var re *delegation.RecordError
-	var se *ledger.SourceError
+	var se *replica.SourceError
 	if errors.As(err, &re) || !errors.As(err, &se) || se.Path != "tile/entries/000.p/3" {
 		t.Fatalf("a forged entry: %v", err)
 	}

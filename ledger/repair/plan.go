@@ -1,4 +1,4 @@
-package ledger
+package repair
 
 import (
 	"cmp"
@@ -14,61 +14,16 @@ import (
 
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 )
-
-// Floor is a checkpoint of a log that its ledger directory shows: the
-// newest signed checkpoint the files of its damaged store still hold, or
-// the authority checkpoint the directory's decision log recorded a
-// decision against. A log repaired or restored there must reach it and
-// extend it (the same root at its size): a shorter log would lose
-// entries the directory held, and the next append would make the log key
-// sign a second tree of a size it had signed (a fork).
-type Floor struct {
-	Checkpoint        // Origin is "" when not known (a decision records size and root)
-	Where      string // where it was found
-}
 
 // ErrNoVKey: Repair cannot tell which verifier key a log it is to
 // restore must verify under (its store lost its stored key, and the
 // directory holds no public key for it); give it (RepairOptions.VKeys).
 var ErrNoVKey = errors.New("no verifier key for the log")
-
-// check returns nil if the log l, whose verified checkpoint is cp,
-// reaches and extends fl, and else an *InconsistencyError saying what
-// size the log needs.
-func (fl Floor) check(l *Log, cp Checkpoint) error {
-	if fl.Size == 0 {
-		return nil
-	}
-	if cp.Size >= fl.Size && (fl.Origin == "" || fl.Origin == cp.Origin) {
-		if h, err := l.TreeHash(fl.Size); err == nil && h == fl.Hash {
-			return nil
-		}
-	}
-	return fl.refusal("the "+l.role()+" log", cp)
-}
-
-// refusal is the *InconsistencyError for what (a log, whose verified
-// checkpoint is cp) that does not reach or extend fl.
-func (fl Floor) refusal(what string, cp Checkpoint) error {
-	trusted := fl.Checkpoint
-	if trusted.Origin == "" {
-		trusted.Origin = cp.Origin
-	}
-	return &InconsistencyError{Trusted: trusted, Found: cp, Why: fmt.Sprintf(
-		"%s holds %s, which do not extend the checkpoint of %s the ledger directory shows (%s): it needs at least %s that extend it",
-		what, nEntries(cp.Size), nEntries(fl.Size), fl.Where, nEntries(fl.Size))}
-}
-
-// nEntries says "1 entry", "2 entries".
-func nEntries(n int64) string {
-	if n == 1 {
-		return "1 entry"
-	}
-	return fmt.Sprintf("%d entries", n)
-}
 
 // logPlan is what Repair finds of one log before it changes anything.
 type logPlan struct {
@@ -79,14 +34,14 @@ type logPlan struct {
 	whole       bool           // it opens read-only and verifies
 	size, cp    int64          // its size and its checkpoint's, once verified
 	files       storeFiles
-	floors      []Floor
+	floors      []ledger.Floor
 	cand        string   // where its rebuilt store is made, beside it
 	skipped     []string // files the rebuilt store leaves out
 }
 
 // planRepair checks every log of dir, changing nothing: whether it opens
 // read-only and verifies, under which key it must verify, and (for a
-// damaged log) what its files show. ErrLocked when another process holds
+// damaged log) what its files show. ledger.ErrLocked when another process holds
 // any of them.
 func planRepair(dir string, names []string, given map[string]string) ([]*logPlan, error) {
 	var plans []*logPlan
@@ -94,8 +49,8 @@ func planRepair(dir string, names []string, given map[string]string) ([]*logPlan
 	var decided recorded
 	for _, name := range names {
 		p := &logPlan{name: name, store: filepath.Join(dir, name)}
-		var fn EntryFunc
-		if name == DecisionsDir {
+		var fn ledger.EntryFunc
+		if name == ledger.DecisionsDir {
 			dec, fn = p, decided.entry
 		} else {
 			auth = p
@@ -130,20 +85,20 @@ func planRepair(dir string, names []string, given map[string]string) ([]*logPlan
 
 // check opens the log read-only and verifies it under given (else its
 // stored key), passing each entry to fn; a log that does not (a
-// *StoreError, or tamper evidence) is read as storeFiles. Other errors
-// (ErrLocked, a key that does not match) are returned.
-func (p *logPlan) check(given string, fn EntryFunc) error {
+// *ledger.StoreError, or tamper evidence) is read as storeFiles. Other errors
+// (ledger.ErrLocked, a key that does not match) are returned.
+func (p *logPlan) check(given string, fn ledger.EntryFunc) error {
 	p.vkey = given
-	l, err := open(p.store, nil, true)
+	l, err := ledger.OpenReadOnly(p.store)
 	if err == nil {
 		p.stored = l.VerifierKey()
 		p.vkey = cmp.Or(given, p.stored)
-		var cp Checkpoint
+		var cp ledger.Checkpoint
 		cp, err = l.Verify(p.vkey, fn)
 		p.whole, p.size, p.cp = err == nil, l.Size(), cp.Size
 		l.Close()
 	}
-	if err == nil || errors.Is(err, ErrLocked) || !errors.Is(err, ErrTampered) {
+	if err == nil || errors.Is(err, ledger.ErrLocked) || !errors.Is(err, ledger.ErrTampered) {
 		return err
 	}
 	p.files = readStoreFiles(p.store)
@@ -157,9 +112,9 @@ func (p *logPlan) check(given string, fn EntryFunc) error {
 // as p.pub) and the log's origin, when that is known; else none.
 func (p *logPlan) findKey(dir string, auth, dec *logPlan) {
 	p.stored = cmp.Or(p.stored, p.files.vkey)
-	pubName := CheckpointKey
-	if p.name == DecisionsDir {
-		pubName = RunnerKey
+	pubName := ledger.CheckpointKey
+	if p.name == ledger.DecisionsDir {
+		pubName = ledger.RunnerKey
 	}
 	pub, err := sign.LoadPublicKey(filepath.Join(dir, pubName+".pub"))
 	if err == nil {
@@ -169,13 +124,13 @@ func (p *logPlan) findKey(dir string, auth, dec *logPlan) {
 		origin := p.files.origin
 		switch {
 		case origin != "":
-		case p.name == AuthorityDir && dec != nil:
-			origin, _, _ = strings.Cut(vkeyOrigin(dec.stored), decisionsSuffix)
-		case p.name == DecisionsDir && auth != nil && vkeyOrigin(auth.stored) != "":
-			origin = vkeyOrigin(auth.stored) + decisionsSuffix + pub.ID()[:16]
+		case p.name == ledger.AuthorityDir && dec != nil:
+			origin, _, _ = strings.Cut(vkeyOrigin(dec.stored), ledger.DecisionsSuffix)
+		case p.name == ledger.DecisionsDir && auth != nil && vkeyOrigin(auth.stored) != "":
+			origin = vkeyOrigin(auth.stored) + ledger.DecisionsSuffix + pub.ID()[:16]
 		}
 		if origin != "" {
-			p.stored, _ = VerifierKey(origin, pub)
+			p.stored, _ = formats.VerifierKey(origin, pub)
 		}
 	}
 	p.vkey = cmp.Or(p.vkey, p.stored)
@@ -192,7 +147,7 @@ func (p *logPlan) floorKeys() []string {
 	}
 	for _, s := range p.files.signed {
 		origin, _, _ := strings.Cut(string(s.note), "\n")
-		if k, err := VerifierKey(origin, p.pub); err == nil && !slices.Contains(keys, k) {
+		if k, err := formats.VerifierKey(origin, p.pub); err == nil && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
@@ -207,13 +162,13 @@ func vkeyOrigin(vkey string) string {
 
 // recorded keeps the largest authority checkpoint the entries of a
 // decision log record (schemas.Decision's AuthoritySize and
-// AuthorityRoot) as a Floor for the authority log.
+// AuthorityRoot) as a ledger.Floor for the authority log.
 type recorded struct {
-	fl Floor
+	fl ledger.Floor
 	ok bool
 }
 
-// entry is an EntryFunc.
+// entry is an ledger.EntryFunc.
 func (r *recorded) entry(i int64, e []byte, _ time.Time) error {
 	rec, err := schemas.Decode(schemas.KindDecision, e)
 	if err != nil {
@@ -227,7 +182,7 @@ func (r *recorded) entry(i int64, e []byte, _ time.Time) error {
 	if err != nil || len(h) != tlog.HashSize {
 		return nil
 	}
-	r.fl = Floor{Checkpoint: Checkpoint{Size: d.AuthoritySize, Hash: tlog.Hash(h)},
+	r.fl = ledger.Floor{Checkpoint: ledger.Checkpoint{Size: d.AuthoritySize, Hash: tlog.Hash(h)},
 		Where: fmt.Sprintf("entry %d of the decision log, a decision judged against it", i)}
 	r.ok = true
 	return nil
@@ -238,8 +193,12 @@ func (r *recorded) entry(i int64, e []byte, _ time.Time) error {
 // own, which the caller checked otherwise), passing
 // each entry to fn, and checks that it reaches and extends every floor;
 // it returns its size and its checkpoint's.
-func verifyStore(store, vkey string, readOnly bool, floors []Floor, fn EntryFunc) (size, checkpoint int64, err error) {
-	l, err := open(store, nil, readOnly)
+func verifyStore(store, vkey string, readOnly bool, floors []ledger.Floor, fn ledger.EntryFunc) (size, checkpoint int64, err error) {
+	open := ledger.OpenReadOnly
+	if !readOnly {
+		open = func(dir string) (*ledger.Log, error) { return ledger.Open(dir, nil) }
+	}
+	l, err := open(store)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -249,7 +208,7 @@ func verifyStore(store, vkey string, readOnly bool, floors []Floor, fn EntryFunc
 		return 0, 0, err
 	}
 	for _, fl := range floors {
-		if err := fl.check(l, cp); err != nil {
+		if err := fl.Check(l, cp); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -260,7 +219,7 @@ func verifyStore(store, vkey string, readOnly bool, floors []Floor, fn EntryFunc
 // stores, by path, so that no other process opens them.
 type storeLocks map[string]*os.File
 
-// lockStores takes the lock of every store, or of none: ErrLocked when
+// lockStores takes the lock of every store, or of none: ledger.ErrLocked when
 // another process holds one.
 func lockStores(stores ...string) (storeLocks, error) {
 	locks := storeLocks{}
@@ -270,7 +229,7 @@ func lockStores(stores ...string) (storeLocks, error) {
 			if err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 				d.Close()
 				if errors.Is(err, syscall.EWOULDBLOCK) {
-					err = fmt.Errorf("%w: %s", ErrLocked, s)
+					err = fmt.Errorf("%w: %s", ledger.ErrLocked, s)
 				}
 			}
 		}

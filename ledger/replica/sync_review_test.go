@@ -1,4 +1,4 @@
-package ledger_test
+package replica_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
@@ -35,11 +35,11 @@ func TestSyncCheckpointNeedsTime(t *testing.T) {
 	// business (witnesses add lines): the sync stores it, and the replica
 	// verifies.
 	junk := append(bytes.Clone(cp), []byte("— other.example AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n")...)
-	replica := filepath.Join(t.TempDir(), "junk")
-	if _, err := ledger.Sync(context.Background(), replica, openDirSource(t, h.altered(t, "checkpoint", func([]byte) []byte { return junk })), h.opts()); err != nil {
+	rdir := filepath.Join(t.TempDir(), "junk")
+	if _, err := replica.Sync(context.Background(), rdir, openDirSource(t, h.altered(t, "checkpoint", func([]byte) []byte { return junk })), h.opts()); err != nil {
 		t.Fatal(err)
 	}
-	stateOf(t, replica)
+	stateOf(t, rdir)
 }
 
 // TestSyncHistoryCanonical: a history checkpoint carries exactly the log
@@ -80,26 +80,26 @@ func TestSyncRefreshInHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	r0 := filepath.Join(t.TempDir(), "r0")
-	if _, err := ledger.Sync(context.Background(), r0, openDirSource(t, early), h.opts()); !errors.Is(err, ledger.ErrSourceLog) || !strings.Contains(err.Error(), "before the last batch") {
+	if _, err := replica.Sync(context.Background(), r0, openDirSource(t, early), h.opts()); !errors.Is(err, replica.ErrSourceLog) || !strings.Contains(err.Error(), "before the last batch") {
 		t.Fatalf("a checkpoint older than the history: %v", err)
 	}
 	// A new replica takes the refresh as the batch's checkpoint.
 	poisoned := h.editHistory(t, "writ/history/000.p/100", func([][]byte) [][]byte { return [][]byte{refresh} })
-	replica := filepath.Join(t.TempDir(), "replica")
-	if _, err := ledger.Sync(context.Background(), replica, openDirSource(t, poisoned), h.opts()); err != nil {
+	rdir := filepath.Join(t.TempDir(), "replica")
+	if _, err := replica.Sync(context.Background(), rdir, openDirSource(t, poisoned), h.opts()); err != nil {
 		t.Fatal(err)
 	}
 	// The writer grows; the honest publication corrects the replica.
 	w.add(t, 5)
 	w.publish(t, pub)
-	_, err := ledger.Sync(context.Background(), replica, openDirSource(t, pub), h.opts())
-	if !errors.Is(err, ledger.ErrHistoryRepaired) {
+	_, err := replica.Sync(context.Background(), rdir, openDirSource(t, pub), h.opts())
+	if !errors.Is(err, replica.ErrHistoryRepaired) {
 		t.Fatalf("the honest log after a substituted refresh: %v", err)
 	}
-	if s, err := ledger.Sync(context.Background(), replica, openDirSource(t, pub), h.opts()); err != nil || s.After != 105 {
+	if s, err := replica.Sync(context.Background(), rdir, openDirSource(t, pub), h.opts()); err != nil || s.After != 105 {
 		t.Fatalf("the sync after the repair: %+v, %v", s, err)
 	}
-	_, rt := acceptedTimes(t, replica)
+	_, rt := acceptedTimes(t, rdir)
 	var wt []time.Time
 	if _, err := w.Verify(w.VerifierKey(), func(_ int64, _ []byte, at time.Time) error { wt = append(wt, at); return nil }); err != nil {
 		t.Fatal(err)
@@ -115,12 +115,12 @@ func TestSyncRefreshInHistory(t *testing.T) {
 	w.add(t, 5)
 	w.publish(t, pub)
 	again := w2.editHistory(t, "writ/history/000.p/110", func(c [][]byte) [][]byte { c[0] = refresh; return c })
-	before := stateOf(t, replica)
-	_, err = ledger.Sync(context.Background(), replica, openDirSource(t, again), h.opts())
-	if !errors.Is(err, ledger.ErrSourceLog) || !strings.Contains(err.Error(), "a refresh in its place") {
+	before := stateOf(t, rdir)
+	_, err = replica.Sync(context.Background(), rdir, openDirSource(t, again), h.opts())
+	if !errors.Is(err, replica.ErrSourceLog) || !strings.Contains(err.Error(), "a refresh in its place") {
 		t.Fatalf("a refresh in place of a held batch checkpoint: %v", err)
 	}
-	if after := stateOf(t, replica); after != before {
+	if after := stateOf(t, rdir); after != before {
 		t.Fatalf("the refused sync changed the replica")
 	}
 }

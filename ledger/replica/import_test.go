@@ -1,4 +1,4 @@
-package ledger
+package replica
 
 import (
 	"bytes"
@@ -11,23 +11,24 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/ledger"
 )
 
 // writer is a source ledger: an authority log and a decision log.
 type writer struct {
 	dir         string
-	auth, decis *Log
+	auth, decis *ledger.Log
 }
 
 func newWriter(t *testing.T, origin string, seed byte, n int) *writer {
 	t.Helper()
 	w := &writer{dir: t.TempDir()}
 	var err error
-	if w.auth, err = CreateWithHistory(filepath.Join(w.dir, AuthorityDir), origin, testkit.Key(t, seed), nil); err != nil {
+	if w.auth, err = ledger.CreateWithHistory(filepath.Join(w.dir, ledger.AuthorityDir), origin, testkit.Key(t, seed), nil); err != nil {
 		t.Fatal(err)
 	}
 	runner := testkit.Key(t, seed+1)
-	if w.decis, err = Create(filepath.Join(w.dir, DecisionsDir), origin+decisionsSuffix+runner.Public().ID()[:16], runner, nil); err != nil {
+	if w.decis, err = ledger.Create(filepath.Join(w.dir, ledger.DecisionsDir), origin+ledger.DecisionsSuffix+runner.Public().ID()[:16], runner, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.auth.Close(); w.decis.Close() })
@@ -53,8 +54,8 @@ func (w *writer) export(t *testing.T, names ...string) string {
 	if len(names) == 0 {
 		names = []string{"authority", "decisions"}
 	}
-	logs := map[string]*Log{"authority": w.auth, "decisions": w.decis}
-	var ls []*Log
+	logs := map[string]*ledger.Log{"authority": w.auth, "decisions": w.decis}
+	var ls []*ledger.Log
 	for _, n := range names {
 		ls = append(ls, logs[n])
 	}
@@ -69,8 +70,8 @@ func (w *writer) export(t *testing.T, names ...string) string {
 
 func verifyReplica(t *testing.T, dir string, want int64) {
 	t.Helper()
-	for _, sub := range []string{AuthorityDir, DecisionsDir} {
-		l, err := Open(filepath.Join(dir, sub), nil)
+	for _, sub := range []string{ledger.AuthorityDir, ledger.DecisionsDir} {
+		l, err := ledger.Open(filepath.Join(dir, sub), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +126,7 @@ func TestImportResumes(t *testing.T) {
 	}
 	w.add(t, 5)
 	path := w.export(t)
-	leftover(t, filepath.Join(replica, AuthorityDir), 5, 3, true)
+	leftover(t, filepath.Join(replica, ledger.AuthorityDir), 5, 3, true)
 	got, err := Import(replica, path, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestImportResumes(t *testing.T) {
 	if _, err := Import(fresh, w.export(t, "authority"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	leftover(t, filepath.Join(fresh, AuthorityDir), 0, 4, false)
+	leftover(t, filepath.Join(fresh, ledger.AuthorityDir), 0, 4, false)
 	if _, err := Import(fresh, path, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestImportBindsSections(t *testing.T) {
 
 	// The decisions of another ledger beside this authority log.
 	var mixed bytes.Buffer
-	if err := Export(&mixed, []string{"authority", "decisions"}, []*Log{w.auth, other.decis}); err != nil {
+	if err := Export(&mixed, []string{"authority", "decisions"}, []*ledger.Log{w.auth, other.decis}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(path+".mixed", mixed.Bytes(), 0o600)
@@ -201,7 +202,7 @@ func TestImportBindsSections(t *testing.T) {
 
 	// A decision log exported as the authority section.
 	var swapped bytes.Buffer
-	if err := Export(&swapped, []string{"authority"}, []*Log{w.decis}); err != nil {
+	if err := Export(&swapped, []string{"authority"}, []*ledger.Log{w.decis}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(path+".swapped", swapped.Bytes(), 0o600)

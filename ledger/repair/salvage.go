@@ -1,10 +1,9 @@
-package ledger
+package repair
 
 import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,9 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/pb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/internal/fileutil"
 )
 
 // salvage builds, in the new directory to, a Badger store from the files
@@ -40,12 +42,10 @@ func salvage(from, fromUnlisted, to string) (skipped []string, err error) {
 	var next uint64 = 1
 	var ids []uint64
 	for _, p := range tables {
-		t, err := openTable(p, true)
-		if err != nil {
+		if _, err := ledger.ReadTableFile(p); err != nil {
 			skipped = append(skipped, relName(from, p))
 			continue
 		}
-		closeTable(t)
 		id, err := strconv.ParseUint(strings.TrimSuffix(filepath.Base(p), ".sst"), 10, 64)
 		if err != nil || used[id] || id == 0 {
 			for used[next] {
@@ -54,7 +54,7 @@ func salvage(from, fromUnlisted, to string) (skipped []string, err error) {
 			id = next
 		}
 		used[id] = true
-		if err := copyFile(p, filepath.Join(to, fmt.Sprintf("%06d.sst", id))); err != nil {
+		if err := fileutil.Copy(p, filepath.Join(to, fmt.Sprintf("%06d.sst", id))); err != nil {
 			return nil, err
 		}
 		ids = append(ids, id)
@@ -67,7 +67,7 @@ func salvage(from, fromUnlisted, to string) (skipped []string, err error) {
 		if fi, err := e.Info(); err != nil || fi.Size() == 0 {
 			continue // an empty log holds nothing (removeEmptyLogs)
 		}
-		if err := copyFile(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
+		if err := fileutil.Copy(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
 			return nil, err
 		}
 	}
@@ -117,26 +117,4 @@ func writeManifest(dir string, ids []uint64) error {
 		return err
 	}
 	return f.Close()
-}
-
-// copyFile copies the regular file from to the new file to, synced.
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -1,4 +1,4 @@
-package ledger
+package replica
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"golang.org/x/mod/sumdb/tlog"
@@ -39,38 +40,38 @@ type ExportedLog struct {
 // Export writes the logs (name → log, in the order given) to w as one
 // export file. Each section is a consistent snapshot: the latest signed
 // checkpoint and exactly the entries it covers.
-func Export(w io.Writer, names []string, logs []*Log) error {
+func Export(w io.Writer, names []string, logs []*ledger.Log) error {
 	return ExportWith(w, names, logs, nil)
 }
 
 // ExportWith is Export that tells progress (when not nil) the entries
 // written, of all the sections' checkpoint sizes. Every section's
 // checkpoint is read before the first entry is written.
-func ExportWith(w io.Writer, names []string, logs []*Log, progress Progress) error {
+func ExportWith(w io.Writer, names []string, logs []*ledger.Log, progress ledger.Progress) error {
 	bw := bufio.NewWriter(w)
 	if err := writeItem(bw, exportHeader{Format: exportFormat, V: exportVersion, Logs: uint64(len(logs))}); err != nil {
 		return err
 	}
-	signed, cps := make([][]byte, len(logs)), make([]Checkpoint, len(logs))
+	signed, cps := make([][]byte, len(logs)), make([]formats.Checkpoint, len(logs))
 	var total, done int64
 	for i, l := range logs {
 		var err error
 		if signed[i], err = l.CosignedCheckpoint(); err != nil {
 			return err
 		}
-		if cps[i], err = OpenCheckpoint(signed[i], l.vkey); err != nil {
+		if cps[i], err = formats.OpenCheckpoint(signed[i], l.VerifierKey()); err != nil {
 			return err
 		}
 		total += cps[i].Size
 	}
 	for i, l := range logs {
 		cp := cps[i]
-		if err := writeItem(bw, ExportedLog{Name: names[i], Origin: l.origin, VKey: l.vkey, Size: cp.Size, Checkpoint: string(signed[i]), History: l.history}); err != nil {
+		if err := writeItem(bw, ExportedLog{Name: names[i], Origin: l.Origin(), VKey: l.VerifierKey(), Size: cp.Size, Checkpoint: string(signed[i]), History: l.HasHistory()}); err != nil {
 			return err
 		}
 		for j := int64(0); j < cp.Size; j++ {
-			if l.history {
-				if h, ok, err := l.historyAt(j); err != nil {
+			if l.HasHistory() {
+				if h, ok, err := l.HistoryAt(j); err != nil {
 					return err
 				} else if ok {
 					if err := writeItem(bw, string(h)); err != nil {
@@ -86,13 +87,13 @@ func ExportWith(w io.Writer, names []string, logs []*Log, progress Progress) err
 				return err
 			}
 			done++
-			progress.tick(done, total)
+			progress.Tick(done, total)
 		}
 	}
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	progress.report(total, total)
+	progress.Report(total, total)
 	return nil
 }
 
@@ -146,7 +147,7 @@ type ExportReader struct {
 // itemBudget is how many bytes the decoder may pull from the file for one
 // item (with its read-ahead): a hostile length prefix exhausts it instead
 // of memory.
-const itemBudget = 4 * (MaxEntrySize + MaxCheckpointSize)
+const itemBudget = 4 * (ledger.MaxEntrySize + formats.MaxCheckpointSize)
 
 // budgetReader fails a read once more than its budget has been read since
 // the last reset.
@@ -219,7 +220,7 @@ func (x *ExportReader) Next() (*ExportedLog, error) {
 	if err := x.decode(&l); err != nil {
 		return nil, fmt.Errorf("%w: section header: %w", ErrExport, err)
 	}
-	if (l.Name != "authority" && l.Name != "decisions") || !ValidOrigin(l.Origin) || l.Size < 0 || len(l.Checkpoint) > MaxCheckpointSize ||
+	if (l.Name != "authority" && l.Name != "decisions") || !formats.ValidOrigin(l.Origin) || l.Size < 0 || len(l.Checkpoint) > formats.MaxCheckpointSize ||
 		l.History != (l.Name == "authority") {
 		return nil, fmt.Errorf("%w: section header %q is malformed (an authority section carries its checkpoint history, a decisions section none)", ErrExport, l.Name)
 	}
@@ -237,7 +238,7 @@ func (x *ExportReader) item() (entry, checkpoint []byte, err error) {
 	switch {
 	case len(raw) > 0 && raw[0]>>5 == 3: // text string
 		var s string
-		if err := exportMode.Unmarshal(raw, &s); err != nil || len(s) > MaxCheckpointSize {
+		if err := exportMode.Unmarshal(raw, &s); err != nil || len(s) > formats.MaxCheckpointSize {
 			return nil, nil, fmt.Errorf("%w: a history checkpoint that is not a bounded text string", ErrExport)
 		}
 		return nil, []byte(s), nil
@@ -246,7 +247,7 @@ func (x *ExportReader) item() (entry, checkpoint []byte, err error) {
 		if err := exportMode.Unmarshal(raw, &e); err != nil {
 			return nil, nil, fmt.Errorf("%w: entry: %w", ErrExport, err)
 		}
-		if len(e) == 0 || len(e) > MaxEntrySize {
+		if len(e) == 0 || len(e) > ledger.MaxEntrySize {
 			return nil, nil, fmt.Errorf("%w: an entry of %d bytes", ErrExport, len(e))
 		}
 		return e, nil, nil
@@ -261,9 +262,9 @@ type sectionCursor struct {
 	sec  *ExportedLog
 	vkey string
 	cv   *formats.CosigVerifier // vkey's, parsed on first use
-	tree TreeBuilder
-	next int64           // index of the next entry
-	cov  TimedCheckpoint // the history checkpoint covering entries below cov.Size
+	tree ledger.TreeBuilder
+	next int64                   // index of the next entry
+	cov  formats.TimedCheckpoint // the history checkpoint covering entries below cov.Size
 	have bool
 }
 
@@ -271,44 +272,44 @@ type sectionCursor struct {
 // without history), and the signed history checkpoint when one preceded
 // it in the file (nil otherwise); after the batch's last entry it checks
 // the recomputed root against the checkpoint's.
-func (c *sectionCursor) entry() ([]byte, TimedCheckpoint, []byte, error) {
+func (c *sectionCursor) entry() ([]byte, formats.TimedCheckpoint, []byte, error) {
 	var fresh []byte
 	for {
 		e, signed, err := c.x.item()
 		if err != nil {
-			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%s entry %d: %w", c.sec.Name, c.next, err)
+			return nil, formats.TimedCheckpoint{}, nil, fmt.Errorf("%s entry %d: %w", c.sec.Name, c.next, err)
 		}
 		if signed == nil {
 			if c.sec.History && (!c.have || c.next >= c.cov.Size) {
-				return nil, TimedCheckpoint{}, nil, fmt.Errorf("%w: %s entry %d is not preceded by the history checkpoint of its batch", ErrExport, c.sec.Name, c.next)
+				return nil, formats.TimedCheckpoint{}, nil, fmt.Errorf("%w: %s entry %d is not preceded by the history checkpoint of its batch", ErrExport, c.sec.Name, c.next)
 			}
 			c.tree.Add(tlog.RecordHash(e))
 			c.next++
 			if c.sec.History && c.next == c.cov.Size {
 				if root := c.tree.Root(); root != c.cov.Hash {
-					return nil, TimedCheckpoint{}, nil, &IntegrityError{Index: c.next - 1, What: fmt.Sprintf("%s history checkpoint of size %d", c.sec.Name, c.cov.Size),
-						Expected: hexHash(c.cov.Hash), Found: hexHash(root), Detail: ErrHistory.Error() + ": its root is not the root of the exported entries"}
+					return nil, formats.TimedCheckpoint{}, nil, &ledger.IntegrityError{Index: c.next - 1, What: fmt.Sprintf("%s history checkpoint of size %d", c.sec.Name, c.cov.Size),
+						Expected: hexHash(c.cov.Hash), Found: hexHash(root), Detail: ledger.ErrHistory.Error() + ": its root is not the root of the exported entries"}
 				}
 			}
 			return e, c.cov, fresh, nil
 		}
 		if !c.sec.History || fresh != nil || (c.have && c.next != c.cov.Size) {
-			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%w: a history checkpoint where none belongs (%s, before entry %d)", ErrExport, c.sec.Name, c.next)
+			return nil, formats.TimedCheckpoint{}, nil, fmt.Errorf("%w: a history checkpoint where none belongs (%s, before entry %d)", ErrExport, c.sec.Name, c.next)
 		}
 		if c.cv == nil {
 			if c.cv, err = formats.NewCosigVerifier(c.vkey); err != nil {
-				return nil, TimedCheckpoint{}, nil, fmt.Errorf("%s history: %w", c.sec.Name, err)
+				return nil, formats.TimedCheckpoint{}, nil, fmt.Errorf("%s history: %w", c.sec.Name, err)
 			}
 		}
 		tc, err := c.cv.Open(signed)
 		if err != nil {
-			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%s history checkpoint before entry %d: %w: %w", c.sec.Name, c.next, ErrHistory, err)
+			return nil, formats.TimedCheckpoint{}, nil, fmt.Errorf("%s history checkpoint before entry %d: %w: %w", c.sec.Name, c.next, ledger.ErrHistory, err)
 		}
 		switch {
 		case tc.Size <= c.next || tc.Size > c.sec.Size:
-			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%w: %s history checkpoint of size %d before entry %d (section size %d)", ErrHistory, c.sec.Name, tc.Size, c.next, c.sec.Size)
+			return nil, formats.TimedCheckpoint{}, nil, fmt.Errorf("%w: %s history checkpoint of size %d before entry %d (section size %d)", ledger.ErrHistory, c.sec.Name, tc.Size, c.next, c.sec.Size)
 		case c.have && tc.Time.Before(c.cov.Time):
-			return nil, TimedCheckpoint{}, nil, fmt.Errorf("%w: %s history checkpoint of size %d is signed at %s, before the previous one (%s)", ErrHistory, c.sec.Name, tc.Size,
+			return nil, formats.TimedCheckpoint{}, nil, fmt.Errorf("%w: %s history checkpoint of size %d is signed at %s, before the previous one (%s)", ledger.ErrHistory, c.sec.Name, tc.Size,
 				tc.Time.UTC().Format(time.RFC3339), c.cov.Time.UTC().Format(time.RFC3339))
 		}
 		c.cov, c.have, fresh = tc, true, signed
@@ -322,10 +323,10 @@ func (c *sectionCursor) finish() error {
 		return nil
 	}
 	if c.cov.Size != c.sec.Size {
-		return fmt.Errorf("%w: the %s history ends at size %d, the section at %d", ErrHistory, c.sec.Name, c.cov.Size, c.sec.Size)
+		return fmt.Errorf("%w: the %s history ends at size %d, the section at %d", ledger.ErrHistory, c.sec.Name, c.cov.Size, c.sec.Size)
 	}
-	if t, err := CheckpointTime([]byte(c.sec.Checkpoint), c.vkey); err != nil || t.Before(c.cov.Time) {
-		return fmt.Errorf("%w: the %s section's checkpoint is signed before its last batch, or carries no signed time", ErrHistory, c.sec.Name)
+	if t, err := formats.CheckpointTime([]byte(c.sec.Checkpoint), c.vkey); err != nil || t.Before(c.cov.Time) {
+		return fmt.Errorf("%w: the %s section's checkpoint is signed before its last batch, or carries no signed time", ledger.ErrHistory, c.sec.Name)
 	}
 	return nil
 }
@@ -340,19 +341,21 @@ func (c *sectionCursor) finish() error {
 // ErrCheckpointSignature, or fn's error; a checkpoint that a vkey other
 // than the section's own did not sign is a *TrustError,
 // rules.VKeyMismatch). Memory stays constant in the section size.
-func (x *ExportReader) VerifySection(l *ExportedLog, vkey string, fn EntryFunc) (Checkpoint, error) {
+func (x *ExportReader) VerifySection(l *ExportedLog, vkey string, fn ledger.EntryFunc) (formats.Checkpoint, error) {
 	if vkey == "" {
 		vkey = l.VKey
 	}
-	open := OpenCheckpoint
+	open := formats.OpenCheckpoint
 	if vkey != l.VKey {
 		// A reader's assertion: a checkpoint that key did not sign is a
 		// *TrustError listing the keys that did.
-		open = func(signed []byte, vkey string) (Checkpoint, error) { return openTrusted(signed, vkey, l.Name) }
+		open = func(signed []byte, vkey string) (formats.Checkpoint, error) {
+			return ledger.OpenTrusted(signed, vkey, l.Name)
+		}
 	}
 	cp, err := open([]byte(l.Checkpoint), vkey)
 	if err != nil {
-		return Checkpoint{}, err
+		return formats.Checkpoint{}, err
 	}
 	if cp.Origin != l.Origin || cp.Size != l.Size {
 		return cp, fmt.Errorf("%w: the %s checkpoint is for %s size %d, the section says %s size %d", ErrExport, l.Name, cp.Origin, cp.Size, l.Origin, l.Size)
@@ -373,7 +376,7 @@ func (x *ExportReader) VerifySection(l *ExportedLog, vkey string, fn EntryFunc) 
 		return cp, err
 	}
 	if root := c.tree.Root(); root != cp.Hash {
-		return cp, &IntegrityError{Index: -1, What: l.Name + " root hash", Expected: hexHash(cp.Hash), Found: hexHash(root),
+		return cp, &ledger.IntegrityError{Index: -1, What: l.Name + " root hash", Expected: hexHash(cp.Hash), Found: hexHash(root),
 			Detail: fmt.Sprintf("the %d exported entries do not hash to the signed checkpoint's root", l.Size)}
 	}
 	return cp, nil

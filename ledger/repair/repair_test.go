@@ -1,4 +1,4 @@
-package ledger_test
+package repair_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/repair"
+	"github.com/writ-ledger/writ/ledger/replica"
 )
 
 // storeDamage is one kind of damage the crash and corruption tests can
@@ -63,7 +65,7 @@ func TestRepairEachDamage(t *testing.T) {
 			if after := testkit.Snapshot(t, store); !bytes.Equal(before, after) {
 				t.Fatal("a refused open changed the store")
 			}
-			res, err := ledger.Repair(dir, ledger.RepairOptions{})
+			res, err := repair.Repair(dir, repair.RepairOptions{})
 			if tc.lost {
 				if !errors.As(err, &se) || !se.Lost {
 					t.Fatalf("Repair = %+v, %v; want a refusal: the entries are gone", res, err)
@@ -74,8 +76,8 @@ func TestRepairEachDamage(t *testing.T) {
 				// The store lost its verifier key with its only table, and
 				// the directory keeps no checkpoint.pub: the key is given.
 				vkeys := map[string]string{ledger.AuthorityDir: vkey}
-				res, err = ledger.Repair(dir, ledger.RepairOptions{VKeys: vkeys, Restore: func(d string, trust ledger.RestoreTrust) error {
-					_, err := ledger.ImportWith(d, export, ledger.ImportOptions{Trusted: trust.VKeys, TrustedKeys: trust.Keys, Floors: trust.Floors})
+				res, err = repair.Repair(dir, repair.RepairOptions{VKeys: vkeys, Restore: func(d string, trust repair.RestoreTrust) error {
+					_, err := replica.ImportWith(d, export, replica.ImportOptions{Trusted: trust.VKeys, TrustedKeys: trust.Keys, Floors: trust.Floors})
 					return err
 				}})
 			}
@@ -86,13 +88,13 @@ func TestRepairEachDamage(t *testing.T) {
 				t.Fatalf("Repair = %+v", res)
 			}
 			checkEntries(t, store, want)
-			if _, err := ledger.UndoRepair(dir); err != nil {
+			if _, err := repair.UndoRepair(dir); err != nil {
 				t.Fatal(err)
 			}
 			if after := testkit.Snapshot(t, store); !bytes.Equal(before, after) {
 				t.Fatal("undo did not put the damaged store back as it was")
 			}
-			if _, err := ledger.UndoRepair(dir); !errors.Is(err, ledger.ErrNoRepair) {
+			if _, err := repair.UndoRepair(dir); !errors.Is(err, repair.ErrNoRepair) {
 				t.Fatalf("a second undo: %v", err)
 			}
 		})
@@ -120,7 +122,7 @@ func damagedLedger(t *testing.T, kind testkit.Damage) (string, [][]byte, string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ledger.Export(f, []string{"authority"}, []*ledger.Log{l}); err != nil {
+	if err := replica.Export(f, []string{"authority"}, []*ledger.Log{l}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -1,16 +1,19 @@
-package ledger
+package replica
 
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // ErrSourceLog is wrapped by every *SourceError: a file the source
@@ -23,7 +26,7 @@ var ErrSourceLog = errors.New("the published log does not verify")
 type SourceError struct {
 	Path       string
 	Index      int64
-	Checkpoint Checkpoint
+	Checkpoint formats.Checkpoint
 	What       string
 	Expected   string
 	Found      string
@@ -57,7 +60,7 @@ type SyncOptions struct {
 	// sees the log from entry 0; otherwise the caller's state already
 	// covers the replica's entries up to Verified, and only new entries
 	// are passed. Nil: no checks beyond the tree and its signatures.
-	Check func(fresh bool) (EntryFunc, func() error)
+	Check func(fresh bool) (ledger.EntryFunc, func() error)
 	// Verified is the signed checkpoint the caller's check state covers
 	// (Synced.Signed of the previous sync), or nil.
 	Verified []byte
@@ -78,7 +81,7 @@ type SyncOptions struct {
 	Seen func(published []byte, vkey string) []SeenCheckpoint
 	// Progress, when set, is told the new entries fetched and checked, of
 	// those the published checkpoint adds to the replica.
-	Progress Progress
+	Progress ledger.Progress
 	// Anchor, when set, is the caller's trust assertion on what the
 	// replica already holds: it is called with the replica's entry 0,
 	// proven against the replica's signed checkpoint (Log.ProvenEntry),
@@ -94,7 +97,7 @@ type SyncOptions struct {
 // Synced reports what Sync did.
 type Synced struct {
 	Before, After int64               // entries the replica held before and after
-	Checkpoint    Checkpoint          // the signed checkpoint the replica holds now
+	Checkpoint    formats.Checkpoint  // the signed checkpoint the replica holds now
 	Signed        []byte              // its bytes as published, with witness cosignatures (SyncOptions.Verified for the next sync)
 	Witnessing    *formats.Witnessing // what SyncOptions.Policy found on it (nil without a policy)
 	Seen          []SeenResult        // what SyncOptions.Seen's checkpoints proved
@@ -126,14 +129,14 @@ type Synced struct {
 // wraps tiles.ErrFetch.
 func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (Synced, error) {
 	var res Synced
-	signed, err := src.Get(ctx, "checkpoint", MaxCheckpointSize)
+	signed, err := src.Get(ctx, "checkpoint", formats.MaxCheckpointSize)
 	res.Requests, res.Bytes = 1, int64(len(signed))
 	if err != nil {
 		return res, err
 	}
 	if opts.Verified != nil && bytes.Equal(signed, opts.Verified) && opts.VKey != "" {
 		res.Signed, res.VKey = signed, opts.VKey
-		res.Checkpoint, err = openTrusted(signed, opts.VKey, "")
+		res.Checkpoint, err = ledger.OpenTrusted(signed, opts.VKey, "")
 		res.Before, res.After = res.Checkpoint.Size, res.Checkpoint.Size
 		if err == nil {
 			err = checkPolicy(&res, opts, signed, opts.VKey)
@@ -141,7 +144,7 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 		if err == nil && opts.Seen != nil {
 			// Nothing new: each view is compared with the replica's tree,
 			// which is the published one.
-			local, lerr := OpenWaiting(dir, nil, WriterLockWait)
+			local, lerr := ledger.OpenWaiting(dir, nil, ledger.WriterLockWait)
 			if lerr != nil {
 				return res, lerr
 			}
@@ -156,7 +159,7 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 		return res, err
 	}
 	defer local.Close()
-	res.VKey = local.vkey
+	res.VKey = local.VerifierKey()
 	s := &syncer{ctx: ctx, src: src, l: local, res: &res, opts: opts}
 	err = s.run(signed)
 	if err != nil && created {
@@ -168,35 +171,35 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 
 // openReplica opens the replica at dir for writing, or creates it with
 // the checkpoint's origin and opts.VKey.
-func openReplica(dir string, signed []byte, opts SyncOptions) (*Log, bool, error) {
+func openReplica(dir string, signed []byte, opts SyncOptions) (*ledger.Log, bool, error) {
 	if _, err := os.Stat(dir); err == nil {
-		l, err := OpenWaiting(dir, nil, WriterLockWait)
+		l, err := ledger.OpenWaiting(dir, nil, ledger.WriterLockWait)
 		if err != nil {
 			return nil, false, err
 		}
-		if opts.VKey != "" && opts.VKey != l.vkey {
+		if opts.VKey != "" && opts.VKey != l.VerifierKey() {
 			l.Close()
-			return nil, false, keyMismatch(l.role(), "the replica at "+dir, opts.VKey, l.vkey)
+			return nil, false, ledger.KeyMismatch(l.Role(), "the replica at "+dir, opts.VKey, l.VerifierKey())
 		}
-		if opts.Check != nil && opts.History != l.history {
+		if opts.Check != nil && opts.History != l.HasHistory() {
 			l.Close()
-			return nil, false, fmt.Errorf("%w: the replica at %s differs from the log it syncs in keeping a checkpoint history", ErrNotALog, dir)
+			return nil, false, fmt.Errorf("%w: the replica at %s differs from the log it syncs in keeping a checkpoint history", ledger.ErrNotALog, dir)
 		}
 		return l, false, nil
 	}
 	if opts.VKey == "" {
-		return nil, false, fmt.Errorf("%w: no replica at %s yet: give the verifier key of the log to create one", ErrWrongKey, dir)
+		return nil, false, fmt.Errorf("%w: no replica at %s yet: give the verifier key of the log to create one", ledger.ErrWrongKey, dir)
 	}
 	role := "decisions"
 	if opts.History {
 		role = "authority"
 	}
-	cp, err := openTrusted(signed, opts.VKey, role)
+	cp, err := ledger.OpenTrusted(signed, opts.VKey, role)
 	if err != nil {
 		origin, _, _ := strings.Cut(opts.VKey, "+")
 		return nil, false, fmt.Errorf("the published checkpoint%s: %w", otherLog(signed, origin), err)
 	}
-	l, err := createReplica(dir, &ExportedLog{Origin: cp.Origin, VKey: opts.VKey, History: opts.History})
+	l, err := ledger.CreateReplica(dir, cp.Origin, opts.VKey, opts.History)
 	return l, err == nil, err
 }
 
@@ -217,3 +220,9 @@ func checkPolicy(res *Synced, opts SyncOptions, signed []byte, vkey string) erro
 	}
 	return nil
 }
+
+// hexHash gives a tree hash in lower-case hex, for evidence.
+func hexHash(h tlog.Hash) string { return hex.EncodeToString(h[:]) }
+
+// emptyRoot is the RFC 6962 hash of the empty tree: SHA-256 of "".
+var emptyRoot, _ = tlog.TreeHash(0, nil)

@@ -1,7 +1,4 @@
-package ledger_test
-
-// Hostile review of sync under a witness policy: an attack that succeeded
-// before its fix, kept as a regression test.
+package replica_test
 
 import (
 	"context"
@@ -10,8 +7,12 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
+
+// Hostile review of sync under a witness policy: an attack that succeeded
+// before its fix, kept as a regression test.
 
 // REGRESSION, once an attack (wrong-no, misleading yes): a replica holds the writer's
 // refreshed checkpoint C2 (same tree, later log time, no cosignature;
@@ -38,22 +39,22 @@ func TestHostileWitnessSyncReportsWitnessedKeepsUnwitnessed(t *testing.T) {
 	fresh := filepath.Join(t.TempDir(), "fresh")
 	w.publish(t, fresh)
 
-	replica := filepath.Join(t.TempDir(), "replica")
-	if _, err := syncDir(t, replica, fresh, w.VerifierKey()); err != nil {
+	rdir := filepath.Join(t.TempDir(), "replica")
+	if _, err := syncDir(t, rdir, fresh, w.VerifierKey()); err != nil {
 		t.Fatal(err)
 	}
 	src, err := tiles.OpenSource(witnessed, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ledger.Sync(context.Background(), replica, src, ledger.SyncOptions{VKey: w.VerifierKey(), History: true, Policy: policy})
+	s, err := replica.Sync(context.Background(), rdir, src, replica.SyncOptions{VKey: w.VerifierKey(), History: true, Policy: policy})
 	if err != nil {
 		return // refused with a reason: acceptable
 	}
 	if s.Witnessing == nil || !s.Witnessing.Met {
 		t.Fatalf("sync succeeded without reporting the quorum: %+v", s.Witnessing)
 	}
-	l, err := ledger.OpenReadOnly(replica)
+	l, err := ledger.OpenReadOnly(rdir)
 	if err != nil {
 		t.Fatal(err)
 	}

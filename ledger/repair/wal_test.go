@@ -1,4 +1,4 @@
-package ledger_test
+package repair_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/repair"
 )
 
 // TestRepairFloorFromWriteAheadLog: a store left by a killed writer (its
@@ -53,14 +54,14 @@ func TestRepairFloorFromWriteAheadLog(t *testing.T) {
 	}
 	change(crashed, last)
 	before := testkit.Snapshot(t, crashed)
-	res, err := ledger.Repair(crashed, ledger.RepairOptions{})
+	res, err := repair.Repair(crashed, repair.RepairOptions{})
 	wantLost(t, crashed, before, res, err, "it needs at least 7 entries")
 	// A change that also spoils every copy of the newest checkpoint leaves
 	// nothing that shows it: the log is rebuilt at the batch before
 	// (LIMITATIONS.md).
 	change(spoiled, last)
 	change(spoiled, []byte("example.com/wal\n7\n"))
-	if res, err := ledger.Repair(spoiled, ledger.RepairOptions{}); err != nil || res.Logs[0].Action != "rebuilt" || res.Logs[0].Size != 6 {
+	if res, err := repair.Repair(spoiled, repair.RepairOptions{}); err != nil || res.Logs[0].Action != "rebuilt" || res.Logs[0].Size != 6 {
 		t.Fatalf("Repair = %+v, %v", res, err)
 	}
 }

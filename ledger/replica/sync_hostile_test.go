@@ -1,4 +1,4 @@
-package ledger_test
+package replica_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
@@ -121,8 +122,8 @@ func (h *hostile) historySizes(t *testing.T, bundle []byte) []int64 {
 	return out
 }
 
-func (h *hostile) opts() ledger.SyncOptions {
-	return ledger.SyncOptions{VKey: h.w.VerifierKey(), History: true}
+func (h *hostile) opts() replica.SyncOptions {
+	return replica.SyncOptions{VKey: h.w.VerifierKey(), History: true}
 }
 
 func openDirSource(t *testing.T, dir string) tiles.Source {
@@ -160,7 +161,7 @@ func stateOf(t *testing.T, dir string) replicaState {
 // hostileCase is a source a replica of 100 entries syncs from.
 type hostileCase struct {
 	name    string
-	prepare func(t *testing.T, h *hostile, replica string) // before the attempt (optional)
+	prepare func(t *testing.T, h *hostile, rdir string) // before the attempt (optional)
 	source  func(t *testing.T, h *hostile) tiles.Source
 	fresh   bool // a new replica refuses it too, and leaves no directory
 	check   func(t *testing.T, h *hostile, err error)
@@ -172,31 +173,31 @@ type hostileCase struct {
 // directory.
 func (h *hostile) run(t *testing.T, c hostileCase) {
 	t.Run(c.name, func(t *testing.T) {
-		replica := filepath.Join(t.TempDir(), "replica")
-		if _, err := syncDir(t, replica, h.old, h.w.VerifierKey()); err != nil {
+		rdir := filepath.Join(t.TempDir(), "replica")
+		if _, err := syncDir(t, rdir, h.old, h.w.VerifierKey()); err != nil {
 			t.Fatal(err)
 		}
 		if c.prepare != nil {
-			c.prepare(t, h, replica)
+			c.prepare(t, h, rdir)
 		}
-		before := stateOf(t, replica)
-		_, err := ledger.Sync(context.Background(), replica, c.source(t, h), h.opts())
+		before := stateOf(t, rdir)
+		_, err := replica.Sync(context.Background(), rdir, c.source(t, h), h.opts())
 		c.check(t, h, err)
 		if err == nil {
-			if got := stateOf(t, replica); got.signed != string(h.w.signed(t)) || got.size != h.w.Size() {
+			if got := stateOf(t, rdir); got.signed != string(h.w.signed(t)) || got.size != h.w.Size() {
 				t.Fatalf("synced to %d entries, %q; want the writer's %d", got.size, got.signed, h.w.Size())
 			}
 			return
 		}
-		if after := stateOf(t, replica); after != before {
+		if after := stateOf(t, rdir); after != before {
 			t.Fatalf("the refused sync changed the replica: %+v, was %+v", after, before)
 		}
-		if s, err := syncDir(t, replica, h.pub, h.w.VerifierKey()); err != nil || s.After != h.w.Size() {
+		if s, err := syncDir(t, rdir, h.pub, h.w.VerifierKey()); err != nil || s.After != h.w.Size() {
 			t.Fatalf("after the refusal, the honest log syncs to %d: %v", s.After, err)
 		}
 		if c.fresh {
 			fresh := filepath.Join(t.TempDir(), "fresh")
-			_, err := ledger.Sync(context.Background(), fresh, c.source(t, h), h.opts())
+			_, err := replica.Sync(context.Background(), fresh, c.source(t, h), h.opts())
 			c.check(t, h, err)
 			if _, serr := os.Stat(fresh); !errors.Is(serr, os.ErrNotExist) {
 				t.Fatalf("a refused new replica left %s: %v", fresh, serr)
@@ -217,9 +218,9 @@ func wantOK(t *testing.T, _ *hostile, err error) {
 func wantSource(path string, says ...string) func(*testing.T, *hostile, error) {
 	return func(t *testing.T, _ *hostile, err error) {
 		t.Helper()
-		var se *ledger.SourceError
-		if !errors.As(err, &se) || !errors.Is(err, ledger.ErrSourceLog) {
-			t.Fatalf("want a *ledger.SourceError, got %T: %v", err, err)
+		var se *replica.SourceError
+		if !errors.As(err, &se) || !errors.Is(err, replica.ErrSourceLog) {
+			t.Fatalf("want a *replica.SourceError, got %T: %v", err, err)
 		}
 		if (path != "" && se.Path != path) || !strings.Contains(err.Error(), se.Path) {
 			t.Fatalf("the evidence names %q, want %q: %v", se.Path, path, err)

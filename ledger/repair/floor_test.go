@@ -1,4 +1,4 @@
-package ledger_test
+package repair_test
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/repair"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 )
@@ -47,7 +49,7 @@ func tabledLedger(t *testing.T, origin string, keyN byte, batches int) (string, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ledger.Export(f, []string{"authority"}, []*ledger.Log{l}); err != nil {
+		if err := replica.Export(f, []string{"authority"}, []*ledger.Log{l}); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
@@ -70,16 +72,16 @@ func tables(t *testing.T, store string) []string {
 
 // restoreFrom is RepairOptions.Restore importing export under the trust
 // Repair gives.
-func restoreFrom(export string) func(string, ledger.RestoreTrust) error {
-	return func(d string, trust ledger.RestoreTrust) error {
-		_, err := ledger.ImportWith(d, export, ledger.ImportOptions{Trusted: trust.VKeys, TrustedKeys: trust.Keys, Floors: trust.Floors})
+func restoreFrom(export string) func(string, repair.RestoreTrust) error {
+	return func(d string, trust repair.RestoreTrust) error {
+		_, err := replica.ImportWith(d, export, replica.ImportOptions{Trusted: trust.VKeys, TrustedKeys: trust.Keys, Floors: trust.Floors})
 		return err
 	}
 }
 
 // wantLost checks that Repair refused with a *StoreError with Lost set
 // whose message holds want, and changed nothing in dir.
-func wantLost(t *testing.T, dir string, before []byte, res *ledger.RepairResult, err error, want string) {
+func wantLost(t *testing.T, dir string, before []byte, res *repair.RepairResult, err error, want string) {
 	t.Helper()
 	var se *ledger.StoreError
 	if !errors.As(err, &se) || !se.Lost || se.Rule() != rules.StoreUnrecovered || !strings.Contains(err.Error(), want) {
@@ -110,7 +112,7 @@ func TestRepairRefusesLostNewestTable(t *testing.T) {
 			want = "cannot say whether the store needs it"
 		}
 		before := testkit.Snapshot(t, dir)
-		res, err := ledger.Repair(dir, ledger.RepairOptions{})
+		res, err := repair.Repair(dir, repair.RepairOptions{})
 		wantLost(t, dir, before, res, err, want)
 	}
 }
@@ -141,7 +143,7 @@ func TestRepairFloorFromDecisions(t *testing.T) {
 	// checkpoint: the rebuilt log is the older one (LIMITATIONS.md).
 	alone := filepath.Join(t.TempDir(), "ledger")
 	copyDir(t, store, filepath.Join(alone, ledger.AuthorityDir))
-	if res, err := ledger.Repair(alone, ledger.RepairOptions{}); err != nil || res.Logs[0].Action != "rebuilt" || res.Logs[0].Size != size-3 {
+	if res, err := repair.Repair(alone, repair.RepairOptions{}); err != nil || res.Logs[0].Action != "rebuilt" || res.Logs[0].Size != size-3 {
 		t.Fatalf("Repair without the decision log = %+v, %v", res, err)
 	}
 	dec, err := ledger.Create(filepath.Join(dir, ledger.DecisionsDir), "example.com/decided/decisions/0123456789abcdef", testkit.Key(t, 3), nil)
@@ -159,7 +161,7 @@ func TestRepairFloorFromDecisions(t *testing.T) {
 	}
 	dec.Close()
 	before := testkit.Snapshot(t, dir)
-	res, err := ledger.Repair(dir, ledger.RepairOptions{})
+	res, err := repair.Repair(dir, repair.RepairOptions{})
 	wantLost(t, dir, before, res, err, fmt.Sprintf("it needs at least %d entries", size))
 	if !strings.Contains(err.Error(), "decision log") {
 		t.Fatalf("the refusal does not say where the checkpoint was found: %v", err)
@@ -198,15 +200,15 @@ func TestRepairRestoreFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := testkit.Snapshot(t, dir)
-	res, err := ledger.Repair(dir, ledger.RepairOptions{})
+	res, err := repair.Repair(dir, repair.RepairOptions{})
 	wantLost(t, dir, before, res, err, "is missing, and the MANIFEST lists it")
-	res, err = ledger.Repair(dir, ledger.RepairOptions{Restore: restoreFrom(exports[0])})
+	res, err = repair.Repair(dir, repair.RepairOptions{Restore: restoreFrom(exports[0])})
 	wantLost(t, dir, before, res, err, "it needs at least 12 entries")
 	var inc *ledger.InconsistencyError
 	if !errors.As(err, &inc) || inc.Trusted.Size != 12 || inc.Found.Size != 3 {
 		t.Fatalf("the refusal carries no evidence: %v", err)
 	}
-	res, err = ledger.Repair(dir, ledger.RepairOptions{Restore: restoreFrom(exports[3])})
+	res, err = repair.Repair(dir, repair.RepairOptions{Restore: restoreFrom(exports[3])})
 	if err != nil || len(res.Logs) != 1 || res.Logs[0].Size != 12 {
 		t.Fatalf("Repair from the newest export = %+v, %v", res, err)
 	}
@@ -224,7 +226,7 @@ func TestRepairRestoreOtherLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := testkit.Snapshot(t, dir)
-	res, err := ledger.Repair(dir, ledger.RepairOptions{Restore: restoreFrom(other[2])})
+	res, err := repair.Repair(dir, repair.RepairOptions{Restore: restoreFrom(other[2])})
 	var te *ledger.TrustError
 	if !errors.As(err, &te) || te.Rule != rules.VKeyMismatch || !strings.HasPrefix(te.Expected, "example.com/mine+") {
 		t.Fatalf("Repair = %+v, %v; want vkey-mismatch", res, err)
@@ -248,8 +250,8 @@ func TestRepairTakesEveryLockFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := testkit.Snapshot(t, dir)
-	for _, restore := range []func(string, ledger.RestoreTrust) error{nil, restoreFrom(exports[2])} {
-		res, err := ledger.Repair(dir, ledger.RepairOptions{Restore: restore})
+	for _, restore := range []func(string, repair.RestoreTrust) error{nil, restoreFrom(exports[2])} {
+		res, err := repair.Repair(dir, repair.RepairOptions{Restore: restore})
 		if !errors.Is(err, ledger.ErrLocked) {
 			t.Fatalf("Repair = %+v, %v; want ErrLocked", res, err)
 		}

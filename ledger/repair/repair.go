@@ -1,4 +1,4 @@
-package ledger
+package repair
 
 import (
 	"encoding/json"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -60,14 +62,14 @@ type RepairOptions struct {
 // meet, by log name: the verifier key their checkpoints must verify under
 // (RepairOptions.VKeys, else the key the directory holds for the log, or
 // else its public key), and the checkpoints they must reach and extend
-// (Floor).
+// (ledger.Floor).
 type RestoreTrust struct {
 	VKeys map[string]string
 	// Keys, for a log without a key in VKeys (its store lost it), is the
 	// public key the directory keeps for it (checkpoint.pub, runner.pub):
 	// the restored log's verifier key must hold it.
 	Keys   map[string]sign.PublicKey
-	Floors map[string][]Floor
+	Floors map[string][]ledger.Floor
 }
 
 // RepairResult is what Repair did to a ledger directory.
@@ -101,14 +103,14 @@ type RepairedLog struct {
 // for it: the key its store holds, read from its tables, else the
 // directory's public key for it (checkpoint.pub, runner.pub) under the
 // log's origin. Then it takes the lock of every log of the directory
-// (ErrLocked, nothing changed, when another process holds one).
+// (ledger.ErrLocked, nothing changed, when another process holds one).
 //
 // A damaged log is rebuilt from its files, beside it (salvage: every
 // table that reads back, in a new MANIFEST; its write-ahead logs), and
 // the rebuilt store must open, verify against its signed checkpoint under
-// its key, and reach and extend every Floor the directory shows (the
+// its key, and reach and extend every ledger.Floor the directory shows (the
 // newest signed checkpoint its files hold, the authority checkpoint the
-// decision log recorded). Repair refuses, with a *StoreError with Lost
+// decision log recorded). Repair refuses, with a *ledger.StoreError with Lost
 // set and nothing changed, when a table the MANIFEST lists is missing or
 // does not read back (or any table does not, when the MANIFEST itself
 // does not read back whole), when its key is not known, or when any
@@ -124,13 +126,13 @@ func Repair(dir string, opts RepairOptions) (*RepairResult, error) {
 		opts.Now = time.Now
 	}
 	var names []string
-	for _, name := range []string{AuthorityDir, DecisionsDir} {
+	for _, name := range []string{ledger.AuthorityDir, ledger.DecisionsDir} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			names = append(names, name)
 		}
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%w: %s holds neither an authority nor a decisions log", ErrNotALog, dir)
+		return nil, fmt.Errorf("%w: %s holds neither an authority nor a decisions log", ledger.ErrNotALog, dir)
 	}
 	plans, err := planRepair(dir, names, opts.VKeys)
 	if err != nil {
@@ -193,7 +195,7 @@ func rebuild(dir, aside string, plans []*logPlan, check func(name, store string)
 	}()
 	var auth, dec *logPlan
 	for _, p := range plans {
-		if p.name == AuthorityDir {
+		if p.name == ledger.AuthorityDir {
 			auth = p
 		} else {
 			dec = p
@@ -247,9 +249,9 @@ func rebuild(dir, aside string, plans []*logPlan, check func(name, store string)
 }
 
 // build makes the rebuilt store of a damaged log (p.cand) and verifies it,
-// passing each entry to fn; on failure it says why, as a *StoreError with
+// passing each entry to fn; on failure it says why, as a *ledger.StoreError with
 // Lost set.
-func (p *logPlan) build(dir string, fn EntryFunc) error {
+func (p *logPlan) build(dir string, fn ledger.EntryFunc) error {
 	p.cand = filepath.Join(dir, "."+p.name+".repair")
 	lost := p.files.lost()
 	if lost == "" && p.vkey == "" {
@@ -258,17 +260,17 @@ func (p *logPlan) build(dir string, fn EntryFunc) error {
 	var err error
 	if lost == "" {
 		if err = os.RemoveAll(p.cand); err == nil { // an earlier repair's, killed
-			p.skipped, err = salvage(p.store, p.store+UnlistedSuffix, p.cand)
+			p.skipped, err = salvage(p.store, p.store+ledger.UnlistedSuffix, p.cand)
 		}
 		if err == nil {
 			p.size, p.cp, err = verifyStore(p.cand, p.vkey, false, p.floors, fn)
 		}
-		if err == nil || errors.Is(err, ErrTrust) {
+		if err == nil || errors.Is(err, ledger.ErrTrust) {
 			return err // nil, or the key given (not the store) is refused
 		}
 		lost = why(err, p.cand)
 	}
-	return &StoreError{Dir: p.store, Lost: true, Cause: err,
+	return &ledger.StoreError{Dir: p.store, Lost: true, Cause: err,
 		Problem: "the entries cannot be recovered from this store's files (" + lost + "); nothing was changed"}
 }
 
@@ -288,7 +290,7 @@ func unswap(dir, aside string, plans []*logPlan, moved []string) error {
 // why says what err found in the rebuilt store at cand, without naming
 // that temporary directory.
 func why(err error, cand string) string {
-	var se *StoreError
+	var se *ledger.StoreError
 	if errors.As(err, &se) && se.File == "" {
 		return se.Problem
 	}
@@ -302,7 +304,7 @@ func moveAside(dir, aside, name string) ([]string, error) {
 		return nil, err
 	}
 	var moved []string
-	for _, n := range []string{name, name + UnlistedSuffix} {
+	for _, n := range []string{name, name + ledger.UnlistedSuffix} {
 		if _, err := os.Lstat(filepath.Join(dir, n)); err != nil {
 			continue
 		}
@@ -331,7 +333,7 @@ func putBack(dir, aside string, names []string) error {
 // to rebuild dir; on fn's error, or when a restored log does not verify
 // under its key or falls short of its floors, it puts them back.
 func restore(dir, aside string, plans []*logPlan, locks storeLocks, fn func(string, RestoreTrust) error) (*RepairResult, error) {
-	trust := RestoreTrust{VKeys: map[string]string{}, Keys: map[string]sign.PublicKey{}, Floors: map[string][]Floor{}}
+	trust := RestoreTrust{VKeys: map[string]string{}, Keys: map[string]sign.PublicKey{}, Floors: map[string][]ledger.Floor{}}
 	for _, p := range plans {
 		switch {
 		case p.vkey != "":
@@ -396,20 +398,20 @@ func checkRestored(plans []*logPlan) ([]RepairedLog, error) {
 		restored = true
 	}
 	if !restored {
-		return nil, fmt.Errorf("%w: the export restores none of the damaged logs", ErrExport)
+		return nil, fmt.Errorf("%w: the export restores none of the damaged logs", replica.ErrExport)
 	}
 	return logs, nil
 }
 
 // restoreRefusal gives a restore refused because the restored log falls
-// short of a floor (an *InconsistencyError) as a *StoreError with Lost
+// short of a floor (an *ledger.InconsistencyError) as a *ledger.StoreError with Lost
 // set: the export cannot restore what the directory held.
 func restoreRefusal(dir string, err error) error {
-	var inc *InconsistencyError
-	if !errors.As(err, &inc) || errors.Is(err, ErrStoreDamaged) {
+	var inc *ledger.InconsistencyError
+	if !errors.As(err, &inc) || errors.Is(err, ledger.ErrStoreDamaged) {
 		return err
 	}
-	return &StoreError{Dir: dir, Lost: true, Cause: err, Problem: "the export does not restore what the ledger directory held (" + err.Error() + "); nothing was changed"}
+	return &ledger.StoreError{Dir: dir, Lost: true, Cause: err, Problem: "the export does not restore what the ledger directory held (" + err.Error() + "); nothing was changed"}
 }
 
 // writeRecord writes res as aside/RepairRecord.
@@ -448,7 +450,7 @@ type UndoResult struct {
 // store it set aside goes back in place, and what the repair made in its
 // place is moved into the set-aside directory (NAME.repaired), which is
 // then renamed STAMP.undone. Nothing is deleted. It takes the lock of
-// every store it moves before it moves any. Errors: ErrLocked, nothing
+// every store it moves before it moves any. Errors: ledger.ErrLocked, nothing
 // changed, while a log is open; ErrNoRepair when there is no repair to
 // undo.
 func UndoRepair(dir string) (*UndoResult, error) {
@@ -457,7 +459,7 @@ func UndoRepair(dir string) (*UndoResult, error) {
 		return nil, err
 	}
 	var names, stores []string
-	for _, name := range []string{AuthorityDir, DecisionsDir} {
+	for _, name := range []string{ledger.AuthorityDir, ledger.DecisionsDir} {
 		if exists(filepath.Join(aside, name)) {
 			names = append(names, name)
 			if exists(filepath.Join(dir, name)) {
@@ -472,7 +474,7 @@ func UndoRepair(dir string) (*UndoResult, error) {
 	defer locks.release()
 	res := &UndoResult{SetAside: aside + undoneSuffix}
 	for _, name := range names {
-		for _, n := range []string{name, name + UnlistedSuffix} {
+		for _, n := range []string{name, name + ledger.UnlistedSuffix} {
 			if !exists(filepath.Join(dir, n)) {
 				continue
 			}
@@ -481,7 +483,7 @@ func UndoRepair(dir string) (*UndoResult, error) {
 			}
 			res.Kept = append(res.Kept, filepath.Join(res.SetAside, n+".repaired"))
 		}
-		for _, n := range []string{name, name + UnlistedSuffix} {
+		for _, n := range []string{name, name + ledger.UnlistedSuffix} {
 			if !exists(filepath.Join(aside, n)) {
 				continue
 			}

@@ -1,4 +1,4 @@
-package ledger
+package replica
 
 import (
 	"bytes"
@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/mod/sumdb/tlog"
-
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/tiles"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // progressLog records what a Progress was told and checks the contract:
@@ -24,7 +24,7 @@ type progressLog struct {
 	total int64
 }
 
-func (p *progressLog) progress() Progress {
+func (p *progressLog) progress() ledger.Progress {
 	return func(done, total int64) {
 		if p.calls > 0 && (done < p.done || total != p.total) {
 			p.t.Errorf("call %d: %d of %d after %d of %d", p.calls, done, total, p.done, p.total)
@@ -53,7 +53,7 @@ func TestProgress(t *testing.T) {
 	if _, err := w.auth.Append(batch); err != nil {
 		t.Fatal(err)
 	}
-	logs := []*Log{w.auth, w.decis}
+	logs := []*ledger.Log{w.auth, w.decis}
 	total := w.auth.Size() + w.decis.Size()
 
 	exp := &progressLog{t: t}
@@ -75,7 +75,7 @@ func TestProgress(t *testing.T) {
 
 	www := t.TempDir()
 	pub := &progressLog{t: t}
-	if _, err := w.auth.PublishWith(www, PublishOptions{Progress: pub.progress()}); err != nil {
+	if _, err := w.auth.PublishWith(www, ledger.PublishOptions{Progress: pub.progress()}); err != nil {
 		t.Fatal(err)
 	}
 	nTiles := int64(len(tlog.NewTiles(tiles.Height, 0, w.auth.Size())))
@@ -86,7 +86,7 @@ func TestProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	syn := &progressLog{t: t}
-	if _, err := Sync(context.Background(), filepath.Join(t.TempDir(), AuthorityDir), src, SyncOptions{VKey: w.auth.VerifierKey(), History: true, Progress: syn.progress()}); err != nil {
+	if _, err := Sync(context.Background(), filepath.Join(t.TempDir(), ledger.AuthorityDir), src, SyncOptions{VKey: w.auth.VerifierKey(), History: true, Progress: syn.progress()}); err != nil {
 		t.Fatal(err)
 	}
 	syn.ended("sync", w.auth.Size(), 3)

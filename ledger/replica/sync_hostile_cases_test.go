@@ -1,4 +1,4 @@
-package ledger_test
+package replica_test
 
 import (
 	"bytes"
@@ -143,8 +143,8 @@ func TestSyncHostileCheckpoints(t *testing.T) {
 				return openDirSource(t, h.altered(t, "checkpoint", func(b []byte) []byte { return bytes.Replace(b, []byte("\n310\n"), []byte("\n311\n"), 1) }))
 			}},
 		{name: "older checkpoint", check: wantOlder,
-			prepare: func(t *testing.T, h *hostile, replica string) {
-				if _, err := syncDir(t, replica, h.pub, h.w.VerifierKey()); err != nil {
+			prepare: func(t *testing.T, h *hostile, rdir string) {
+				if _, err := syncDir(t, rdir, h.pub, h.w.VerifierKey()); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -248,11 +248,11 @@ func TestSyncHostileRollsBack(t *testing.T) {
 	pub := filepath.Join(t.TempDir(), "pub")
 	w.add(t, 10)
 	w.publish(t, pub)
-	replica := filepath.Join(t.TempDir(), "replica")
-	if _, err := syncDir(t, replica, pub, w.VerifierKey()); err != nil {
+	rdir := filepath.Join(t.TempDir(), "replica")
+	if _, err := syncDir(t, rdir, pub, w.VerifierKey()); err != nil {
 		t.Fatal(err)
 	}
-	before := stateOf(t, replica)
+	before := stateOf(t, rdir)
 	for b := range 3 {
 		w.now = w.now.Add(time.Second)
 		var batch [][]byte
@@ -271,11 +271,11 @@ func TestSyncHostileRollsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := filepath.Join(t.TempDir(), "fresh")
-	for _, dir := range []string{replica, fresh} {
+	for _, dir := range []string{rdir, fresh} {
 		_, err := syncDir(t, dir, pub, w.VerifierKey())
 		wantSource(last, "history checkpoint of size 370")(t, nil, err)
 	}
-	if after := stateOf(t, replica); after != before {
+	if after := stateOf(t, rdir); after != before {
 		t.Fatalf("the refused sync changed the replica: %+v, was %+v", after, before)
 	}
 	if _, err := os.Stat(fresh); !errors.Is(err, os.ErrNotExist) {
@@ -284,7 +284,7 @@ func TestSyncHostileRollsBack(t *testing.T) {
 	if err := os.WriteFile(name, good, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := syncDir(t, replica, pub, w.VerifierKey()); err != nil || s.After != 370 {
+	if s, err := syncDir(t, rdir, pub, w.VerifierKey()); err != nil || s.After != 370 {
 		t.Fatalf("the honest log syncs to %d: %v", s.After, err)
 	}
 }

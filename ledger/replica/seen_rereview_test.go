@@ -1,8 +1,4 @@
-package ledger
-
-// Re-review of the sync's proof of the witnesses' views (seen.go): attacks
-// the sync withstands (a huge tree size and a tampered replica since
-// their fixes).
+package replica
 
 import (
 	"context"
@@ -15,11 +11,16 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
+
+// Re-review of the sync's proof of the witnesses' views (seen.go): attacks
+// the sync withstands (a huge tree size and a tampered replica since
+// their fixes).
 
 // rereviewSetup: a writer of 8 entries (batches of 4), published, a
 // replica synced to it, and the checkpoint of a fork of size 4 under the
@@ -73,7 +74,7 @@ func mustSource(t *testing.T, dir string) tiles.Source {
 // proven (SeenResult.Err nil).
 func TestRereviewSeenTamperedReplicaHidesSplitView(t *testing.T) {
 	pub, replica, synced, forked4, vkey := rereviewSetup(t)
-	fc, err := OpenCheckpoint(forked4, vkey)
+	fc, err := formats.OpenCheckpoint(forked4, vkey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func hugeView(t *testing.T, size int64) []byte {
 	}
 	var h tlog.Hash
 	h[0] = 1
-	text := Checkpoint{Origin: "example.com/hist", Size: size, Hash: h}.Body()
+	text := formats.Checkpoint{Origin: "example.com/hist", Size: size, Hash: h}.Body()
 	b, err := note.Sign(&note.Note{Text: text}, s)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +175,7 @@ func TestRereviewSeenOddViews(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := note.Sign(&note.Note{Text: Checkpoint{Origin: origin, Size: size, Hash: h}.Body()}, s)
+		b, err := note.Sign(&note.Note{Text: formats.Checkpoint{Origin: origin, Size: size, Hash: h}.Body()}, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +249,7 @@ func TestRereviewSeenDeferredLeavesNothing(t *testing.T) {
 	if !errors.As(err, &sv) {
 		t.Fatalf("a fork of size 701 between 300 and 1200: %v", err)
 	}
-	l, err := OpenReadOnly(replica)
+	l, err := ledger.OpenReadOnly(replica)
 	if err != nil {
 		t.Fatal(err)
 	}

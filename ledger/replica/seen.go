@@ -1,9 +1,10 @@
-package ledger
+package replica
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"golang.org/x/mod/sumdb/note"
@@ -43,7 +44,7 @@ type SeenResult struct {
 // one, the consistency proof that fails.
 type SplitViewError struct {
 	Source string
-	*InconsistencyError
+	*ledger.InconsistencyError
 }
 
 func (e *SplitViewError) Error() string {
@@ -58,7 +59,7 @@ func (e *SplitViewError) Unwrap() error { return e.InconsistencyError }
 // published one).
 type seenView struct {
 	v  SeenCheckpoint
-	cp Checkpoint
+	cp formats.Checkpoint
 }
 
 // openSeen verifies a seen checkpoint's signature by the log's key
@@ -66,22 +67,22 @@ type seenView struct {
 // OpenCheckpoint, it accepts extension lines: a witness cosigns and
 // serves whatever checkpoint the log's key signed, and a fork dressed
 // with an extension line is a fork all the same.
-func openSeen(signed []byte, vkey string) (Checkpoint, error) {
+func openSeen(signed []byte, vkey string) (formats.Checkpoint, error) {
 	v, err := formats.NewVerifier(vkey)
 	if err != nil {
-		return Checkpoint{}, err
+		return formats.Checkpoint{}, err
 	}
 	if _, err := note.Open(signed, note.VerifierList(v)); err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: %w", ErrCheckpointSignature, err)
+		return formats.Checkpoint{}, fmt.Errorf("%w: %w", formats.ErrCheckpointSignature, err)
 	}
 	c, err := witness.ParseCheckpoint(signed)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: %w", ErrMalformedCheckpoint, err)
+		return formats.Checkpoint{}, fmt.Errorf("%w: %w", formats.ErrMalformedCheckpoint, err)
 	}
 	if c.Origin != v.Name() {
-		return Checkpoint{}, fmt.Errorf("%w: a checkpoint of %q", ErrMalformedCheckpoint, c.Origin)
+		return formats.Checkpoint{}, fmt.Errorf("%w: a checkpoint of %q", formats.ErrMalformedCheckpoint, c.Origin)
 	}
-	return Checkpoint{Origin: c.Origin, Size: c.Size, Hash: c.Hash}, nil
+	return formats.Checkpoint{Origin: c.Origin, Size: c.Size, Hash: c.Hash}, nil
 }
 
 // checkSeen proves each seen checkpoint consistent with the published one
@@ -97,15 +98,15 @@ func (s *syncer) checkSeen(views []SeenCheckpoint) error {
 	for _, v := range views {
 		res := SeenResult{Source: v.Source, Size: -1, Err: v.Err}
 		if v.Err == nil {
-			var cp Checkpoint
-			cp, res.Err = openSeen(v.Signed, s.l.vkey)
+			var cp formats.Checkpoint
+			cp, res.Err = openSeen(v.Signed, s.l.VerifierKey())
 			if res.Err == nil {
 				res.Size = cp.Size
 				res.Err = s.decide(v, cp)
 			}
 		}
 		var sv *SplitViewError
-		var ie *IntegrityError
+		var ie *ledger.IntegrityError
 		if errors.As(res.Err, &sv) {
 			return sv
 		}
@@ -120,7 +121,7 @@ func (s *syncer) checkSeen(views []SeenCheckpoint) error {
 	return nil
 }
 
-func (s *syncer) decide(v SeenCheckpoint, cp Checkpoint) error {
+func (s *syncer) decide(v SeenCheckpoint, cp formats.Checkpoint) error {
 	switch {
 	case cp.Size == s.remote.Size:
 		if cp.Hash != s.remote.Hash {
@@ -142,7 +143,7 @@ func (s *syncer) decide(v SeenCheckpoint, cp Checkpoint) error {
 		// The proof is built from stored hashes: it counts only if it
 		// leads to the replica's signed root.
 		if p.NewRoot != s.local.Hash || p.Verify() != nil {
-			return &IntegrityError{Index: -1, What: "stored tree hashes",
+			return &ledger.IntegrityError{Index: -1, What: "stored tree hashes",
 				Detail: fmt.Sprintf("the replica's stored tree does not prove its size %d into its signed root; run `writ ledger verify`", cp.Size)}
 		}
 		if p.OldRoot != cp.Hash {
@@ -165,7 +166,7 @@ func (s *syncer) checkDeferred(r tlog.HashReader) error {
 		if err != nil {
 			return err
 		}
-		p := &ConsistencyProof{OldSize: d.cp.Size, NewSize: s.remote.Size, OldRoot: d.cp.Hash, NewRoot: s.remote.Hash, Path: path}
+		p := &formats.ConsistencyProof{OldSize: d.cp.Size, NewSize: s.remote.Size, OldRoot: d.cp.Hash, NewRoot: s.remote.Hash, Path: path}
 		if p.Verify() != nil {
 			return s.split(d.v, d.cp, p, fmt.Sprintf("the tree of size %d is not a prefix of the published one (of size %d)", d.cp.Size, s.remote.Size))
 		}
@@ -176,7 +177,7 @@ func (s *syncer) checkDeferred(r tlog.HashReader) error {
 // provenFromTiles proves the published tree a prefix of a larger seen
 // one from the source's hash tiles, which tlog checks against the seen
 // root as it reads them.
-func (s *syncer) provenFromTiles(v SeenCheckpoint, cp Checkpoint) error {
+func (s *syncer) provenFromTiles(v SeenCheckpoint, cp formats.Checkpoint) error {
 	if s.remote.Size == 0 {
 		return nil
 	}
@@ -187,14 +188,14 @@ func (s *syncer) provenFromTiles(v SeenCheckpoint, cp Checkpoint) error {
 		// where the sync tells a source's fault from the checks' refusal.
 		return fmt.Errorf("%w: %s holds size %d, the source publishes %d: %v", ErrUndecided, v.Source, cp.Size, s.remote.Size, err)
 	}
-	p := &ConsistencyProof{OldSize: s.remote.Size, NewSize: cp.Size, OldRoot: s.remote.Hash, NewRoot: cp.Hash, Path: path}
+	p := &formats.ConsistencyProof{OldSize: s.remote.Size, NewSize: cp.Size, OldRoot: s.remote.Hash, NewRoot: cp.Hash, Path: path}
 	if p.Verify() != nil {
 		return s.split(v, cp, p, fmt.Sprintf("the published tree (of size %d) is not a prefix of the tree of size %d", s.remote.Size, cp.Size))
 	}
 	return nil
 }
 
-func (s *syncer) split(v SeenCheckpoint, cp Checkpoint, p *ConsistencyProof, why string) error {
-	return &SplitViewError{Source: v.Source, InconsistencyError: &InconsistencyError{Trusted: s.remote, Found: cp,
+func (s *syncer) split(v SeenCheckpoint, cp formats.Checkpoint, p *formats.ConsistencyProof, why string) error {
+	return &SplitViewError{Source: v.Source, InconsistencyError: &ledger.InconsistencyError{Trusted: s.remote, Found: cp,
 		TrustedSigned: s.remoteFull, FoundSigned: v.Signed, Proof: p, Why: "split view: " + why}}
 }

@@ -1,4 +1,4 @@
-package ledger
+package replica
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
@@ -17,14 +18,14 @@ import (
 type syncer struct {
 	ctx  context.Context
 	src  tiles.Source
-	l    *Log
+	l    *ledger.Log
 	res  *Synced
 	opts SyncOptions
 	cv   *formats.CosigVerifier
-	fn   EntryFunc
+	fn   ledger.EntryFunc
 	wait func() error
 
-	local, remote             Checkpoint
+	local, remote             formats.Checkpoint
 	localSigned, remoteSigned []byte     // the log's own checkpoints (m/checkpoint)
 	localFull, remoteFull     []byte     // the same with their witness cosignatures
 	deferred                  []seenView // seen trees proven once the new entries are in
@@ -42,30 +43,30 @@ func (s *syncer) run(signed []byte) (err error) {
 	if err := s.anchor(); err != nil {
 		return err
 	}
-	if _, err := l.recoverImport(); err != nil {
+	if _, err := l.DropUnsigned(); err != nil {
 		return fmt.Errorf("the replica: %w", err)
 	}
-	if s.remote, err = openTrusted(signed, l.vkey, l.role()); err != nil {
-		return fmt.Errorf("the published checkpoint at %s%s: %w", s.src, otherLog(signed, l.origin), err)
+	if s.remote, err = ledger.OpenTrusted(signed, l.VerifierKey(), l.Role()); err != nil {
+		return fmt.Errorf("the published checkpoint at %s%s: %w", s.src, otherLog(signed, l.Origin()), err)
 	}
-	if err := checkPolicy(s.res, s.opts, signed, l.vkey); err != nil {
+	if err := checkPolicy(s.res, s.opts, signed, l.VerifierKey()); err != nil {
 		return err
 	}
 	s.remoteFull = signed
-	if s.remoteSigned, err = formats.LogSigned(signed, l.vkey); err != nil {
+	if s.remoteSigned, err = formats.LogSigned(signed, l.VerifierKey()); err != nil {
 		return fmt.Errorf("the published checkpoint at %s: %w", s.src, err)
 	}
-	if s.cv, err = formats.NewCosigVerifier(l.vkey); err != nil {
+	if s.cv, err = formats.NewCosigVerifier(l.VerifierKey()); err != nil {
 		return err
 	}
 	localSigned, lerr := l.Checkpoint()
 	switch {
 	case lerr == nil:
-		if s.local, err = OpenCheckpoint(localSigned, l.vkey); err != nil {
+		if s.local, err = formats.OpenCheckpoint(localSigned, l.VerifierKey()); err != nil {
 			return fmt.Errorf("the replica: %w", err)
 		}
 	case l.Size() == 0:
-		s.local = Checkpoint{Origin: l.origin, Hash: emptyRoot}
+		s.local = formats.Checkpoint{Origin: l.Origin(), Hash: emptyRoot}
 	default:
 		return lerr
 	}
@@ -77,7 +78,7 @@ func (s *syncer) run(signed []byte) (err error) {
 	}
 	s.res.Before, s.res.After, s.res.Checkpoint, s.res.Signed = s.local.Size, s.local.Size, s.local, s.localFull
 	if s.opts.Seen != nil && s.remote.Origin == s.local.Origin {
-		if err := s.checkSeen(s.opts.Seen(signed, l.vkey)); err != nil {
+		if err := s.checkSeen(s.opts.Seen(signed, l.VerifierKey())); err != nil {
 			return err
 		}
 	}
@@ -102,7 +103,7 @@ func (s *syncer) run(signed []byte) (err error) {
 		s.fn, s.wait = s.opts.Check(fresh)
 	}
 	if lerr == nil && fresh {
-		if _, err := l.Verify(l.vkey, s.fn); err != nil {
+		if _, err := l.Verify(l.VerifierKey(), s.fn); err != nil {
 			return s.finishChecks(fmt.Errorf("the replica: %w", err))
 		}
 	}
@@ -122,7 +123,7 @@ func (s *syncer) anchor() error {
 	if err != nil {
 		return nil // nothing signed yet: Check sees every entry
 	}
-	cp, err := OpenCheckpoint(signed, l.vkey)
+	cp, err := formats.OpenCheckpoint(signed, l.VerifierKey())
 	if err != nil {
 		return fmt.Errorf("the replica: %w", err)
 	}
@@ -145,7 +146,7 @@ func (s *syncer) finishChecks(err error) error {
 	if s.wait != nil {
 		werr := s.wait()
 		s.wait = nil
-		sourceFault := errors.Is(err, ErrSourceLog) || errors.Is(err, ErrInconsistent) || errors.Is(err, tiles.ErrFetch)
+		sourceFault := errors.Is(err, ErrSourceLog) || errors.Is(err, ledger.ErrInconsistent) || errors.Is(err, tiles.ErrFetch)
 		if werr != nil && !sourceFault {
 			return werr
 		}
@@ -153,8 +154,8 @@ func (s *syncer) finishChecks(err error) error {
 	return err
 }
 
-func (s *syncer) inconsistent(p *ConsistencyProof, why string) error {
-	return &InconsistencyError{Trusted: s.local, Found: s.remote, TrustedSigned: s.localFull, FoundSigned: s.remoteFull, Proof: p, Why: why}
+func (s *syncer) inconsistent(p *formats.ConsistencyProof, why string) error {
+	return &ledger.InconsistencyError{Trusted: s.local, Found: s.remote, TrustedSigned: s.localFull, FoundSigned: s.remoteFull, Proof: p, Why: why}
 }
 
 // older explains a published checkpoint smaller than the replica's: a
@@ -182,17 +183,17 @@ func (s *syncer) refresh() error {
 		}
 		// The same checkpoint with other cosignatures: keep the source's,
 		// which passed the policy if there is one.
-		if err := s.l.db.Update(func(txn Txn) error { return setCosigned(txn, s.remoteSigned, s.remoteFull) }); err != nil {
+		if err := s.l.StoreCheckpoint(s.remoteSigned, s.remoteFull); err != nil {
 			return err
 		}
 		s.res.Signed = s.remoteFull
 		return nil
 	}
-	newT, err := CheckpointTime(s.remoteSigned, s.l.vkey)
+	newT, err := formats.CheckpointTime(s.remoteSigned, s.l.VerifierKey())
 	if err != nil {
 		return nil // an untimed checkpoint never replaces one
 	}
-	oldT, err := CheckpointTime(s.localSigned, s.l.vkey)
+	oldT, err := formats.CheckpointTime(s.localSigned, s.l.VerifierKey())
 	// Under a policy, a published checkpoint that met it replaces one the
 	// replica holds that does not, whatever their times: the replica must
 	// hold what its readers' policy accepts (the sync said it met it).
@@ -200,12 +201,7 @@ func (s *syncer) refresh() error {
 	if err == nil && !newT.After(oldT) && !unwitnessed {
 		return nil
 	}
-	if err := s.l.db.Update(func(txn Txn) error {
-		if err := txn.Set(keyCheckpoint, s.remoteSigned); err != nil {
-			return err
-		}
-		return setCosigned(txn, s.remoteSigned, s.remoteFull)
-	}); err != nil {
+	if err := s.l.StoreCheckpoint(s.remoteSigned, s.remoteFull); err != nil {
 		return err
 	}
 	s.res.Refreshed, s.res.Checkpoint, s.res.Signed = true, s.remote, s.remoteFull
@@ -218,41 +214,21 @@ func (s *syncer) policyMet(signed []byte) bool {
 	if s.opts.Now != nil {
 		now = s.opts.Now
 	}
-	_, err := s.opts.Policy.Check(signed, s.l.vkey, now())
+	_, err := s.opts.Policy.Check(signed, s.l.VerifierKey(), now())
 	return err == nil
-}
-
-// compactRange returns a TreeBuilder holding the roots of the complete
-// subtrees of the first n entries, read from the stored hashes.
-func (l *Log) compactRange(txn Txn, n int64) (TreeBuilder, error) {
-	b := TreeBuilder{n: n}
-	r := txnHashReader(txn)
-	start := int64(0)
-	for k := 62; k >= 0; k-- {
-		if n&(1<<k) == 0 {
-			continue
-		}
-		h, err := r.ReadHashes([]int64{tlog.StoredHashIndex(k, start>>k)})
-		if err != nil {
-			return b, err
-		}
-		b.stack = append(b.stack, h[0])
-		start += 1 << k
-	}
-	return b, nil
 }
 
 // remoteProof builds the consistency proof from the replica's tree to the
 // published one out of the source's hash tiles, which tlog checks against
 // the published root as it reads them.
-func (s *syncer) remoteProof() (*ConsistencyProof, error) {
+func (s *syncer) remoteProof() (*formats.ConsistencyProof, error) {
 	tree := tlog.Tree{N: s.remote.Size, Hash: s.remote.Hash}
 	r := tlog.TileHashReader(tree, &tileReader{s: s})
 	path, err := tlog.ProveTree(s.remote.Size, s.local.Size, r)
 	if err != nil {
 		return nil, err
 	}
-	return &ConsistencyProof{OldSize: s.local.Size, NewSize: s.remote.Size, OldRoot: s.local.Hash, NewRoot: s.remote.Hash, Path: path}, nil
+	return &formats.ConsistencyProof{OldSize: s.local.Size, NewSize: s.remote.Size, OldRoot: s.local.Hash, NewRoot: s.remote.Hash, Path: path}, nil
 }
 
 // tileReader reads hash tiles from the source for tlog.TileHashReader.

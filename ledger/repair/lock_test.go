@@ -1,4 +1,4 @@
-package ledger_test
+package repair_test
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/repair"
+	"github.com/writ-ledger/writ/ledger/replica"
 )
 
 // decisionsLog adds to the ledger directory dir a decision log holding
@@ -39,7 +41,7 @@ func TestUndoTakesEveryLockFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := ledger.Repair(dir, ledger.RepairOptions{})
+	res, err := repair.Repair(dir, repair.RepairOptions{})
 	if err != nil || len(res.Logs) != 2 || res.Logs[0].Action != "rebuilt" || res.Logs[1].Action != "rebuilt" {
 		t.Fatalf("Repair = %+v, %v", res, err)
 	}
@@ -48,7 +50,7 @@ func TestUndoTakesEveryLockFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := testkit.Snapshot(t, dir)
-	_, err = ledger.UndoRepair(dir)
+	_, err = repair.UndoRepair(dir)
 	after := testkit.Snapshot(t, dir)
 	dec.Close()
 	if !errors.Is(err, ledger.ErrLocked) {
@@ -57,7 +59,7 @@ func TestUndoTakesEveryLockFirst(t *testing.T) {
 	if !bytes.Equal(before, after) {
 		t.Fatal("an undo refused as busy changed the ledger directory")
 	}
-	if _, err := ledger.UndoRepair(dir); err != nil {
+	if _, err := repair.UndoRepair(dir); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -90,12 +92,12 @@ func TestRestoreLeavesUnexportedLogAside(t *testing.T) {
 		}
 		vkeys[name] = vkey
 	}
-	res, err := ledger.Repair(dir, ledger.RepairOptions{VKeys: vkeys, Restore: restoreFrom(exports[2])})
+	res, err := repair.Repair(dir, repair.RepairOptions{VKeys: vkeys, Restore: restoreFrom(exports[2])})
 	if err != nil || len(res.Logs) != 2 || res.Logs[0].Action != "restored" || res.Logs[0].Size != 9 || res.Logs[1].Action != "set-aside" {
 		t.Fatalf("Repair = %+v, %v", res, err)
 	}
 	checkEntries(t, filepath.Join(dir, ledger.AuthorityDir), entries(9))
-	if _, err := ledger.UndoRepair(dir); err != nil {
+	if _, err := repair.UndoRepair(dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, store := range []string{filepath.Join(dir, ledger.AuthorityDir), decStore} {
@@ -134,7 +136,7 @@ func TestRestoreDecisionsUnderRunnerKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if err := ledger.Export(f, []string{"authority", "decisions"}, []*ledger.Log{auth, dec}); err != nil {
+		if err := replica.Export(f, []string{"authority", "decisions"}, []*ledger.Log{auth, dec}); err != nil {
 			t.Fatal(err)
 		}
 		return path
@@ -150,7 +152,7 @@ func TestRestoreDecisionsUnderRunnerKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := testkit.Snapshot(t, decStore)
-	res, err := ledger.Repair(dir, ledger.RepairOptions{Restore: restoreFrom(other)})
+	res, err := repair.Repair(dir, repair.RepairOptions{Restore: restoreFrom(other)})
 	var te *ledger.TrustError
 	want := "example.com/runner/decisions/" + testkit.Key(t, 3).Public().ID()[:16] + "+"
 	if !errors.As(err, &te) || te.Log != "decisions" || !strings.HasPrefix(te.Expected, want) {
@@ -162,10 +164,10 @@ func TestRestoreDecisionsUnderRunnerKey(t *testing.T) {
 	if !bytes.Equal(before, testkit.Snapshot(t, decStore)) {
 		t.Fatal("a refused restore changed the damaged store")
 	}
-	if _, err := os.Stat(filepath.Join(dir, ledger.SetAsideDir)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("a refused restore left %s: %v", ledger.SetAsideDir, err)
+	if _, err := os.Stat(filepath.Join(dir, repair.SetAsideDir)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused restore left %s: %v", repair.SetAsideDir, err)
 	}
-	res, err = ledger.Repair(dir, ledger.RepairOptions{Restore: restoreFrom(mine)})
+	res, err = repair.Repair(dir, repair.RepairOptions{Restore: restoreFrom(mine)})
 	if err != nil || len(res.Logs) != 1 || res.Logs[0].Name != "decisions" || res.Logs[0].Size != 1 {
 		t.Fatalf("Repair from its own export = %+v, %v", res, err)
 	}

@@ -1,4 +1,4 @@
-package ledger
+package repair
 
 import (
 	"bytes"
@@ -11,7 +11,9 @@ import (
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/y"
+
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 )
 
 // storeFiles is what Repair reads of a damaged store's files, without
@@ -35,19 +37,13 @@ type signedIn struct {
 	where string // the file, as relName names it
 }
 
-// Value meta bits of a Badger entry (badger/v4 value.go).
-const (
-	badgerBitDelete       = 1 << 0
-	badgerBitValuePointer = 1 << 1
-)
-
 // readStoreFiles reads the store at store (and its unlisted tables, in
-// store+UnlistedSuffix) as storeFiles.
+// store+ledger.UnlistedSuffix) as storeFiles.
 func readStoreFiles(store string) storeFiles {
 	f := storeFiles{listed: map[uint64]bool{}, present: map[uint64]bool{}, bad: map[uint64]bool{}}
 	f.readManifest(store)
 	var tables []string
-	for _, d := range []string{store, store + UnlistedSuffix} {
+	for _, d := range []string{store, store + ledger.UnlistedSuffix} {
 		names, _ := filepath.Glob(filepath.Join(d, "*.sst*"))
 		tables = append(tables, names...)
 	}
@@ -58,7 +54,7 @@ func readStoreFiles(store string) storeFiles {
 		if inStore {
 			f.present[id] = true
 		}
-		t, err := openTable(p, true)
+		tf, err := ledger.ReadTableFile(p)
 		if err != nil {
 			if inStore {
 				f.bad[id] = true
@@ -66,24 +62,15 @@ func readStoreFiles(store string) storeFiles {
 			f.badNames = append(f.badNames, relName(store, p))
 			continue
 		}
-		it := t.NewIterator(0)
-		for it.Rewind(); it.Valid(); it.Next() {
-			key, version := y.ParseKey(it.Key()), y.ParseTs(it.Key())
-			vs := it.Value()
-			if vs.Meta&(badgerBitDelete|badgerBitValuePointer) != 0 {
-				continue
-			}
-			switch {
-			case bytes.Equal(key, keyVKey) && version >= vkeyVer:
-				f.vkey, vkeyVer = string(vs.Value), version
-			case bytes.Equal(key, keyOrigin) && version >= originVer:
-				f.origin, originVer = string(vs.Value), version
-			case bytes.Equal(key, keyCheckpoint) || (len(key) == 9 && key[0] == prefixHistory):
-				f.signed = append(f.signed, signedIn{bytes.Clone(vs.Value), relName(store, p)})
-			}
+		if tf.VKey != "" && tf.VKeyVersion >= vkeyVer {
+			f.vkey, vkeyVer = tf.VKey, tf.VKeyVersion
 		}
-		it.Close()
-		closeTable(t)
+		if tf.Origin != "" && tf.OriginVersion >= originVer {
+			f.origin, originVer = tf.Origin, tf.OriginVersion
+		}
+		for _, n := range tf.Signed {
+			f.signed = append(f.signed, signedIn{n, relName(store, p)})
+		}
 	}
 	return f
 }
@@ -121,7 +108,7 @@ func (f *storeFiles) readLogs(store, origin string) {
 	}
 	entries, _ := os.ReadDir(store)
 	for _, e := range entries {
-		if !isWriteLog(e.Name()) || !e.Type().IsRegular() {
+		if !ledger.IsWriteLog(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(store, e.Name()))
@@ -147,7 +134,7 @@ func notesIn(b []byte, origin string) [][]byte {
 		}
 		at := i + j
 		i = at + 1
-		rest := b[at:min(len(b), at+MaxCheckpointSize)]
+		rest := b[at:min(len(b), at+formats.MaxCheckpointSize)]
 		off, lines := 0, 0
 		for ; lines < 8; lines++ {
 			nl := bytes.IndexByte(rest[off:], '\n')
@@ -204,10 +191,10 @@ func (f *storeFiles) lost() string {
 }
 
 // floor returns the newest checkpoint among the signed ones the files
-// hold that verifies under one of vkeys ("" skipped), as a Floor, and
+// hold that verifies under one of vkeys ("" skipped), as a ledger.Floor, and
 // whether there is one. It verifies them from the largest size they
 // claim down, until one verifies.
-func (f *storeFiles) floor(vkeys ...string) (Floor, bool) {
+func (f *storeFiles) floor(vkeys ...string) (ledger.Floor, bool) {
 	claimed := func(s signedIn) int64 {
 		lines := strings.SplitN(string(s.note), "\n", 3)
 		if len(lines) < 3 {
@@ -226,10 +213,10 @@ func (f *storeFiles) floor(vkeys ...string) (Floor, bool) {
 			if k == "" {
 				continue
 			}
-			if cp, err := OpenCheckpoint(s.note, k); err == nil {
-				return Floor{Checkpoint: cp, Where: "a signed checkpoint in " + s.where}, true
+			if cp, err := formats.OpenCheckpoint(s.note, k); err == nil {
+				return ledger.Floor{Checkpoint: cp, Where: "a signed checkpoint in " + s.where}, true
 			}
 		}
 	}
-	return Floor{}, false
+	return ledger.Floor{}, false
 }

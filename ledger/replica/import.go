@@ -1,7 +1,6 @@
-package ledger
+package replica
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/tlog"
@@ -23,7 +23,7 @@ type ImportedLog struct {
 	Before     int64 // entries the local log held (its signed checkpoint)
 	After      int64 // entries it holds now
 	Recovered  int64 // unsigned entries of an interrupted import dropped first
-	Checkpoint Checkpoint
+	Checkpoint formats.Checkpoint
 }
 
 // Import copies the logs of the export file at path (a regular file: it is
@@ -67,12 +67,12 @@ type ImportOptions struct {
 	Checkpoint func(name string, cosigned []byte, vkey string) error
 	// Progress, when set, is told the bytes of the export file read, of
 	// twice its size (the verifying pass, then the copying pass).
-	Progress Progress
+	Progress ledger.Progress
 	// Floors gives, per section name, checkpoints the section must reach
 	// and extend (the same root at their size), or the import is refused
 	// before a byte is written with an *InconsistencyError saying what
 	// size it needs: what a damaged store being restored showed (Repair).
-	Floors map[string][]Floor
+	Floors map[string][]ledger.Floor
 	// TrustedKeys gives, per section name without a key in Trusted (and
 	// without a local log), the public key the section's verifier key
 	// must hold, under the section's origin: a *TrustError
@@ -89,46 +89,15 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: %s is not a regular file (an export is read twice: once to verify, once to copy)", ErrExport, path)
 	}
-	locals := map[string]*Log{}
+	locals := map[string]*ledger.Log{}
 	defer func() {
 		for _, l := range locals {
 			l.Close()
 		}
 	}()
-	recovered := map[string]int64{}
-	var busy error // the local decision log, when another process holds it
-	for _, name := range []string{"authority", "decisions"} {
-		p := filepath.Join(dir, sectionDir(name))
-		if _, err := os.Stat(p); err != nil {
-			continue
-		}
-		open := Open
-		if name == "authority" {
-			open = func(dir string, key *sign.PrivateKey) (*Log, error) { return OpenWaiting(dir, key, WriterLockWait) }
-		}
-		l, err := open(p, nil)
-		if errors.Is(err, ErrLocked) && name == "decisions" {
-			// A runner's admission server holds its decision log: that is
-			// an error only if the export has a decisions section.
-			busy = err
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("the local %s log: %w", name, err)
-		}
-		locals[name] = l
-		if recovered[name], err = l.recoverImport(); err != nil {
-			return nil, fmt.Errorf("the local %s log: %w", name, err)
-		}
-		if _, err := l.Checkpoint(); err != nil && l.Size() == 0 {
-			// The empty shell of an interrupted first import: nothing
-			// signed, nothing stored. Start again from nothing.
-			l.Close()
-			delete(locals, name)
-			if err := os.RemoveAll(p); err != nil {
-				return nil, err
-			}
-		}
+	recovered, busy, err := openLocals(dir, locals)
+	if err != nil {
+		return nil, err
 	}
 	plan, err := planImport(path, fi.Size(), locals, opts)
 	if err != nil {
@@ -150,7 +119,7 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) {
 		return nil, fmt.Errorf("%w: %s was replaced between the verifying and the copying pass; nothing imported", ErrExport, path)
 	}
-	x, err := NewExportReader(&ProgressReader{R: f, Progress: opts.Progress, Offset: fi.Size(), Total: 2 * fi.Size()})
+	x, err := NewExportReader(&ledger.ProgressReader{R: f, Progress: opts.Progress, Offset: fi.Size(), Total: 2 * fi.Size()})
 	if err != nil {
 		return nil, err
 	}
@@ -168,18 +137,64 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 		}
 		l := locals[sec.Name]
 		if l == nil {
-			if l, err = createReplica(filepath.Join(dir, sectionDir(sec.Name)), sec); err != nil {
+			if l, err = ledger.CreateReplica(filepath.Join(dir, sectionDir(sec.Name)), sec.Origin, sec.VKey, sec.History); err != nil {
 				return out, err
 			}
 			locals[sec.Name] = l
 		}
-		if err := l.copyFrom(x, sec, p); err != nil {
+		if err := copyFrom(l, x, sec, p); err != nil {
 			return out, err
 		}
 		out = append(out, ImportedLog{Name: sec.Name, Origin: sec.Origin, Before: p.before, After: sec.Size, Recovered: recovered[sec.Name], Checkpoint: p.cp})
 	}
-	opts.Progress.report(2*fi.Size(), 2*fi.Size())
+	opts.Progress.Report(2*fi.Size(), 2*fi.Size())
 	return out, nil
+}
+
+// openLocals opens the local logs of dir into locals, for writing (the
+// authority log waiting for its readers), each cut back to its signed
+// checkpoint first (recovered: the entries dropped, by name); the empty
+// shell an interrupted first import left is removed. A decision log
+// another process holds is not opened: busy says so, an error only if the
+// export has a decisions section.
+func openLocals(dir string, locals map[string]*ledger.Log) (recovered map[string]int64, busy error, err error) {
+	recovered = map[string]int64{}
+	for _, name := range []string{"authority", "decisions"} {
+		p := filepath.Join(dir, sectionDir(name))
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		open := ledger.Open
+		if name == "authority" {
+			open = func(dir string, key *sign.PrivateKey) (*ledger.Log, error) {
+				return ledger.OpenWaiting(dir, key, ledger.WriterLockWait)
+			}
+		}
+		l, err := open(p, nil)
+		if errors.Is(err, ledger.ErrLocked) && name == "decisions" {
+			// A runner's admission server holds its decision log: that is
+			// an error only if the export has a decisions section.
+			busy = err
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("the local %s log: %w", name, err)
+		}
+		locals[name] = l
+		if recovered[name], err = l.DropUnsigned(); err != nil {
+			return nil, nil, fmt.Errorf("the local %s log: %w", name, err)
+		}
+		if _, err := l.Checkpoint(); err != nil && l.Size() == 0 {
+			// The empty shell of an interrupted first import: nothing
+			// signed, nothing stored. Start again from nothing.
+			l.Close()
+			delete(locals, name)
+			if err := os.RemoveAll(p); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return recovered, busy, nil
 }
 
 // testHookBetweenPasses, when set by a test, runs after the verifying
@@ -189,24 +204,24 @@ var testHookBetweenPasses func()
 type importPlan struct {
 	sec    ExportedLog
 	before int64
-	cp     Checkpoint
+	cp     formats.Checkpoint
 }
 
 func sectionDir(name string) string {
 	if name == "decisions" {
-		return DecisionsDir
+		return ledger.DecisionsDir
 	}
-	return AuthorityDir
+	return ledger.AuthorityDir
 }
 
 // planImport is the verifying pass: nothing is written.
-func planImport(path string, size int64, locals map[string]*Log, opts ImportOptions) ([]importPlan, error) {
+func planImport(path string, size int64, locals map[string]*ledger.Log, opts ImportOptions) ([]importPlan, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	x, err := NewExportReader(&ProgressReader{R: f, Progress: opts.Progress, Total: 2 * size})
+	x, err := NewExportReader(&ledger.ProgressReader{R: f, Progress: opts.Progress, Total: 2 * size})
 	if err != nil {
 		return nil, err
 	}
@@ -235,17 +250,17 @@ func planImport(path string, size int64, locals map[string]*Log, opts ImportOpti
 // planSection verifies one section against the local log, if any, and
 // hands every entry of the section, from the first, to the check for its
 // log (if any), which must accept them all.
-func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opts ImportOptions) (importPlan, error) {
+func planSection(x *ExportReader, sec *ExportedLog, local *ledger.Log, vkey string, opts ImportOptions) (importPlan, error) {
 	check := opts.Check
 	var localTimes acceptedTimes
 	vkey, localCP, err := sectionKey(sec, local, vkey, opts, localTimes.record)
 	if err != nil {
 		return importPlan{}, err
 	}
-	var tree TreeBuilder
+	var tree ledger.TreeBuilder
 	var prefix *tlog.Hash
 	floors := floorWatch{floors: opts.Floors[sec.Name]}
-	var fn EntryFunc
+	var fn ledger.EntryFunc
 	var wait func() error
 	if check != nil {
 		fn, wait = check(sec.Name)
@@ -282,7 +297,7 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opt
 		// The evidence carries both signed checkpoints as they were read.
 		localSigned, _ := local.CosignedCheckpoint()
 		bad := func(why string) error {
-			return &InconsistencyError{Trusted: localCP, Found: cp, TrustedSigned: localSigned, FoundSigned: []byte(sec.Checkpoint), Why: why}
+			return &ledger.InconsistencyError{Trusted: localCP, Found: cp, TrustedSigned: localSigned, FoundSigned: []byte(sec.Checkpoint), Why: why}
 		}
 		switch {
 		case cp.Size < localCP.Size:
@@ -302,14 +317,14 @@ func planSection(x *ExportReader, sec *ExportedLog, local *Log, vkey string, opt
 // not a decision log's, and a decision log's origin is the authority
 // origin + "/decisions/" + 16 hex digits (the export's authority section,
 // or else the local authority log).
-func checkOrigins(plan []importPlan, locals map[string]*Log) error {
+func checkOrigins(plan []importPlan, locals map[string]*ledger.Log) error {
 	authority := ""
 	if l := locals["authority"]; l != nil {
-		authority = l.origin
+		authority = l.Origin()
 	}
 	for _, p := range plan {
 		if p.sec.Name == "authority" {
-			if strings.Contains(p.sec.Origin, decisionsSuffix) {
+			if strings.Contains(p.sec.Origin, ledger.DecisionsSuffix) {
 				return fmt.Errorf("%w: the authority section's origin %q is a decision log's", ErrExport, p.sec.Origin)
 			}
 			authority = p.sec.Origin
@@ -319,223 +334,19 @@ func checkOrigins(plan []importPlan, locals map[string]*Log) error {
 		if p.sec.Name != "decisions" {
 			continue
 		}
-		rest, ok := strings.CutPrefix(p.sec.Origin, authority+decisionsSuffix)
+		rest, ok := strings.CutPrefix(p.sec.Origin, authority+ledger.DecisionsSuffix)
 		if authority == "" || !ok || len(rest) != 16 {
-			return fmt.Errorf("%w: the decisions section's origin %q is not %s%s<16 hex> (the authority log's)", ErrExport, p.sec.Origin, authority, decisionsSuffix)
+			return fmt.Errorf("%w: the decisions section's origin %q is not %s%s<16 hex> (the authority log's)", ErrExport, p.sec.Origin, authority, ledger.DecisionsSuffix)
 		}
 	}
 	return nil
-}
-
-// createReplica creates an empty replica of the section's log at dir (its
-// origin and verifier key, no signing key).
-func createReplica(dir string, sec *ExportedLog) (*Log, error) {
-	db, err := openBadger(dir, false)
-	if err != nil {
-		return nil, err
-	}
-	err = db.Update(func(txn Txn) error {
-		meta := map[string][]byte{string(keyOrigin): []byte(sec.Origin), string(keyVKey): []byte(sec.VKey), string(keySize): make([]byte, 8)}
-		if sec.History {
-			meta[string(keyHistoryFlag)] = []byte{1}
-		}
-		for k, v := range meta {
-			if err := txn.Set([]byte(k), v); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	db.Close()
-	if err != nil {
-		return nil, err
-	}
-	return Open(dir, nil)
-}
-
-// copyFrom appends the section's entries after the planned prefix, in
-// batches, with the history checkpoints of batches that end past it; the
-// last batch stores the section's checkpoint only if the tree built from
-// the copied entries has the verified root. On any failure the copied
-// entries are removed again.
-func (l *Log) copyFrom(x *ExportReader, sec *ExportedLog, p importPlan) (err error) {
-	if l.Size() != p.before {
-		return fmt.Errorf("%w: the local %s log changed during the import (%d entries, planned %d)", ErrExport, sec.Name, l.Size(), p.before)
-	}
-	defer func() {
-		if err != nil {
-			if rerr := l.truncateTo(p.before); rerr != nil {
-				err = fmt.Errorf("%w; removing the partial copy also failed: %w", err, rerr)
-			}
-		}
-	}()
-	c := &sectionCursor{x: x, sec: sec, vkey: sec.VKey}
-	var pending [][]byte // history checkpoints read with the prefix, to store with the first batch
-	for i := int64(0); i < p.before; i++ {
-		_, cov, fresh, err := c.entry()
-		if err != nil {
-			return fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
-		}
-		if fresh != nil && cov.Size > p.before {
-			pending = append(pending, fresh)
-		}
-	}
-	for n := p.before; ; {
-		txn := l.db.Begin()
-		err = nil
-		for _, h := range pending {
-			tc, terr := OpenTimedCheckpoint(h, sec.VKey) // verified in the first pass
-			if err = terr; err == nil {
-				err = batchErr(txn.Set(historyKey(tc.Size), h))
-			}
-			if err != nil {
-				break
-			}
-		}
-		pending = nil
-		if err == nil {
-			n, err = l.copyBatch(txn, c, n, sec.Size)
-		}
-		if err == nil && n == sec.Size {
-			err = finishCopy(txn, sec, p)
-		}
-		if err == nil {
-			err = batchErr(txn.Commit())
-		}
-		txn.Discard()
-		if err != nil {
-			return err
-		}
-		l.size.Store(n)
-		if n == sec.Size {
-			return nil
-		}
-	}
-}
-
-// copyBatch writes entries n.. (up to about MaxBatchBytes/2), the history
-// checkpoints that precede them, and the new size in txn; it returns the
-// next index.
-func (l *Log) copyBatch(txn Txn, c *sectionCursor, n, size int64) (int64, error) {
-	r := txnHashReader(txn)
-	bytes := 0
-	for n < size && bytes < MaxBatchBytes/2 {
-		e, cov, fresh, err := c.entry()
-		if err != nil {
-			return n, fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
-		}
-		if fresh != nil {
-			if err := txn.Set(historyKey(cov.Size), fresh); err != nil {
-				return n, batchErr(err)
-			}
-		}
-		hashes, err := tlog.StoredHashes(n, e, r)
-		if err != nil {
-			return n, err
-		}
-		if err := putEntry(txn, n, e, hashes); err != nil {
-			return n, err
-		}
-		bytes += len(e)
-		n++
-	}
-	return n, txn.Set(keySize, sizeBytes(n))
-}
-
-// finishCopy checks the copied tree against the verified checkpoint and
-// stores the signed checkpoint.
-func finishCopy(txn Txn, sec *ExportedLog, p importPlan) error {
-	root, err := tlog.TreeHash(sec.Size, txnHashReader(txn))
-	if err != nil {
-		return err
-	}
-	if root != p.cp.Hash {
-		return fmt.Errorf("%w: the copied %s entries hash to %s, not the verified root %s: the export file changed between the verifying and the copying pass; nothing of it kept",
-			ErrExport, sec.Name, hexHash(root), hexHash(p.cp.Hash))
-	}
-	head, err := formats.LogSigned([]byte(sec.Checkpoint), sec.VKey)
-	if err != nil {
-		return fmt.Errorf("%w: the %s checkpoint: %w", ErrExport, sec.Name, err)
-	}
-	if err := txn.Set(keyCheckpoint, head); err != nil {
-		return batchErr(err)
-	}
-	return setCosigned(txn, head, []byte(sec.Checkpoint))
-}
-
-func sizeBytes(n int64) []byte {
-	b := make([]byte, 8)
-	binary.BigEndian.PutUint64(b, uint64(n))
-	return b
-}
-
-// recoverImport cuts a replica left with unsigned entries past its signed
-// checkpoint (an interrupted import) back to that checkpoint: to size 0
-// when no checkpoint was ever stored. It returns how many entries it
-// dropped. Entries past a signed checkpoint were never vouched for by
-// anyone; a stored size below the checkpoint is not an interrupted import
-// and is left for Verify to report.
-func (l *Log) recoverImport() (int64, error) {
-	size := l.Size()
-	target := int64(0)
-	signed, err := l.Checkpoint()
-	var ie *IntegrityError
-	switch {
-	case err == nil:
-		cp, err := OpenCheckpoint(signed, l.vkey)
-		if err != nil {
-			return 0, err
-		}
-		target = cp.Size
-	case !errors.As(err, &ie):
-		return 0, err
-	}
-	if size <= target {
-		return 0, nil
-	}
-	return size - target, l.truncateTo(target)
-}
-
-// truncateTo removes entries n.. and the tree hashes only they produced,
-// and sets the stored size to n, in transactions of bounded size.
-func (l *Log) truncateTo(n int64) error {
-	for {
-		size := l.Size()
-		if size <= n {
-			return nil
-		}
-		from := max(n, size-1024)
-		l.proofHashes.invalidate()
-		err := l.db.Update(func(txn Txn) error {
-			for i := from; i < size; i++ {
-				if err := txn.Delete(indexKey(prefixEntry, i)); err != nil {
-					return err
-				}
-			}
-			for h := tlog.StoredHashIndex(0, from); h < tlog.StoredHashIndex(0, size); h++ {
-				if err := txn.Delete(indexKey(prefixHash, h)); err != nil {
-					return err
-				}
-			}
-			if err := deleteHistoryAfter(txn, from); err != nil {
-				return err
-			}
-			return txn.Set(keySize, sizeBytes(from))
-		})
-		l.proofHashes.invalidate() // before and after: a proof reading meanwhile keeps nothing
-		if err != nil {
-			return err
-		}
-		l.size.Store(from)
-		l.proofHashes.invalidate()
-	}
 }
 
 // Check makes the checks of one log's entries for Import: given the
 // section's name, an entry callback (nil: no checks for that log) and a
 // function that waits for the checks in flight and returns the first
 // refusal.
-type Check func(name string) (EntryFunc, func() error)
+type Check func(name string) (ledger.EntryFunc, func() error)
 
 // acceptedTimes remembers the time a log accepted each of its entries, as
 // runs of consecutive entries with the same time (one per batch at most).
@@ -561,4 +372,67 @@ func (a *acceptedTimes) at(i int64) time.Time {
 		return a.times[k]
 	}
 	return time.Time{}
+}
+
+// copyFrom appends the section's entries after the planned prefix with
+// the shared replica writer, in batches, with the history checkpoints of
+// batches that end past it; the section's checkpoint is stored, with the
+// last batch, only if the tree built from the copied entries has the
+// verified root. On any failure the copied entries are removed again.
+func copyFrom(l *ledger.Log, x *ExportReader, sec *ExportedLog, p importPlan) (err error) {
+	if l.Size() != p.before {
+		return fmt.Errorf("%w: the local %s log changed during the import (%d entries, planned %d)", ErrExport, sec.Name, l.Size(), p.before)
+	}
+	w, err := l.NewReplicaWriter()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			if rerr := w.Abort(); rerr != nil {
+				err = fmt.Errorf("%w; removing the partial copy also failed: %w", err, rerr)
+			}
+		}
+	}()
+	c := &sectionCursor{x: x, sec: sec, vkey: sec.VKey}
+	for i := int64(0); i < p.before; i++ { // the prefix the replica holds, read past
+		_, cov, fresh, err := c.entry()
+		if err != nil {
+			return fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
+		}
+		if fresh != nil && cov.Size > p.before {
+			if err := w.SetHistory(cov.Size, fresh); err != nil {
+				return err
+			}
+		}
+	}
+	for w.Size() < sec.Size {
+		e, cov, fresh, err := c.entry()
+		if err != nil {
+			return fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
+		}
+		if fresh != nil {
+			if err := w.SetHistory(cov.Size, fresh); err != nil {
+				return err
+			}
+		}
+		if err := w.Append(e); err != nil {
+			return err
+		}
+	}
+	return finishCopy(w, sec, p)
+}
+
+// finishCopy checks the copied tree against the verified checkpoint and
+// stores the signed checkpoint.
+func finishCopy(w *ledger.ReplicaWriter, sec *ExportedLog, p importPlan) error {
+	if root := w.Root(); root != p.cp.Hash {
+		return fmt.Errorf("%w: the copied %s entries hash to %s, not the verified root %s: the export file changed between the verifying and the copying pass; nothing of it kept",
+			ErrExport, sec.Name, hexHash(root), hexHash(p.cp.Hash))
+	}
+	head, err := formats.LogSigned([]byte(sec.Checkpoint), sec.VKey)
+	if err != nil {
+		return fmt.Errorf("%w: the %s checkpoint: %w", ErrExport, sec.Name, err)
+	}
+	return w.Finish(p.cp, head, []byte(sec.Checkpoint))
 }

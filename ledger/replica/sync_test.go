@@ -1,4 +1,4 @@
-package ledger_test
+package replica_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
@@ -58,13 +59,13 @@ func (w *historyWriter) publish(t *testing.T, to string) ledger.Published {
 	return p
 }
 
-func syncDir(t *testing.T, replica, from, vkey string) (ledger.Synced, error) {
+func syncDir(t *testing.T, rdir, from, vkey string) (replica.Synced, error) {
 	t.Helper()
 	src, err := tiles.OpenSource(from, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ledger.Sync(context.Background(), replica, src, ledger.SyncOptions{VKey: vkey, History: true})
+	return replica.Sync(context.Background(), rdir, src, replica.SyncOptions{VKey: vkey, History: true})
 }
 
 // acceptedTimes verifies a log and returns its entries' accepted times.
@@ -92,7 +93,7 @@ func acceptedTimes(t *testing.T, dir string) (ledger.Checkpoint, []time.Time) {
 func TestPublishSync(t *testing.T) {
 	w := newHistoryWriter(t)
 	out := filepath.Join(t.TempDir(), "pub")
-	replica := filepath.Join(t.TempDir(), "replica")
+	rdir := filepath.Join(t.TempDir(), "replica")
 	steps := [][]int{{1}, {3, 250}, {2}, {300, 1, 1}, {}, {256}, {600}}
 	for k, step := range steps {
 		for _, n := range step {
@@ -102,7 +103,7 @@ func TestPublishSync(t *testing.T) {
 		if p.After != w.Size() {
 			t.Fatalf("step %d: published size %d, want %d", k, p.After, w.Size())
 		}
-		s, err := syncDir(t, replica, out, w.VerifierKey())
+		s, err := syncDir(t, rdir, out, w.VerifierKey())
 		if err != nil {
 			t.Fatalf("step %d: %v", k, err)
 		}
@@ -111,14 +112,14 @@ func TestPublishSync(t *testing.T) {
 		}
 		want := w.Size()
 		wcp, _ := w.SignedHead()
-		rcp, times := acceptedTimes(t, replica)
+		rcp, times := acceptedTimes(t, rdir)
 		if rcp != wcp || int64(len(times)) != want {
 			t.Fatalf("step %d: replica %+v (%d times), writer %+v", k, rcp, len(times), wcp)
 		}
 	}
 	w.Close()
 	_, wt := acceptedTimes(t, w.dir)
-	_, rt := acceptedTimes(t, replica)
+	_, rt := acceptedTimes(t, rdir)
 	for i := range wt {
 		if !wt[i].Equal(rt[i]) {
 			t.Fatalf("entry %d accepted at %s on the writer, %s on the replica", i, wt[i], rt[i])

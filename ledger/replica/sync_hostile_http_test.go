@@ -1,4 +1,4 @@
-package ledger_test
+package replica_test
 
 import (
 	"bytes"
