@@ -63,11 +63,12 @@
 //
 // # Publishing and replicas
 //
-// [Log.Publish] writes a log as a static c2sp.org/tlog-tiles log (hash
-// tiles, entry bundles, and writ's history bundles, writ/history/<N>,
-// holding the signed checkpoint of every batch), the checkpoint last;
-// [Server] serves the same read API from the store. Paths, bundles and
-// the bounded fetch are in ledger/tiles. Package ledger/replica holds
+// [Log.ReadTile], [Log.WriteTile] and [Log.ReadTiles] read a log as
+// c2sp.org/tlog-tiles tiles (hash tiles, entry bundles, and writ's
+// history bundles, writ/history/<N>, holding the signed checkpoint of
+// every batch); package ledger/publish writes them to a directory
+// (Publish) and serves them (Server). Paths, bundles and the bounded
+// fetch are in ledger/tiles. Package ledger/replica holds
 // export, import and sync; the one write they make to a replica is a
 // [ReplicaWriter] (replica.go), with [CreateReplica],
 // [Log.DropUnsigned], [Log.StoreCheckpoint] and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
@@ -49,9 +50,9 @@ func (w *historyWriter) add(t *testing.T, n int) {
 	}
 }
 
-func (w *historyWriter) publish(t *testing.T, to string) ledger.Published {
+func (w *historyWriter) publish(t *testing.T, to string) publish.Published {
 	t.Helper()
-	p, err := w.Publish(to)
+	p, err := publish.Publish(w.Log, to)
 	if err != nil {
 		t.Fatal(err)
 	}

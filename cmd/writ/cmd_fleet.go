@@ -16,6 +16,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
@@ -108,7 +109,7 @@ func ledgerPublish(c *cli.Context) error {
 	if err != nil {
 		return noErr(fmt.Errorf("the %s log does not verify, nothing published: %w", name, err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
-	opts := ledger.PublishOptions{Progress: progressFor(c, "publishing", "tiles")}
+	opts := publish.PublishOptions{Progress: progressFor(c, "publishing", "tiles")}
 	var witnessing *formats.Witnessing
 	if policy != nil {
 		opts.Check = func(cosigned []byte) error {
@@ -120,7 +121,7 @@ func ledgerPublish(c *cli.Context) error {
 	if policy == nil {
 		warnUnwitnessedPublish(c, l)
 	}
-	p, err := l.PublishWith(c.String("to"), opts)
+	p, err := publish.PublishWith(l, c.String("to"), opts)
 	if err != nil {
 		if errors.Is(err, formats.ErrPolicyLog) {
 			return inputErr(fmt.Errorf("nothing published: --policy %s: %w", c.String("policy"), err), "give the policy of this log: its `log` line is the log's verifier key")
@@ -129,7 +130,7 @@ func ledgerPublish(c *cli.Context) error {
 			return noErr(fmt.Errorf("nothing published: the %s log's checkpoint: %w", name, err),
 				"collect the cosignatures first: `writ ledger checkpoint --refresh --policy "+c.String("policy")+" --dir "+c.String("dir")+"`")
 		}
-		if errors.Is(err, ledger.ErrPublish) || errors.Is(err, ledger.ErrInconsistent) {
+		if errors.Is(err, publish.ErrPublish) || errors.Is(err, ledger.ErrInconsistent) {
 			return noErr(err, "--to must be empty, or hold an older publication of this same log")
 		}
 		return err
