@@ -43,14 +43,13 @@
 //
 // followed by a blank line and one Ed25519 signature line per signer. The
 // note key name is the log's origin. Where writ is stricter than C2SP:
-// [ParseCheckpoint] refuses extension lines, a size with leading zeros, and
+// formats.ParseCheckpoint refuses extension lines, a size with leading zeros, and
 // any body that does not re-serialize to the same bytes.
 //
 // The formats themselves (checkpoints and their cosignatures, proofs,
-// receipts) are in package ledger/formats, which imports no storage; the
-// names this package gives them ([Checkpoint], [ParseCheckpoint],
-// [InclusionProof], [VerifyReceipt], [ErrProof]...) are aliases of its
-// types and the same values, kept for callers of package ledger.
+// receipts) are in package ledger/formats, which imports no storage;
+// this package uses its types (formats.Checkpoint, formats.InclusionProof)
+// and gives them no second name.
 //
 // # Proofs and receipts
 //

@@ -3,7 +3,6 @@ package ledger_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -71,13 +70,4 @@ func openDirSource(t *testing.T, dir string) tiles.Source {
 		t.Fatal(err)
 	}
 	return src
-}
-
-func readFileT(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -149,7 +150,7 @@ func writeBundleEntry(w io.Writer, e []byte, bad *IntegrityError) error {
 // stored tree of cp.Size entries has root cp.Hash (an *IntegrityError
 // otherwise, and fn is not called). read returns a tile as ReadTile does;
 // fn's error is returned as is.
-func (l *Log) ReadTiles(cp Checkpoint, fn func(read func(t tiles.Tile) ([]byte, error)) error) error {
+func (l *Log) ReadTiles(cp formats.Checkpoint, fn func(read func(t tiles.Tile) ([]byte, error)) error) error {
 	return l.db.View(func(txn Txn) error {
 		if root, err := tlog.TreeHash(cp.Size, txnHashReader(txn)); err != nil || root != cp.Hash {
 			return &IntegrityError{Index: -1, What: "stored root hash", Expected: hexHash(cp.Hash), Found: fmt.Sprint(hexHash(root), err), Detail: "the stored tree is not the signed one; refusing to publish (run `writ ledger verify`)"}

@@ -74,13 +74,13 @@ type CheckpointSummary struct {
 	Size     int64  `json:"size"`
 	RootHash string `json:"root_hash"` // lowercase hex
 	// Signed is the signed checkpoint note as verified, with its witness
-	// cosignatures (text; at most ledger.MaxCheckpointSize bytes): kept in
+	// cosignatures (text; at most formats.MaxCheckpointSize bytes): kept in
 	// the auditor's state file, it is the evidence a later fork is
 	// proven against. Empty in a state file an older writ wrote.
 	Signed string `json:"signed,omitempty"`
 }
 
-func summarize(c ledger.Checkpoint) *CheckpointSummary {
+func summarize(c formats.Checkpoint) *CheckpointSummary {
 	return &CheckpointSummary{Origin: c.Origin, Size: c.Size, RootHash: fmt.Sprintf("%x", c.Hash[:])}
 }
 
@@ -298,7 +298,7 @@ func AuditExport(path string, o AuditOptions) (*Report, error) {
 		return nil, err
 	}
 	sawDecisions := false
-	var authCP *ledger.Checkpoint
+	var authCP *formats.Checkpoint
 	for {
 		sec, err := x.Next()
 		if err == io.EOF {
@@ -457,12 +457,12 @@ func logSignedOnly(c *CheckpointSummary, vkey string) *CheckpointSummary {
 // that verified as cp, read from the log's stored hashes and proven a
 // prefix of cp's root (ledger.Log.CheckConsistent, RFC 9162 §2.1.4):
 // stored hashes are not believed on their own.
-func provenRoot(auth *ledger.Log, cp ledger.Checkpoint, n int64) (tlog.Hash, bool, error) {
+func provenRoot(auth *ledger.Log, cp formats.Checkpoint, n int64) (tlog.Hash, bool, error) {
 	h, err := auth.TreeHash(n)
 	if err != nil {
 		return h, false, err
 	}
-	if _, err := auth.CheckConsistent(ledger.Checkpoint{Origin: cp.Origin, Size: n, Hash: h}, cp); err != nil {
+	if _, err := auth.CheckConsistent(formats.Checkpoint{Origin: cp.Origin, Size: n, Hash: h}, cp); err != nil {
 		return h, false, err
 	}
 	return h, true, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -63,7 +64,7 @@ func errNoDecisionLog(given string, missing error) error {
 // names another origin, the key is refused, a *ledger.TrustError
 // (RuleVKeyMismatch), since it is not this log's.
 func checkDecisionOrigin(authority, origin, vkey, own string) error {
-	pub, err := ledger.VerifierPublicKey(vkey)
+	pub, err := formats.VerifierPublicKey(vkey)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -38,7 +39,7 @@ func Decision(v *Verdict) *schemas.Decision {
 // decision log is signed by the runner key, so this memory is as good as
 // that key. The origin is the authority origin the decision log was named
 // after.
-func LastTrusted(decisions *ledger.Log) (*ledger.Checkpoint, error) {
+func LastTrusted(decisions *ledger.Log) (*formats.Checkpoint, error) {
 	d, err := lastDecision(decisions)
 	if err != nil || d == nil || d.AuthorityRoot == "" {
 		return nil, err
@@ -51,7 +52,7 @@ func LastTrusted(decisions *ledger.Log) (*ledger.Checkpoint, error) {
 	if i := strings.LastIndex(origin, "/decisions/"); i > 0 {
 		origin = origin[:i]
 	}
-	cp := &ledger.Checkpoint{Origin: origin, Size: d.AuthoritySize}
+	cp := &formats.Checkpoint{Origin: origin, Size: d.AuthoritySize}
 	copy(cp.Hash[:], root)
 	return cp, nil
 }

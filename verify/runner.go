@@ -35,7 +35,7 @@ type Trust struct {
 // (nil without a policy); its Time is the witnessed time (zero under
 // `quorum none`). Errors wrap formats.ErrQuorum (a *formats.QuorumError)
 // or formats.ErrPolicyLog.
-func (t Trust) checkWitnessed(l *ledger.Log, vkey string, cp ledger.Checkpoint, clock func() (time.Time, error)) (*formats.Witnessing, error) {
+func (t Trust) checkWitnessed(l *ledger.Log, vkey string, cp formats.Checkpoint, clock func() (time.Time, error)) (*formats.Witnessing, error) {
 	if t.Policy == nil {
 		return nil, nil
 	}
@@ -47,7 +47,7 @@ func (t Trust) checkWitnessed(l *ledger.Log, vkey string, cp ledger.Checkpoint, 
 	if err != nil {
 		return nil, err
 	}
-	got, err := ledger.OpenCheckpoint(cosigned, vkey)
+	got, err := formats.OpenCheckpoint(cosigned, vkey)
 	if err != nil {
 		return nil, fmt.Errorf("the cosigned checkpoint: %w", err)
 	}
@@ -168,7 +168,7 @@ type Runner struct {
 	dec   *ledger.Log
 
 	loadMu      sync.Mutex // serializes snapshot rebuilds; guards good and locked*
-	good        *ledger.Checkpoint
+	good        *formats.Checkpoint
 	snap        atomic.Pointer[snapshot]
 	lockedSig   string    // the changed log a writer held at the last rebuild
 	lockedSince time.Time // when that was first seen
@@ -177,7 +177,7 @@ type Runner struct {
 	marks   map[string]string // high-water marks read or recorded by this process: artifact → version ("" none)
 
 	mu            sync.Mutex // guards everything below
-	trusted       *ledger.Checkpoint
+	trusted       *formats.Checkpoint
 	hwGen         uint64 // counts changes of marks made by this process's decisions
 	pendingIDs    map[string]int
 	pendingClaims map[string]*HeldClaim

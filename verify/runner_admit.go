@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -55,7 +56,7 @@ func (r *Runner) Admit(d Dispatch) (*Verdict, int64, error) {
 	a.cfg.History = runnerHistory{r}
 	a.protect(a.checkHistory)
 	v := a.finish()
-	var next *ledger.Checkpoint
+	var next *formats.Checkpoint
 	if s.err == nil && s.cp.Size > 0 {
 		cp := s.cp
 		next = &cp

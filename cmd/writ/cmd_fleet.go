@@ -253,7 +253,7 @@ func syncErr(err error) error {
 		return noErr(fmt.Errorf("nothing synced: %w", err), evidence(ie)...)
 	case errors.As(err, &re):
 		return recordErr(fmt.Errorf("nothing synced: %w", err))
-	case errors.Is(err, replica.ErrSourceLog), errors.Is(err, ledger.ErrCheckpointSignature), errors.Is(err, ledger.ErrMalformedCheckpoint),
+	case errors.Is(err, replica.ErrSourceLog), errors.Is(err, formats.ErrCheckpointSignature), errors.Is(err, formats.ErrMalformedCheckpoint),
 		errors.Is(err, ledger.ErrTampered), errors.Is(err, verify.ErrRootUntrusted), errors.Is(err, ledger.ErrHistory):
 		return noErr(fmt.Errorf("nothing synced: %w", err))
 	case errors.Is(err, formats.ErrPolicyLog):
@@ -300,7 +300,7 @@ func evidenceAs(ie *ledger.InconsistencyError, trusted, found string) []string {
 // witnessed publication replaced by an unwitnessed one stops every runner
 // that syncs under a witness policy until cosignatures are collected.
 func warnUnwitnessedPublish(c *cli.Context, l *ledger.Log) {
-	old, err := tiles.ReadFile(filepath.Join(c.String("to"), "checkpoint"), ledger.MaxCheckpointSize)
+	old, err := tiles.ReadFile(filepath.Join(c.String("to"), "checkpoint"), formats.MaxCheckpointSize)
 	if err != nil {
 		return
 	}

@@ -1,7 +1,6 @@
 package publish_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/publish"
-	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
@@ -57,11 +55,6 @@ func (w *historyWriter) publish(t *testing.T, to string) publish.Published {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func syncDir(t *testing.T, dir, from, vkey string) (replica.Synced, error) {
-	t.Helper()
-	return replica.Sync(context.Background(), dir, openDirSource(t, from), replica.SyncOptions{VKey: vkey, History: true})
 }
 
 func openDirSource(t *testing.T, dir string) tiles.Source {

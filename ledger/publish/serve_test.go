@@ -14,6 +14,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -143,7 +144,7 @@ func TestServeLeases(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		cp, err := ledger.OpenCheckpoint(b, vkey)
+		cp, err := formats.OpenCheckpoint(b, vkey)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -70,7 +71,7 @@ func syncDir(t *testing.T, rdir, from, vkey string) (replica.Synced, error) {
 }
 
 // acceptedTimes verifies a log and returns its entries' accepted times.
-func acceptedTimes(t *testing.T, dir string) (ledger.Checkpoint, []time.Time) {
+func acceptedTimes(t *testing.T, dir string) (formats.Checkpoint, []time.Time) {
 	t.Helper()
 	l, err := ledger.OpenReadOnly(dir)
 	if err != nil {
