@@ -37,18 +37,6 @@ func (l *Log) TrustedHead(vkey string) (formats.Checkpoint, error) {
 	return l.openGiven(signed, vkey)
 }
 
-// signedCheckpoint returns the latest signed checkpoint as published,
-// with the witness cosignatures stored for it (CosignedCheckpoint), and
-// as verified under the log's key.
-func (l *Log) signedCheckpoint() ([]byte, formats.Checkpoint, error) {
-	signed, err := l.CosignedCheckpoint()
-	if err != nil {
-		return nil, formats.Checkpoint{}, err
-	}
-	cp, err := formats.OpenCheckpoint(signed, l.vkey)
-	return signed, cp, err
-}
-
 func (l *Log) signedHead(txn Txn) (formats.Checkpoint, error) {
 	signed, err := txn.Get(keyCheckpoint)
 	if err != nil {
