@@ -44,7 +44,7 @@ type Collected struct {
 	// far, as stored (CosignedCheckpoint).
 	Signed []byte
 	// Checkpoint is its body.
-	Checkpoint Checkpoint
+	Checkpoint formats.Checkpoint
 	// Witnesses are the answers, in policy order.
 	Witnesses []WitnessResult
 	// Witnessing is the policy's judgement of Signed.
@@ -76,7 +76,7 @@ func (l *Log) CollectCosignatures(ctx context.Context, p *formats.Policy, c *wit
 	if err != nil {
 		return res, err
 	}
-	cp, err := OpenCheckpoint(head, l.vkey)
+	cp, err := formats.OpenCheckpoint(head, l.vkey)
 	if err != nil {
 		return res, err
 	}
@@ -86,7 +86,7 @@ func (l *Log) CollectCosignatures(ctx context.Context, p *formats.Policy, c *wit
 	// holds another answers 409 with its size.
 	hint := int64(0)
 	if prev, err := l.lastCosigned(); err == nil {
-		if pc, err := OpenCheckpoint(prev, l.vkey); err == nil && pc.Size <= cp.Size {
+		if pc, err := formats.OpenCheckpoint(prev, l.vkey); err == nil && pc.Size <= cp.Size {
 			hint = pc.Size
 		}
 	}
@@ -124,7 +124,7 @@ func (l *Log) CollectCosignatures(ctx context.Context, p *formats.Policy, c *wit
 
 // askWitness submits head to one witness and returns its verified
 // cosignature lines.
-func (l *Log) askWitness(ctx context.Context, c *witness.Client, w formats.PolicyWitness, r *WitnessResult, head []byte, cp Checkpoint) ([]string, error) {
+func (l *Log) askWitness(ctx context.Context, c *witness.Client, w formats.PolicyWitness, r *WitnessResult, head []byte, cp formats.Checkpoint) ([]string, error) {
 	for attempt := 0; ; attempt++ {
 		proof, err := l.witnessProof(r.Old, cp.Size)
 		if err != nil {

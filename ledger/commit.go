@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -262,11 +263,11 @@ func (l *Log) batchTime() (time.Time, error) {
 		if err != nil {
 			return time.Time{}, err
 		}
-		cp, err := OpenCheckpoint(signed, l.vkey)
+		cp, err := formats.OpenCheckpoint(signed, l.vkey)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("refusing to append: %w", err)
 		}
-		t, err := CheckpointTime(signed, l.vkey)
+		t, err := formats.CheckpointTime(signed, l.vkey)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("refusing to append: the latest checkpoint: %w", err)
 		}
@@ -313,7 +314,7 @@ func (l *Log) write(reqs []*appendReq, at time.Time) error {
 	if err != nil {
 		return err
 	}
-	cp, err := l.signCheckpoint(Checkpoint{Origin: l.origin, Size: n, Hash: root}, at)
+	cp, err := l.signCheckpoint(formats.Checkpoint{Origin: l.origin, Size: n, Hash: root}, at)
 	if err != nil {
 		return err
 	}
@@ -333,7 +334,7 @@ func (l *Log) write(reqs []*appendReq, at time.Time) error {
 	if err := txn.Commit(); err != nil {
 		return fmt.Errorf("committing %d entries: %w", n-first, batchErr(err))
 	}
-	l.head, l.headParsed, l.headTime = cp, Checkpoint{Origin: l.origin, Size: n, Hash: root}, at
+	l.head, l.headParsed, l.headTime = cp, formats.Checkpoint{Origin: l.origin, Size: n, Hash: root}, at
 	l.size.Store(n)
 	return nil
 }

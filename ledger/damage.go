@@ -15,7 +15,6 @@ import (
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/dgraph-io/badger/v4/y"
 	"github.com/dgraph-io/ristretto/v2/z"
-
 	"github.com/writ-ledger/writ/ledger/internal/fileutil"
 	"github.com/writ-ledger/writ/rules"
 )

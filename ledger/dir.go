@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"filippo.io/age"
-
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -72,7 +72,7 @@ func prepareDir(dir, origin string) error {
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if !ValidOrigin(origin) || len(origin) > MaxLedgerOrigin {
+	if !formats.ValidOrigin(origin) || len(origin) > MaxLedgerOrigin {
 		return fmt.Errorf("origin %q: 1 to %d printable ASCII characters, no space or '+'", origin, MaxLedgerOrigin)
 	}
 	return os.MkdirAll(dir, 0o700)
@@ -231,5 +231,5 @@ func DecisionsVerifierKey(dir string) (string, error) {
 	}
 	origin := auth.Origin()
 	auth.Close()
-	return VerifierKey(origin+DecisionsSuffix+pub.ID()[:16], pub)
+	return formats.VerifierKey(origin+DecisionsSuffix+pub.ID()[:16], pub)
 }

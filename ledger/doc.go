@@ -43,14 +43,13 @@
 //
 // followed by a blank line and one Ed25519 signature line per signer. The
 // note key name is the log's origin. Where writ is stricter than C2SP:
-// [ParseCheckpoint] refuses extension lines, a size with leading zeros, and
+// formats.ParseCheckpoint refuses extension lines, a size with leading zeros, and
 // any body that does not re-serialize to the same bytes.
 //
 // The formats themselves (checkpoints and their cosignatures, proofs,
-// receipts) are in package ledger/formats, which imports no storage; the
-// names this package gives them ([Checkpoint], [ParseCheckpoint],
-// [InclusionProof], [VerifyReceipt], [ErrProof]...) are aliases of its
-// types and the same values, kept for callers of package ledger.
+// receipts) are in package ledger/formats, which imports no storage;
+// this package uses its types (formats.Checkpoint, formats.InclusionProof)
+// and gives them no second name.
 //
 // # Proofs and receipts
 //
@@ -63,11 +62,12 @@
 //
 // # Publishing and replicas
 //
-// [Log.Publish] writes a log as a static c2sp.org/tlog-tiles log (hash
-// tiles, entry bundles, and writ's history bundles, writ/history/<N>,
-// holding the signed checkpoint of every batch), the checkpoint last;
-// [Server] serves the same read API from the store. Paths, bundles and
-// the bounded fetch are in ledger/tiles. Package ledger/replica holds
+// [Log.ReadTile], [Log.WriteTile] and [Log.ReadTiles] read a log as
+// c2sp.org/tlog-tiles tiles (hash tiles, entry bundles, and writ's
+// history bundles, writ/history/<N>, holding the signed checkpoint of
+// every batch); package ledger/publish writes them to a directory
+// (Publish) and serves them (Server). Paths, bundles and the bounded
+// fetch are in ledger/tiles. Package ledger/replica holds
 // export, import and sync; the one write they make to a replica is a
 // [ReplicaWriter] (replica.go), with [CreateReplica],
 // [Log.DropUnsigned], [Log.StoreCheckpoint] and

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -66,7 +67,7 @@ func ExampleLog() {
 	rp, err := ledger.VerifyReceipt(receipt, []byte("third"), key.Public())
 	fmt.Println("receipt:", err == nil && rp.Index == 2 && rp.RootHash == head.Hash)
 	_, err = ledger.VerifyReceipt(receipt, []byte("3rd"), key.Public())
-	fmt.Println("receipt for other bytes:", errors.Is(err, ledger.ErrReceipt))
+	fmt.Println("receipt for other bytes:", errors.Is(err, formats.ErrReceipt))
 	// Output:
 	// example.com/log
 	// 3

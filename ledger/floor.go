@@ -1,6 +1,10 @@
 package ledger
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/writ-ledger/writ/ledger/formats"
+)
 
 // Floor is a checkpoint of a log that its ledger directory shows: the
 // newest signed checkpoint the files of its damaged store still hold, or
@@ -10,8 +14,8 @@ import "fmt"
 // entries the directory held, and the next append would make the log key
 // sign a second tree of a size it had signed (a fork).
 type Floor struct {
-	Checkpoint        // Origin is "" when not known (a decision records size and root)
-	Where      string // where it was found
+	formats.Checkpoint        // Origin is "" when not known (a decision records size and root)
+	Where              string // where it was found
 }
 
 // Check returns nil if the log l, whose verified checkpoint is cp,
@@ -19,7 +23,7 @@ type Floor struct {
 // names one, and l's tree of fl.Size entries has root fl.Hash), and else
 // an *InconsistencyError (ErrInconsistent) saying what size the log needs.
 // A zero Floor is always met.
-func (fl Floor) Check(l *Log, cp Checkpoint) error {
+func (fl Floor) Check(l *Log, cp formats.Checkpoint) error {
 	if fl.Size == 0 {
 		return nil
 	}
@@ -34,7 +38,7 @@ func (fl Floor) Check(l *Log, cp Checkpoint) error {
 // Refusal is the *InconsistencyError (ErrInconsistent) for what (a log,
 // named for the message, whose verified checkpoint is cp) that does not
 // reach or extend fl.
-func (fl Floor) Refusal(what string, cp Checkpoint) error {
+func (fl Floor) Refusal(what string, cp formats.Checkpoint) error {
 	trusted := fl.Checkpoint
 	if trusted.Origin == "" {
 		trusted.Origin = cp.Origin

@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -20,7 +21,7 @@ func FuzzParseCheckpoint(f *testing.F) {
 	f.Add("example.com/log\n3\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n")
 	f.Add("example.com/log\n03\nAAAA\nx\n")
 	f.Fuzz(func(t *testing.T, body string) {
-		c, err := ledger.ParseCheckpoint(body)
+		c, err := formats.ParseCheckpoint(body)
 		if err != nil {
 			return
 		}
@@ -42,14 +43,14 @@ func FuzzOpenTimedCheckpoint(f *testing.F) {
 	signed, _ := l.Checkpoint()
 	vkey := l.VerifierKey()
 	l.Close()
-	other, _ := ledger.VerifierKey("example.com/fuzz", testkit.Key(f, 2).Public())
+	other, _ := formats.VerifierKey("example.com/fuzz", testkit.Key(f, 2).Public())
 	f.Add(signed)
 	f.Add(append([]byte(nil), signed[:len(signed)/2]...))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := ledger.OpenTimedCheckpoint(data, other); err == nil {
+		if _, err := formats.OpenTimedCheckpoint(data, other); err == nil {
 			t.Fatal("accepted under a key that signed nothing")
 		}
-		tc, err := ledger.OpenTimedCheckpoint(data, vkey)
+		tc, err := formats.OpenTimedCheckpoint(data, vkey)
 		if err != nil {
 			return
 		}
@@ -156,7 +157,7 @@ func FuzzVerifyReceipt(f *testing.F) {
 // seedVKey is the authority verifier key of testdata/export.seed: key
 // 0x01.. under the origin example.com/fuzz.
 func seedVKey(t testing.TB) string {
-	k, err := ledger.VerifierKey("example.com/fuzz", testkit.Key(t, 1).Public())
+	k, err := formats.VerifierKey("example.com/fuzz", testkit.Key(t, 1).Public())
 	if err != nil {
 		t.Fatal(err)
 	}

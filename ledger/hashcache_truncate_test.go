@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -30,7 +31,7 @@ func TestHashCacheAfterTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	signed32, _ := l.Checkpoint()
-	cp32, _ := OpenCheckpoint(signed32, l.vkey)
+	cp32, _ := formats.OpenCheckpoint(signed32, l.vkey)
 	// What syncextend/copyFrom do: a committed batch of unproven entries
 	// past the checkpoint, size advanced.
 	err = l.db.Update(func(txn Txn) error {
@@ -63,7 +64,7 @@ func TestHashCacheAfterTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	signed64, _ := l.Checkpoint()
-	cp64, _ := OpenCheckpoint(signed64, l.vkey)
+	cp64, _ := formats.OpenCheckpoint(signed64, l.vkey)
 	p, err := l.ProveInclusion(40, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -11,8 +12,8 @@ import (
 // log's verifier key: the only tree state writ vouches for. Errors: an
 // *IntegrityError when it is missing, or the checkpoint errors of
 // OpenCheckpoint.
-func (l *Log) SignedHead() (Checkpoint, error) {
-	var cp Checkpoint
+func (l *Log) SignedHead() (formats.Checkpoint, error) {
+	var cp formats.Checkpoint
 	err := l.db.View(func(txn Txn) error {
 		var err error
 		cp, err = l.signedHead(txn)
@@ -25,37 +26,25 @@ func (l *Log) SignedHead() (Checkpoint, error) {
 // trusts from outside the log ("" for the log's own): a checkpoint that a
 // key other than the log's did not sign is a *TrustError
 // (rules.VKeyMismatch) listing the keys that did.
-func (l *Log) TrustedHead(vkey string) (Checkpoint, error) {
+func (l *Log) TrustedHead(vkey string) (formats.Checkpoint, error) {
 	if vkey == "" {
 		vkey = l.vkey
 	}
 	signed, err := l.Checkpoint()
 	if err != nil {
-		return Checkpoint{}, err
+		return formats.Checkpoint{}, err
 	}
 	return l.openGiven(signed, vkey)
 }
 
-// signedCheckpoint returns the latest signed checkpoint as published,
-// with the witness cosignatures stored for it (CosignedCheckpoint), and
-// as verified under the log's key.
-func (l *Log) signedCheckpoint() ([]byte, Checkpoint, error) {
-	signed, err := l.CosignedCheckpoint()
-	if err != nil {
-		return nil, Checkpoint{}, err
-	}
-	cp, err := OpenCheckpoint(signed, l.vkey)
-	return signed, cp, err
-}
-
-func (l *Log) signedHead(txn Txn) (Checkpoint, error) {
+func (l *Log) signedHead(txn Txn) (formats.Checkpoint, error) {
 	signed, err := txn.Get(keyCheckpoint)
 	if err != nil {
-		return Checkpoint{}, &IntegrityError{Index: -1, What: "signed checkpoint missing", Detail: err.Error()}
+		return formats.Checkpoint{}, &IntegrityError{Index: -1, What: "signed checkpoint missing", Detail: err.Error()}
 	}
-	cp, err := OpenCheckpoint(signed, l.vkey)
+	cp, err := formats.OpenCheckpoint(signed, l.vkey)
 	if err != nil {
-		return Checkpoint{}, err
+		return formats.Checkpoint{}, err
 	}
 	return cp, nil
 }

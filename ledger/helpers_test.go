@@ -3,13 +3,13 @@ package ledger_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
@@ -49,9 +49,9 @@ func (w *historyWriter) add(t *testing.T, n int) {
 	}
 }
 
-func (w *historyWriter) publish(t *testing.T, to string) ledger.Published {
+func (w *historyWriter) publish(t *testing.T, to string) publish.Published {
 	t.Helper()
-	p, err := w.Publish(to)
+	p, err := publish.Publish(w.Log, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,13 +70,4 @@ func openDirSource(t *testing.T, dir string) tiles.Source {
 		t.Fatal(err)
 	}
 	return src
-}
-
-func readFileT(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -42,8 +42,8 @@ func historyKey(size int64) []byte { return indexKey(prefixHistory, size) }
 type historyReader struct {
 	it   Iterator
 	v    *formats.CosigVerifier
-	cur  TimedCheckpoint // covers the entries below cur.Size
-	last time.Time       // the previous checkpoint's time
+	cur  formats.TimedCheckpoint // covers the entries below cur.Size
+	last time.Time               // the previous checkpoint's time
 	have bool
 }
 
@@ -60,29 +60,29 @@ func (h *historyReader) close() { h.it.Close() }
 // covering returns the checkpoint that covers entry i: the first of the
 // history whose size exceeds i, verified, with a time no earlier than
 // the one before it.
-func (h *historyReader) covering(i int64) (TimedCheckpoint, error) {
+func (h *historyReader) covering(i int64) (formats.TimedCheckpoint, error) {
 	for !h.have || h.cur.Size <= i {
 		if !h.it.Valid() {
-			return TimedCheckpoint{}, &IntegrityError{Index: i, What: "checkpoint history", Detail: fmt.Sprintf("%v: no checkpoint covers the entry", ErrHistory)}
+			return formats.TimedCheckpoint{}, &IntegrityError{Index: i, What: "checkpoint history", Detail: fmt.Sprintf("%v: no checkpoint covers the entry", ErrHistory)}
 		}
 		k := h.it.Key()
 		if len(k) != 9 {
-			return TimedCheckpoint{}, &IntegrityError{Index: -1, What: "checkpoint history key", Found: fmt.Sprintf("%x", k)}
+			return formats.TimedCheckpoint{}, &IntegrityError{Index: -1, What: "checkpoint history key", Found: fmt.Sprintf("%x", k)}
 		}
 		size := int64(binary.BigEndian.Uint64(k[1:]))
 		signed, err := h.it.Value()
 		if err != nil {
-			return TimedCheckpoint{}, err
+			return formats.TimedCheckpoint{}, err
 		}
 		tc, err := h.v.Open(signed)
 		if err != nil {
-			return TimedCheckpoint{}, &IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", size), Detail: fmt.Sprintf("%v: %v", ErrHistory, err)}
+			return formats.TimedCheckpoint{}, &IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", size), Detail: fmt.Sprintf("%v: %v", ErrHistory, err)}
 		}
 		switch {
 		case tc.Size != size:
-			return TimedCheckpoint{}, &IntegrityError{Index: i, What: "history checkpoint size", Expected: fmt.Sprint(size), Found: fmt.Sprint(tc.Size), Detail: ErrHistory.Error()}
+			return formats.TimedCheckpoint{}, &IntegrityError{Index: i, What: "history checkpoint size", Expected: fmt.Sprint(size), Found: fmt.Sprint(tc.Size), Detail: ErrHistory.Error()}
 		case h.have && tc.Time.Before(h.last):
-			return TimedCheckpoint{}, &IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", size), Expected: "a time no earlier than " + h.last.UTC().Format(time.RFC3339),
+			return formats.TimedCheckpoint{}, &IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", size), Expected: "a time no earlier than " + h.last.UTC().Format(time.RFC3339),
 				Found: tc.Time.UTC().Format(time.RFC3339), Detail: ErrHistory.Error() + ": signed times went backwards"}
 		}
 		h.cur, h.last, h.have = tc, tc.Time, true

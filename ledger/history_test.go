@@ -117,7 +117,7 @@ func TestHistoryTampered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cp, err := l.signCheckpoint(Checkpoint{Origin: l.origin, Size: size, Hash: root}, at)
+		cp, err := l.signCheckpoint(formats.Checkpoint{Origin: l.origin, Size: size, Hash: root}, at)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"filippo.io/torchwood"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -220,7 +221,7 @@ func interopCheckpoint(t *testing.T, tr torchwood.TileReader, l *ledger.Log) tor
 	if err != nil {
 		t.Fatal(err)
 	}
-	if at, err := ledger.CheckpointTime(signed, l.VerifierKey()); err != nil || at.Unix() != ts {
+	if at, err := formats.CheckpointTime(signed, l.VerifierKey()); err != nil || at.Unix() != ts {
 		t.Errorf("cosignature time: torchwood %d, writ %v (%v)", ts, at, err)
 	}
 	return cp

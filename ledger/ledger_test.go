@@ -19,6 +19,7 @@ import (
 	"github.com/transparency-dev/merkle/rfc6962"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -218,8 +219,8 @@ func TestVerifyRefusesOtherKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	other, _ := ledger.VerifierKey("example.com/test-log", testkit.Key(t, 2).Public())
-	if _, err := l.Verify(other, nil); !errors.Is(err, ledger.ErrCheckpointSignature) {
+	other, _ := formats.VerifierKey("example.com/test-log", testkit.Key(t, 2).Public())
+	if _, err := l.Verify(other, nil); !errors.Is(err, formats.ErrCheckpointSignature) {
 		t.Fatalf("Verify under another key = %v", err)
 	}
 	if _, err := l.Append([][]byte{[]byte("x")}); !errors.Is(err, ledger.ErrNoSigner) {
@@ -256,7 +257,7 @@ func TestAppendRefusesEntrySizes(t *testing.T) {
 
 func TestParseCheckpointStrict(t *testing.T) {
 	good := "example.com/log\n3\n" + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" + "\n"
-	if _, err := ledger.ParseCheckpoint(good); err != nil {
+	if _, err := formats.ParseCheckpoint(good); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{
@@ -267,7 +268,7 @@ func TestParseCheckpointStrict(t *testing.T) {
 		"example.com/log\n3\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
 		"\n3\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
 	} {
-		if _, err := ledger.ParseCheckpoint(bad); !errors.Is(err, ledger.ErrMalformedCheckpoint) {
+		if _, err := formats.ParseCheckpoint(bad); !errors.Is(err, formats.ErrMalformedCheckpoint) {
 			t.Errorf("ParseCheckpoint(%q) = %v", bad, err)
 		}
 	}
@@ -361,10 +362,10 @@ func TestVerifierKeyRefusesWeakKeys(t *testing.T) {
 		if _, err := note.NewVerifier(vkey); err != nil {
 			t.Fatalf("%s: the key is not even well-formed for sumdb/note: %v", name, err)
 		}
-		if _, err := ledger.NewVerifier(vkey); !errors.Is(err, sign.ErrInvalidKey) {
+		if _, err := formats.NewVerifier(vkey); !errors.Is(err, sign.ErrInvalidKey) {
 			t.Errorf("%s: NewVerifier = %v, want sign.ErrInvalidKey", name, err)
 		}
-		if _, err := ledger.OpenCheckpoint(signed, vkey); !errors.Is(err, sign.ErrInvalidKey) || !errors.Is(err, ledger.ErrCheckpointSignature) {
+		if _, err := formats.OpenCheckpoint(signed, vkey); !errors.Is(err, sign.ErrInvalidKey) || !errors.Is(err, formats.ErrCheckpointSignature) {
 			t.Errorf("%s: OpenCheckpoint = %v, want ErrCheckpointSignature wrapping sign.ErrInvalidKey", name, err)
 		}
 	}

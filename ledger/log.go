@@ -91,7 +91,7 @@ type Log struct {
 	// byte for byte, and what it says: checkHead verifies a stored
 	// checkpoint only when its bytes differ. Used by the committer only.
 	head       []byte
-	headParsed Checkpoint
+	headParsed formats.Checkpoint
 	headTime   time.Time // the signed time of head (zero before it is read)
 
 	// Now is the clock that timestamps checkpoints, and so the time a
@@ -116,7 +116,7 @@ func CreateWithHistory(dir, origin string, key *sign.PrivateKey, now func() time
 }
 
 func create(dir, origin string, key *sign.PrivateKey, now func() time.Time, history bool) (*Log, error) {
-	if !ValidOrigin(origin) {
+	if !formats.ValidOrigin(origin) {
 		return nil, fmt.Errorf("origin %q: 1 to 128 printable ASCII characters, no space or '+'", origin)
 	}
 	if _, err := os.Lstat(dir); err == nil {
@@ -132,7 +132,7 @@ func create(dir, origin string, key *sign.PrivateKey, now func() time.Time, hist
 	}
 	l := &Log{db: db, origin: origin, vkey: vkey, signer: s, key: key, history: history, Now: now}
 	err = db.Update(func(txn Txn) error {
-		cp, err := l.signCheckpoint(Checkpoint{Origin: origin, Size: 0, Hash: emptyRoot}, l.clock()())
+		cp, err := l.signCheckpoint(formats.Checkpoint{Origin: origin, Size: 0, Hash: emptyRoot}, l.clock()())
 		if err != nil {
 			return err
 		}
@@ -227,10 +227,10 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 		if len(size) != 8 || int64(binary.BigEndian.Uint64(size)) < 0 {
 			return &IntegrityError{Index: -1, What: "log metadata m/size malformed", Detail: dir}
 		}
-		if !ValidOrigin(string(origin)) {
+		if !formats.ValidOrigin(string(origin)) {
 			return &IntegrityError{Index: -1, What: "log metadata m/origin malformed", Detail: dir}
 		}
-		if _, err := NewVerifier(string(vkey)); err != nil {
+		if _, err := formats.NewVerifier(string(vkey)); err != nil {
 			return &IntegrityError{Index: -1, What: "log metadata m/vkey malformed", Detail: dir + ": " + err.Error()}
 		}
 		l.origin, l.vkey = string(origin), string(vkey)
@@ -314,7 +314,7 @@ func (l *Log) Checkpoint() ([]byte, error) {
 // signCheckpoint signs the checkpoint body with the log key, once as the
 // signed note and once as a cosignature/v1 (formats.NewCosigner) timestamped
 // at.
-func (l *Log) signCheckpoint(c Checkpoint, at time.Time) ([]byte, error) {
+func (l *Log) signCheckpoint(c formats.Checkpoint, at time.Time) ([]byte, error) {
 	if l.signer == nil {
 		return nil, ErrNoSigner
 	}
@@ -373,10 +373,10 @@ func (l *Log) checkHead(txn Txn, r tlog.HashReader) error {
 	}
 	cp := l.headParsed
 	if !bytes.Equal(signed, l.head) { // the same bytes verify the same way
-		if cp, err = OpenCheckpoint(signed, l.vkey); err != nil {
+		if cp, err = formats.OpenCheckpoint(signed, l.vkey); err != nil {
 			return fmt.Errorf("refusing to append: %w", err)
 		}
-		t, err := CheckpointTime(signed, l.vkey)
+		t, err := formats.CheckpointTime(signed, l.vkey)
 		if err != nil {
 			return fmt.Errorf("refusing to append: the latest checkpoint: %w", err)
 		}

@@ -1,6 +1,8 @@
 package ledger
 
-import "io"
+import (
+	"io"
+)
 
 // Progress is told how much of a long operation is done: done of total,
 // in the unit the operation documents (entries, tiles or bytes), each

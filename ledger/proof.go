@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -20,14 +21,14 @@ func (l *Log) view(f func(r tlog.HashReader, size int64) error) error {
 // size entries (size 0 means the current size). It reads at most
 // 2·log2(size) stored hashes; it never rescans entries. Errors wrap
 // ErrProof for an index or size out of range.
-func (l *Log) ProveInclusion(index, size int64) (*InclusionProof, error) {
-	var p *InclusionProof
+func (l *Log) ProveInclusion(index, size int64) (*formats.InclusionProof, error) {
+	var p *formats.InclusionProof
 	err := l.view(func(r tlog.HashReader, cur int64) error {
 		if size == 0 {
 			size = cur
 		}
 		if size > cur || index < 0 || index >= size {
-			return fmt.Errorf("%w: entry %d in a tree of %d entries (the log holds %d)", ErrProof, index, size, cur)
+			return fmt.Errorf("%w: entry %d in a tree of %d entries (the log holds %d)", formats.ErrProof, index, size, cur)
 		}
 		path, err := tlog.ProveRecord(size, index, r)
 		if err != nil {
@@ -41,7 +42,7 @@ func (l *Log) ProveInclusion(index, size int64) (*InclusionProof, error) {
 		if err != nil {
 			return err
 		}
-		p = &InclusionProof{Index: index, TreeSize: size, LeafHash: leaf[0], RootHash: root, Path: path}
+		p = &formats.InclusionProof{Index: index, TreeSize: size, LeafHash: leaf[0], RootHash: root, Path: path}
 		return nil
 	})
 	return p, err
@@ -50,14 +51,14 @@ func (l *Log) ProveInclusion(index, size int64) (*InclusionProof, error) {
 // ProveConsistency returns the consistency proof from the tree of oldSize
 // entries to the tree of newSize entries (0 means the current size).
 // Errors wrap ErrProof for sizes out of range (0 < oldSize <= newSize).
-func (l *Log) ProveConsistency(oldSize, newSize int64) (*ConsistencyProof, error) {
-	var p *ConsistencyProof
+func (l *Log) ProveConsistency(oldSize, newSize int64) (*formats.ConsistencyProof, error) {
+	var p *formats.ConsistencyProof
 	err := l.view(func(r tlog.HashReader, cur int64) error {
 		if newSize == 0 {
 			newSize = cur
 		}
 		if oldSize < 1 || oldSize > newSize || newSize > cur {
-			return fmt.Errorf("%w: from size %d to %d (the log holds %d)", ErrProof, oldSize, newSize, cur)
+			return fmt.Errorf("%w: from size %d to %d (the log holds %d)", formats.ErrProof, oldSize, newSize, cur)
 		}
 		path, err := tlog.ProveTree(newSize, oldSize, r)
 		if err != nil {
@@ -71,7 +72,7 @@ func (l *Log) ProveConsistency(oldSize, newSize int64) (*ConsistencyProof, error
 		if err != nil {
 			return err
 		}
-		p = &ConsistencyProof{OldSize: oldSize, NewSize: newSize, OldRoot: oldRoot, NewRoot: newRoot, Path: path}
+		p = &formats.ConsistencyProof{OldSize: oldSize, NewSize: newSize, OldRoot: oldRoot, NewRoot: newRoot, Path: path}
 		return nil
 	})
 	return p, err

@@ -10,6 +10,7 @@ import (
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -71,10 +72,10 @@ func TestProofsIndependently(t *testing.T) {
 			}
 		}
 	}
-	if _, err := l.ProveInclusion(n, n); !errors.Is(err, ErrProof) {
+	if _, err := l.ProveInclusion(n, n); !errors.Is(err, formats.ErrProof) {
 		t.Fatalf("an index past the end: %v", err)
 	}
-	if _, err := l.ProveConsistency(0, n); !errors.Is(err, ErrProof) {
+	if _, err := l.ProveConsistency(0, n); !errors.Is(err, formats.ErrProof) {
 		t.Fatalf("consistency from 0: %v", err)
 	}
 }
@@ -94,10 +95,10 @@ func TestReceipts(t *testing.T) {
 		if p.TreeSize != 13 || p.Index != int64(i) {
 			t.Fatalf("receipt %d: %+v", i, p)
 		}
-		if _, err := VerifyReceipt(r, entryBytes(i+1), key); !errors.Is(err, ErrReceipt) {
+		if _, err := VerifyReceipt(r, entryBytes(i+1), key); !errors.Is(err, formats.ErrReceipt) {
 			t.Fatalf("receipt %d for another entry: %v", i, err)
 		}
-		if _, err := VerifyReceipt(r, entryBytes(i), testkit.Key(t, 2).Public()); !errors.Is(err, ErrReceipt) {
+		if _, err := VerifyReceipt(r, entryBytes(i), testkit.Key(t, 2).Public()); !errors.Is(err, formats.ErrReceipt) {
 			t.Fatalf("receipt %d under another key: %v", i, err)
 		}
 	}
@@ -108,11 +109,11 @@ func TestReceipts(t *testing.T) {
 func TestVerifierPublicKey(t *testing.T) {
 	for n := byte(1); n < 60; n++ {
 		k := testkit.Key(t, n).Public()
-		vkey, err := VerifierKey("example.com/v", k)
+		vkey, err := formats.VerifierKey("example.com/v", k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := VerifierPublicKey(vkey)
+		got, err := formats.VerifierPublicKey(vkey)
 		if err != nil || !got.Equal(k) {
 			t.Fatalf("%s: %v", vkey, err)
 		}
@@ -130,22 +131,22 @@ func TestCheckpointTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	signed, _ := l.Checkpoint()
-	got, err := CheckpointTime(signed, l.VerifierKey())
+	got, err := formats.CheckpointTime(signed, l.VerifierKey())
 	if err != nil || !got.Equal(at) {
 		t.Fatalf("CheckpointTime = %v, %v; want %v", got, err, at)
 	}
-	if cp, err := OpenCheckpoint(signed, l.VerifierKey()); err != nil || cp.Size != 2 {
+	if cp, err := formats.OpenCheckpoint(signed, l.VerifierKey()); err != nil || cp.Size != 2 {
 		t.Fatalf("the refreshed checkpoint: %+v, %v", cp, err)
 	}
-	other, _ := VerifierKey("example.com/proofs", testkit.Key(t, 2).Public())
-	if _, err := CheckpointTime(signed, other); !errors.Is(err, ErrNoTime) {
+	other, _ := formats.VerifierKey("example.com/proofs", testkit.Key(t, 2).Public())
+	if _, err := formats.CheckpointTime(signed, other); !errors.Is(err, formats.ErrNoTime) {
 		t.Fatalf("under another key: %v", err)
 	}
 	// Move the time by one second in the signature line: it no longer verifies.
 	i := bytes.LastIndex(signed, []byte("\u2014 "))
 	forged := bytes.Clone(signed)
 	forged[i+len("\u2014 example.com/proofs ")+7] ^= 1
-	if _, err := CheckpointTime(forged, l.VerifierKey()); !errors.Is(err, ErrNoTime) {
+	if _, err := formats.CheckpointTime(forged, l.VerifierKey()); !errors.Is(err, formats.ErrNoTime) {
 		t.Fatalf("a changed time: %v", err)
 	}
 }

@@ -1,9 +1,13 @@
 package ledger
 
 import (
+	"bytes"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/rules"
+	"github.com/writ-ledger/writ/sign"
 )
 
 // Receipt returns an RFC 9942 COSE Receipt (a tagged COSE_Sign1 with a
@@ -28,7 +32,7 @@ func (l *Log) Receipt(index int64) ([]byte, error) {
 		return nil, err
 	}
 	if index >= head.Size {
-		return nil, fmt.Errorf("%w: entry %d is not in the signed checkpoint (size %d)", ErrProof, index, head.Size)
+		return nil, fmt.Errorf("%w: entry %d is not in the signed checkpoint (size %d)", formats.ErrProof, index, head.Size)
 	}
 	if _, err := l.VerifiedEntry(index); err != nil {
 		return nil, err
@@ -43,11 +47,30 @@ func (l *Log) Receipt(index int64) ([]byte, error) {
 	}
 	var witnessed []byte
 	if full, err := l.CosignedCheckpoint(); err == nil {
-		if cp, err := OpenCheckpoint(full, l.vkey); err == nil && cp == head {
+		if cp, err := formats.OpenCheckpoint(full, l.vkey); err == nil && cp == head {
 			if base, err := l.Checkpoint(); err == nil && string(base) != string(full) {
 				witnessed = full
 			}
 		}
 	}
 	return formats.SignReceiptWith(p, l.origin, l.key, witnessed)
+}
+
+// VerifyReceipt checks an RFC 9942 receipt for entry, as
+// formats.VerifyReceipt does (the inclusion proof it carries, or an error
+// wrapping formats.ErrReceipt). A receipt that does not verify and whose protected header
+// names another key (kid) than key is a *TrustError (rules.VKeyMismatch,
+// wrapping ErrVKeyMismatch and formats.ErrReceipt): it is by another
+// log's key, which the caller did not trust, rather than forged under
+// this one.
+func VerifyReceipt(receipt, entry []byte, key sign.PublicKey) (*formats.InclusionProof, error) {
+	p, err := formats.VerifyReceipt(receipt, entry, key)
+	if err == nil {
+		return p, nil
+	}
+	if kid, kerr := formats.ReceiptKeyID(receipt); kerr == nil && !bytes.Equal(kid, key.IDBytes()) {
+		return nil, &TrustError{Rule: rules.VKeyMismatch, What: "the receipt's signing key (its protected kid)",
+			Expected: "key id " + key.ID(), Found: "key id " + hex.EncodeToString(kid), Err: fmt.Errorf("%w: %w", ErrVKeyMismatch, err)}
+	}
+	return nil, err
 }

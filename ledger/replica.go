@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/writ-ledger/writ/ledger/formats"
-
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -90,7 +89,7 @@ func (w *ReplicaWriter) SetHistory(size int64, signed []byte) error {
 // latest checkpoint and commits the last batch. cp is signed's body: its
 // size must be Size() and its root Root(), else nothing more is stored
 // and the caller aborts.
-func (w *ReplicaWriter) Finish(cp Checkpoint, signed, full []byte) error {
+func (w *ReplicaWriter) Finish(cp formats.Checkpoint, signed, full []byte) error {
 	if cp.Size != w.n || cp.Hash != w.tree.Root() {
 		return fmt.Errorf("the checkpoint of size %d does not sign the %d entries written", cp.Size, w.n)
 	}
@@ -181,7 +180,7 @@ func (l *Log) DropUnsigned() (int64, error) {
 	var ie *IntegrityError
 	switch {
 	case err == nil:
-		cp, err := OpenCheckpoint(signed, l.vkey)
+		cp, err := formats.OpenCheckpoint(signed, l.vkey)
 		if err != nil {
 			return 0, err
 		}
@@ -283,7 +282,7 @@ func (l *Log) ReplaceHistoryCheckpoint(signed []byte) error {
 // changing nothing, a checkpoint that does not verify or is of another
 // tree.
 func (l *Log) StoreCheckpoint(signed, full []byte) error {
-	cp, err := OpenCheckpoint(signed, l.vkey)
+	cp, err := formats.OpenCheckpoint(signed, l.vkey)
 	if err != nil {
 		return err
 	}

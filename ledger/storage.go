@@ -1,6 +1,8 @@
 package ledger
 
-import "errors"
+import (
+	"errors"
+)
 
 // A Log keeps its entries, tree hashes, checkpoints and metadata in a
 // Store: an ordered key-value store with transactions. Badger v4 is the

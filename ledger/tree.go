@@ -1,6 +1,8 @@
 package ledger
 
-import "golang.org/x/mod/sumdb/tlog"
+import (
+	"golang.org/x/mod/sumdb/tlog"
+)
 
 // TreeBuilder recomputes an RFC 6962 Merkle tree from its leaves in
 // order, holding one hash per tree level (the roots of the complete

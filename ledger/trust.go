@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/writ-ledger/writ/ledger/formats"
 )
 
 // ErrInconsistent is wrapped by every *InconsistencyError: the log is not
@@ -16,9 +18,9 @@ var ErrInconsistent = errors.New("log is inconsistent with a trusted checkpoint"
 // that failed (empty when the log shrank), and, where the reader had
 // them, both signed checkpoints as they were read (signed notes).
 type InconsistencyError struct {
-	Trusted, Found             Checkpoint
+	Trusted, Found             formats.Checkpoint
 	TrustedSigned, FoundSigned []byte
-	Proof                      *ConsistencyProof
+	Proof                      *formats.ConsistencyProof
 	Why                        string
 }
 
@@ -34,7 +36,7 @@ func (e *InconsistencyError) Error() string {
 // Unwrap returns ErrInconsistent.
 func (e *InconsistencyError) Unwrap() error { return ErrInconsistent }
 
-func hexList(p *ConsistencyProof) []string {
+func hexList(p *formats.ConsistencyProof) []string {
 	var out []string
 	for _, h := range p.Path {
 		out = append(out, hex.EncodeToString(h[:]))
@@ -47,14 +49,14 @@ func hexList(p *ConsistencyProof) []string {
 // consistency proof from trusted to now, read from the stored hashes,
 // that leads to the trusted root. It returns the proof, or an
 // *InconsistencyError with both checkpoints and the proof as evidence.
-func (l *Log) CheckConsistent(trusted, now Checkpoint) (*ConsistencyProof, error) {
+func (l *Log) CheckConsistent(trusted, now formats.Checkpoint) (*formats.ConsistencyProof, error) {
 	switch {
 	case trusted.Origin != now.Origin:
 		return nil, &InconsistencyError{Trusted: trusted, Found: now, Why: fmt.Sprintf("origin changed from %q to %q", trusted.Origin, now.Origin)}
 	case now.Size < trusted.Size:
 		return nil, &InconsistencyError{Trusted: trusted, Found: now, Why: "the log shrank"}
 	case trusted.Size == 0:
-		return &ConsistencyProof{NewSize: now.Size, NewRoot: now.Hash}, nil
+		return &formats.ConsistencyProof{NewSize: now.Size, NewRoot: now.Hash}, nil
 	}
 	p, err := l.ProveConsistency(trusted.Size, now.Size)
 	if err != nil {
@@ -98,7 +100,7 @@ type EvidenceCheckpoint struct {
 
 // Evidence returns e as Evidence.
 func (e *InconsistencyError) Evidence() Evidence {
-	side := func(cp Checkpoint, signed []byte) EvidenceCheckpoint {
+	side := func(cp formats.Checkpoint, signed []byte) EvidenceCheckpoint {
 		return EvidenceCheckpoint{Origin: cp.Origin, Size: cp.Size, RootHash: hex.EncodeToString(cp.Hash[:]), Signed: string(signed)}
 	}
 	ev := Evidence{Why: e.Why, Trusted: side(e.Trusted, e.TrustedSigned), Found: side(e.Found, e.FoundSigned)}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/rules"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -70,8 +71,8 @@ func KeyName(vkey string) string {
 // the keys that did sign. A signature line of vkey's key that does not
 // verify stays ErrCheckpointSignature: evidence of tampering, not of a
 // wrong key. log names the log for the evidence.
-func OpenTrusted(signed []byte, vkey, log string) (Checkpoint, error) {
-	cp, err := OpenCheckpoint(signed, vkey)
+func OpenTrusted(signed []byte, vkey, log string) (formats.Checkpoint, error) {
+	cp, err := formats.OpenCheckpoint(signed, vkey)
 	var une *note.UnverifiedNoteError
 	if err == nil || !errors.As(err, &une) {
 		return cp, err
@@ -101,7 +102,7 @@ func KeyMismatch(log, where, given, stored string) error {
 // verified checkpoint uses it to check one entry without replaying the
 // log. Errors: an *IntegrityError (wrapping ErrTampered) when the entry
 // is not in that tree, and those of Entry and ProveInclusion.
-func (l *Log) ProvenEntry(i int64, cp Checkpoint) ([]byte, error) {
+func (l *Log) ProvenEntry(i int64, cp formats.Checkpoint) ([]byte, error) {
 	e, err := l.Entry(i)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -66,7 +67,7 @@ type EntryFunc func(index int64, entry []byte, accepted time.Time) error
 // a checkpoint that no signature of vkey signs, when vkey is not the key
 // the log stores, is a *TrustError (rules.VKeyMismatch) naming both.
 // Memory does not grow with the log.
-func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
+func (l *Log) Verify(vkey string, fn EntryFunc) (formats.Checkpoint, error) {
 	cp, err := l.verify(vkey, fn)
 	if errors.Is(err, ErrTampered) && !errors.Is(err, ErrStoreDamaged) {
 		// A damaged block can end Badger's iteration early, which reads
@@ -80,14 +81,14 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 	return cp, err
 }
 
-func (l *Log) verify(vkey string, fn EntryFunc) (Checkpoint, error) {
+func (l *Log) verify(vkey string, fn EntryFunc) (formats.Checkpoint, error) {
 	signed, err := l.Checkpoint()
 	if err != nil {
-		return Checkpoint{}, err
+		return formats.Checkpoint{}, err
 	}
 	cp, err := l.openGiven(signed, vkey)
 	if err != nil {
-		return Checkpoint{}, err
+		return formats.Checkpoint{}, err
 	}
 	size := l.Size()
 	if cp.Origin != l.origin {
@@ -137,7 +138,7 @@ func (l *Log) verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 				return &IntegrityError{Index: i, What: "entry beyond the checkpoint", Detail: fmt.Sprintf("the log holds %d entries", size)}
 			}
 			var accepted time.Time
-			var covering TimedCheckpoint
+			var covering formats.TimedCheckpoint
 			if hist != nil {
 				var err error
 				if covering, err = hist.covering(i); err != nil {
@@ -193,7 +194,7 @@ func (l *Log) verify(vkey string, fn EntryFunc) (Checkpoint, error) {
 			if err := hist.finish(size); err != nil {
 				return err
 			}
-			if t, err := CheckpointTime(signed, vkey); err != nil || (size > 0 && t.Before(hist.last)) {
+			if t, err := formats.CheckpointTime(signed, vkey); err != nil || (size > 0 && t.Before(hist.last)) {
 				return &IntegrityError{Index: -1, What: "latest checkpoint time", Detail: ErrHistory.Error() + ": the latest checkpoint is signed before the last batch, or carries no signed time"}
 			}
 		}
@@ -222,9 +223,9 @@ func hexHash(h tlog.Hash) string { return fmt.Sprintf("%x", h[:]) }
 // openGiven verifies the log's signed checkpoint under vkey. A key other
 // than the log's own is a reader's assertion: a checkpoint it did not
 // sign is a *TrustError (rules.VKeyMismatch) listing the keys that did.
-func (l *Log) openGiven(signed []byte, vkey string) (Checkpoint, error) {
+func (l *Log) openGiven(signed []byte, vkey string) (formats.Checkpoint, error) {
 	if vkey == l.vkey {
-		return OpenCheckpoint(signed, vkey)
+		return formats.OpenCheckpoint(signed, vkey)
 	}
 	return OpenTrusted(signed, vkey, l.Role())
 }

@@ -104,8 +104,8 @@ func setCosigned(txn Txn, head, full []byte) error {
 	if bytes.Equal(full, head) {
 		return ignoreNoKey(txn.Delete(keyCosigned))
 	}
-	if len(full) > MaxCheckpointSize {
-		return fmt.Errorf("%w: cosigned checkpoint of %d bytes", ErrMalformedCheckpoint, len(full))
+	if len(full) > formats.MaxCheckpointSize {
+		return fmt.Errorf("%w: cosigned checkpoint of %d bytes", formats.ErrMalformedCheckpoint, len(full))
 	}
 	return batchErr(txn.Set(keyCosigned, full))
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
@@ -100,7 +101,7 @@ func admitLedgerExport(k admitKeys) AdmissionLedger {
 	log := must(ledger.CreateWithHistory(filepath.Join(dir, "authority"), admitOrigin, k.log, func() time.Time { return time.Unix(t0, 0) }))
 	defer log.Close()
 	must(log.Append(admitRecords(k, dir)))
-	vkey := must(ledger.VerifierKey(admitOrigin, k.log.Public()))
+	vkey := must(formats.VerifierKey(admitOrigin, k.log.Public()))
 	must(verify.LoadAuthority(log, vkey))
 	var out bytes.Buffer
 	must(0, replica.Export(&out, []string{"authority"}, []*ledger.Log{log}))

@@ -78,7 +78,7 @@
 // SHA-256(origin || "\n" || 0x04 || public key)), the 8-byte big-endian
 // Unix time t, and the 64-byte Ed25519 signature of
 // "cosignature/v1\ntime <t>\n" followed by the checkpoint body. That t is
-// the batch's accepted time (ledger.CheckpointTime reads it). Both
+// the batch's accepted time (ledger/formats.CheckpointTime reads it). Both
 // verify under "authority_vkey", a signed-note verifier key
 // <origin>+<8 hex digits of the signed-note key hash>+<base64 of 0x01
 // and the 32-byte Ed25519 public key>: the key a runner trusts from

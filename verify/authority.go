@@ -7,6 +7,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify/internal/replay"
 )
@@ -24,7 +25,7 @@ const MaxClockSkew = delegation.MaxClockSkew
 type Authority struct {
 	Log        *ledger.Log
 	State      *delegation.State
-	Checkpoint ledger.Checkpoint
+	Checkpoint formats.Checkpoint
 
 	mu sync.RWMutex // guards State while the committer applies a batch
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -65,7 +66,7 @@ func ExampleAdmit() {
 		fmt.Println(err)
 		return
 	}
-	vkey, _ := ledger.VerifierKey("example.com/authority", logKey.Public()) // the runner's trusted log key
+	vkey, _ := formats.VerifierKey("example.com/authority", logKey.Public()) // the runner's trusted log key
 	auth, err := verify.LoadAuthority(log, vkey)
 	if err != nil {
 		fmt.Println(err)

@@ -39,7 +39,7 @@ type Trust struct {
 // (nil without a policy); its Time is the witnessed time (zero under
 // `quorum none`). Errors wrap formats.ErrQuorum (a *formats.QuorumError)
 // or formats.ErrPolicyLog.
-func (t Trust) CheckWitnessed(l *ledger.Log, vkey string, cp ledger.Checkpoint, clock func() (time.Time, error)) (*formats.Witnessing, error) {
+func (t Trust) CheckWitnessed(l *ledger.Log, vkey string, cp formats.Checkpoint, clock func() (time.Time, error)) (*formats.Witnessing, error) {
 	if t.Policy == nil {
 		return nil, nil
 	}
@@ -51,7 +51,7 @@ func (t Trust) CheckWitnessed(l *ledger.Log, vkey string, cp ledger.Checkpoint, 
 	if err != nil {
 		return nil, err
 	}
-	got, err := ledger.OpenCheckpoint(cosigned, vkey)
+	got, err := formats.OpenCheckpoint(cosigned, vkey)
 	if err != nil {
 		return nil, fmt.Errorf("the cosigned checkpoint: %w", err)
 	}

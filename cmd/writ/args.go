@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -16,7 +16,7 @@ func vkeyValue(c *cli.Context, name string) (string, error) {
 	if v == "" {
 		return "", nil
 	}
-	if _, err := ledger.NewVerifier(v); errors.Is(err, sign.ErrInvalidKey) {
+	if _, err := formats.NewVerifier(v); errors.Is(err, sign.ErrInvalidKey) {
 		return "", usageErr("--%s: %v", name, err)
 	} else if err != nil {
 		return "", usageErr("--%s: not a signed-note verifier key (<origin>+<8 hex>+<base64>): %v", name, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
@@ -110,7 +111,7 @@ func ledgerPublish(c *cli.Context) error {
 	if err != nil {
 		return noErr(fmt.Errorf("the %s log does not verify, nothing published: %w", name, err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
-	opts := ledger.PublishOptions{Progress: progressFor(c, "publishing", "tiles")}
+	opts := publish.PublishOptions{Progress: progressFor(c, "publishing", "tiles")}
 	var witnessing *formats.Witnessing
 	if policy != nil {
 		opts.Check = func(cosigned []byte) error {
@@ -122,7 +123,7 @@ func ledgerPublish(c *cli.Context) error {
 	if policy == nil {
 		warnUnwitnessedPublish(c, l)
 	}
-	p, err := l.PublishWith(c.String("to"), opts)
+	p, err := publish.PublishWith(l, c.String("to"), opts)
 	if err != nil {
 		if errors.Is(err, formats.ErrPolicyLog) {
 			return inputErr(fmt.Errorf("nothing published: --policy %s: %w", c.String("policy"), err), "give the policy of this log: its `log` line is the log's verifier key")
@@ -131,7 +132,7 @@ func ledgerPublish(c *cli.Context) error {
 			return noErr(fmt.Errorf("nothing published: the %s log's checkpoint: %w", name, err),
 				"collect the cosignatures first: `writ ledger checkpoint --refresh --policy "+c.String("policy")+" --dir "+c.String("dir")+"`")
 		}
-		if errors.Is(err, ledger.ErrPublish) || errors.Is(err, ledger.ErrInconsistent) {
+		if errors.Is(err, publish.ErrPublish) || errors.Is(err, ledger.ErrInconsistent) {
 			return noErr(err, "--to must be empty, or hold an older publication of this same log")
 		}
 		return err
@@ -254,7 +255,7 @@ func syncErr(err error) error {
 		return noErr(fmt.Errorf("nothing synced: %w", err), evidence(ie)...)
 	case errors.As(err, &re):
 		return recordErr(fmt.Errorf("nothing synced: %w", err))
-	case errors.Is(err, replica.ErrSourceLog), errors.Is(err, ledger.ErrCheckpointSignature), errors.Is(err, ledger.ErrMalformedCheckpoint),
+	case errors.Is(err, replica.ErrSourceLog), errors.Is(err, formats.ErrCheckpointSignature), errors.Is(err, formats.ErrMalformedCheckpoint),
 		errors.Is(err, ledger.ErrTampered), errors.Is(err, verify.ErrRootUntrusted), errors.Is(err, ledger.ErrHistory):
 		return noErr(fmt.Errorf("nothing synced: %w", err))
 	case errors.Is(err, formats.ErrPolicyLog):
@@ -301,7 +302,7 @@ func evidenceAs(ie *ledger.InconsistencyError, trusted, found string) []string {
 // witnessed publication replaced by an unwitnessed one stops every runner
 // that syncs under a witness policy until cosignatures are collected.
 func warnUnwitnessedPublish(c *cli.Context, l *ledger.Log) {
-	old, err := tiles.ReadFile(filepath.Join(c.String("to"), "checkpoint"), ledger.MaxCheckpointSize)
+	old, err := tiles.ReadFile(filepath.Join(c.String("to"), "checkpoint"), formats.MaxCheckpointSize)
 	if err != nil {
 		return
 	}

@@ -324,7 +324,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 		return err
 	}
 	// Verified under the log's key before anything of it is shown.
-	cp, err := ledger.OpenCheckpoint(signed, log.VerifierKey())
+	cp, err := formats.OpenCheckpoint(signed, log.VerifierKey())
 	if err != nil {
 		return noErr(fmt.Errorf("the %s log's stored checkpoint: %w", c.String("log"), err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}

@@ -117,7 +117,7 @@ func hexes(hs []tlog.Hash) []string {
 
 // proofErr is bad usage for an out-of-range request, else as openErr.
 func proofErr(err error) error {
-	if errors.Is(err, ledger.ErrProof) {
+	if errors.Is(err, formats.ErrProof) {
 		return inputErr(err)
 	}
 	return err
@@ -204,7 +204,7 @@ func ledgerReceipt(c *cli.Context) error {
 		if err != nil {
 			return proofErr(err)
 		}
-		key, err := ledger.VerifierPublicKey(log.VerifierKey())
+		key, err := formats.VerifierPublicKey(log.VerifierKey())
 		if err != nil {
 			return err
 		}
@@ -255,7 +255,7 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 		vkey = log.VerifierKey()
 		log.Close()
 	}
-	key, err := ledger.VerifierPublicKey(vkey)
+	key, err := formats.VerifierPublicKey(vkey)
 	if err != nil {
 		return usageErr("--vkey: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/httpbound"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/verify/runner"
 )
 
@@ -39,7 +40,7 @@ func ledgerServe(c *cli.Context) error {
 	}
 	limitHeap(answerBytes)
 	metrics := newLogMetrics(origin)
-	srv := ledger.NewServer(open, ledger.ServeOptions{Metrics: metrics, MaxAnswerBytes: answerBytes,
+	srv := publish.NewServer(open, publish.ServeOptions{Metrics: metrics, MaxAnswerBytes: answerBytes,
 		WriteTimeout: httpbound.DefaultWriteTimeout, RetryAfter: httpbound.DefaultRetryAfter,
 		Refused: func() { metrics.refused(reasonMaxAnswer) }})
 	defer srv.Close()

@@ -104,7 +104,7 @@ func keyErr(err error) error {
 func classify(err error) int {
 	for _, target := range []error{
 		delegation.ErrRefused, delegation.ErrUnauthorized, ledger.ErrTampered,
-		ledger.ErrCheckpointSignature, transfer.ErrDigestMismatch, sign.ErrBadSignature,
+		formats.ErrCheckpointSignature, transfer.ErrDigestMismatch, sign.ErrBadSignature,
 		formats.ErrQuorum, ledger.ErrWitnessAhead,
 	} {
 		if errors.Is(err, target) {
@@ -114,7 +114,7 @@ func classify(err error) int {
 	for _, target := range []error{
 		schemas.ErrMalformed, schemas.ErrInvalid, sign.ErrMalformedEnvelope, sign.ErrInvalidKey,
 		sign.ErrKeyFilePermissions, sign.ErrWrongPassphrase, sign.ErrNoIdentity, sign.ErrExists, fs.ErrNotExist,
-		fs.ErrPermission, ledger.ErrNotALog, ledger.ErrMalformedCheckpoint, transfer.ErrDirtyBuild,
+		fs.ErrPermission, ledger.ErrNotALog, formats.ErrMalformedCheckpoint, transfer.ErrDirtyBuild,
 		transfer.ErrUnknownBuild, ledger.ErrWrongKey, ledger.ErrBatchTooLarge, formats.ErrPolicy, formats.ErrPolicyLog,
 		// Every failure of a key in a PKCS#11 token: sign.ErrTokenModule,
 		// ErrTokenNotFound, ErrTokenPIN, ErrTokenObject and ErrTokenURI

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
@@ -52,7 +53,7 @@ func floodBigBundles(t *testing.T) {
 	}
 	time.Sleep(time.Second) // the server reads the bundles and fills the sockets' buffers
 	served := goodBundleClient(t, "http://"+addr+"/tile/entries/000", bundle)
-	refusal := fmt.Sprintf("busy (max-answer-mib): the answers in flight hold %d MiB, the limit set by --max-answer-mib; retry after 1s\n", ledger.DefaultMaxAnswerBytes>>20)
+	refusal := fmt.Sprintf("busy (max-answer-mib): the answers in flight hold %d MiB, the limit set by --max-answer-mib; retry after 1s\n", publish.DefaultMaxAnswerBytes>>20)
 	var ok, refused int
 	for i, a := range readAnswers(slow, 2*time.Second) {
 		switch {

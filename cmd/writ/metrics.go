@@ -47,13 +47,13 @@ func newLogMetrics(origin string) *logMetrics {
 	return m
 }
 
-// Checkpoint implements ledger.ServeMetrics.
+// Checkpoint implements publish.ServeMetrics.
 func (m *logMetrics) Checkpoint(size int64, signed time.Time) {
 	m.size.Set(float64(size))
 	m.signed.Store(signed.Unix())
 }
 
-// Request implements ledger.ServeMetrics.
+// Request implements publish.ServeMetrics.
 func (m *logMetrics) Request(kind string, status, n int) {
 	m.requests.WithLabelValues(kind, strconv.Itoa(status)).Inc()
 	m.bytes.WithLabelValues(kind).Add(float64(n))

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/internal/auditview"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 )
 
 // writ runs the command line and returns its stdout, failing the test on
@@ -88,7 +88,7 @@ func TestAuditPageTrust(t *testing.T) {
 
 func vkeyID(t *testing.T, vkey string) string {
 	t.Helper()
-	pub, err := ledger.VerifierPublicKey(vkey)
+	pub, err := formats.VerifierPublicKey(vkey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/internal/httpbound"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/publish"
 )
 
 // httpLimitFlags are the bounds of every HTTP server writ runs (witness
@@ -38,15 +38,15 @@ func httpLimits(c *cli.Context, maxBody int64) (httpbound.Limits, error) {
 }
 
 // maxAnswerFlag bounds the memory ledger serve's answers hold, all
-// requests together (ledger.ServeOptions.MaxAnswerBytes), in MiB.
-var maxAnswerFlag = &cli.IntFlag{Name: "max-answer-mib", Value: ledger.DefaultMaxAnswerBytes >> 20,
-	Usage: fmt.Sprintf("hold at most `MIB` mebibytes of answers in memory at once, all clients together (bodies not yet written, gzip at work; at least %d); past it, 503 with Retry-After", ledger.MinMaxAnswerBytes>>20)}
+// requests together (publish.ServeOptions.MaxAnswerBytes), in MiB.
+var maxAnswerFlag = &cli.IntFlag{Name: "max-answer-mib", Value: publish.DefaultMaxAnswerBytes >> 20,
+	Usage: fmt.Sprintf("hold at most `MIB` mebibytes of answers in memory at once, all clients together (bodies not yet written, gzip at work; at least %d); past it, 503 with Retry-After", publish.MinMaxAnswerBytes>>20)}
 
 // maxAnswerBytes reads maxAnswerFlag, in bytes.
 func maxAnswerBytes(c *cli.Context) (int64, error) {
 	mib := c.Int(maxAnswerFlag.Name)
-	if mib < ledger.MinMaxAnswerBytes>>20 || mib > 1<<20 {
-		return 0, usageErr("--%s %d: at least %d (the largest answer, a full entry bundle, gzipped), at most %d", maxAnswerFlag.Name, mib, ledger.MinMaxAnswerBytes>>20, 1<<20)
+	if mib < publish.MinMaxAnswerBytes>>20 || mib > 1<<20 {
+		return 0, usageErr("--%s %d: at least %d (the largest answer, a full entry bundle, gzipped), at most %d", maxAnswerFlag.Name, mib, publish.MinMaxAnswerBytes>>20, 1<<20)
 	}
 	return int64(mib) << 20, nil
 }

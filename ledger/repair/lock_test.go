@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/ledger/replica"
 )
@@ -86,7 +87,7 @@ func TestRestoreLeavesUnexportedLogAside(t *testing.T) {
 		origin string
 		n      byte
 	}{ledger.AuthorityDir: {"example.com/aside", 1}, ledger.DecisionsDir: {"example.com/decisions/0123456789abcdef", 3}} {
-		vkey, err := ledger.VerifierKey(k.origin, testkit.Key(t, k.n).Public())
+		vkey, err := formats.VerifierKey(k.origin, testkit.Key(t, k.n).Public())
 		if err != nil {
 			t.Fatal(err)
 		}

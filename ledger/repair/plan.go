@@ -93,7 +93,7 @@ func (p *logPlan) check(given string, fn ledger.EntryFunc) error {
 	if err == nil {
 		p.stored = l.VerifierKey()
 		p.vkey = cmp.Or(given, p.stored)
-		var cp ledger.Checkpoint
+		var cp formats.Checkpoint
 		cp, err = l.Verify(p.vkey, fn)
 		p.whole, p.size, p.cp = err == nil, l.Size(), cp.Size
 		l.Close()
@@ -182,7 +182,7 @@ func (r *recorded) entry(i int64, e []byte, _ time.Time) error {
 	if err != nil || len(h) != tlog.HashSize {
 		return nil
 	}
-	r.fl = ledger.Floor{Checkpoint: ledger.Checkpoint{Size: d.AuthoritySize, Hash: tlog.Hash(h)},
+	r.fl = ledger.Floor{Checkpoint: formats.Checkpoint{Size: d.AuthoritySize, Hash: tlog.Hash(h)},
 		Where: fmt.Sprintf("entry %d of the decision log, a decision judged against it", i)}
 	r.ok = true
 	return nil

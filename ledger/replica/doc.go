@@ -4,7 +4,7 @@
 // doc of [ExportReader]); [Import] copies one into a replica after
 // verifying it and its consistency with what the replica holds; [Sync]
 // grows a replica from a published c2sp.org/tlog-tiles log (as
-// ledger.Log.Publish writes it, or ledger.Server serves it), proving
+// ledger/publish.Publish writes it, or ledger/publish.Server serves it), proving
 // every new entry into the signed root from the replica's own compact
 // range (hash tiles are never trusted), all or nothing, and proving the
 // checkpoints others were shown ([SeenCheckpoint]) consistent with it.

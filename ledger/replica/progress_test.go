@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -75,7 +76,7 @@ func TestProgress(t *testing.T) {
 
 	www := t.TempDir()
 	pub := &progressLog{t: t}
-	if _, err := w.auth.PublishWith(www, ledger.PublishOptions{Progress: pub.progress()}); err != nil {
+	if _, err := publish.PublishWith(w.auth, www, publish.PublishOptions{Progress: pub.progress()}); err != nil {
 		t.Fatal(err)
 	}
 	nTiles := int64(len(tlog.NewTiles(tiles.Height, 0, w.auth.Size())))

@@ -13,6 +13,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -34,7 +35,7 @@ func rereviewSetup(t *testing.T) (pub, replica string, synced Synced, forked4 []
 	w.appendAt(t, t0.Add(2*time.Second), "e", "f", "g", "h")
 	vkey = w.VerifierKey()
 	pub = filepath.Join(t.TempDir(), "pub")
-	if _, err := w.Publish(pub); err != nil {
+	if _, err := publish.Publish(w.Log, pub); err != nil {
 		t.Fatal(err)
 	}
 	f := newClockLog(t, filepath.Join(t.TempDir(), "f"), t0)
@@ -222,7 +223,7 @@ func TestRereviewSeenDeferredLeavesNothing(t *testing.T) {
 		}
 		w.appendAt(t, t0.Add(time.Duration(i+1)*time.Second), es...)
 		if i == 0 {
-			if _, err := w.Publish(pub0); err != nil {
+			if _, err := publish.Publish(w.Log, pub0); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -236,7 +237,7 @@ func TestRereviewSeenDeferredLeavesNothing(t *testing.T) {
 	forked, _ := f.Checkpoint() // size 701, between 300 and 1200
 	vkey := w.VerifierKey()
 	pub := filepath.Join(t.TempDir(), "pub")
-	if _, err := w.Publish(pub); err != nil {
+	if _, err := publish.Publish(w.Log, pub); err != nil {
 		t.Fatal(err)
 	}
 	replica := filepath.Join(t.TempDir(), "replica")

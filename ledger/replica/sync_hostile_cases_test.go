@@ -11,6 +11,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
@@ -136,9 +137,9 @@ func TestSyncHostileCheckpoints(t *testing.T) {
 		return func(t *testing.T, _ *hostile) tiles.Source { return openDirSource(t, dir) }
 	}
 	for _, c := range []hostileCase{
-		{name: "another key, same origin", fresh: true, check: wantIs(ledger.ErrCheckpointSignature),
+		{name: "another key, same origin", fresh: true, check: wantIs(formats.ErrCheckpointSignature),
 			source: dirOf(otherWriter(t, 2, 0, 100, 200, 5, 5).published(t))},
-		{name: "checkpoint altered", fresh: true, check: wantIs(ledger.ErrCheckpointSignature),
+		{name: "checkpoint altered", fresh: true, check: wantIs(formats.ErrCheckpointSignature),
 			source: func(t *testing.T, h *hostile) tiles.Source {
 				return openDirSource(t, h.altered(t, "checkpoint", func(b []byte) []byte { return bytes.Replace(b, []byte("\n310\n"), []byte("\n311\n"), 1) }))
 			}},

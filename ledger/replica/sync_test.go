@@ -11,6 +11,8 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
@@ -50,9 +52,9 @@ func (w *historyWriter) add(t *testing.T, n int) {
 	}
 }
 
-func (w *historyWriter) publish(t *testing.T, to string) ledger.Published {
+func (w *historyWriter) publish(t *testing.T, to string) publish.Published {
 	t.Helper()
-	p, err := w.Publish(to)
+	p, err := publish.Publish(w.Log, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +71,7 @@ func syncDir(t *testing.T, rdir, from, vkey string) (replica.Synced, error) {
 }
 
 // acceptedTimes verifies a log and returns its entries' accepted times.
-func acceptedTimes(t *testing.T, dir string) (ledger.Checkpoint, []time.Time) {
+func acceptedTimes(t *testing.T, dir string) (formats.Checkpoint, []time.Time) {
 	t.Helper()
 	l, err := ledger.OpenReadOnly(dir)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify/internal/replay"
@@ -65,7 +66,7 @@ func errNoDecisionLog(given string, missing error) error {
 // names another origin, the key is refused, a *ledger.TrustError
 // (rules.VKeyMismatch), since it is not this log's.
 func checkDecisionOrigin(authority, origin, vkey, own string) error {
-	pub, err := ledger.VerifierPublicKey(vkey)
+	pub, err := formats.VerifierPublicKey(vkey)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func (r *dirReader) authority() (auditLog, error) { return &dirLog{l: r.auth, hi
 // needed for the decisions, and closing unmaps the tables whose pages
 // the verification made resident; a fresh read-only open serves the few
 // tree hashes the decisions need, each proven against the verified root.
-func (r *dirReader) decisions(ledger.Checkpoint) (auditLog, error) {
+func (r *dirReader) decisions(formats.Checkpoint) (auditLog, error) {
 	r.auth.Close()
 	auth, err := ledger.OpenAuthority(r.dir, nil)
 	if err != nil {
@@ -69,7 +69,7 @@ func (r *dirReader) decisions(ledger.Checkpoint) (auditLog, error) {
 	return &dirLog{l: r.dec}, nil
 }
 
-func (r *dirReader) root(cp ledger.Checkpoint, n int64) (tlog.Hash, bool, error) {
+func (r *dirReader) root(cp formats.Checkpoint, n int64) (tlog.Hash, bool, error) {
 	return provenRoot(r.auth, cp, n)
 }
 
@@ -116,11 +116,11 @@ func (d *dirLog) signed() []byte {
 	return b
 }
 
-func (d *dirLog) verify(vkey string, _ *CheckpointSummary, fn ledger.EntryFunc, wait func() error) (ledger.Checkpoint, error) {
+func (d *dirLog) verify(vkey string, _ *CheckpointSummary, fn ledger.EntryFunc, wait func() error) (formats.Checkpoint, error) {
 	if d.history {
 		if err := replay.RequireHistory(d.l); err != nil {
 			wait()
-			return ledger.Checkpoint{}, err
+			return formats.Checkpoint{}, err
 		}
 	}
 	cp, err := d.l.Verify(vkey, fn)
@@ -131,11 +131,11 @@ func (d *dirLog) verify(vkey string, _ *CheckpointSummary, fn ledger.EntryFunc, 
 	return cp, err
 }
 
-func (d *dirLog) witnessed(p *formats.Policy, vkey string, cp ledger.Checkpoint, now func() (time.Time, error)) (*formats.Witnessing, error) {
+func (d *dirLog) witnessed(p *formats.Policy, vkey string, cp formats.Checkpoint, now func() (time.Time, error)) (*formats.Witnessing, error) {
 	return verify.Trust{Policy: p}.CheckWitnessed(d.l, vkey, cp, now)
 }
 
-func (d *dirLog) consistent(trusted *CheckpointSummary, cp ledger.Checkpoint) error {
+func (d *dirLog) consistent(trusted *CheckpointSummary, cp formats.Checkpoint) error {
 	if trusted == nil {
 		return nil
 	}
@@ -147,12 +147,12 @@ func (d *dirLog) consistent(trusted *CheckpointSummary, cp ledger.Checkpoint) er
 // that verified as cp, read from the log's stored hashes and proven a
 // prefix of cp's root (ledger.Log.CheckConsistent, RFC 9162 §2.1.4):
 // stored hashes are not believed on their own.
-func provenRoot(auth *ledger.Log, cp ledger.Checkpoint, n int64) (tlog.Hash, bool, error) {
+func provenRoot(auth *ledger.Log, cp formats.Checkpoint, n int64) (tlog.Hash, bool, error) {
 	h, err := auth.TreeHash(n)
 	if err != nil {
 		return h, false, err
 	}
-	if _, err := auth.CheckConsistent(ledger.Checkpoint{Origin: cp.Origin, Size: n, Hash: h}, cp); err != nil {
+	if _, err := auth.CheckConsistent(formats.Checkpoint{Origin: cp.Origin, Size: n, Hash: h}, cp); err != nil {
 		return h, false, err
 	}
 	return h, true, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
@@ -31,7 +32,7 @@ func TestAuditForkEvidence(t *testing.T) {
 		t.Fatalf("evidence %+v", ev)
 	}
 	for side, signed := range map[string]string{"trusted": ev.Trusted.Signed, "found": ev.Found.Signed} {
-		cp, err := ledger.OpenCheckpoint([]byte(signed), vkey)
+		cp, err := formats.OpenCheckpoint([]byte(signed), vkey)
 		if err != nil || cp.Size != 2 || !strings.HasPrefix(signed, "example.com/audit\n2\n") {
 			t.Errorf("%s checkpoint %q does not verify under the log key: %v", side, signed, err)
 		}

@@ -92,7 +92,7 @@ func (e *exportReader) authority() (auditLog, error) {
 	return sec, nil
 }
 
-func (e *exportReader) decisions(ledger.Checkpoint) (auditLog, error) {
+func (e *exportReader) decisions(formats.Checkpoint) (auditLog, error) {
 	sec, err := e.next()
 	switch {
 	case err == io.EOF && (e.rep.opts.DecisionsVKey != "" || e.rep.state.Decisions != nil):
@@ -107,7 +107,7 @@ func (e *exportReader) decisions(ledger.Checkpoint) (auditLog, error) {
 
 // root knows only the authority log's final root: the export streamed
 // the log past.
-func (e *exportReader) root(cp ledger.Checkpoint, n int64) (tlog.Hash, bool, error) {
+func (e *exportReader) root(cp formats.Checkpoint, n int64) (tlog.Hash, bool, error) {
 	return cp.Hash, n == cp.Size, nil
 }
 
@@ -135,7 +135,7 @@ func (s *sectionLog) vkey() string   { return s.sec.VKey }
 func (s *sectionLog) origin() string { return s.sec.Origin }
 func (s *sectionLog) signed() []byte { return []byte(s.sec.Checkpoint) }
 
-func (s *sectionLog) verify(vkey string, trusted *CheckpointSummary, fn ledger.EntryFunc, wait func() error) (ledger.Checkpoint, error) {
+func (s *sectionLog) verify(vkey string, trusted *CheckpointSummary, fn ledger.EntryFunc, wait func() error) (formats.Checkpoint, error) {
 	prefix := &prefixCheck{trusted: trusted}
 	cp, err := s.x.VerifySection(s.sec, vkey, prefix.wrap(fn))
 	if werr := wait(); werr != nil {
@@ -147,11 +147,11 @@ func (s *sectionLog) verify(vkey string, trusted *CheckpointSummary, fn ledger.E
 	return cp, err
 }
 
-func (s *sectionLog) witnessed(p *formats.Policy, vkey string, _ ledger.Checkpoint, now func() (time.Time, error)) (*formats.Witnessing, error) {
+func (s *sectionLog) witnessed(p *formats.Policy, vkey string, _ formats.Checkpoint, now func() (time.Time, error)) (*formats.Witnessing, error) {
 	t, _ := now()
 	w, err := p.Check([]byte(s.sec.Checkpoint), vkey, t)
 	return &w, err
 }
 
 // consistent: verify proved the prefix as the section streamed past.
-func (s *sectionLog) consistent(*CheckpointSummary, ledger.Checkpoint) error { return nil }
+func (s *sectionLog) consistent(*CheckpointSummary, formats.Checkpoint) error { return nil }

@@ -105,7 +105,7 @@ func ParseFleet(data []byte) (*Fleet, error) {
 		default:
 			return nil, bad("expected `authority URL VKEY` or `runner NAME URL VKEY`")
 		}
-		if _, err := ledger.NewVerifier(l.VKey); err != nil {
+		if _, err := formats.NewVerifier(l.VKey); err != nil {
 			return nil, bad("verifier key %q: %v", l.VKey, err)
 		}
 		if err := onceEach(logs, n, l); err != nil {

@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/writ-ledger/writ/internal/testkit"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
 func fleetVKey(t testing.TB, seed ...byte) string {
-	v, err := ledger.VerifierKey("example.com/fleet", testkit.Key(t, append(seed, 1)[0]).Public())
+	v, err := formats.VerifierKey("example.com/fleet", testkit.Key(t, append(seed, 1)[0]).Public())
 	if err != nil {
 		t.Fatal(err)
 	}

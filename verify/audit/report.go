@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"fmt"
+
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
@@ -51,13 +52,13 @@ type CheckpointSummary struct {
 	Size     int64  `json:"size"`
 	RootHash string `json:"root_hash"` // lowercase hex
 	// Signed is the signed checkpoint note as verified, with its witness
-	// cosignatures (text; at most ledger.MaxCheckpointSize bytes): kept in
+	// cosignatures (text; at most formats.MaxCheckpointSize bytes): kept in
 	// the auditor's state file, it is the evidence a later fork is
 	// proven against. Empty in a state file an older writ wrote.
 	Signed string `json:"signed,omitempty"`
 }
 
-func summarize(c ledger.Checkpoint) *CheckpointSummary {
+func summarize(c formats.Checkpoint) *CheckpointSummary {
 	return &CheckpointSummary{Origin: c.Origin, Size: c.Size, RootHash: fmt.Sprintf("%x", c.Hash[:])}
 }
 

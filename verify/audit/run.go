@@ -29,10 +29,10 @@ type reader interface {
 	authority() (auditLog, error)
 	// decisions returns the decision log (nil when there is none and
 	// none is expected); authCP is the verified authority checkpoint.
-	decisions(authCP ledger.Checkpoint) (auditLog, error)
+	decisions(authCP formats.Checkpoint) (auditLog, error)
 	// root is the root of the first n entries of the authority log that
 	// verified as cp, and whether it could be computed.
-	root(cp ledger.Checkpoint, n int64) (tlog.Hash, bool, error)
+	root(cp formats.Checkpoint, n int64) (tlog.Hash, bool, error)
 	// finish runs the source's last checks after both logs verified.
 	finish(rep *Report) error
 	close()
@@ -50,12 +50,12 @@ type auditLog interface {
 	// vkey, handing each entry to fn, then returns wait's error if any;
 	// a source that streams its log also checks here that it extends
 	// trusted (nil: nothing trusted yet).
-	verify(vkey string, trusted *CheckpointSummary, fn ledger.EntryFunc, wait func() error) (ledger.Checkpoint, error)
+	verify(vkey string, trusted *CheckpointSummary, fn ledger.EntryFunc, wait func() error) (formats.Checkpoint, error)
 	// witnessed judges the verified checkpoint cp by policy p at now.
-	witnessed(p *formats.Policy, vkey string, cp ledger.Checkpoint, now func() (time.Time, error)) (*formats.Witnessing, error)
+	witnessed(p *formats.Policy, vkey string, cp formats.Checkpoint, now func() (time.Time, error)) (*formats.Witnessing, error)
 	// consistent proves the verified log extends trusted (nil: nothing
 	// trusted), where verify did not.
-	consistent(trusted *CheckpointSummary, cp ledger.Checkpoint) error
+	consistent(trusted *CheckpointSummary, cp formats.Checkpoint) error
 }
 
 // failed is a failure the audit reports (Report.Failure) against log.
@@ -126,8 +126,8 @@ func (rep *Report) run(r reader) error {
 // trusts for it, replaying every record, and checks its first root, its
 // witnesses and its consistency with the auditor's state. It returns the
 // verified checkpoint.
-func (rep *Report) verifyAuthority(l auditLog) (ledger.Checkpoint, error) {
-	var cp ledger.Checkpoint
+func (rep *Report) verifyAuthority(l auditLog) (formats.Checkpoint, error) {
+	var cp formats.Checkpoint
 	st := rep.state
 	tk, vkey, err := pickVKey("authority", rep.opts.AuthorityVKey, st.AuthorityVKey, l.vkey())
 	if err != nil {
@@ -165,7 +165,7 @@ func (rep *Report) verifyAuthority(l auditLog) (ledger.Checkpoint, error) {
 // trusts for it, bound to the authority log that verified as authCP
 // (rootAt gives that log's root at a size), counts its decisions and
 // checks its consistency with the auditor's state.
-func (rep *Report) verifyDecisions(l auditLog, authCP ledger.Checkpoint, rootAt func(int64) (tlog.Hash, bool, error)) error {
+func (rep *Report) verifyDecisions(l auditLog, authCP formats.Checkpoint, rootAt func(int64) (tlog.Hash, bool, error)) error {
 	st := rep.state
 	tk, vkey, err := pickVKey("decisions", rep.opts.DecisionsVKey, st.DecisionsVKey, l.vkey())
 	if err != nil {

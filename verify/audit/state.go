@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -40,8 +41,8 @@ func (s *auditState) summary(log string) *CheckpointSummary {
 	return nil
 }
 
-func (c *CheckpointSummary) checkpoint() ledger.Checkpoint {
-	cp := ledger.Checkpoint{Origin: c.Origin, Size: c.Size}
+func (c *CheckpointSummary) checkpoint() formats.Checkpoint {
+	cp := formats.Checkpoint{Origin: c.Origin, Size: c.Size}
 	b, _ := hex.DecodeString(c.RootHash)
 	copy(cp.Hash[:], b)
 	return cp
@@ -50,7 +51,7 @@ func (c *CheckpointSummary) checkpoint() ledger.Checkpoint {
 // MaxStateFile bounds the auditor's state file (Options.StateFile),
 // in bytes. The file writ writes holds two checkpoint summaries (an origin
 // of at most 128 bytes, a size, 64 hex digits of root hash, and the signed
-// checkpoint note, at most ledger.MaxCheckpointSize = 16 KiB and in
+// checkpoint note, at most formats.MaxCheckpointSize = 16 KiB and in
 // practice under 2 KiB) and two verifier keys. 64 KiB leaves room for
 // that while a file that is not one writ wrote (a log, an export given by
 // mistake) is refused before it is read whole.
@@ -89,14 +90,14 @@ func readState(path string) (*auditState, error) {
 		if c.sum == nil {
 			continue
 		}
-		if b, err := hex.DecodeString(c.sum.RootHash); err != nil || len(b) != tlog.HashSize || c.sum.Size < 0 || !ledger.ValidOrigin(c.sum.Origin) {
+		if b, err := hex.DecodeString(c.sum.RootHash); err != nil || len(b) != tlog.HashSize || c.sum.Size < 0 || !formats.ValidOrigin(c.sum.Origin) {
 			return nil, fmt.Errorf("auditor state %s: a checkpoint is malformed", path)
 		}
 		// The signed note is evidence only (the root is what is trusted):
 		// kept only if it verifies under the remembered key and is this
 		// very checkpoint, so that evidence never shows an unchecked note.
 		if c.sum.Signed != "" {
-			cp, err := ledger.OpenCheckpoint([]byte(c.sum.Signed), c.vkey)
+			cp, err := formats.OpenCheckpoint([]byte(c.sum.Signed), c.vkey)
 			if err != nil || cp != c.sum.checkpoint() {
 				c.sum.Signed = ""
 			}
@@ -158,7 +159,7 @@ func (p *prefixCheck) wrap(fn ledger.EntryFunc) ledger.EntryFunc {
 	}
 }
 
-func (p *prefixCheck) check(cp ledger.Checkpoint) error {
+func (p *prefixCheck) check(cp formats.Checkpoint) error {
 	if p.trusted == nil {
 		return nil
 	}

@@ -3,7 +3,7 @@ package audit
 import (
 	"strings"
 
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 )
 
 // Where an audit took a log's checkpoint verifier key from
@@ -71,7 +71,7 @@ func pickVKey(log, given, remembered, own string) (*TrustedKey, string, error) {
 	}
 	tk := &TrustedKey{Source: source}
 	tk.Name, _, _ = strings.Cut(key, "+")
-	if pub, err := ledger.VerifierPublicKey(key); err == nil {
+	if pub, err := formats.VerifierPublicKey(key); err == nil {
 		tk.KeyID = pub.ID()
 	}
 	return tk, key, nil

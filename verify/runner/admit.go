@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -54,7 +55,7 @@ func (r *Runner) Admit(d verify.Dispatch) (*verify.Verdict, int64, error) {
 		c = r.check(s, d)
 	}
 	v := c.Decide(runnerHistory{r})
-	var next *ledger.Checkpoint
+	var next *formats.Checkpoint
 	if s.err == nil && s.cp.Size > 0 {
 		cp := s.cp
 		next = &cp
@@ -83,7 +84,7 @@ func (r *Runner) Admit(d verify.Dispatch) (*verify.Verdict, int64, error) {
 // claim, the marks, the trusted checkpoint next) at once, and waits for
 // the commit outside the lock. It runs under r.mu, and returns with it
 // held.
-func (r *Runner) record(v *verify.Verdict, rec *schemas.Decision, b []byte, next *ledger.Checkpoint) (*verify.Verdict, int64, error) {
+func (r *Runner) record(v *verify.Verdict, rec *schemas.Decision, b []byte, next *formats.Checkpoint) (*verify.Verdict, int64, error) {
 	keys := append(indexKeys(rec), keyIndexed)
 	id := verify.AdmittedID(rec)
 	wait, err := r.dec.EnqueueWithKeys(b, keys)

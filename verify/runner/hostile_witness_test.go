@@ -20,6 +20,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
@@ -147,7 +148,7 @@ func newSplitSetup(t *testing.T) *splitSetup {
 	collectFor(t, auth, "log "+vkey+"\nwitness a "+wa.vkey+" "+wa.url+"\nquorum a\n")
 	collectFor(t, fork, "log "+vkey+"\nwitness f "+wf.vkey+" "+wf.url+"\nquorum f\n")
 	pub := filepath.Join(t.TempDir(), "pub")
-	if _, err := auth.Publish(pub); err != nil {
+	if _, err := publish.Publish(auth, pub); err != nil {
 		t.Fatal(err)
 	}
 	policy, err := formats.ParsePolicy([]byte("log " + vkey + "\nwitness a " + wa.vkey + " " + wa.url + "\nwitness f " + wf.vkey + " " + wf.url + "\nquorum a\n"))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -145,7 +146,7 @@ func (r *Runner) remember(hw map[string]string) bool {
 // decision log is signed by the runner key, so this memory is as good as
 // that key. The origin is the authority origin the decision log was named
 // after.
-func LastTrusted(decisions *ledger.Log) (*ledger.Checkpoint, error) {
+func LastTrusted(decisions *ledger.Log) (*formats.Checkpoint, error) {
 	d, err := lastDecision(decisions)
 	if err != nil || d == nil || d.AuthorityRoot == "" {
 		return nil, err
@@ -158,7 +159,7 @@ func LastTrusted(decisions *ledger.Log) (*ledger.Checkpoint, error) {
 	if i := strings.LastIndex(origin, "/decisions/"); i > 0 {
 		origin = origin[:i]
 	}
-	cp := &ledger.Checkpoint{Origin: origin, Size: d.AuthoritySize}
+	cp := &formats.Checkpoint{Origin: origin, Size: d.AuthoritySize}
 	copy(cp.Hash[:], root)
 	return cp, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -32,7 +33,7 @@ type Runner struct {
 	dec   *ledger.Log
 
 	loadMu      sync.Mutex // serializes snapshot rebuilds; guards good and locked*
-	good        *ledger.Checkpoint
+	good        *formats.Checkpoint
 	snap        atomic.Pointer[snapshot]
 	lockedSig   string    // the changed log a writer held at the last rebuild
 	lockedSince time.Time // when that was first seen
@@ -41,7 +42,7 @@ type Runner struct {
 	marks   map[string]string // high-water marks read or recorded by this process: artifact → version ("" none)
 
 	mu            sync.Mutex // guards everything below
-	trusted       *ledger.Checkpoint
+	trusted       *formats.Checkpoint
 	hwGen         uint64 // counts changes of marks made by this process's decisions
 	pendingIDs    map[string]int
 	pendingClaims map[string]*verify.HeldClaim

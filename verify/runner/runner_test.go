@@ -14,6 +14,7 @@ import (
 	"filippo.io/age"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -416,7 +417,7 @@ func TestRunnerLedgerRules(t *testing.T) {
 	r.Close()
 	l.admitIn(t, verify.Trust{TrustRoot: "sha256:" + strings.Repeat("0", 64)}, nil, verify.Dispatch{Raw: l.signed(t, 2, nil)}, verify.RuleRootUntrusted, refusedAll)
 	// A --vkey of another key (the same origin) than the log's.
-	other, err := ledger.VerifierKey(runnerOrigin, testkit.Key(t, 99).Public())
+	other, err := formats.VerifierKey(runnerOrigin, testkit.Key(t, 99).Public())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
 	"golang.org/x/mod/sumdb/tlog"
@@ -36,7 +37,7 @@ type snapshot struct {
 	err  error
 
 	state      *delegation.State
-	cp         ledger.Checkpoint
+	cp         formats.Checkpoint
 	ledgerTime time.Time      // when cp was signed, or witnessed under a policy (zero if unknown)
 	recheck    time.Time      // when a witness's future-dated cosignature starts to count: judge again then
 	witnessed  bool           // ledgerTime is the witnesses' (verify.Trust.Policy), not the writer's
@@ -79,7 +80,7 @@ func dirSignature(dir string) string {
 // (nil entries skipped). It returns ledger.ErrLocked unwrapped when
 // another process holds the log, so that the caller can keep its current
 // snapshot; every other failure is a snapshot that refuses.
-func loadSnapshot(dir string, trust verify.Trust, now func() (time.Time, error), trusted ...*ledger.Checkpoint) (*snapshot, error) {
+func loadSnapshot(dir string, trust verify.Trust, now func() (time.Time, error), trusted ...*formats.Checkpoint) (*snapshot, error) {
 	s := &snapshot{sig: dirSignature(filepath.Join(dir, ledger.AuthorityDir)), dir: dir, roots: map[int64]tlog.Hash{}}
 	auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledger.AuthorityDir))
 	if errors.Is(err, ledger.ErrLocked) {
@@ -129,11 +130,11 @@ func loadSnapshot(dir string, trust verify.Trust, now func() (time.Time, error),
 	if w != nil && !w.Time.IsZero() {
 		s.ledgerTime, s.witnessed = w.Time, true
 	} else if signed, err := auth.Checkpoint(); err == nil {
-		if t, err := ledger.CheckpointTime(signed, vkey); err == nil {
+		if t, err := formats.CheckpointTime(signed, vkey); err == nil {
 			s.ledgerTime = t
 		}
 	}
-	if k, err := ledger.VerifierPublicKey(vkey); err == nil {
+	if k, err := formats.VerifierPublicKey(vkey); err == nil {
 		s.key = k
 	}
 	return s, nil
@@ -160,7 +161,7 @@ var errReceiptNotCovered = errors.New("receipt is beyond the checkpoint this run
 // verified checkpoint's, and its root is that checkpoint's root or is
 // proven a prefix of it by an RFC 9162 §2.1.4 consistency proof built from
 // the log on disk (which the proof makes untrusted input). Errors wrap
-// ledger.ErrReceipt, errReceiptNotCovered, or say why the log could not be
+// formats.ErrReceipt, errReceiptNotCovered, or say why the log could not be
 // read.
 func (s *snapshot) VerifyReceipt(receipt, entry []byte) error {
 	if s.key.IsZero() {
@@ -175,7 +176,7 @@ func (s *snapshot) VerifyReceipt(receipt, entry []byte) error {
 		return fmt.Errorf("%w: the receipt is for tree size %d, this runner verified size %d", errReceiptNotCovered, p.TreeSize, s.cp.Size)
 	case p.TreeSize == s.cp.Size:
 		if p.RootHash != s.cp.Hash {
-			return fmt.Errorf("%w: the receipt's root at size %d is %s, the verified checkpoint's is %s", ledger.ErrReceipt, p.TreeSize, p.RootHash, s.cp.Hash)
+			return fmt.Errorf("%w: the receipt's root at size %d is %s, the verified checkpoint's is %s", formats.ErrReceipt, p.TreeSize, p.RootHash, s.cp.Hash)
 		}
 		return nil
 	}
@@ -184,7 +185,7 @@ func (s *snapshot) VerifyReceipt(receipt, entry []byte) error {
 	s.mu.Unlock()
 	if ok {
 		if known != p.RootHash {
-			return fmt.Errorf("%w: the receipt's root at size %d is %s, the verified log's is %s", ledger.ErrReceipt, p.TreeSize, p.RootHash, known)
+			return fmt.Errorf("%w: the receipt's root at size %d is %s, the verified log's is %s", formats.ErrReceipt, p.TreeSize, p.RootHash, known)
 		}
 		return nil
 	}
@@ -219,8 +220,8 @@ func (s *snapshot) provePrefix(size int64, root tlog.Hash) error {
 		return fmt.Errorf("opening the authority log to check the receipt's tree: %w", err)
 	}
 	defer auth.Close()
-	if _, err := auth.CheckConsistent(ledger.Checkpoint{Origin: s.cp.Origin, Size: size, Hash: root}, s.cp); err != nil {
-		return fmt.Errorf("%w: the receipt's tree (size %d) is not a prefix of the verified checkpoint: %w", ledger.ErrReceipt, size, err)
+	if _, err := auth.CheckConsistent(formats.Checkpoint{Origin: s.cp.Origin, Size: size, Hash: root}, s.cp); err != nil {
+		return fmt.Errorf("%w: the receipt's tree (size %d) is not a prefix of the verified checkpoint: %w", formats.ErrReceipt, size, err)
 	}
 	return nil
 }

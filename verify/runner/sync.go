@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
@@ -162,6 +163,6 @@ func SyncDecisions(ctx context.Context, dir string, src tiles.Source, vkey strin
 // publishes it this way, while it serves. The log is this runner's own,
 // whose head it checks before every append; Publish checks the signed
 // root and every published entry's leaf hash. Errors: those of Publish.
-func (r *Runner) PublishDecisions(to string) (ledger.Published, error) {
-	return r.dec.Publish(to)
+func (r *Runner) PublishDecisions(to string) (publish.Published, error) {
+	return publish.Publish(r.dec, to)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/verify"
@@ -42,13 +43,13 @@ func TestReplicaSync(t *testing.T) {
 	root, op := testkit.Key(t, 1), testkit.Key(t, 2)
 	auth, a := gatedAuthority(t, testkit.Seal(t, testkit.Root(1, root), root))
 	pub := filepath.Join(t.TempDir(), "pub")
-	publish := func() {
+	republish := func() {
 		t.Helper()
-		if _, err := auth.Publish(pub); err != nil {
+		if _, err := publish.Publish(auth, pub); err != nil {
 			t.Fatal(err)
 		}
 	}
-	publish()
+	republish()
 	src, err := tiles.OpenSource(pub, time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func TestReplicaSync(t *testing.T) {
 	if _, err := a.Append([][]byte{testkit.Seal(t, testkit.Delegation(op, []string{"instruct"}, "s", "m"), root)}); err != nil {
 		t.Fatal(err)
 	}
-	publish()
+	republish()
 	if res, err := r.Sync(context.Background()); err != nil || res.Before != 1 || res.After != 2 {
 		t.Fatalf("second sync: %+v, %v", res, err)
 	}
@@ -73,7 +74,7 @@ func TestReplicaSync(t *testing.T) {
 	if _, err := auth.Append([][]byte{testkit.Seal(t, testkit.Delegation(testkit.Key(t, 3), []string{"instruct"}, "s", "m"), op)}); err != nil {
 		t.Fatal(err)
 	}
-	publish()
+	republish()
 	_, err = r.Sync(context.Background())
 	var re *delegation.RecordError
 	if !errors.As(err, &re) || re.Index != 2 || !strings.Contains(err.Error(), "out-of-scope: the signer may not delegate") {
@@ -100,7 +101,7 @@ func TestSyncForgedEntryBlamesSource(t *testing.T) {
 		testkit.Seal(t, testkit.Delegation(op, []string{"instruct"}, "s", "m"), root),
 		testkit.Seal(t, testkit.Delegation(testkit.Key(t, 4), []string{"instruct"}, "s", "m"), root))
 	pub := filepath.Join(t.TempDir(), "pub")
-	if _, err := auth.Publish(pub); err != nil {
+	if _, err := publish.Publish(auth, pub); err != nil {
 		t.Fatal(err)
 	}
 	// Forge entry 1: a well-framed record the writer never signed.

@@ -1,4 +1,4 @@
-package ledger_test
+package publish_test
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
@@ -51,7 +53,7 @@ func TestServeMatchesPublish(t *testing.T) {
 	m := &countingMetrics{requests: map[string]int{}}
 	// The server shares the writer's open log (a lease that outlasts the
 	// test, so it never closes it); the CLI test serves a log directory.
-	srv := ledger.NewServer(func() (*ledger.Log, error) { return w.Log, nil }, ledger.ServeOptions{Metrics: m, Lease: time.Hour})
+	srv := publish.NewServer(func() (*ledger.Log, error) { return w.Log, nil }, publish.ServeOptions{Metrics: m, Lease: time.Hour})
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	get := func(path string, gz bool) (*http.Response, []byte) {
@@ -129,7 +131,7 @@ func TestServeLeases(t *testing.T) {
 	w.add(t, 3)
 	vkey := w.VerifierKey()
 	w.Close()
-	srv := ledger.NewServer(func() (*ledger.Log, error) { return ledger.OpenReadOnly(w.dir) }, ledger.ServeOptions{Lease: 100 * time.Millisecond})
+	srv := publish.NewServer(func() (*ledger.Log, error) { return ledger.OpenReadOnly(w.dir) }, publish.ServeOptions{Lease: 100 * time.Millisecond})
 	defer srv.Close()
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
@@ -142,7 +144,7 @@ func TestServeLeases(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		cp, err := ledger.OpenCheckpoint(b, vkey)
+		cp, err := formats.OpenCheckpoint(b, vkey)
 		if err != nil {
 			t.Fatal(err)
 		}

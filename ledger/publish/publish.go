@@ -1,18 +1,18 @@
-package ledger
+package publish
 
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -42,8 +42,8 @@ type Published struct {
 // the new checkpoint finds every tile it needs. Before writing, it checks
 // that the stored tree has the signed root, and every published entry's
 // leaf hash against the stored one (an *IntegrityError otherwise).
-func (l *Log) Publish(to string) (Published, error) {
-	return l.PublishWith(to, PublishOptions{})
+func Publish(l *ledger.Log, to string) (Published, error) {
+	return PublishWith(l, to, PublishOptions{})
 }
 
 // PublishOptions are the checks Publish makes beyond the log's own.
@@ -55,15 +55,15 @@ type PublishOptions struct {
 	Check func(cosigned []byte) error
 	// Progress, when set, is told the tiles written (or found already
 	// there), of the tiles the new checkpoint adds.
-	Progress Progress
+	Progress ledger.Progress
 }
 
 // PublishWith is Publish with opts. It publishes the latest checkpoint
 // with its stored witness cosignatures, read once: what opts.Check
 // passed is exactly what is written.
-func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
+func PublishWith(l *ledger.Log, to string, opts PublishOptions) (Published, error) {
 	var res Published
-	signed, cp, err := l.signedCheckpoint()
+	signed, cp, err := latest(l)
 	if err != nil {
 		return res, err
 	}
@@ -72,28 +72,24 @@ func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
 			return res, err
 		}
 	}
-	old, err := l.publishedSize(to, cp, signed)
+	old, err := publishedSize(l, to, cp, signed)
 	if err != nil {
 		return res, err
 	}
 	res.Before, res.After = old, cp.Size
 	todo := tlog.NewTiles(tiles.Height, old, cp.Size)
-	err = l.db.View(func(txn Txn) error {
-		r := txnHashReader(txn)
-		if root, err := tlog.TreeHash(cp.Size, r); err != nil || root != cp.Hash {
-			return &IntegrityError{Index: -1, What: "stored root hash", Expected: hexHash(cp.Hash), Found: fmt.Sprint(hexHash(root), err), Detail: "the stored tree is not the signed one; refusing to publish (run `writ ledger verify`)"}
-		}
+	err = l.ReadTiles(cp, func(read func(tiles.Tile) ([]byte, error)) error {
 		for done, t := range todo {
 			kinds := []tiles.Tile{{Kind: tiles.KindHashTile, Level: t.L, N: t.N, W: t.W}}
 			if t.L == 0 {
 				kinds = append(kinds, tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: t.N, W: t.W})
-				if l.history {
+				if l.HasHistory() {
 					kinds = append(kinds, tiles.Tile{Kind: tiles.KindHistory, Level: -1, N: t.N, W: t.W})
 				}
 			}
 			for _, k := range kinds {
 				name := filepath.Join(to, filepath.FromSlash(k.Path()))
-				data, err := l.readTile(txn, k, cp.Size)
+				data, err := read(k)
 				if err != nil {
 					return err
 				}
@@ -134,8 +130,8 @@ func (l *Log) PublishWith(to string, opts PublishOptions) (Published, error) {
 
 // publishedSize returns the size of the checkpoint already published at
 // to (0 if none), after checking that it is this log's and a prefix of cp.
-func (l *Log) publishedSize(to string, cp Checkpoint, signed []byte) (int64, error) {
-	b, err := tiles.ReadFile(filepath.Join(to, "checkpoint"), MaxCheckpointSize)
+func publishedSize(l *ledger.Log, to string, cp formats.Checkpoint, signed []byte) (int64, error) {
+	b, err := tiles.ReadFile(filepath.Join(to, "checkpoint"), formats.MaxCheckpointSize)
 	if errors.Is(err, os.ErrNotExist) {
 		if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
 			return 0, fmt.Errorf("%w: %s is not empty and has no checkpoint: not a published log", ErrPublish, to)
@@ -144,153 +140,21 @@ func (l *Log) publishedSize(to string, cp Checkpoint, signed []byte) (int64, err
 	} else if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrPublish, err)
 	}
-	pub, err := OpenCheckpoint(b, l.vkey)
+	pub, err := formats.OpenCheckpoint(b, l.VerifierKey())
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s holds a checkpoint this log's key did not sign: %w", ErrPublish, to, err)
 	}
 	if pub.Size > cp.Size {
-		return 0, &InconsistencyError{Trusted: pub, Found: cp, TrustedSigned: b, FoundSigned: signed, Why: "the published log is larger than this one: refusing to publish an older tree over it"}
+		return 0, &ledger.InconsistencyError{Trusted: pub, Found: cp, TrustedSigned: b, FoundSigned: signed, Why: "the published log is larger than this one: refusing to publish an older tree over it"}
 	}
 	root, err := l.TreeHash(pub.Size)
 	if err != nil {
 		return 0, err
 	}
 	if root != pub.Hash {
-		return 0, &InconsistencyError{Trusted: pub, Found: cp, TrustedSigned: b, FoundSigned: signed, Why: "the published log forked from this one"}
+		return 0, &ledger.InconsistencyError{Trusted: pub, Found: cp, TrustedSigned: b, FoundSigned: signed, Why: "the published log forked from this one"}
 	}
 	return pub.Size, nil
-}
-
-// ReadTile returns the bytes of tile t of the tree of the given size,
-// which must not exceed the log's signed checkpoint: a hash tile
-// (tlog.ReadTileData), an entry bundle, or a history bundle (the history
-// checkpoints of the sizes from N*256+1 to N*256+W, in size order: the
-// batches that end in the tile, none when one batch spans it). A tile the tree does not have yet wraps ErrNotFound.
-func (l *Log) ReadTile(t tiles.Tile, size int64) ([]byte, error) {
-	var b bytes.Buffer
-	if err := l.readTileAt(t, size, &b); err != nil {
-		return nil, err
-	}
-	if b.Len() == 0 {
-		return []byte{}, nil // a history tile one batch spans
-	}
-	return b.Bytes(), nil
-}
-
-// readTileAt writes tile t of the tree of the given size (as ReadTile
-// returns it) to w as it reads it; an error of w's is returned as is.
-func (l *Log) readTileAt(t tiles.Tile, size int64, w io.Writer) error {
-	return l.db.View(func(txn Txn) error {
-		cp, err := l.signedHead(txn)
-		if err != nil {
-			return err
-		}
-		if size > cp.Size {
-			return fmt.Errorf("%w: tree size %d is past the signed checkpoint's %d", ErrNotFound, size, cp.Size)
-		}
-		return l.readTileTo(txn, t, size, w)
-	})
-}
-
-func (l *Log) readTile(txn Txn, t tiles.Tile, size int64) ([]byte, error) {
-	var b bytes.Buffer
-	if err := l.readTileTo(txn, t, size, &b); err != nil {
-		return nil, err
-	}
-	return append([]byte{}, b.Bytes()...), nil // empty, not nil, for a history tile one batch spans
-}
-
-// readTileTo writes the bytes of tile t (as ReadTile returns them) to w
-// as it reads them; an error of w's ends the read and is returned as is.
-func (l *Log) readTileTo(txn Txn, t tiles.Tile, size int64, w io.Writer) error {
-	level := max(t.Level, 0)
-	if t.W < 1 || t.W > tiles.Width || t.N < 0 || level > tiles.MaxLevel || t.N > (1<<62)>>(tiles.Height*(level+1)) {
-		return fmt.Errorf("%w: tile %s", ErrNotFound, t.Path())
-	}
-	// The tile covers entries [start, end) of level 0; a partial tile
-	// stays readable after its tile grows, as a published one does.
-	span := int64(1) << (tiles.Height * level)
-	start, end := t.N*tiles.Width*span, (t.N*tiles.Width+int64(t.W))*span
-	if end > size || end/span != (t.N*tiles.Width+int64(t.W)) {
-		return fmt.Errorf("%w: tile %s is not in a tree of size %d", ErrNotFound, t.Path(), size)
-	}
-	r := txnHashReader(txn)
-	switch t.Kind {
-	case tiles.KindHashTile:
-		data, err := tlog.ReadTileData(tlog.Tile{H: tiles.Height, L: t.Level, N: t.N, W: t.W}, r)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	case tiles.KindEntries:
-		for i := start; i < end; i++ {
-			e, err := txn.Get(indexKey(prefixEntry, i))
-			if err != nil {
-				return &IntegrityError{Index: i, What: "entry missing", Detail: err.Error()}
-			}
-			leaf, err := r.ReadHashes([]int64{tlog.StoredHashIndex(0, i)})
-			if err != nil {
-				return err
-			}
-			if tlog.RecordHash(e) != leaf[0] {
-				return &IntegrityError{Index: i, What: "entry", Detail: "its leaf hash is not the stored one; refusing to publish it (run `writ ledger verify`)"}
-			}
-			if err := writeBundleEntry(w, e, &IntegrityError{Index: i, What: "entry"}); err != nil {
-				return err
-			}
-		}
-		return nil
-	case tiles.KindHistory:
-		return l.readHistoryTo(txn, start, end, size, w)
-	}
-	return fmt.Errorf("%w: %s is not a tile", ErrNotFound, t.Path())
-}
-
-// readHistoryTo writes the history bundle of the tree sizes start+1 to
-// end to w (none when one batch spans them).
-func (l *Log) readHistoryTo(txn Txn, start, end, size int64, w io.Writer) error {
-	if !l.history {
-		return fmt.Errorf("%w: this log keeps no checkpoint history", ErrNotFound)
-	}
-	it := txn.Iterate([]byte{prefixHistory})
-	defer it.Close()
-	n := 0
-	for it.Seek(historyKey(start + 1)); it.Valid(); it.Next() {
-		k := it.Key()
-		if len(k) != 9 || int64(binary.BigEndian.Uint64(k[1:])) > end {
-			break
-		}
-		v, err := it.Value()
-		if err != nil {
-			return err
-		}
-		if err := writeBundleEntry(w, v, &IntegrityError{Index: -1, What: "history checkpoint"}); err != nil {
-			return err
-		}
-		n++
-	}
-	if n == 0 && end == size {
-		return &IntegrityError{Index: end - 1, What: "checkpoint history", Detail: ErrHistory.Error() + ": no checkpoint at the tree's size"}
-	}
-	return nil
-}
-
-// writeBundleEntry writes e to w framed as in a bundle (tiles.AppendBundle);
-// an entry a bundle cannot carry is bad, its Detail set to why.
-func writeBundleEntry(w io.Writer, e []byte, bad *IntegrityError) error {
-	if len(e) == 0 || len(e) > tiles.MaxEntrySize {
-		_, err := tiles.AppendBundle(nil, e) // its error says why
-		bad.Detail = err.Error()
-		return bad
-	}
-	var n [2]byte
-	binary.BigEndian.PutUint16(n[:], uint16(len(e)))
-	if _, err := w.Write(n[:]); err != nil {
-		return err
-	}
-	_, err := w.Write(e)
-	return err
 }
 
 // writeAtomic writes data to name, under the publication directory to,
@@ -356,4 +220,16 @@ func realDirs(to, dir string) error {
 		}
 	}
 	return nil
+}
+
+// latest returns the log's latest signed checkpoint as published, with
+// the witness cosignatures stored for it (CosignedCheckpoint), and as
+// verified under the log's key.
+func latest(l *ledger.Log) ([]byte, formats.Checkpoint, error) {
+	signed, err := l.CosignedCheckpoint()
+	if err != nil {
+		return nil, formats.Checkpoint{}, err
+	}
+	cp, err := formats.OpenCheckpoint(signed, l.VerifierKey())
+	return signed, cp, err
 }

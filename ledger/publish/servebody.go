@@ -1,4 +1,4 @@
-package ledger
+package publish
 
 import (
 	"compress/gzip"

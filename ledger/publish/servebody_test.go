@@ -1,4 +1,4 @@
-package ledger
+package publish
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
@@ -84,7 +85,7 @@ func TestAnswerBody(t *testing.T) {
 // the slow client is cut off at the minimum write rate, its bytes given
 // back, and the bundle is then served, plain and gzipped.
 func TestServeAnswerBudget(t *testing.T) {
-	l, err := CreateWithHistory(filepath.Join(t.TempDir(), "log"), "example.com/big", testkit.Key(t, 1), time.Now)
+	l, err := ledger.CreateWithHistory(filepath.Join(t.TempDir(), "log"), "example.com/big", testkit.Key(t, 1), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestServeAnswerBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(func() (*Log, error) { return l, nil }, ServeOptions{Lease: time.Hour, MinWriteRate: 32 << 10})
+	srv := NewServer(func() (*ledger.Log, error) { return l, nil }, ServeOptions{Lease: time.Hour, MinWriteRate: 32 << 10})
 	srv.budget.limit = int64(len(bundle)) + 2<<20 // room for one bundle gzipped, not two
 	hs := httptest.NewServer(srv)
 	defer hs.Close()

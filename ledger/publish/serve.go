@@ -1,4 +1,4 @@
-package ledger
+package publish
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
@@ -80,14 +82,14 @@ type ServeMetrics interface {
 // (MaxAnswerBytes; past it, 503 with Retry-After) and a client that reads
 // slower than MinWriteRate is cut off.
 type Server struct {
-	open func() (*Log, error)
+	open func() (*ledger.Log, error)
 	opts ServeOptions
 	sem  chan struct{}
 	// budget counts the bytes answers hold (opts.MaxAnswerBytes).
 	budget *byteBudget
 
 	mu      sync.Mutex
-	log     *Log
+	log     *ledger.Log
 	users   int
 	opened  time.Time // when the current lease began
 	closed  time.Time // when the last lease ended
@@ -100,7 +102,7 @@ type Server struct {
 // instance OpenReadOnly of a log directory, or a ledger's decision log).
 // A field of opts at zero or below takes its default; MaxAnswerBytes
 // under MinMaxAnswerBytes is taken as MinMaxAnswerBytes.
-func NewServer(open func() (*Log, error), opts ServeOptions) *Server {
+func NewServer(open func() (*ledger.Log, error), opts ServeOptions) *Server {
 	opts.MaxInFlight = orDefault(opts.MaxInFlight, 16)
 	opts.Lease = orDefault(opts.Lease, time.Second)
 	opts.MaxAnswerBytes = max(orDefault(opts.MaxAnswerBytes, DefaultMaxAnswerBytes), MinMaxAnswerBytes)
@@ -125,7 +127,7 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 // follow. A lease older than opts.Lease takes no new users: it is closed
 // when its last user is done (at once if it has none), and the next open
 // waits a moment (leaseGap) so that a writer waiting for the log gets it.
-func (s *Server) acquire(ctx context.Context) (*Log, error) {
+func (s *Server) acquire(ctx context.Context) (*ledger.Log, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.log != nil && s.expired() {
@@ -155,7 +157,7 @@ func (s *Server) acquire(ctx context.Context) (*Log, error) {
 			s.log, s.users, s.opened, s.retired = l, 1, time.Now(), false
 			return l, nil
 		}
-		if !errors.Is(err, ErrLocked) {
+		if !errors.Is(err, ledger.ErrLocked) {
 			return nil, err
 		}
 		s.mu.Unlock()
@@ -302,7 +304,7 @@ func (s *Server) readBody(r *http.Request, t tiles.Tile) (*answerBody, int, erro
 	case errors.Is(err, errBudget):
 		body.drop()
 		return nil, http.StatusServiceUnavailable, err
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, ledger.ErrNotFound):
 		body.drop()
 		return nil, http.StatusNotFound, err
 	}
@@ -328,20 +330,20 @@ func (s *Server) setHeaders(h http.Header, t tiles.Tile, body *answerBody, gzipp
 
 // read writes the file's bytes to body: the latest signed checkpoint
 // (verified under the log's key), or a tile of the tree it signs.
-func (s *Server) read(l *Log, t tiles.Tile, body *answerBody) error {
-	signed, cp, err := l.signedCheckpoint()
+func (s *Server) read(l *ledger.Log, t tiles.Tile, body *answerBody) error {
+	signed, cp, err := latest(l)
 	if err != nil {
 		return err
 	}
 	if s.opts.Metrics != nil {
-		if at, err := CheckpointTime(signed, l.vkey); err == nil {
+		if at, err := formats.CheckpointTime(signed, l.VerifierKey()); err == nil {
 			s.opts.Metrics.Checkpoint(cp.Size, at)
 		}
 	}
 	if t.Kind == tiles.KindCheckpoint {
 		return body.adopt(signed)
 	}
-	return l.readTileAt(t, cp.Size, body)
+	return l.WriteTile(t, cp.Size, body)
 }
 
 func acceptsGzip(r *http.Request) bool {

@@ -1,4 +1,4 @@
-package ledger_test
+package publish_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 )
@@ -34,7 +35,7 @@ func TestPublishRefusesPlantedFiles(t *testing.T) {
 	if err := os.Symlink(elsewhere, filepath.Join(esc, "tile/entries")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Publish(esc); !errors.Is(err, ledger.ErrPublish) {
+	if _, err := publish.Publish(w.Log, esc); !errors.Is(err, publish.ErrPublish) {
 		t.Fatalf("publish through a planted symlink: %v", err)
 	}
 	if names, _ := os.ReadDir(elsewhere); len(names) != 0 {
@@ -45,7 +46,7 @@ func TestPublishRefusesPlantedFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(planted, "tile/entries/000"), []byte("garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Publish(planted); !errors.Is(err, ledger.ErrPublish) {
+	if _, err := publish.Publish(w.Log, planted); !errors.Is(err, publish.ErrPublish) {
 		t.Fatalf("publish over a planted full tile: %v", err)
 	}
 	// A checkpoint that is a device or a FIFO is refused at once.
@@ -54,7 +55,7 @@ func TestPublishRefusesPlantedFiles(t *testing.T) {
 	if err := os.Symlink("/dev/zero", filepath.Join(dev, "checkpoint")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Publish(dev); !errors.Is(err, ledger.ErrPublish) {
+	if _, err := publish.Publish(w.Log, dev); !errors.Is(err, publish.ErrPublish) {
 		t.Fatalf("publish over /dev/zero: %v", err)
 	}
 	fifo := copyTree(t, out)
@@ -63,10 +64,10 @@ func TestPublishRefusesPlantedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := w.Publish(fifo); done <- err }()
+	go func() { _, err := publish.Publish(w.Log, fifo); done <- err }()
 	select {
 	case err := <-done:
-		if !errors.Is(err, ledger.ErrPublish) {
+		if !errors.Is(err, publish.ErrPublish) {
 			t.Fatalf("publish over a FIFO: %v", err)
 		}
 	case <-time.After(5 * time.Second):
@@ -86,7 +87,7 @@ func TestPublishRefusesPlantedFiles(t *testing.T) {
 		t.Fatal("sync hangs on a FIFO")
 	}
 	// The honest publication still extends.
-	if p, err := w.Publish(out); err != nil || p.After != 300 {
+	if p, err := publish.Publish(w.Log, out); err != nil || p.After != 300 {
 		t.Fatalf("%+v, %v", p, err)
 	}
 }
@@ -96,7 +97,7 @@ func TestPublishRefusesPlantedFiles(t *testing.T) {
 func TestServeIndexBounds(t *testing.T) {
 	w := newHistoryWriter(t)
 	w.add(t, 10)
-	hs := httptest.NewServer(ledger.NewServer(func() (*ledger.Log, error) { return w.Log, nil }, ledger.ServeOptions{Lease: time.Hour}))
+	hs := httptest.NewServer(publish.NewServer(func() (*ledger.Log, error) { return w.Log, nil }, publish.ServeOptions{Lease: time.Hour}))
 	defer hs.Close()
 	for _, p := range []string{"tile/entries/x072/x057/x594/x037/x927/936", "tile/entries/x036/x028/x797/x018/x963/971.p/5", "writ/history/x072/x057/x594/x037/x927/936", "tile/0/x072/x057/x594/x037/x927/936"} {
 		resp, err := http.Get(hs.URL + "/" + p)
