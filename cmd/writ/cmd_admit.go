@@ -37,7 +37,7 @@ func admitCommand() *cli.Command {
 func printRules(c *cli.Context) error {
 	if wantJSON(c) {
 		for _, r := range verify.Rules {
-			if err := emit(c, map[string]any{"rule": r.ID, "class": r.Class, "governed": r.Governed(), "summary": r.Summary, "next_act": r.NextAct}); err != nil {
+			if err := emitSorted(c, ruleResult{r.ID, r.Class, r.Governed(), r.Summary, r.NextAct}); err != nil {
 				return err
 			}
 		}
