@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -214,7 +213,7 @@ func printVerdict(c *cli.Context, res *admission.Response, served bool) error {
 	if !served {
 		obj, err = jsonobject.Sorted(res.Decision)
 	} else if obj, err = json.Marshal(res); err == nil {
-		obj, err = sortedAll(obj)
+		obj, err = jsonobject.SortedAll(obj)
 	}
 	if err != nil {
 		return err
@@ -226,24 +225,6 @@ func printVerdict(c *cli.Context, res *admission.Response, served bool) error {
 		"reason: "+humanize.OneLine(v.Reason),
 		"next act: "+v.NextAct,
 		fmt.Sprintf("mode: %s  instruction: %s  signer: %s  decision: %s", v.Mode, orNone(v.InstructionID), orNone(v.Signer), decisionText(res.DecisionIndex)))
-}
-
-// sortedAll is the JSON value b with the keys of every object in it
-// sorted.
-func sortedAll(b []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func orNone(s string) string {

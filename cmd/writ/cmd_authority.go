@@ -68,28 +68,16 @@ func explain(c *cli.Context) error {
 		return noErr(err)
 	}
 	req := delegation.Request{Key: key, Action: schemas.Action(c.String("action")), Stream: c.String("stream"), Machine: c.String("machine"), Artifact: c.String("artifact"), At: at}
-	g, err := a.State.Authorize(req)
-	asked := explained{Key: key.ID(), Action: req.Action, At: at.UTC().Format(time.RFC3339)}
+	e, err := a.State.Explain(req)
 	var d *delegation.Denial
 	if errors.As(err, &d) {
-		if err := emitSorted(c, explainDenied{asked, d.Rule, d.Reason}, explainLines(false, d.Rule, d.Reason, nil)...); err != nil {
+		if err := emitSorted(c, e, explainLines(e)...); err != nil {
 			return err
 		}
 		return &exitError{code: exitNo, err: d, silent: true}
 	}
 	if err != nil {
-		return err // Authorize refuses only with a *Denial
+		return err // Explain refuses only with a *Denial
 	}
-	var chain []explainLink
-	for _, x := range g.Chain() {
-		by := "the root threshold"
-		if x.Parent != nil {
-			by = "key " + x.Parent.Key.ID()
-		}
-		chain = append(chain, explainLink{Index: x.Index, Digest: x.Digest, Key: x.Key.ID(), IssuedBy: by,
-			Actions: x.Record.Actions, NotBefore: time.Unix(x.Record.NotBefore, 0).UTC().Format(time.RFC3339),
-			NotAfter: time.Unix(x.Record.NotAfter, 0).UTC().Format(time.RFC3339)})
-	}
-	asked.Allowed = true
-	return emitSorted(c, explainAllowed{asked, chain}, explainLines(true, "", "", chain)...)
+	return emitSorted(c, e, explainLines(e)...)
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/jsonobject"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/verify/audit"
@@ -60,7 +62,7 @@ var results = map[string]resultDoc{
 	"pin":                    typed("", pinResult{}),
 	"instruct":               typed("", instructResult{}),
 	"transfer verify":        typed("", transferResult{}),
-	"authority explain":      typed("", explainAllowed{}, "when not allowed", explainDenied{}),
+	"authority explain":      typed("", delegation.Explanation{}),
 	"ledger init":            typed("", initResult{}),
 	"ledger vkey":            typed("", vkeyResult{}),
 	"ledger append":          typed("one object per appended record", appendResult{}),
@@ -89,42 +91,6 @@ var results = map[string]resultDoc{
 	"witness checkpoint":     typed("", witnessCheckpointResult{}),
 }
 
-// field is one JSON field of a result: its name and its doc tag.
-type field struct{ name, doc string }
-
-// fieldsOf lists the JSON fields of struct type t as encoding/json
-// writes them (embedded structs' fields in their place, "-" skipped).
-func fieldsOf(t reflect.Type) []field {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	var fs []field
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		name, _, _ := strings.Cut(tag, ",")
-		if tag == "-" || (!f.IsExported() && !f.Anonymous) {
-			continue
-		}
-		ft := f.Type
-		if ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
-			fs = append(fs, fieldsOf(ft)...)
-			continue
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		fs = append(fs, field{name, f.Tag.Get("doc")})
-	}
-	return fs
-}
-
 // text is the result's documentation as --help shows it.
 func (d resultDoc) text() string {
 	if d.prose != "" {
@@ -140,13 +106,13 @@ func (d resultDoc) text() string {
 		if s.when != "" {
 			b.WriteString("\n" + s.when + ":")
 		}
-		fs := fieldsOf(s.t)
+		fs := jsonobject.Fields(s.t)
 		width := 0
 		for _, f := range fs {
-			width = max(width, len(f.name))
+			width = max(width, len(f.Name))
 		}
 		for _, f := range fs {
-			fmt.Fprintf(&b, "\n  %-*s  %s", width, f.name, f.doc)
+			fmt.Fprintf(&b, "\n  %-*s  %s", width, f.Name, f.Doc)
 		}
 	}
 	return b.String()

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/jsonobject"
 )
 
 // envJSONLog names the file where a writ run inside the tests appends,
@@ -89,8 +90,8 @@ func checkJSONFields(t *testing.T, path string) {
 		}
 		declared := map[string]bool{}
 		for _, s := range doc.shapes {
-			for _, f := range fieldsOf(s.t) {
-				declared[f.name] = true
+			for _, f := range jsonobject.Fields(s.t) {
+				declared[f.Name] = true
 			}
 		}
 		for k := range seen[c] {
@@ -145,14 +146,14 @@ func TestResultFieldsDocumented(t *testing.T) {
 				continue
 			}
 			seen := map[string]bool{}
-			for _, f := range fieldsOf(s.t) {
-				if f.doc == "" {
-					t.Errorf("writ %s: %v's JSON field %q has no doc tag", name, s.t, f.name)
+			for _, f := range jsonobject.Fields(s.t) {
+				if f.Doc == "" {
+					t.Errorf("writ %s: %v's JSON field %q has no doc tag", name, s.t, f.Name)
 				}
-				if seen[f.name] {
-					t.Errorf("writ %s: %v declares the JSON field %q twice", name, s.t, f.name)
+				if seen[f.Name] {
+					t.Errorf("writ %s: %v declares the JSON field %q twice", name, s.t, f.Name)
 				}
-				seen[f.name] = true
+				seen[f.Name] = true
 			}
 		}
 	}

@@ -126,37 +126,6 @@ type transferResult struct {
 	Actual   string `json:"actual" doc:"the digest computed here"`
 }
 
-// explained is the part of authority explain's result both answers
-// print.
-type explained struct {
-	Key     string         `json:"key" doc:"the key's id"`
-	Action  schemas.Action `json:"action" doc:"the action asked about"`
-	At      string         `json:"at" doc:"the time asked about, RFC 3339"`
-	Allowed bool           `json:"allowed" doc:"the answer"`
-}
-
-type explainAllowed struct {
-	explained
-	Chain []explainLink `json:"chain" doc:"the delegation chain, root first: each link's actions, digest, index, issued_by, key, not_after, not_before"`
-}
-
-// explainLink is one delegation of an allowed chain (keys in order).
-type explainLink struct {
-	Actions   []schemas.Action `json:"actions"`
-	Digest    string           `json:"digest"`
-	Index     int64            `json:"index"`
-	IssuedBy  string           `json:"issued_by"`
-	Key       string           `json:"key"`
-	NotAfter  string           `json:"not_after"`
-	NotBefore string           `json:"not_before"`
-}
-
-type explainDenied struct {
-	explained
-	Rule   string `json:"rule" doc:"the rule that denies it"`
-	Reason string `json:"reason" doc:"why"`
-}
-
 type initResult struct {
 	vkeyResult
 	RootDigest string `json:"root_digest" doc:"sha256:<hex> of the root record"`

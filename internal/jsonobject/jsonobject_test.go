@@ -2,6 +2,7 @@ package jsonobject_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/writ-ledger/writ/internal/jsonobject"
@@ -42,5 +43,41 @@ func TestSortedIsMapOrder(t *testing.T) {
 	var m map[string]any
 	if b, _ := jsonobject.Sorted(struct{}{}); json.Unmarshal(b, &m) != nil || len(m) != 0 {
 		t.Errorf("empty struct: %s", b)
+	}
+}
+
+// TestSortedAll: every object's keys sorted, numbers as written.
+func TestSortedAll(t *testing.T) {
+	got, err := jsonobject.SortedAll([]byte(`{"z":[{"b":1,"a":12345678901234567890}],"a":"<"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a":"<","z":[{"a":12345678901234567890,"b":1}]}`; string(got) != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	if _, err := jsonobject.SortedAll([]byte(`{`)); err == nil {
+		t.Error("malformed JSON: no error")
+	}
+}
+
+// TestFields: a struct's JSON fields in encoding order, embedded ones in
+// place, "-" and unexported ones left out, names from the tag or the
+// field.
+func TestFields(t *testing.T) {
+	type base struct {
+		K string `json:"k" doc:"kind"`
+	}
+	type res struct {
+		base
+		Hidden int `json:"-"`
+		hidden int
+		Plain  string
+		Named  *int `json:"named,omitempty" doc:"a number"`
+	}
+	_ = res{}.hidden
+	got := jsonobject.Fields(reflect.TypeOf(&res{}))
+	want := []jsonobject.Field{{"k", "kind"}, {"Plain", ""}, {"named", "a number"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }
