@@ -233,11 +233,3 @@ func orNone(s string) string {
 	}
 	return s
 }
-
-// nonNil makes an empty list print as [] rather than null in JSON.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
