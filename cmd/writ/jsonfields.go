@@ -14,6 +14,7 @@ import (
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/jsonobject"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/verify/audit"
@@ -35,11 +36,19 @@ type shape struct {
 }
 
 // typed is a command's result printed as the struct types of the
-// examples: the first always, each later one under its condition.
+// examples: the first always, each later one under its condition. A
+// type that writes itself (MarshalJSON) names the struct it writes with
+// a JSONShape method.
 func typed(note string, first any, more ...any) resultDoc {
-	d := resultDoc{note: note, shapes: []shape{{t: reflect.TypeOf(first)}}}
+	typeOf := func(v any) reflect.Type {
+		if s, ok := v.(interface{ JSONShape() any }); ok {
+			v = s.JSONShape()
+		}
+		return reflect.TypeOf(v)
+	}
+	d := resultDoc{note: note, shapes: []shape{{t: typeOf(first)}}}
 	for i := 0; i+1 < len(more); i += 2 {
-		d.shapes = append(d.shapes, shape{when: more[i].(string), t: reflect.TypeOf(more[i+1])})
+		d.shapes = append(d.shapes, shape{when: more[i].(string), t: typeOf(more[i+1])})
 	}
 	return d
 }
@@ -47,8 +56,11 @@ func typed(note string, first any, more ...any) resultDoc {
 // results documents each command's JSON result under --json (keyed by
 // the command's full name). Shapes are listed in --help; the tests fail
 // when a command prints a field its shapes do not declare, or a shape
-// has a field without a doc tag. A failure is {"error", "exit", "rule",
-// "hints"} on stderr for every command; that is not repeated here.
+// has a field without a doc tag. A command gets its entry as typed(note,
+// its result struct, [condition, another struct]...), the struct's
+// package wherever it lives; prose is left only for results that have no
+// type yet. A failure is {"error", "exit", "rule", "hints"} on stderr for
+// every command; that is not repeated here.
 var results = map[string]resultDoc{
 	"key generate":           typed("", keyResult{}),
 	"key id":                 typed("", keyIDResult{}),
@@ -72,7 +84,7 @@ var results = map[string]resultDoc{
 	"ledger export":          typed("nothing with --out -", exportResult{}),
 	"ledger import":          typed("one object per imported log", importResult{}),
 	"ledger prove":           typed("", proveResult{}),
-	"ledger consistency":     {prose: "old_size, new_size, old_root, new_root, proof (hashes, RFC 9162 §2.1.4): the proof file witness add-checkpoint --proof reads"},
+	"ledger consistency":     typed("the proof file witness add-checkpoint --proof reads", formats.ConsistencyProof{}),
 	"ledger entry":           typed("nothing with --out -", entryResult{}),
 	"ledger receipt":         typed("nothing with --out -", receiptResult{}),
 	"ledger verify-receipt":  typed("", receiptValid{}),
