@@ -111,9 +111,10 @@ type Finding struct {
 // (admission.Response embeds it): verdict, rule, class, reason, next_act,
 // mode, instruction_id, instruction_digest (sha256:<64 hex>), signer (64
 // hex, or "" when unsigned), machine, stream, compared, passed, failed,
-// and claim when the decision records one. The runner's bookkeeping
-// below Failed (the time, the authority checkpoint, high-water marks,
-// timings) is recorded in the decision (schemas.Decision), not printed.
+// and claim when the decision records one. The runner's bookkeeping (the
+// time, the authority checkpoint, high-water marks) is recorded in the
+// decision (schemas.Decision) and the timings in the server's answer;
+// neither is part of the verdict's JSON.
 type Verdict struct {
 	Verdict           schemas.Verdict       `json:"verdict" doc:"admitted, admitted-unsigned, would-refuse or refused"`
 	Rule              string                `json:"rule" doc:"the deciding rule id (ok when none failed)"`
