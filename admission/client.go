@@ -78,7 +78,7 @@ func (c *Client) Request(ctx context.Context, req Request) (*Response, error) {
 		// A server that closes with the request unread resets the
 		// connection after its answer: a rejection read whole still
 		// counts, never a verdict.
-		if res, decErr := decodeResponse(body); decErr == nil && res.Verdict == "" {
+		if res, decErr := decodeResponse(body); decErr == nil && res.Verdict.Verdict == "" {
 			return nil, rejected(res)
 		}
 		return nil, orCtx(ctx, wrap(ErrNoVerdict, "reading the verdict: %w", err))
@@ -90,7 +90,7 @@ func (c *Client) Request(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res.Verdict == "" {
+	if res.Verdict.Verdict == "" {
 		return nil, rejected(res)
 	}
 	if sent := schemas.SHA256Digest(req.Dispatch); res.InstructionDigest != sent {
@@ -118,7 +118,7 @@ const busyReadTimeout = time.Second
 func readBusy(conn net.Conn) error {
 	conn.SetReadDeadline(time.Now().Add(busyReadTimeout))
 	body, _ := io.ReadAll(io.LimitReader(conn, MaxResponseSize))
-	if res, err := decodeResponse(body); err == nil && res.Verdict == "" && res.RetryAfter > 0 {
+	if res, err := decodeResponse(body); err == nil && res.Verdict.Verdict == "" && res.RetryAfter > 0 {
 		return rejected(res)
 	}
 	return nil

@@ -56,9 +56,9 @@ func TestRequestVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if res.Verdict != tc.verdict || res.Rule != tc.rule || res.Class != tc.class || res.Run != tc.run {
+		if res.Verdict.Verdict != tc.verdict || res.Rule != tc.rule || res.Class != tc.class || res.Run != tc.run {
 			t.Errorf("%s: verdict %s, rule %s (%s), run %v; want %s, %s (%s), %v (reason: %s)",
-				tc.name, res.Verdict, res.Rule, res.Class, res.Run, tc.verdict, tc.rule, tc.class, tc.run, res.Reason)
+				tc.name, res.Verdict.Verdict, res.Rule, res.Class, res.Run, tc.verdict, tc.rule, tc.class, tc.run, res.Reason)
 		}
 		if res.DecisionIndex == nil || *res.DecisionIndex != tc.index || res.Error != "" {
 			t.Errorf("%s: decision %v, error %q; want decision %d", tc.name, res.DecisionIndex, res.Error, tc.index)

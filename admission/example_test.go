@@ -29,7 +29,7 @@ func ExampleClient_Request() {
 			fmt.Println("no verdict:", err)
 			return
 		}
-		fmt.Printf("%s (rule %s), run: %v, decision %d\n", res.Verdict, res.Rule, res.Run, *res.DecisionIndex)
+		fmt.Printf("%s (rule %s), run: %v, decision %d\n", res.Verdict.Verdict, res.Rule, res.Run, *res.DecisionIndex)
 	}
 	// Output:
 	// admitted (rule ok), run: true, decision 0
@@ -91,7 +91,7 @@ func ExampleServer_Serve() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("verdict:", res.Verdict)
+	fmt.Println("verdict:", res.Verdict.Verdict)
 	cancel()
 	fmt.Println("stopped:", <-done)
 	// Output:

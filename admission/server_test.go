@@ -108,7 +108,7 @@ func TestServeNotRecorded(t *testing.T) {
 func TestServeStops(t *testing.T) {
 	_, _, socket := started(t, verify.ModeOff, nil) // the cleanup checks Serve's nil
 	res, err := admission.NewClient(socket).Request(context.Background(), admission.Request{Dispatch: instruction(1), AgentBinary: agentPath})
-	if err != nil || !res.Run || res.Verdict != verify.Admitted {
+	if err != nil || !res.Run || res.Verdict.Verdict != verify.Admitted {
 		t.Fatalf("Request = %+v, %v", res, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/writ-ledger/writ/internal/jsonobject"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -86,63 +87,62 @@ func (req *Request) ToDispatch() verify.Dispatch {
 		ProvisionDir: req.ProvisionDir, Receipt: req.Receipt, ReceiptGiven: req.Receipt != nil}
 }
 
-// Response is the server's answer: a verdict (Verdict set), or, for a
-// request it rejected, only Error and Run false.
+// Decision is a verdict and the index of the decision that records it in
+// the runner's decision log: what writ admit prints, and the verdict part
+// of a Response. Its JSON is verify.Verdict's fields and decision_index.
+type Decision struct {
+	verify.Verdict
+	// DecisionIndex is the decision's index in the runner's decision log;
+	// nil when the decision was not recorded (then Response.Error says why).
+	DecisionIndex *int64 `json:"decision_index,omitempty" doc:"the decision's index in the runner's decision log; absent when it was not recorded"`
+}
+
+// Response is the server's answer: a verdict (verify.Verdict set, its
+// one JSON shape), or, for a request it rejected, only Error and Run
+// false.
 //
 // On the wire it is one JSON object whose keys are sorted, as
-// encoding/json writes a map; the fields are declared in that order so
-// that json.Marshal of a Response writes the bytes the server sends.
-// A verdict has every field but claim (only when the verdict records a
-// work claim), decision_index (absent when the decision was not
-// recorded) and error (only then). Passed, Failed and Compared are [] when
-// empty, never null. Durations are whole microseconds.
+// encoding/json writes a map (MarshalJSON); nested objects keep their
+// types' order. A verdict has every field but claim (only when the
+// verdict records a work claim), decision_index (absent when the decision
+// was not recorded) and error (only then). Passed, Failed and Compared
+// are [] when empty, never null. Durations are whole microseconds.
 type Response struct {
-	Claim    *schemas.Claim        `json:"claim,omitempty"` // the work claim the decision records
-	Class    verify.Class          `json:"class"`           // the rule's class (verify.Rules)
-	Compared []schemas.DigestCheck `json:"compared"`        // digests compared on the runner
-	// DecisionIndex is the decision's index in the runner's decision log;
-	// nil when the decision was not recorded (then Error says why).
-	DecisionIndex *int64           `json:"decision_index,omitempty"`
-	Error         string           `json:"error,omitempty"` // why nothing was recorded, or why the request was rejected
-	Failed        []verify.Finding `json:"failed"`          // every failed check: rule and reason
+	Decision
+	Error string `json:"error,omitempty" doc:"why nothing was recorded, or why the request was rejected"`
 	// HashUS is the time the server spent hashing binaries and provisioned
 	// files, in microseconds.
-	HashUS            int64       `json:"hash_us"`
-	InstructionDigest string      `json:"instruction_digest"` // sha256:<64 hex> of the dispatch bytes
-	InstructionID     string      `json:"instruction_id"`     // 32 hex, or "" for a dispatch that did not parse
-	Machine           string      `json:"machine"`            // the runner's machine name
-	Mode              verify.Mode `json:"mode"`               // off, warn or enforce
-	NextAct           string      `json:"next_act"`           // what the operator does next
-	Passed            []string    `json:"passed"`             // rule ids of the checks that passed
-	Reason            string      `json:"reason"`             // the deciding rule's reason
+	HashUS int64 `json:"hash_us" doc:"the server's time hashing binaries and files, microseconds"`
 	// RecordUS is the time the server waited for the decision to be
 	// durable (commit and fsync), in microseconds.
-	RecordUS int64 `json:"record_us"`
+	RecordUS int64 `json:"record_us" doc:"the server's time making the decision durable, microseconds"`
 	// RetryAfter is set only on a busy answer (a rejection past the
 	// server's limits, its request unread): the whole seconds to wait
 	// before trying again.
-	RetryAfter int64  `json:"retry_after,omitempty"`
-	Rule       string `json:"rule"` // the deciding rule id (verify.RuleOK when none failed)
+	RetryAfter int64 `json:"retry_after,omitempty" doc:"on a busy answer only: whole seconds to wait before trying again"`
 	// Run is true only when the verdict lets the dispatch run and the
 	// decision is durable: the one field a runner acts on.
-	Run    bool   `json:"run"`
-	Signer string `json:"signer"` // the signer's key id (64 hex), or "" when unsigned
-	Stream string `json:"stream"`
+	Run bool `json:"run" doc:"whether the runner may run the dispatch: the verdict lets it and the decision is durable"`
 	// TotalUS is the time from the request read to the durable verdict,
 	// in microseconds.
-	TotalUS int64           `json:"total_us"`
-	Verdict schemas.Verdict `json:"verdict"` // admitted, admitted-unsigned, would-refuse or refused; "" for a rejected request
+	TotalUS int64 `json:"total_us" doc:"the server's time from the request read to the durable verdict, microseconds"`
 }
 
 // NewResponse is the response for verdict v recorded at decision index
-// (run false and no timings; the server sets those).
+// (run false and no timings; the server sets those), its lists [] rather
+// than null when empty.
 func NewResponse(v *verify.Verdict, index int64) *Response {
-	return &Response{
-		Verdict: v.Verdict, Rule: v.Rule, Class: v.Class, Reason: v.Reason, NextAct: v.NextAct, Mode: v.Mode,
-		InstructionID: v.InstructionID, InstructionDigest: v.InstructionDigest, Signer: v.Signer, Machine: v.Machine,
-		Stream: v.Stream, DecisionIndex: &index, Claim: v.Claim,
-		Passed: nonNil(v.Passed), Failed: nonNil(v.Failed), Compared: nonNil(v.Compared),
-	}
+	res := &Response{Decision: Decision{Verdict: *v, DecisionIndex: &index}}
+	res.Passed, res.Failed, res.Compared = nonNil(v.Passed), nonNil(v.Failed), nonNil(v.Compared)
+	return res
+}
+
+// MarshalJSON writes the response as the server sends it: one object,
+// its keys sorted, nested objects in their types' order, nothing
+// HTML-escaped (an encoder escapes as it is told).
+func (r Response) MarshalJSON() ([]byte, error) {
+	type plain Response // the default encoding, without this method
+	return jsonobject.Sorted(plain(r))
 }
 
 // rejection is the answer to a request the server rejected, on the wire.
@@ -170,11 +170,11 @@ func decodeResponse(body []byte) (*Response, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, wrap(ErrMalformedResponse, "the server's answer is not JSON: data after the object")
 	}
-	if res.Run && (res.Error != "" || res.Verdict == verify.Refused || res.Verdict == "") {
-		return nil, wrap(ErrMalformedResponse, "the server's answer says run beside verdict %q and error %q", res.Verdict, res.Error)
+	if res.Run && (res.Error != "" || res.Verdict.Verdict == verify.Refused || res.Verdict.Verdict == "") {
+		return nil, wrap(ErrMalformedResponse, "the server's answer says run beside verdict %q and error %q", res.Verdict.Verdict, res.Error)
 	}
-	if res.RetryAfter != 0 && (res.Verdict != "" || res.RetryAfter < 0) {
-		return nil, wrap(ErrMalformedResponse, "the server's answer has retry_after %d beside verdict %q", res.RetryAfter, res.Verdict)
+	if res.RetryAfter != 0 && (res.Verdict.Verdict != "" || res.RetryAfter < 0) {
+		return nil, wrap(ErrMalformedResponse, "the server's answer has retry_after %d beside verdict %q", res.RetryAfter, res.Verdict.Verdict)
 	}
 	return &res, nil
 }

@@ -106,38 +106,46 @@ type Finding struct {
 	Reason string `json:"reason"`
 }
 
-// Verdict is the outcome of Admit.
+// Verdict is the outcome of Admit. Its JSON is the verdict's one shape,
+// the fields writ admit prints and the admission server sends
+// (admission.Response embeds it): verdict, rule, class, reason, next_act,
+// mode, instruction_id, instruction_digest (sha256:<64 hex>), signer (64
+// hex, or "" when unsigned), machine, stream, compared, passed, failed,
+// and claim when the decision records one. The runner's bookkeeping (the
+// time, the authority checkpoint, high-water marks) is recorded in the
+// decision (schemas.Decision) and the timings in the server's answer;
+// neither is part of the verdict's JSON.
 type Verdict struct {
-	Verdict           schemas.Verdict       `json:"verdict"`
-	Rule              string                `json:"rule"`
-	Class             Class                 `json:"class"`
-	Reason            string                `json:"reason"`
-	NextAct           string                `json:"next_act"`
-	Mode              Mode                  `json:"mode"`
-	InstructionID     string                `json:"instruction_id"`
-	InstructionDigest string                `json:"instruction_digest"`
-	Signer            string                `json:"signer"`
-	Machine           string                `json:"machine"`
-	Stream            string                `json:"stream"`
-	Compared          []schemas.DigestCheck `json:"compared"`
-	Passed            []string              `json:"passed"`
-	Failed            []Finding             `json:"failed"`
-	Time              time.Time             `json:"time"`
+	Verdict           schemas.Verdict       `json:"verdict" doc:"admitted, admitted-unsigned, would-refuse or refused"`
+	Rule              string                `json:"rule" doc:"the deciding rule id (ok when none failed)"`
+	Class             Class                 `json:"class" doc:"the rule's class"`
+	Reason            string                `json:"reason" doc:"the deciding rule's reason"`
+	NextAct           string                `json:"next_act" doc:"what the operator does next"`
+	Mode              Mode                  `json:"mode" doc:"off, warn or enforce"`
+	InstructionID     string                `json:"instruction_id" doc:"32 hex, or \"\" for a dispatch that did not parse"`
+	InstructionDigest string                `json:"instruction_digest" doc:"sha256:<64 hex> of the dispatch bytes"`
+	Signer            string                `json:"signer" doc:"the signer's key id (64 hex), or \"\" when unsigned"`
+	Machine           string                `json:"machine" doc:"the runner's machine name"`
+	Stream            string                `json:"stream" doc:"the instruction's stream"`
+	Compared          []schemas.DigestCheck `json:"compared" doc:"digests compared on the runner: subject, expected, actual"`
+	Passed            []string              `json:"passed" doc:"rule ids of the checks that passed"`
+	Failed            []Finding             `json:"failed" doc:"every failed check: rule, reason"`
+	Time              time.Time             `json:"-"`
 	// AuthoritySize and AuthorityRoot are the authority checkpoint the
 	// runner trusts after this decision (see schemas.Decision); the caller
 	// sets them.
-	AuthoritySize int64  `json:"authority_size,omitempty"`
-	AuthorityRoot string `json:"authority_root,omitempty"`
+	AuthoritySize int64  `json:"-"`
+	AuthorityRoot string `json:"-"`
 	// HighWater is the runner's high-water marks after this decision for
 	// the artifacts the dispatch named (the agent and the engine, at most
 	// schemas.MaxMarks): the previous marks, raised by the versions this
 	// admission let run. Marks of other artifacts are not repeated: a
 	// decision's size does not grow with the runner's history.
-	HighWater map[string]string `json:"high_water,omitempty"`
+	HighWater map[string]string `json:"-"`
 	// Claim is the instruction's work claim when the decision records it:
 	// the verdict admits and a verified, delegated signature stands behind
 	// the instruction (nil otherwise).
-	Claim *schemas.Claim `json:"claim,omitempty"`
+	Claim *schemas.Claim `json:"claim,omitempty" doc:"the work claim the decision records (session, until, release), when it records one"`
 	// HashTime is the time spent hashing binaries and provisioned files;
 	// RecordTime the time Runner.Admit waited for the decision to be
 	// durable (the decision log's commit and fsync).

@@ -34,7 +34,7 @@ func revokeCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return finish(c, rec, keys, map[string]any{"target": rec.Target})
+			return finish(c, rec, keys, &revokeResult{Target: rec.Target})
 		},
 	}
 }
@@ -92,7 +92,7 @@ func issuerCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return finish(c, rec, keys, map[string]any{"issuer": rec.Issuer})
+			return finish(c, rec, keys, &issuerResult{Issuer: rec.Issuer})
 		},
 	}
 }
@@ -132,19 +132,19 @@ func quarantineCommand() *cli.Command {
 			if rec.Lift {
 				what = "lift"
 			}
-			return finish(c, rec, keys, map[string]any{"machine": rec.Machine, "act": what})
+			return finish(c, rec, keys, &quarantineResult{Machine: rec.Machine, Act: what})
 		},
 	}
 }
 
 // explainLines renders an authority answer for people.
-func explainLines(ok bool, rule, reason string, chain []map[string]any) []string {
-	if !ok {
-		return []string{"no: " + rule, "reason: " + reason}
+func explainLines(e *delegation.Explanation) []string {
+	if !e.Allowed {
+		return []string{"no: " + e.Rule, "reason: " + e.Reason}
 	}
 	lines := []string{"yes"}
-	for i, l := range chain {
-		lines = append(lines, fmt.Sprintf("  %d. delegation at index %v (%v) to key %v, issued by %v", i+1, l["index"], l["digest"], l["key"], l["issued_by"]))
+	for i, l := range e.Chain {
+		lines = append(lines, fmt.Sprintf("  %d. delegation at index %v (%v) to key %v, issued by %v", i+1, l.Index, l.Digest, l.Key, l.IssuedBy))
 	}
 	return lines
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -9,7 +10,9 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/internal/humanize"
+	"github.com/writ-ledger/writ/internal/jsonobject"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/transfer"
@@ -33,7 +36,7 @@ func admitCommand() *cli.Command {
 func printRules(c *cli.Context) error {
 	if wantJSON(c) {
 		for _, r := range verify.Rules {
-			if err := emit(c, map[string]any{"rule": r.ID, "class": r.Class, "governed": r.Governed(), "summary": r.Summary, "next_act": r.NextAct}); err != nil {
+			if err := emitSorted(c, ruleResult{r.ID, r.Class, r.Governed(), r.Summary, r.NextAct}); err != nil {
 				return err
 			}
 		}
@@ -184,17 +187,7 @@ func admit(c *cli.Context) error {
 	case err != nil:
 		return openErr(err)
 	}
-	signer := v.Signer
-	if signer == "" {
-		signer = "none"
-	}
-	err = emit(c, verdictFields(v, index),
-		"verdict: "+string(v.Verdict),
-		fmt.Sprintf("rule: %s (%s)", v.Rule, v.Class),
-		"reason: "+humanize.OneLine(v.Reason),
-		"next act: "+v.NextAct,
-		fmt.Sprintf("mode: %s  instruction: %s  signer: %s  decision: %d", v.Mode, orNone(v.InstructionID), signer, index))
-	if err != nil {
+	if err := printVerdict(c, admission.NewResponse(v, index), false); err != nil {
 		return err
 	}
 	if v.Admitted() && v.Rule != verify.RuleOK {
@@ -209,32 +202,34 @@ func admit(c *cli.Context) error {
 	return nil
 }
 
-// verdictFields is a verdict as the JSON object admit and admission serve
-// print.
-func verdictFields(v *verify.Verdict, index int64) map[string]any {
-	res := map[string]any{
-		"verdict": v.Verdict, "rule": v.Rule, "class": v.Class, "reason": v.Reason, "next_act": v.NextAct,
-		"mode": v.Mode, "instruction_id": v.InstructionID, "instruction_digest": v.InstructionDigest,
-		"signer": v.Signer, "machine": v.Machine, "stream": v.Stream, "decision_index": index,
-		"passed": nonNil(v.Passed), "failed": nonNil(v.Failed), "compared": nonNil(v.Compared),
+// printVerdict prints the verdict of admit and admission request: under
+// --json one object, the decision (served false: admit's, keys sorted) or
+// the server's whole answer (served true: admission request's, keys
+// sorted at every level, as it has always printed it); else the lines
+// people read, the decision <nil> when it was not recorded.
+func printVerdict(c *cli.Context, res *admission.Response, served bool) error {
+	var obj []byte
+	var err error
+	if !served {
+		obj, err = jsonobject.Sorted(res.Decision)
+	} else if obj, err = json.Marshal(res); err == nil {
+		obj, err = jsonobject.SortedAll(obj)
 	}
-	if v.Claim != nil {
-		res["claim"] = v.Claim
+	if err != nil {
+		return err
 	}
-	return res
+	v := &res.Verdict
+	return emit(c, json.RawMessage(obj),
+		"verdict: "+string(v.Verdict),
+		fmt.Sprintf("rule: %s (%s)", v.Rule, v.Class),
+		"reason: "+humanize.OneLine(v.Reason),
+		"next act: "+v.NextAct,
+		fmt.Sprintf("mode: %s  instruction: %s  signer: %s  decision: %s", v.Mode, orNone(v.InstructionID), orNone(v.Signer), decisionText(res.DecisionIndex)))
 }
 
 func orNone(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "none"
-	}
-	return s
-}
-
-// nonNil makes an empty list print as [] rather than null in JSON.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
 	}
 	return s
 }

@@ -68,29 +68,16 @@ func explain(c *cli.Context) error {
 		return noErr(err)
 	}
 	req := delegation.Request{Key: key, Action: schemas.Action(c.String("action")), Stream: c.String("stream"), Machine: c.String("machine"), Artifact: c.String("artifact"), At: at}
-	g, err := a.State.Authorize(req)
-	res := map[string]any{"key": key.ID(), "action": req.Action, "at": at.UTC().Format(time.RFC3339)}
+	e, err := a.State.Explain(req)
 	var d *delegation.Denial
 	if errors.As(err, &d) {
-		res["allowed"], res["rule"], res["reason"] = false, d.Rule, d.Reason
-		if err := emit(c, res, explainLines(false, d.Rule, d.Reason, nil)...); err != nil {
+		if err := emitSorted(c, e, explainLines(e)...); err != nil {
 			return err
 		}
 		return &exitError{code: exitNo, err: d, silent: true}
 	}
 	if err != nil {
-		return err // Authorize refuses only with a *Denial
+		return err // Explain refuses only with a *Denial
 	}
-	var chain []map[string]any
-	for _, x := range g.Chain() {
-		by := "the root threshold"
-		if x.Parent != nil {
-			by = "key " + x.Parent.Key.ID()
-		}
-		chain = append(chain, map[string]any{"index": x.Index, "digest": x.Digest, "key": x.Key.ID(), "issued_by": by,
-			"actions": x.Record.Actions, "not_before": time.Unix(x.Record.NotBefore, 0).UTC().Format(time.RFC3339),
-			"not_after": time.Unix(x.Record.NotAfter, 0).UTC().Format(time.RFC3339)})
-	}
-	res["allowed"], res["chain"] = true, chain
-	return emit(c, res, explainLines(true, "", "", chain)...)
+	return emitSorted(c, e, explainLines(e)...)
 }

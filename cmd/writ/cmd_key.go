@@ -56,7 +56,7 @@ func keyGenerate(c *cli.Context) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	return emit(c, map[string]string{"key_id": k.Public().ID(), "private_key": prefix + ".key", "public_key": prefix + ".pub"},
+	return emitSorted(c, keyResult{keyIDResult{k.Public().ID()}, prefix + ".key", prefix + ".pub"},
 		k.Public().ID())
 }
 
@@ -84,7 +84,7 @@ func keyGenerateToken(c *cli.Context, uri string) error {
 		return inputErr(fmt.Errorf("the key %s was made in the token as %s, but its public key was not written: %w", k.Public().ID(), u, err),
 			"`writ key id "+u.String()+"` prints its key id; remove the objects with the token's tool to start again")
 	}
-	return emit(c, map[string]string{"key_id": k.Public().ID(), "private_key": u.String(), "public_key": pub}, k.Public().ID())
+	return emitSorted(c, keyResult{keyIDResult{k.Public().ID()}, u.String(), pub}, k.Public().ID())
 }
 
 func keyID(c *cli.Context) error {
@@ -96,7 +96,7 @@ func keyID(c *cli.Context) error {
 		if err != nil {
 			return keyErr(err)
 		}
-		return emit(c, map[string]string{"key_id": k.Public().ID()}, k.Public().ID())
+		return emitSorted(c, keyIDResult{k.Public().ID()}, k.Public().ID())
 	}
 	data, err := readWhole(c, c.Args().First(), sign.MaxPublicKeyFile)
 	if err != nil {
@@ -106,7 +106,7 @@ func keyID(c *cli.Context) error {
 	if err != nil {
 		return inputErr(fmt.Errorf("%s: %w", c.Args().First(), err))
 	}
-	return emit(c, map[string]string{"key_id": k.ID()}, k.ID())
+	return emitSorted(c, keyIDResult{k.ID()}, k.ID())
 }
 
 // loadSigningKeys loads each --key: a private key file, all unlocked

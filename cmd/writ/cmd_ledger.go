@@ -143,7 +143,7 @@ func ledgerInit(c *cli.Context) error {
 		}
 		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), err))
 	}
-	return emit(c, map[string]any{"vkey": log.VerifierKey(), "origin": origin, "root_digest": schemas.SHA256Digest(rootBytes), "index": 0},
+	return emitSorted(c, initResult{vkeyResult{log.VerifierKey(), origin}, schemas.SHA256Digest(rootBytes), 0},
 		log.VerifierKey())
 }
 
@@ -191,13 +191,13 @@ func ledgerVKey(c *cli.Context) error {
 			return openErr(kerr)
 		}
 		origin, _, _ := strings.Cut(vkey, "+")
-		return emit(c, map[string]any{"vkey": vkey, "origin": origin}, vkey)
+		return emitSorted(c, vkeyResult{vkey, origin}, vkey)
 	}
 	if err != nil {
 		return err
 	}
 	defer log.Close()
-	return emit(c, map[string]any{"vkey": log.VerifierKey(), "origin": log.Origin()}, log.VerifierKey())
+	return emitSorted(c, vkeyResult{log.VerifierKey(), log.Origin()}, log.VerifierKey())
 }
 
 func ledgerAppend(c *cli.Context) error {
@@ -246,7 +246,7 @@ func ledgerAppend(c *cli.Context) error {
 		return noErr(fmt.Errorf("nothing appended: %w", err))
 	}
 	for _, a := range applied {
-		if err := emit(c, map[string]any{"index": a.Index, "digest": a.Digest, "kind": a.Kind},
+		if err := emitSorted(c, appendResult{a.Index, a.Kind, a.Digest},
 			fmt.Sprintf("%d %s %s", a.Index, a.Kind, a.Digest)); err != nil {
 			return err
 		}
@@ -328,19 +328,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 	if err != nil {
 		return noErr(fmt.Errorf("the %s log's stored checkpoint: %w", c.String("log"), err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
-	out := map[string]any{"log": c.String("log"), "origin": cp.Origin, "size": cp.Size,
-		"root_hash": hex.EncodeToString(cp.Hash[:]), "checkpoint": string(signed)}
-	if witnessing != nil {
-		out["witnessing"] = witnessing
-	}
-	return emit(c, out)
-}
-
-type logResult struct {
-	Log      string `json:"log"`
-	Origin   string `json:"origin"`
-	Size     int64  `json:"size"`
-	RootHash string `json:"root_hash"`
+	return emitSorted(c, checkpointResult{logResult{c.String("log"), cp.Origin, cp.Size, hex.EncodeToString(cp.Hash[:])}, string(signed), witnessing})
 }
 
 // ledgerVerify verifies both logs of the ledger the way an audit does
@@ -366,7 +354,7 @@ func ledgerVerify(c *cli.Context) error {
 	if !rep.OK {
 		f := rep.Failure
 		if wantJSON(c) {
-			emit(c, map[string]any{"ok": false, "log": f.Log, "index": f.Index, "error": f.Error})
+			emitSorted(c, verifyFailedResult{false, f.Log, f.Index, f.Error})
 		}
 		return noErr(fmt.Errorf("%s log: %w", f.Log, f.Cause), "the ledger is not the one its checkpoints sign, or holds an entry writ would refuse; keep it as evidence")
 	}
@@ -383,7 +371,7 @@ func ledgerVerify(c *cli.Context) error {
 	for _, r := range results {
 		lines = append(lines, fmt.Sprintf("ok: %s log %s: %s, root %s", r.Log, r.Origin, humanize.Plural(r.Size, "entry", "entries"), r.RootHash))
 	}
-	return emit(c, map[string]any{"ok": true, "logs": results}, lines...)
+	return emitSorted(c, verifiedResult{true, results}, lines...)
 }
 
 // recordErr gives a refused record its exit code: 2 when it is malformed

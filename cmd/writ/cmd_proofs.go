@@ -133,8 +133,7 @@ func ledgerProve(c *cli.Context) error {
 	if err != nil {
 		return proofErr(err)
 	}
-	return emit(c, map[string]any{"index": p.Index, "tree_size": p.TreeSize, "leaf_hash": hex.EncodeToString(p.LeafHash[:]),
-		"root_hash": hex.EncodeToString(p.RootHash[:]), "proof": hexes(p.Path)},
+	return emitSorted(c, proveResult{p.Index, p.TreeSize, hex.EncodeToString(p.LeafHash[:]), hex.EncodeToString(p.RootHash[:]), hexes(p.Path)},
 		fmt.Sprintf("entry %d in tree size %d", p.Index, p.TreeSize),
 		"leaf hash: "+hex.EncodeToString(p.LeafHash[:]),
 		"root hash: "+hex.EncodeToString(p.RootHash[:]),
@@ -176,7 +175,7 @@ func ledgerEntry(c *cli.Context) error {
 		return err // stdout carries the entry itself
 	}
 	digest := schemas.SHA256Digest(e)
-	return emit(c, map[string]any{"index": c.Int64("index"), "out": out, "bytes": len(e), "digest": digest},
+	return emitSorted(c, entryResult{c.Int64("index"), out, len(e), digest},
 		fmt.Sprintf("wrote entry %d (%d bytes, %s) to %s", c.Int64("index"), len(e), digest, out))
 }
 
@@ -232,7 +231,7 @@ func ledgerReceipt(c *cli.Context) error {
 		return nil // stdout carries the receipt itself
 	}
 	index, size := c.Int64("index"), log.Size()
-	return emit(c, map[string]any{"index": index, "tree_size": size, "out": out, "digest": schemas.SHA256Digest(r), "witnessed": policy != nil},
+	return emitSorted(c, receiptResult{index, size, out, schemas.SHA256Digest(r), policy != nil},
 		fmt.Sprintf("receipt for entry %d in the tree of %d entries: %s (%s)", index, size, out, schemas.SHA256Digest(r)))
 }
 
@@ -282,7 +281,7 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	if err != nil {
 		return receiptErr(c, err, receipt, entry)
 	}
-	out := map[string]any{"valid": true, "index": p.Index, "tree_size": p.TreeSize, "position_signed": false, "root_hash": hex.EncodeToString(p.RootHash[:])}
+	out := receiptValid{Valid: true, Index: p.Index, TreeSize: p.TreeSize, RootHash: hex.EncodeToString(p.RootHash[:])}
 	// RFC 9942 signs the root only: the index and tree size travel
 	// unprotected, and several (index, size) pairs share one audit path.
 	text := fmt.Sprintf("valid: the entry is in the tree with root %x, signed by the log key; the receipt places it at index %d of %d entries, which the signature does not cover (compare the root with a checkpoint of that size)", p.RootHash[:], p.Index, p.TreeSize)
@@ -299,10 +298,10 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 		if err != nil {
 			return noErr(fmt.Errorf("the receipt's checkpoint: %w", err))
 		}
-		out["witnessing"] = w
+		out.Witnessing = &w
 		text += "; its tree's checkpoint is " + humanize.Witnessed(w)
 	}
-	return emit(c, out, text)
+	return emitSorted(c, out, text)
 }
 
 func ledgerExport(c *cli.Context) error {
@@ -342,7 +341,7 @@ func ledgerExport(c *cli.Context) error {
 	for i, l := range logs {
 		sizes[i] = fmt.Sprintf("%s %d", names[i], l.Size())
 	}
-	return emit(c, map[string]any{"out": c.String("out"), "bytes": buf.Len(), "logs": names},
+	return emitSorted(c, exportResult{c.String("out"), buf.Len(), names},
 		fmt.Sprintf("exported %s to %s (%d bytes)", strings.Join(sizes, ", "), c.String("out"), buf.Len()))
 }
 
@@ -371,8 +370,7 @@ func ledgerImport(c *cli.Context) error {
 		if l.Recovered > 0 {
 			text += fmt.Sprintf(" (first dropped %d unsigned entries an interrupted import left)", l.Recovered)
 		}
-		if err := emit(c, map[string]any{"log": l.Name, "origin": l.Origin, "before": l.Before, "after": l.After,
-			"recovered": l.Recovered, "root_hash": hex.EncodeToString(l.Checkpoint.Hash[:])}, text); err != nil {
+		if err := emitSorted(c, importResult{l.Name, l.Origin, l.Before, l.After, l.Recovered, hex.EncodeToString(l.Checkpoint.Hash[:])}, text); err != nil {
 			return err
 		}
 	}

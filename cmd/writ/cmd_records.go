@@ -37,8 +37,9 @@ func oneKey(c *cli.Context, why string) (string, error) {
 }
 
 // finish encodes rec, signs it with keys (none: bare CBOR), writes it to
-// --out and prints its digest. extra adds fields to the JSON result.
-func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, extra map[string]any, more ...string) error {
+// --out and prints its digest. res is the command's JSON result; finish
+// fills in its recorded part.
+func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, res interface{ base() *recorded }, more ...string) error {
 	payload, err := schemas.Encode(rec)
 	if err != nil {
 		return fieldFlagErr(c, err)
@@ -57,11 +58,8 @@ func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, extra m
 		return nil // stdout carries the record itself
 	}
 	digest := schemas.SHA256Digest(out)
-	res := map[string]any{"kind": rec.Kind(), "digest": digest, "out": path, "signed": len(keys) > 0}
-	for k, v := range extra {
-		res[k] = v
-	}
-	return emit(c, res, append([]string{digest}, more...)...)
+	*res.base() = recorded{Kind: rec.Kind(), Digest: digest, Out: path, Signed: len(keys) > 0}
+	return emitSorted(c, res, append([]string{digest}, more...)...)
 }
 
 func rootCommand() *cli.Command {
@@ -118,8 +116,7 @@ func rootSign(c *cli.Context) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	version := rec.Version
-	return finish(c, rec, keys, map[string]any{"version": version})
+	return finish(c, rec, keys, &rootResult{Version: rec.Version})
 }
 
 // previousRoot reads the --previous root record (a signed envelope), or
@@ -237,7 +234,7 @@ func delegate(c *cli.Context) error {
 	} else if err != nil {
 		return fieldFlagErr(c, err)
 	}
-	return finish(c, rec, keys, map[string]any{"delegate": to.ID()})
+	return finish(c, rec, keys, &delegateResult{Delegate: to.ID()})
 }
 
 func pinCommand() *cli.Command {
@@ -285,8 +282,8 @@ func pin(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	extra := map[string]any{"artifact": rec.Artifact, "version": rec.Version, "platform": rec.Platform, "binary_digest": rec.Digest, "size": rec.Size, "build": rec.Build}
-	return finish(c, rec, keys, extra, fmt.Sprintf("binary %s %s %s: %s, %d bytes", rec.Artifact, rec.Version, rec.Platform, rec.Digest, rec.Size))
+	res := &pinResult{Artifact: rec.Artifact, Version: rec.Version, Platform: rec.Platform, BinaryDigest: rec.Digest, Size: rec.Size, Build: rec.Build}
+	return finish(c, rec, keys, res, fmt.Sprintf("binary %s %s %s: %s, %d bytes", rec.Artifact, rec.Version, rec.Platform, rec.Digest, rec.Size))
 }
 
 func instructCommand() *cli.Command {
@@ -384,7 +381,7 @@ func instruct(c *cli.Context) error {
 			return err
 		}
 	}
-	return finish(c, rec, keys, map[string]any{"instruction_id": rec.ID}, "instruction "+rec.ID+" (the id admit and audit name it by)")
+	return finish(c, rec, keys, &instructResult{InstructionID: rec.ID}, "instruction "+rec.ID+" (the id admit and audit name it by)")
 }
 
 // fieldFlags names the flag behind a record field where the names differ

@@ -150,10 +150,10 @@ func printRepair(c *cli.Context, dir string, res *repair.RepairResult) error {
 
 // repairJSON is `writ ledger repair --json`'s result.
 type repairJSON struct {
-	Dir      string               `json:"dir"`
-	SetAside string               `json:"set_aside"`
-	Logs     []repair.RepairedLog `json:"logs"`
-	Undo     string               `json:"undo"`
+	Dir      string               `json:"dir" doc:"the ledger directory"`
+	SetAside string               `json:"set_aside" doc:"DIR/set-aside/STAMP, where the damaged stores are kept; \"\" when nothing was moved"`
+	Logs     []repair.RepairedLog `json:"logs" doc:"each log's log, action (whole, rebuilt or restored), size and checkpoint (entries), skipped (files not used)"`
+	Undo     string               `json:"undo" doc:"the command that undoes it"`
 }
 
 // repairUndo undoes the last repair of dir and says what it did.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
-	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -61,18 +59,7 @@ func requestAdmission(c *cli.Context) error {
 	if err != nil {
 		return requestErr(c, err)
 	}
-	fields, err := printedFields(res)
-	if err != nil {
-		return err
-	}
-	lines := []string{
-		"verdict: " + string(res.Verdict),
-		fmt.Sprintf("rule: %s (%s)", res.Rule, res.Class),
-		"reason: " + humanize.OneLine(res.Reason),
-		"next act: " + res.NextAct,
-		fmt.Sprintf("mode: %s  instruction: %s  decision: %s", res.Mode, orNone(res.InstructionID), decisionText(res.DecisionIndex)),
-	}
-	if err := emit(c, fields, lines...); err != nil {
+	if err := printVerdict(c, res, true); err != nil {
 		return err
 	}
 	if res.Run && res.Rule != verify.RuleOK {
@@ -108,18 +95,6 @@ func requestErr(c *cli.Context, err error) error {
 		return &exitError{code: exitInternal, err: err}
 	}
 	return noErr(err)
-}
-
-// printedFields is the verdict as writ admission request --json has
-// always printed it: the server's object decoded as a map, so that keys
-// sort at every level (a failed check prints reason before rule).
-func printedFields(res *admission.Response) (map[string]any, error) {
-	b, err := json.Marshal(res)
-	if err != nil {
-		return nil, err
-	}
-	var fields map[string]any
-	return fields, json.Unmarshal(b, &fields)
 }
 
 // decisionText is the decision index as the text result prints it: the

@@ -101,7 +101,7 @@ func serveHTTP(c *cli.Context, h http.Handler, maxBody int64, refused func(httpb
 	// Caught from the moment the banner says it serves.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := emit(c, map[string]any{"listen": addr, "message": banner(addr)}, banner(addr)); err != nil {
+	if err := emitSorted(c, listenResult{addr, banner(addr)}, banner(addr)); err != nil {
 		ln.Close()
 		return err
 	}

@@ -115,8 +115,7 @@ func verifyToken(c *cli.Context) error {
 	case err != nil:
 		return noErr(err)
 	}
-	return emit(c, map[string]any{"valid": true, "issuer": claims.Issuer, "subject": claims.Subject, "audience": claims.Audience,
-		"expires": claims.Expires.Format(time.RFC3339), "kid": claims.KeyID},
+	return emitSorted(c, tokenResult{true, claims.Issuer, claims.Subject, claims.Audience, claims.Expires.Format(time.RFC3339), claims.KeyID},
 		fmt.Sprintf("valid: token from %s for %s, audience %s, expires %s (key %s)", claims.Issuer, orNone(claims.Subject),
 			strings.Join(claims.Audience, ","), claims.Expires.Format(time.RFC3339), orNone(claims.KeyID)))
 }

@@ -55,13 +55,13 @@ func transferVerify(c *cli.Context) error {
 	switch {
 	case errors.As(err, &mm):
 		if wantJSON(c) {
-			emit(c, map[string]any{"match": false, "expected": mm.Expected, "actual": mm.Actual})
+			emitSorted(c, transferResult{Match: false, Expected: mm.Expected, Actual: mm.Actual})
 		}
 		return noErr(err)
 	case err != nil:
 		return inputErr(fmt.Errorf("FILE: %w", err))
 	}
-	return emit(c, map[string]any{"match": true, "expected": c.String("expect"), "actual": actual}, "ok: "+actual)
+	return emitSorted(c, transferResult{Match: true, Expected: c.String("expect"), Actual: actual}, "ok: "+actual)
 }
 
 func downgradeCommand() *cli.Command {
@@ -95,7 +95,7 @@ func downgradeCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return finish(c, rec, keys, map[string]any{"artifact": rec.Artifact, "version": rec.Version})
+			return finish(c, rec, keys, &downgradeResult{Artifact: rec.Artifact, Version: rec.Version})
 		},
 	}
 }

@@ -45,7 +45,7 @@ func verifyEnvelope(c *cli.Context) error {
 	switch {
 	case errors.Is(err, sign.ErrBadSignature), errors.Is(err, sign.ErrAlgorithm):
 		if wantJSON(c) {
-			emit(c, map[string]any{"valid": false, "error": err.Error()})
+			emitSorted(c, verifyFailure{false, err.Error()})
 		}
 		return noErr(err)
 	case err != nil:
@@ -55,9 +55,8 @@ func verifyEnvelope(c *cli.Context) error {
 		// The signature verifies, but the payload is not the record its
 		// content type names: never report it as a writ record.
 		if wantJSON(c) {
-			emit(c, map[string]any{"valid": false, "signature_valid": true, "record_valid": false, "form": info.Form,
-				"key_id": info.KeyID, "alg": int64(info.Alg), "payload_bytes": len(info.Payload), "content_type": info.ContentType,
-				"declared_kind": string(info.DeclaredKind), "kind": "", "error": info.RecordErr.Error()})
+			emitSorted(c, verifyPayloadResult{verifyResult{false, info.Form, info.KeyID, int64(info.Alg), len(info.Payload), info.ContentType, ""},
+				true, false, string(info.DeclaredKind), info.RecordErr.Error()})
 		}
 		return inputErr(fmt.Errorf("the %s signature by key %s verifies, but its payload is not a valid writ %s record (content type %s): %w",
 			info.Form, info.KeyID, info.DeclaredKind, info.ContentType, info.RecordErr))
@@ -67,6 +66,5 @@ func verifyEnvelope(c *cli.Context) error {
 	if kind != "" {
 		line += ", writ " + kind + " record"
 	}
-	return emit(c, map[string]any{"valid": true, "form": info.Form, "key_id": info.KeyID, "alg": int64(info.Alg),
-		"payload_bytes": len(info.Payload), "content_type": info.ContentType, "kind": kind}, line)
+	return emitSorted(c, verifyResult{true, info.Form, info.KeyID, int64(info.Alg), len(info.Payload), info.ContentType, kind}, line)
 }

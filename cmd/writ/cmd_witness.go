@@ -222,7 +222,7 @@ func witnessAddCheckpoint(c *cli.Context) error {
 	}
 	lines := strings.Split(strings.TrimSuffix(string(sigs), "\n"), "\n")
 	if wantJSON(c) {
-		return emit(c, map[string]any{"origin": cp.Origin, "size": cp.Size, "signatures": lines})
+		return emitSorted(c, cosignResult{cp.Origin, cp.Size, lines})
 	}
 	_, err = c.App.Writer.Write(sigs)
 	return err
@@ -242,7 +242,7 @@ func witnessCheckpoint(c *cli.Context) error {
 		return inputErr(err)
 	}
 	if wantJSON(c) {
-		return emit(c, map[string]any{"origin": c.String("origin"), "checkpoint": string(b)})
+		return emitSorted(c, witnessCheckpointResult{c.String("origin"), string(b)})
 	}
 	_, err = c.App.Writer.Write(b)
 	return err

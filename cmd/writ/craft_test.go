@@ -5,13 +5,14 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
-	"filippo.io/age"
-	"github.com/sigstore/sigstore/pkg/signature"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"filippo.io/age"
+	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/writ-ledger/writ/ledger"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/jsonobject"
 )
 
 // envJSONLog names the file where a writ run inside the tests appends,
@@ -81,14 +83,22 @@ func checkJSONFields(t *testing.T, path string) {
 	}
 	slices.Sort(commands)
 	for _, c := range commands {
-		doc, ok := jsonFields[c]
+		doc, ok := results[c]
 		if !ok {
 			t.Errorf("writ %s printed JSON, and its --help documents no JSON result", c)
 			continue
 		}
+		declared := map[string]bool{}
+		for _, s := range doc.shapes {
+			for _, f := range jsonobject.Fields(s.t) {
+				declared[f.Name] = true
+			}
+		}
 		for k := range seen[c] {
-			if !regexp.MustCompile(`\b` + regexp.QuoteMeta(k) + `\b`).MatchString(doc) {
-				t.Errorf("writ %s printed the JSON field %q, which its --help does not name: %s", c, k, doc)
+			if doc.prose != "" && !regexp.MustCompile(`\b`+regexp.QuoteMeta(k)+`\b`).MatchString(doc.prose) {
+				t.Errorf("writ %s printed the JSON field %q, which its --help does not name: %s", c, k, doc.prose)
+			} else if doc.prose == "" && !declared[k] {
+				t.Errorf("writ %s printed the JSON field %q, which its result types do not declare", c, k)
 			}
 		}
 	}
@@ -108,17 +118,54 @@ func TestJSONFieldsCoverEveryCommand(t *testing.T) {
 				continue
 			}
 			leaves[name] = true
-			if _, ok := jsonFields[name]; !ok {
-				t.Errorf("writ %s: no JSON result documented (jsonFields)", name)
-			} else if !strings.Contains(c.Description, "JSON result (--json): ") {
+			if _, ok := results[name]; !ok {
+				t.Errorf("writ %s: no JSON result documented (results)", name)
+			} else if !strings.Contains(c.Description, "JSON result (--json)") {
 				t.Errorf("writ %s --help does not show its JSON result", name)
 			}
 		}
 	}
 	walk("", app.Commands)
-	for name := range jsonFields {
+	for name := range results {
 		if !leaves[name] {
-			t.Errorf("jsonFields documents %q, which is not a command", name)
+			t.Errorf("results documents %q, which is not a command", name)
+		}
+	}
+}
+
+// TestResultFieldsDocumented: every field of every result type has a doc
+// tag and a name its shape does not repeat, and each shape is a struct.
+func TestResultFieldsDocumented(t *testing.T) {
+	for name, doc := range results {
+		if doc.prose == "" && len(doc.shapes) == 0 {
+			t.Errorf("writ %s: a result with neither a type nor prose", name)
+		}
+		for _, s := range doc.shapes {
+			if s.t.Kind() != reflect.Struct {
+				t.Errorf("writ %s: result type %v is not a struct", name, s.t)
+				continue
+			}
+			seen := map[string]bool{}
+			for _, f := range jsonobject.Fields(s.t) {
+				if f.Doc == "" {
+					t.Errorf("writ %s: %v's JSON field %q has no doc tag", name, s.t, f.Name)
+				}
+				if seen[f.Name] {
+					t.Errorf("writ %s: %v declares the JSON field %q twice", name, s.t, f.Name)
+				}
+				seen[f.Name] = true
+			}
+		}
+	}
+}
+
+// TestResultHelpText: --help lists a typed result's fields, one a line,
+// with their docs, and each condition's shape under it.
+func TestResultHelpText(t *testing.T) {
+	got := results["ledger repair"].text()
+	for _, want := range []string{"JSON result (--json):\n  dir ", "\nwith --undo:\n  set_aside ", "\n  kept "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("ledger repair's help lacks %q:\n%s", want, got)
 		}
 	}
 }

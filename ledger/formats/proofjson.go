@@ -17,12 +17,16 @@ const MaxProofHashes = 126
 // --json` writes it, `writ witness add-checkpoint --proof` reads it.
 // Hashes are lowercase hex; sizes are entry counts.
 type consistencyJSON struct {
-	NewRoot *string  `json:"new_root"`
-	NewSize *int64   `json:"new_size"`
-	OldRoot *string  `json:"old_root"`
-	OldSize *int64   `json:"old_size"`
-	Proof   []string `json:"proof"`
+	NewRoot *string  `json:"new_root" doc:"the root hash of the larger tree, hex"`
+	NewSize *int64   `json:"new_size" doc:"its size, entries"`
+	OldRoot *string  `json:"old_root" doc:"the root hash of the smaller tree, hex"`
+	OldSize *int64   `json:"old_size" doc:"its size, entries"`
+	Proof   []string `json:"proof" doc:"hashes, hex, RFC 9162 §2.1.4"`
 }
+
+// JSONShape is the struct MarshalJSON writes, for a reader of its fields
+// and their doc tags (writ ledger consistency --help lists them).
+func (ConsistencyProof) JSONShape() any { return consistencyJSON{} }
 
 // MarshalJSON writes p as a consistency proof file: {"new_root",
 // "new_size", "old_root", "old_size", "proof"}, hashes in hex.

@@ -441,9 +441,9 @@ func syncDirs(dirs ...string) error {
 
 // UndoResult is what UndoRepair did.
 type UndoResult struct {
-	SetAside string   `json:"set_aside"` // the repair's set-aside directory, now ending in .undone
-	Restored []string `json:"restored"`  // the stores put back, as they were before the repair
-	Kept     []string `json:"kept"`      // what the repair had made, moved into the set-aside directory
+	SetAside string   `json:"set_aside" doc:"the repair's set-aside directory, now ending in .undone"` // the repair's set-aside directory, now ending in .undone
+	Restored []string `json:"restored" doc:"the stores put back"`                                      // the stores put back, as they were before the repair
+	Kept     []string `json:"kept" doc:"what the repair had made, moved into the set-aside directory"` // what the repair had made, moved into the set-aside directory
 }
 
 // UndoRepair undoes the newest repair of dir that was not undone: each

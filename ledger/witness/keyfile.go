@@ -39,12 +39,12 @@ var (
 // KeyFiles is what GenerateKeyFiles wrote. Its JSON field names are
 // `writ witness key generate --json`'s result.
 type KeyFiles struct {
-	KeyID      string `json:"key_id"`      // sign's key id of the Ed25519 public key
-	Name       string `json:"name"`        // the witness's name
-	PrivateKey string `json:"private_key"` // PREFIX.key
-	PublicKey  string `json:"public_key"`  // PREFIX.pub
-	VKey       string `json:"vkey"`        // the cosigner verifier key
-	VKeyFile   string `json:"vkey_file"`   // PREFIX.vkey
+	KeyID      string `json:"key_id" doc:"the public key's id, 64 hex"` // sign's key id of the Ed25519 public key
+	Name       string `json:"name" doc:"the witness's name"`            // the witness's name
+	PrivateKey string `json:"private_key" doc:"PREFIX.key, encrypted"`  // PREFIX.key
+	PublicKey  string `json:"public_key" doc:"PREFIX.pub"`              // PREFIX.pub
+	VKey       string `json:"vkey" doc:"the cosigner verifier key"`     // the cosigner verifier key
+	VKeyFile   string `json:"vkey_file" doc:"PREFIX.vkey"`              // PREFIX.vkey
 }
 
 // GenerateKeyFiles makes a new witness key named name and writes

@@ -152,14 +152,14 @@ type FleetTotals struct {
 // FleetReport is the outcome of RunFleet: OK only when the authority
 // log and every runner's log verified.
 type FleetReport struct {
-	OK        bool               `json:"ok"`
-	Authority *CheckpointSummary `json:"authority_checkpoint,omitempty"`
+	OK        bool               `json:"ok" doc:"whether the authority log and every runner's log verified"`
+	Authority *CheckpointSummary `json:"authority_checkpoint,omitempty" doc:"the authority log's verified checkpoint: origin, size, root_hash"`
 	// Witnessing is what Options.Policy found on the authority
 	// checkpoint (nil without a policy).
-	Witnessing *formats.Witnessing `json:"witnessing,omitempty"`
-	Failure    *Failure            `json:"failure,omitempty"`
-	Runners    []RunnerReport      `json:"runners"`
-	Total      FleetTotals         `json:"total"`
+	Witnessing *formats.Witnessing `json:"witnessing,omitempty" doc:"with --policy: the quorum that cosigned the authority checkpoint"`
+	Failure    *Failure            `json:"failure,omitempty" doc:"the authority log's failure: log, index, error"`
+	Runners    []RunnerReport      `json:"runners" doc:"each runner's name, url, ok, report, failure"`
+	Total      FleetTotals         `json:"total" doc:"the runners' reports added up"`
 }
 
 // RunFleet audits a fleet from where it publishes its logs. Every

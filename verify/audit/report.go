@@ -64,36 +64,36 @@ func summarize(c formats.Checkpoint) *CheckpointSummary {
 
 // Report is the outcome of Run.
 type Report struct {
-	OK               bool  `json:"ok"`
-	EntriesVerified  int64 `json:"entries_verified"`
-	AuthorityEntries int64 `json:"authority_entries"`
-	Decisions        int64 `json:"decisions"`
+	OK               bool  `json:"ok" doc:"whether both logs verified end to end"`
+	EntriesVerified  int64 `json:"entries_verified" doc:"entries verified, both logs"`
+	AuthorityEntries int64 `json:"authority_entries" doc:"entries of the authority log"`
+	Decisions        int64 `json:"decisions" doc:"decisions in the decision log"`
 	// WouldRefuse counts decisions admitted (in any verdict) although a
 	// rule failed: what enforce would have refused.
-	WouldRefuse int64              `json:"would_refuse_under_enforce"`
-	ByVerdict   map[string]int64   `json:"by_verdict"`
-	ByRule      map[string]int64   `json:"by_rule"`
-	Authority   *CheckpointSummary `json:"authority_checkpoint,omitempty"`
-	DecisionLog *CheckpointSummary `json:"decision_checkpoint,omitempty"`
-	Failure     *Failure           `json:"failure,omitempty"`
+	WouldRefuse int64              `json:"would_refuse_under_enforce" doc:"decisions admitted although a rule failed"`
+	ByVerdict   map[string]int64   `json:"by_verdict" doc:"decisions per verdict"`
+	ByRule      map[string]int64   `json:"by_rule" doc:"decisions per deciding rule"`
+	Authority   *CheckpointSummary `json:"authority_checkpoint,omitempty" doc:"the authority log's verified checkpoint: origin, size, root_hash"`
+	DecisionLog *CheckpointSummary `json:"decision_checkpoint,omitempty" doc:"the decision log's: origin, size, root_hash"`
+	Failure     *Failure           `json:"failure,omitempty" doc:"the first failure: log, index, error"`
 	// Witnessing is what Options.Policy found on the authority
 	// checkpoint: the witnesses that cosigned it, when, and the quorum.
-	Witnessing *formats.Witnessing `json:"witnessing,omitempty"`
+	Witnessing *formats.Witnessing `json:"witnessing,omitempty" doc:"with --policy: the quorum that cosigned the authority checkpoint"`
 	// Traffic is the report beyond verdicts and rules (see Traffic).
-	Traffic *Traffic `json:"traffic,omitempty"`
+	Traffic *Traffic `json:"traffic,omitempty" doc:"by_mode, by_machine, by_stream, by_signer, unsigned, unsigned_share, would_refuse_by_rule, days (every day of the period; partial marks a day it covers in part), flagged_builds, authority_events, since, until (whole seconds), first_decision, last_decision, outside_period, ..."`
 	// RunnerKeyProtection is how the runner keeps the key that signs the
 	// decision log, as the ledger directory states it
 	// (ledger.RunnerKeyProtection: "file" or "passphrase"); empty when the
 	// directory holds no runner key (a replica, an export). It is the
 	// runner's statement, not covered by any signature.
-	RunnerKeyProtection string `json:"runner_key_protection,omitempty"`
+	RunnerKeyProtection string `json:"runner_key_protection,omitempty" doc:"how the runner says it keeps its key: file or passphrase (not signed)"`
 	// Trust is what the verification rests on: the keys the checkpoints
 	// were checked with and where each came from, and the first root
 	// (see Trust). Never nil.
-	Trust *Trust `json:"trust"`
+	Trust *Trust `json:"trust" doc:"authority_key and decisions_key (name, key_id, source: given, state or ledger), trust_root, first_root, independent: no key was taken from the ledger itself"`
 	// AuditedAt is when the audit ran, by its clock (Options.Now):
 	// RFC 3339, UTC, whole seconds. An open period ends here.
-	AuditedAt string `json:"audited_at"`
+	AuditedAt string `json:"audited_at" doc:"the audit's clock, RFC 3339; an open period ends there"`
 
 	// the verifier keys the logs were checked with, for the state file
 	authorityVKey, decisionsVKey string
