@@ -20,6 +20,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/diagnostic"
+	"github.com/writ-ledger/writ/internal/profile"
 	"github.com/writ-ledger/writ/ledger"
 )
 
@@ -44,7 +46,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = exitInternal
 		}
 	}()
-	defer startProfiles(stderr, jsonRequested(args))()
+	defer profile.Start(func(msg string) { diagnostic.Write(stderr, jsonRequested(args), diagnostic.Warning, msg) })()
 	app := newApp(stdin, stdout, stderr)
 	line, err := interspersed(app, args)
 	if err != nil {
