@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/httpbound"
+	"github.com/writ-ledger/writ/internal/logmetrics"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/verify/runner"
@@ -39,15 +40,15 @@ func ledgerServe(c *cli.Context) error {
 		return l, err
 	}
 	limitHeap(answerBytes)
-	metrics := newLogMetrics(origin)
+	metrics := logmetrics.New(origin)
 	srv := publish.NewServer(open, publish.ServeOptions{Metrics: metrics, MaxAnswerBytes: answerBytes,
 		WriteTimeout: httpbound.DefaultWriteTimeout, RetryAfter: httpbound.DefaultRetryAfter,
-		Refused: func() { metrics.refused(reasonMaxAnswer) }})
+		Refused: func() { metrics.Refused(logmetrics.ReasonMaxAnswer) }})
 	defer srv.Close()
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", metrics.handler())
+	mux.Handle("/metrics", metrics.Handler())
 	mux.Handle("/", srv)
-	return serveHTTP(c, mux, maxLogRequestBody, metrics.refused, func(addr string) string {
+	return serveHTTP(c, mux, maxLogRequestBody, metrics.Refused, func(addr string) string {
 		return fmt.Sprintf("serving %s log %s at http://%s/ (verifier key %s)", name, origin, addr, vkey)
 	})
 }

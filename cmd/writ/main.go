@@ -16,10 +16,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/diagnostic"
 	"github.com/writ-ledger/writ/internal/profile"
 	"github.com/writ-ledger/writ/ledger"
@@ -46,33 +46,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = exitInternal
 		}
 	}()
-	defer profile.Start(func(msg string) { diagnostic.Write(stderr, jsonRequested(args), diagnostic.Warning, msg) })()
+	defer profile.Start(func(msg string) { diagnostic.Write(stderr, cliflags.JSONRequested(args), diagnostic.Warning, msg) })()
 	app := newApp(stdin, stdout, stderr)
-	line, err := interspersed(app, args)
+	line, err := cliflags.Interspersed(app, args)
 	if err != nil {
-		return report(stderr, err, jsonRequested(args))
+		return report(stderr, err, cliflags.JSONRequested(args))
 	}
-	asJSON = line.json
-	app.Metadata = map[string]any{"args": line.args}
-	return report(stderr, explainDirectory(line.args, app.Run(line.args)), asJSON)
-}
-
-// jsonRequested reports whether a command line that interspersed refused
-// asks for --json (the last --json[=BOOL] before "--").
-func jsonRequested(args []string) bool {
-	asJSON := false
-	for _, a := range args[min(1, len(args)):] {
-		if a == "--" {
-			break
-		}
-		if name, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "="); isFlagWord(a) && name == "json" {
-			asJSON = true
-			if hasValue {
-				asJSON, _ = strconv.ParseBool(v)
-			}
-		}
-	}
-	return asJSON
+	asJSON = line.JSON
+	app.Metadata = map[string]any{"args": line.Args}
+	return report(stderr, explainDirectory(line.Args, app.Run(line.Args)), asJSON)
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -135,7 +117,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 	}
 	onUsage(app.Commands, app.OnUsageError, "")
-	groupActions(app.Commands, "")
+	cliflags.GroupActions(app.Commands, "")
 	documentJSON(app.Commands, "")
 	return app
 }
@@ -151,7 +133,7 @@ func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 	for _, c := range cmds {
 		path := strings.TrimSpace(prefix + " " + c.Name)
 		c.OnUsageError = func(ctx *cli.Context, err error, sub bool) error {
-			return f(ctx, suggestFlag(err, c, path), sub)
+			return f(ctx, cliflags.SuggestFlag(err, c, path), sub)
 		}
 		var required []string
 		single, valued, text := map[string]bool{}, map[string]bool{}, []string{}
@@ -184,7 +166,7 @@ func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 					// value, or a switch's value written apart (--x false).
 					return usageErr("writ %s takes no arguments, and got %q (see writ %s --help)", path, ctx.Args().First(), path)
 				}
-				if name := repeatedFlag(args, single, valued); name != "" {
+				if name := cliflags.RepeatedFlag(args, single, valued); name != "" {
 					return usageErr("--%s given more than once; it takes one value (see writ %s --help)", name, path)
 				}
 				for _, name := range text {
@@ -247,33 +229,6 @@ func takeRequired(fl cli.Flag) bool {
 	}
 	requiredFlags[fl] = true
 	return true
-}
-
-// repeatedFlag returns the first flag of single given more than once in
-// args ("--name V", "--name=V", "-name V"), skipping the value each flag
-// of valued takes when it is not written with "=".
-func repeatedFlag(args []string, single, valued map[string]bool) string {
-	seen := map[string]bool{}
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			continue
-		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if valued[name] && !hasValue {
-			i++ // the next argument is this flag's value
-		}
-		if single[name] {
-			if seen[name] {
-				return name
-			}
-			seen[name] = true
-		}
-	}
-	return ""
 }
 
 func withRequired(usage string) string {

@@ -51,10 +51,6 @@ func maxAnswerBytes(c *cli.Context) (int64, error) {
 	return int64(mib) << 20, nil
 }
 
-// reasonMaxAnswer labels ledger serve's refusals past --max-answer-mib
-// in its metrics, beside httpbound's rules.
-const reasonMaxAnswer = httpbound.Reason("max-answer-mib")
-
 // admissionLimitFlags are the bounds of admission serve.
 func admissionLimitFlags() []cli.Flag {
 	return []cli.Flag{

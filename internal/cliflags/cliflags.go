@@ -1,4 +1,10 @@
-package main
+// Package cliflags reads writ's command lines the way its users write
+// them, on top of urfave/cli: flags after the positional arguments
+// (Interspersed), a mistyped flag answered with the nearest one
+// (SuggestFlag), an unknown subcommand named as such (GroupActions), a
+// one-value flag given twice (RepeatedFlag). Every refusal is bad usage
+// (an *exitcode.Error, exit 2) that says where the help is.
+package cliflags
 
 import (
 	"fmt"
@@ -7,16 +13,17 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/exitcode"
 )
 
-// commandLine is a command line after interspersed: the arguments urfave/cli
+// Line is a command line after Interspersed: the arguments urfave/cli
 // parses, and whether --json asks for JSON output (errors included).
-type commandLine struct {
-	args []string
-	json bool
+type Line struct {
+	Args []string
+	JSON bool
 }
 
-// interspersed returns args with the flags given after a command's
+// Interspersed returns args with the flags given after a command's
 // positional arguments moved before them, so that `writ verify FILE --key
 // P` means `writ verify --key P FILE`, as on cosign's command line:
 // urfave/cli stops reading flags at the first positional argument and
@@ -37,9 +44,9 @@ type commandLine struct {
 // their order. It also reports whether --json is set (the last of
 // --json[=BOOL], global or the command's), read the way urfave/cli reads
 // it: never a value of another flag.
-func interspersed(app *cli.App, args []string) (commandLine, error) {
+func Interspersed(app *cli.App, args []string) (Line, error) {
 	if len(args) < 2 {
-		return commandLine{args: args}, nil
+		return Line{Args: args}, nil
 	}
 	var asJSON bool
 	readSwitch := func(a string) {
@@ -53,13 +60,13 @@ func interspersed(app *cli.App, args []string) (commandLine, error) {
 		}
 	}
 	i := 1
-	for i < len(args) && isFlagWord(args[i]) {
+	for i < len(args) && IsFlagWord(args[i]) {
 		readSwitch(args[i]) // global flags: --json, --help, --version (none takes a value)
 		i++
 	}
 	cmd, i, path := commandIn(app, args, i)
 	if cmd == nil || len(cmd.Subcommands) > 0 {
-		return commandLine{args: args, json: asJSON}, nil
+		return Line{Args: args, JSON: asJSON}, nil
 	}
 	valued, switches := flagKinds(cmd)
 	where := strings.Join(path, " ")
@@ -72,7 +79,7 @@ func interspersed(app *cli.App, args []string) (commandLine, error) {
 			positional = append(positional, args[i+1:]...)
 			break
 		}
-		if !isFlagWord(a) {
+		if !IsFlagWord(a) {
 			positional = append(positional, a)
 			continue
 		}
@@ -83,13 +90,13 @@ func interspersed(app *cli.App, args []string) (commandLine, error) {
 			help = true
 		case valued[name] && !hasValue:
 			if i+1 == len(args) {
-				return commandLine{}, usageErr("--%s needs a value (see writ %s --help)", name, where)
+				return Line{}, exitcode.Usagef("--%s needs a value (see writ %s --help)", name, where)
 			}
 			i++
 			flags = append(flags, args[i])
 		case switches[name] && !hasValue && i+1 < len(args):
 			if _, err := strconv.ParseBool(args[i+1]); err == nil {
-				return commandLine{}, usageErr("--%s %s: a switch takes no separate value; write --%s=%s (see writ %s --help)", name, args[i+1], name, args[i+1], where)
+				return Line{}, exitcode.Usagef("--%s %s: a switch takes no separate value; write --%s=%s (see writ %s --help)", name, args[i+1], name, args[i+1], where)
 			}
 		}
 		if switches[name] {
@@ -98,13 +105,13 @@ func interspersed(app *cli.App, args []string) (commandLine, error) {
 	}
 	out := append([]string(nil), prefix...)
 	if help {
-		return commandLine{args: append(out, "--help"), json: asJSON}, nil
+		return Line{Args: append(out, "--help"), JSON: asJSON}, nil
 	}
 	out = append(out, flags...)
 	if len(positional) > 0 {
 		out = append(append(out, "--"), positional...)
 	}
-	return commandLine{args: out, json: asJSON}, nil
+	return Line{Args: out, JSON: asJSON}, nil
 }
 
 // commandIn reads the command's names in args from index i on: the
@@ -140,7 +147,9 @@ func flagKinds(cmd *cli.Command) (valued, switches map[string]bool) {
 	return valued, switches
 }
 
-func isFlagWord(a string) bool { return strings.HasPrefix(a, "-") && a != "-" && a != "--" }
+// IsFlagWord reports whether a command-line word is a flag: it starts
+// with "-" and is neither "-" (stdin) nor "--" (the end of the flags).
+func IsFlagWord(a string) bool { return strings.HasPrefix(a, "-") && a != "-" && a != "--" }
 
 // findCommand returns the command of cmds named (or aliased) name.
 func findCommand(cmds []*cli.Command, name string) *cli.Command {
@@ -152,12 +161,12 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 	return nil
 }
 
-// suggestFlag rewrites urfave/cli's "flag provided but not defined: -x"
+// SuggestFlag rewrites urfave/cli's "flag provided but not defined: -x"
 // for the command at path: the flag in writ's spelling, the nearest flag
 // cmd has when one is close enough to be a typo (at most 2 edits, a
 // swap of neighbours counting as one, and fewer than the name's length),
 // and where the help is. Other errors are returned unchanged.
-func suggestFlag(err error, cmd *cli.Command, path string) error {
+func SuggestFlag(err error, cmd *cli.Command, path string) error {
 	const undefined = "flag provided but not defined: "
 	msg := err.Error()
 	if cmd == nil || !strings.HasPrefix(msg, undefined) {
@@ -204,11 +213,11 @@ func editDistance(a, b string) int {
 	return d[len(a)][len(b)]
 }
 
-// groupActions makes every command that has subcommands refuse an
+// GroupActions makes every command that has subcommands refuse an
 // unknown one as bad usage (exit 2), naming the subcommands, instead of
 // urfave/cli's "No help topic" internal error; without an argument it
 // prints its help.
-func groupActions(cmds []*cli.Command, prefix string) {
+func GroupActions(cmds []*cli.Command, prefix string) {
 	for _, c := range cmds {
 		path := strings.TrimSpace(prefix + " " + c.Name)
 		if len(c.Subcommands) > 0 && c.Action == nil {
@@ -223,10 +232,55 @@ func groupActions(cmds []*cli.Command, prefix string) {
 				if !ctx.Args().Present() {
 					return cli.ShowSubcommandHelp(ctx)
 				}
-				return usageErr("unknown command %q: writ %s has the subcommands %s (see writ %s --help)",
+				return exitcode.Usagef("unknown command %q: writ %s has the subcommands %s (see writ %s --help)",
 					ctx.Args().First(), path, strings.Join(names, ", "), path)
 			}
 		}
-		groupActions(c.Subcommands, path)
+		GroupActions(c.Subcommands, path)
 	}
+}
+
+// JSONRequested reports whether a command line that Interspersed refused
+// asks for --json (the last --json[=BOOL] before "--").
+func JSONRequested(args []string) bool {
+	asJSON := false
+	for _, a := range args[min(1, len(args)):] {
+		if a == "--" {
+			break
+		}
+		if name, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "="); IsFlagWord(a) && name == "json" {
+			asJSON = true
+			if hasValue {
+				asJSON, _ = strconv.ParseBool(v)
+			}
+		}
+	}
+	return asJSON
+}
+
+// RepeatedFlag returns the first flag of single given more than once in
+// args ("--name V", "--name=V", "-name V"), skipping the value each flag
+// of valued takes when it is not written with "=".
+func RepeatedFlag(args []string, single, valued map[string]bool) string {
+	seen := map[string]bool{}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if valued[name] && !hasValue {
+			i++ // the next argument is this flag's value
+		}
+		if single[name] {
+			if seen[name] {
+				return name
+			}
+			seen[name] = true
+		}
+	}
+	return ""
 }
