@@ -86,3 +86,33 @@ func PublishVerified(l *ledger.Log, to string, o PublishOptions) (Published, err
 	}
 	return out, nil
 }
+
+// PublishEvery publishes the runner's decision log into the directory
+// to (PublishDecisions) now and every period every (at least a second)
+// until the returned function is called, which publishes once more (the
+// decisions of the last moments) and waits for it. A failure goes to
+// failed, when not nil, and publishing goes on.
+func (r *Runner) PublishEvery(to string, every time.Duration, failed func(error)) (stop func()) {
+	publish := func() {
+		if _, err := r.PublishDecisions(to); err != nil && failed != nil {
+			failed(err)
+		}
+	}
+	publish()
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(max(every, time.Second))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				publish()
+				return
+			case <-t.C:
+				publish()
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
