@@ -42,6 +42,7 @@ type UnverifiedError struct {
 	Err error  // why it does not verify
 }
 
+// Error says which log does not verify, and why.
 func (e *UnverifiedError) Error() string {
 	return fmt.Sprintf("the %s log does not verify, nothing published: %v", e.Log, e.Err)
 }
