@@ -14,15 +14,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/diagnostic"
 	"github.com/writ-ledger/writ/internal/profile"
-	"github.com/writ-ledger/writ/ledger"
 )
 
 func main() {
@@ -53,7 +50,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return report(stderr, err, cliflags.JSONRequested(args))
 	}
 	asJSON = line.JSON
-	app.Metadata = map[string]any{"args": line.Args}
+	app.Metadata = map[string]any{cliflags.ArgsKey: line.Args}
 	return report(stderr, explainDirectory(line.Args, app.Run(line.Args)), asJSON)
 }
 
@@ -116,126 +113,10 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			witnessCommand(),
 		},
 	}
-	onUsage(app.Commands, app.OnUsageError, "")
+	cliflags.Strict(app.Commands, app.OnUsageError, "")
 	cliflags.GroupActions(app.Commands, "")
 	documentJSON(app.Commands, "")
 	return app
-}
-
-// onUsage makes every command report flag errors, including a missing
-// required flag, as bad usage (exit 2): urfave/cli would report a missing
-// required flag as a plain error after printing the whole help. A flag
-// that takes one value (or a switch) given twice, and a text flag given
-// an empty value, are bad usage too: urfave/cli would keep the last value,
-// or treat "" as not given, silently (a trust anchor such as --vkey or
-// --trust-root must never be dropped).
-func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
-	for _, c := range cmds {
-		path := strings.TrimSpace(prefix + " " + c.Name)
-		c.OnUsageError = func(ctx *cli.Context, err error, sub bool) error {
-			return f(ctx, cliflags.SuggestFlag(err, c, path), sub)
-		}
-		var required []string
-		single, valued, text := map[string]bool{}, map[string]bool{}, []string{}
-		for _, fl := range c.Flags {
-			name := fl.Names()[0]
-			switch sf := fl.(type) {
-			case *cli.BoolFlag:
-				single[name] = name != "json" // --json goes before or after the command name
-			case *cli.StringSliceFlag:
-				// One value is one value, as typed: urfave/cli would trim
-				// the spaces around it (and, without the app's
-				// DisableSliceFlagSeparator, split it on commas).
-				sf.KeepSpace = true
-				valued[name] = true
-			case *cli.StringFlag:
-				valued[name], single[name] = true, true
-				text = append(text, name)
-			default:
-				valued[name], single[name] = true, true
-			}
-			if takeRequired(fl) {
-				required = append(required, name)
-			}
-		}
-		if action := c.Action; action != nil {
-			c.Action = func(ctx *cli.Context) error {
-				args, _ := ctx.App.Metadata["args"].([]string)
-				if c.ArgsUsage == "" && ctx.NArg() > 0 {
-					// A stray word would otherwise be ignored: a mistyped flag
-					// value, or a switch's value written apart (--x false).
-					return usageErr("writ %s takes no arguments, and got %q (see writ %s --help)", path, ctx.Args().First(), path)
-				}
-				if name := cliflags.RepeatedFlag(args, single, valued); name != "" {
-					return usageErr("--%s given more than once; it takes one value (see writ %s --help)", name, path)
-				}
-				for _, name := range text {
-					if ctx.IsSet(name) && ctx.String(name) == "" {
-						return usageErr("--%s is given an empty value; give a value, or leave the flag out (see writ %s --help)", name, path)
-					}
-				}
-				for _, name := range required {
-					if !ctx.IsSet(name) {
-						err := &exitError{code: exitUsage, err: fmt.Errorf("--%s is required (see writ %s --help)", name, path)}
-						if name == "dir" || name == "ledger" {
-							for _, a := range ctx.Args().Slice() {
-								if fi, serr := os.Stat(filepath.Join(a, ledger.AuthorityDir)); serr == nil && fi.IsDir() {
-									err.hints = []string{fmt.Sprintf("%s is a ledger: give it as --%s %s", a, name, a)}
-									break
-								}
-							}
-						}
-						return err
-					}
-				}
-				return action(ctx)
-			}
-		}
-		onUsage(c.Subcommands, f, path)
-	}
-}
-
-// requiredFlags holds the flags onUsage took over the required check of.
-// Flag values are shared between commands (one --dir for every ledger
-// command): urfave/cli's Required is cleared on the first, and this set
-// keeps it required for all the others.
-var requiredFlags = map[cli.Flag]bool{}
-
-// takeRequired reports whether fl is required, clearing urfave/cli's own
-// Required (which would print the whole help before its error) and
-// marking the usage text, once per flag value.
-func takeRequired(fl cli.Flag) bool {
-	if requiredFlags[fl] {
-		return true
-	}
-	switch x := fl.(type) {
-	case *cli.StringFlag:
-		if !x.Required {
-			return false
-		}
-		x.Required, x.Usage = false, withRequired(x.Usage)
-	case *cli.StringSliceFlag:
-		if !x.Required {
-			return false
-		}
-		x.Required, x.Usage = false, withRequired(x.Usage)
-	case *cli.Int64Flag:
-		if !x.Required {
-			return false
-		}
-		x.Required, x.Usage = false, withRequired(x.Usage)
-	default:
-		return false
-	}
-	requiredFlags[fl] = true
-	return true
-}
-
-func withRequired(usage string) string {
-	if strings.HasSuffix(usage, "(required)") {
-		return usage
-	}
-	return strings.TrimSpace(usage + " (required)")
 }
 
 // version reports the module version and vcs revision this binary was

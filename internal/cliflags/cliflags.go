@@ -2,18 +2,23 @@
 // them, on top of urfave/cli: flags after the positional arguments
 // (Interspersed), a mistyped flag answered with the nearest one
 // (SuggestFlag), an unknown subcommand named as such (GroupActions), a
-// one-value flag given twice (RepeatedFlag). Every refusal is bad usage
+// one-value flag given twice, an empty value, a missing required flag or
+// a stray argument refused before the command runs (Strict,
+// RepeatedFlag). Every refusal is bad usage
 // (an *exitcode.Error, exit 2) that says where the help is.
 package cliflags
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/ledger"
 )
 
 // Line is a command line after Interspersed: the arguments urfave/cli
@@ -283,4 +288,128 @@ func RepeatedFlag(args []string, single, valued map[string]bool) string {
 		}
 	}
 	return ""
+}
+
+// ArgsKey is the key of cli.App.Metadata under which the caller stores
+// the command line being run (a []string), for Strict.
+const ArgsKey = "args"
+
+// Strict makes every command of cmds (and their subcommands, named
+// after prefix) report flag errors, including a missing
+// required flag, as bad usage (exit 2): urfave/cli would report a missing
+// required flag as a plain error after printing the whole help. A flag
+// that takes one value (or a switch) given twice, and a text flag given
+// an empty value, are bad usage too: urfave/cli would keep the last value,
+// or treat "" as not given, silently (a trust anchor such as --vkey or
+// --trust-root must never be dropped). A stray argument to a command
+// without ArgsUsage is bad usage. The repeated flags are found in the
+// command line app.Metadata[ArgsKey] holds (a []string, as Interspersed
+// left it); f reports the flag errors urfave/cli finds.
+func Strict(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
+	for _, c := range cmds {
+		path := strings.TrimSpace(prefix + " " + c.Name)
+		c.OnUsageError = func(ctx *cli.Context, err error, sub bool) error {
+			return f(ctx, SuggestFlag(err, c, path), sub)
+		}
+		var required []string
+		single, valued, text := map[string]bool{}, map[string]bool{}, []string{}
+		for _, fl := range c.Flags {
+			name := fl.Names()[0]
+			switch sf := fl.(type) {
+			case *cli.BoolFlag:
+				single[name] = name != "json" // --json goes before or after the command name
+			case *cli.StringSliceFlag:
+				// One value is one value, as typed: urfave/cli would trim
+				// the spaces around it (and, without the app's
+				// DisableSliceFlagSeparator, split it on commas).
+				sf.KeepSpace = true
+				valued[name] = true
+			case *cli.StringFlag:
+				valued[name], single[name] = true, true
+				text = append(text, name)
+			default:
+				valued[name], single[name] = true, true
+			}
+			if takeRequired(fl) {
+				required = append(required, name)
+			}
+		}
+		if action := c.Action; action != nil {
+			c.Action = func(ctx *cli.Context) error {
+				args, _ := ctx.App.Metadata[ArgsKey].([]string)
+				if c.ArgsUsage == "" && ctx.NArg() > 0 {
+					// A stray word would otherwise be ignored: a mistyped flag
+					// value, or a switch's value written apart (--x false).
+					return exitcode.Usagef("writ %s takes no arguments, and got %q (see writ %s --help)", path, ctx.Args().First(), path)
+				}
+				if name := RepeatedFlag(args, single, valued); name != "" {
+					return exitcode.Usagef("--%s given more than once; it takes one value (see writ %s --help)", name, path)
+				}
+				for _, name := range text {
+					if ctx.IsSet(name) && ctx.String(name) == "" {
+						return exitcode.Usagef("--%s is given an empty value; give a value, or leave the flag out (see writ %s --help)", name, path)
+					}
+				}
+				for _, name := range required {
+					if !ctx.IsSet(name) {
+						err := &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("--%s is required (see writ %s --help)", name, path)}
+						if name == "dir" || name == "ledger" {
+							for _, a := range ctx.Args().Slice() {
+								if fi, serr := os.Stat(filepath.Join(a, ledger.AuthorityDir)); serr == nil && fi.IsDir() {
+									err.Hints = []string{fmt.Sprintf("%s is a ledger: give it as --%s %s", a, name, a)}
+									break
+								}
+							}
+						}
+						return err
+					}
+				}
+				return action(ctx)
+			}
+		}
+		Strict(c.Subcommands, f, path)
+	}
+}
+
+// requiredFlags holds the flags Strict took over the required check of.
+// Flag values are shared between commands (one --dir for every ledger
+// command): urfave/cli's Required is cleared on the first, and this set
+// keeps it required for all the others.
+var requiredFlags = map[cli.Flag]bool{}
+
+// takeRequired reports whether fl is required, clearing urfave/cli's own
+// Required (which would print the whole help before its error) and
+// marking the usage text, once per flag value.
+func takeRequired(fl cli.Flag) bool {
+	if requiredFlags[fl] {
+		return true
+	}
+	switch x := fl.(type) {
+	case *cli.StringFlag:
+		if !x.Required {
+			return false
+		}
+		x.Required, x.Usage = false, withRequired(x.Usage)
+	case *cli.StringSliceFlag:
+		if !x.Required {
+			return false
+		}
+		x.Required, x.Usage = false, withRequired(x.Usage)
+	case *cli.Int64Flag:
+		if !x.Required {
+			return false
+		}
+		x.Required, x.Usage = false, withRequired(x.Usage)
+	default:
+		return false
+	}
+	requiredFlags[fl] = true
+	return true
+}
+
+func withRequired(usage string) string {
+	if strings.HasSuffix(usage, "(required)") {
+		return usage
+	}
+	return strings.TrimSpace(usage + " (required)")
 }

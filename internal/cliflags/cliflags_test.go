@@ -76,3 +76,35 @@ func TestRepeatedFlagAndJSON(t *testing.T) {
 		t.Error("JSONRequested misreads --json")
 	}
 }
+
+func TestStrict(t *testing.T) {
+	ran := false
+	app := &cli.App{Commands: []*cli.Command{{
+		Name:   "verify",
+		Flags:  []cli.Flag{&cli.StringFlag{Name: "key", Required: true}, &cli.StringFlag{Name: "dir"}},
+		Action: func(*cli.Context) error { ran = true; return nil },
+	}}}
+	Strict(app.Commands, func(_ *cli.Context, err error, _ bool) error { return exitcode.Usagef("%v", err) }, "")
+	for _, tc := range []struct {
+		args []string
+		want string // "" : the command runs
+	}{
+		{[]string{"writ", "verify", "--key", "k"}, ""},
+		{[]string{"writ", "verify"}, "--key is required (see writ verify --help)"},
+		{[]string{"writ", "verify", "--key", "a", "--key", "b"}, "--key given more than once; it takes one value (see writ verify --help)"},
+		{[]string{"writ", "verify", "--key", "k", "--dir="}, "--dir is given an empty value; give a value, or leave the flag out (see writ verify --help)"},
+		{[]string{"writ", "verify", "--key", "k", "stray"}, `writ verify takes no arguments, and got "stray" (see writ verify --help)`},
+		{[]string{"writ", "verify", "--kye", "k"}, "writ verify has no flag --kye; did you mean --key? (see writ verify --help)"},
+	} {
+		ran = false
+		app.Metadata = map[string]any{ArgsKey: tc.args}
+		err := app.Run(tc.args)
+		var xe *exitcode.Error
+		switch {
+		case tc.want == "" && (err != nil || !ran):
+			t.Errorf("%q: %v, ran %v; want it run", tc.args, err, ran)
+		case tc.want != "" && (ran || !errors.As(err, &xe) || xe.Code != exitcode.Usage || err.Error() != tc.want):
+			t.Errorf("%q: %v, ran %v; want bad usage %q", tc.args, err, ran, tc.want)
+		}
+	}
+}
