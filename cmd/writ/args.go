@@ -26,7 +26,7 @@ func vkeyValue(c *cli.Context, name string) (string, error) {
 
 // wantArgs checks that the command got exactly n positional arguments
 // (n < 0: at least one), described by what. Flags written after the
-// arguments were moved before them (interspersed), so a word here that
+// arguments were moved before them (cliflags.Interspersed), so a word here that
 // looks like a flag came after "--" and is an argument.
 func wantArgs(c *cli.Context, n int, what string) error {
 	if (n >= 0 && c.NArg() == n) || (n < 0 && c.NArg() > 0) {

@@ -79,20 +79,9 @@ func auditFleet(c *cli.Context, o audit.Options) error {
 // fleet file gives for it (vkey-mismatch), that assertion is refused,
 // naming the fleet file, as for the authority log's key.
 func runnersFailed(c *cli.Context, rep *audit.FleetReport) error {
-	failed, keys := 0, true
-	for _, r := range rep.Runners {
-		if r.OK {
-			continue
-		}
-		failed++
-		if r.Failure == nil {
-			keys = false
-		} else if _, rule, ok := trustRefusal(r.Failure.Cause); !ok || rule != rules.VKeyMismatch {
-			keys = false
-		}
-	}
+	failed, keys := rep.RunnersFailed()
 	err := fmt.Errorf("fleet audit failed: %d of %d runners' decision logs did not verify (see the report)", failed, len(rep.Runners))
-	if failed > 0 && keys {
+	if keys {
 		return &exitError{code: exitNo, err: err, flag: "--fleet " + c.String("fleet"), rule: rules.VKeyMismatch}
 	}
 	return noErr(err)

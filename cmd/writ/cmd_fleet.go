@@ -88,6 +88,17 @@ func openLogErr(err error) error {
 	return openErr(err)
 }
 
+// publishedJSON is ledger publish's result under --json.
+type publishedJSON struct {
+	After      int64               `json:"after" doc:"the published tree size after publishing (entries)"`
+	Before     int64               `json:"before" doc:"the published tree size before (entries)"`
+	Bytes      int64               `json:"bytes" doc:"bytes written"`
+	Files      int                 `json:"files" doc:"files written, the checkpoint included"`
+	Log        string              `json:"log" doc:"which log: authority or decisions"`
+	Origin     string              `json:"origin" doc:"the log's origin (the first line of its checkpoint)"`
+	Witnessing *formats.Witnessing `json:"witnessing,omitempty" doc:"what --policy found"`
+}
+
 func ledgerPublish(c *cli.Context) error {
 	if err := wantArgs(c, 0, "no arguments"); err != nil {
 		return err
@@ -101,47 +112,30 @@ func ledgerPublish(c *cli.Context) error {
 		return openLogErr(err)
 	}
 	defer l.Close()
-	// Never publish what a replica would refuse: the log is verified and,
-	// for the authority log, replayed, as `writ ledger append` does.
-	if name == "authority" {
-		_, err = verify.LoadAuthority(l, l.VerifierKey())
-	} else {
-		_, err = l.Verify(l.VerifierKey(), nil)
-	}
-	if err != nil {
-		return noErr(fmt.Errorf("the %s log does not verify, nothing published: %w", name, err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
-	}
-	opts := publish.PublishOptions{Progress: progressFor(c, "publishing", "tiles")}
-	var witnessing *formats.Witnessing
-	if policy != nil {
-		opts.Check = func(cosigned []byte) error {
-			w, err := policy.Check(cosigned, l.VerifierKey(), time.Now())
-			witnessing = &w
-			return err
-		}
-	}
-	if policy == nil {
-		warnUnwitnessedPublish(c, l)
-	}
-	p, err := publish.PublishWith(l, c.String("to"), opts)
-	if err != nil {
-		if errors.Is(err, formats.ErrPolicyLog) {
-			return inputErr(fmt.Errorf("nothing published: --policy %s: %w", c.String("policy"), err), "give the policy of this log: its `log` line is the log's verifier key")
-		}
-		if errors.Is(err, formats.ErrQuorum) {
-			return noErr(fmt.Errorf("nothing published: the %s log's checkpoint: %w", name, err),
-				"collect the cosignatures first: `writ ledger checkpoint --refresh --policy "+c.String("policy")+" --dir "+c.String("dir")+"`")
-		}
-		if errors.Is(err, publish.ErrPublish) || errors.Is(err, ledger.ErrInconsistent) {
-			return noErr(err, "--to must be empty, or hold an older publication of this same log")
-		}
+	p, err := runner.PublishVerified(l, c.String("to"), runner.PublishOptions{Authority: name == "authority", Policy: policy,
+		Progress: progressFor(c, "publishing", "tiles"), Verified: func() {
+			if policy == nil {
+				warnUnwitnessedPublish(c, l)
+			}
+		}})
+	var unverified *runner.UnverifiedError
+	switch {
+	case errors.As(err, &unverified):
+		return noErr(err, "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
+	case errors.Is(err, formats.ErrPolicyLog):
+		return inputErr(fmt.Errorf("nothing published: --policy %s: %w", c.String("policy"), err), "give the policy of this log: its `log` line is the log's verifier key")
+	case errors.Is(err, formats.ErrQuorum):
+		return noErr(fmt.Errorf("nothing published: the %s log's checkpoint: %w", name, err),
+			"collect the cosignatures first: `writ ledger checkpoint --refresh --policy "+c.String("policy")+" --dir "+c.String("dir")+"`")
+	case errors.Is(err, publish.ErrPublish) || errors.Is(err, ledger.ErrInconsistent):
+		return noErr(err, "--to must be empty, or hold an older publication of this same log")
+	case err != nil:
 		return err
 	}
-	out := map[string]any{"log": name, "origin": l.Origin(), "before": p.Before, "after": p.After, "files": p.Files, "bytes": p.Bytes}
+	out := publishedJSON{Log: name, Origin: l.Origin(), Before: p.Before, After: p.After, Files: p.Files, Bytes: p.Bytes, Witnessing: p.Witnessing}
 	text := fmt.Sprintf("published %s log %s: %d → %d entries, %s, %d bytes, into %s", name, l.Origin(), p.Before, p.After, humanize.Plural(int64(p.Files), "file", "files"), p.Bytes, c.String("to"))
-	if witnessing != nil {
-		out["witnessing"] = witnessing
-		text += "; " + humanize.Witnessed(*witnessing)
+	if p.Witnessing != nil {
+		text += "; " + humanize.Witnessed(*p.Witnessing)
 	}
 	return emit(c, out, text)
 }
@@ -180,31 +174,13 @@ func ledgerSync(c *cli.Context) error {
 		return emitSynced(c, res)
 	}
 	diag(c, levelInfo, "syncing %s from %s every %s", dir, src, every)
-	var last []byte
-	for wait := every; ; {
-		res, err := r.Sync(ctx)
-		reportViews(c, r)
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case err != nil:
-			wait = min(2*wait, max(16*every, time.Minute))
-			diag(c, levelWarning, "sync: %v; next try in %s", syncErr(err), wait)
-		default:
-			wait = every
-			if string(res.Signed) != string(last) {
-				if err := emitSynced(c, res); err != nil {
-					return err
-				}
-				last = res.Signed
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(wait):
-		}
-	}
+	return r.Watch(ctx, every, runner.WatchHooks{
+		Synced: func(res replica.Synced) error { return emitSynced(c, res) },
+		Failed: func(err error, next time.Duration) {
+			diag(c, levelWarning, "sync: %v; next try in %s", syncErr(err), next)
+		},
+		After: func() { reportViews(c, r) },
+	})
 }
 
 // reportViews prints, on stderr, each witness's view the last sync
@@ -217,15 +193,25 @@ func reportViews(c *cli.Context, r *runner.Replica) {
 	}
 }
 
+// syncedJSON is ledger sync's result under --json.
+type syncedJSON struct {
+	After      int64               `json:"after" doc:"entries the replica holds now"`
+	Before     int64               `json:"before" doc:"entries the replica held before"`
+	Bytes      int64               `json:"bytes" doc:"bytes fetched"`
+	Origin     string              `json:"origin" doc:"the log's origin (the first line of its checkpoint)"`
+	Refreshed  bool                `json:"refreshed" doc:"same tree, newer checkpoint stored"`
+	Requests   int                 `json:"requests" doc:"files fetched, the checkpoint included"`
+	RootHash   string              `json:"root_hash" doc:"hex"`
+	Witnessing *formats.Witnessing `json:"witnessing,omitempty" doc:"what --policy found"`
+}
+
 func emitSynced(c *cli.Context, res replica.Synced) error {
 	cost := fmt.Sprintf("%s, %d bytes", humanize.Plural(int64(res.Requests), "request", "requests"), res.Bytes)
 	text := fmt.Sprintf("synced authority log %s: %d → %d entries, tree root %x (%s)",
 		res.Checkpoint.Origin, res.Before, res.After, res.Checkpoint.Hash[:], cost)
-	out := map[string]any{"origin": res.Checkpoint.Origin, "before": res.Before, "after": res.After,
-		"root_hash": hex.EncodeToString(res.Checkpoint.Hash[:]), "requests": res.Requests, "bytes": res.Bytes, "refreshed": res.Refreshed}
-	if res.Witnessing != nil {
-		out["witnessing"] = res.Witnessing
-	}
+	out := syncedJSON{Origin: res.Checkpoint.Origin, Before: res.Before, After: res.After,
+		RootHash: hex.EncodeToString(res.Checkpoint.Hash[:]), Requests: res.Requests, Bytes: res.Bytes, Refreshed: res.Refreshed,
+		Witnessing: res.Witnessing}
 	if res.Before == res.After {
 		text = fmt.Sprintf("authority log %s is up to date: %d entries, tree root %x (%s)",
 			res.Checkpoint.Origin, res.After, res.Checkpoint.Hash[:], cost)

@@ -91,7 +91,9 @@ func serveAdmission(c *cli.Context) error {
 	defer stop()
 	diag(c, levelInfo, "serving admission for %s on %s (mode %s)", setup.cfg.Machine, path, setup.cfg.Mode)
 	if to := c.String("publish-decisions"); to != "" {
-		stopPublishing := publishWhileServing(c, r, to, c.Duration("publish-every"))
+		stopPublishing := r.PublishEvery(to, c.Duration("publish-every"), func(err error) {
+			diag(c, levelWarning, "publishing the decision log into %s: %v", to, err)
+		})
 		defer stopPublishing()
 	}
 	srv.Runner = r

@@ -2,38 +2,22 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"syscall"
 	"testing"
 )
 
+// TestExplainDirectory: bad input from reading a directory names the
+// flag (internal/dirhint tests how); a verdict of no keeps its code.
 func TestExplainDirectory(t *testing.T) {
-	eisdir := func(path string) error { return &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR} }
-	for _, tc := range []struct {
-		name string
-		args []string
-		err  error
-		want string // "" : the error as it was
-	}{
-		{"a flag's value", []string{"writ", "verify", "--key", "d", "--", "x"}, inputErr(eisdir("d")), "--key d is a directory; a file is expected here"},
-		{"flag=value", []string{"writ", "verify", "--key=d", "--", "x"}, inputErr(eisdir("d")), "--key d is a directory; a file is expected here"},
-		{"an argument after a switch", []string{"writ", "--json", "verify", "--key", "k", "--", "d"}, inputErr(eisdir("d")), "the argument d is a directory; a file is expected here"},
-		{"the file flag wins", []string{"writ", "audit", "--ledger", "d", "--state", "d"}, inputErr(eisdir("d")), "--state d is a directory; a file is expected here"},
-		{"a path inside --dir", []string{"writ", "ledger", "checkpoint", "--dir", "L"}, inputErr(fmt.Errorf("checkpoint key: %w", eisdir("L/checkpoint.key"))), ""},
-		{"a verdict keeps its code", []string{"writ", "verify", "--key", "d"}, noErr(eisdir("d")), ""},
-		{"no EISDIR", []string{"writ", "verify", "--key", "d"}, inputErr(errors.New("other")), ""},
-	} {
-		got := explainDirectory(tc.args, tc.err)
-		if tc.want == "" {
-			if got != tc.err {
-				t.Errorf("%s: %v, want the error unchanged (%v)", tc.name, got, tc.err)
-			}
-			continue
-		}
-		var ee *exitError
-		if !errors.As(got, &ee) || ee.code != exitUsage || got.Error() != tc.want {
-			t.Errorf("%s: %v, want exit 2 %q", tc.name, got, tc.want)
-		}
+	eisdir := &fs.PathError{Op: "read", Path: "d", Err: syscall.EISDIR}
+	args := []string{"writ", "verify", "--key", "d"}
+	var ee *exitError
+	if got := explainDirectory(args, inputErr(eisdir)); !errors.As(got, &ee) || ee.code != exitUsage || got.Error() != "--key d is a directory; a file is expected here" {
+		t.Errorf("bad input: %v, want exit 2 naming --key", got)
+	}
+	verdict := noErr(eisdir)
+	if got := explainDirectory(args, verdict); got != verdict {
+		t.Errorf("a verdict: %v, want it unchanged", got)
 	}
 }

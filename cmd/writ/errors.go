@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/humanize"
+	"github.com/writ-ledger/writ/internal/progress"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/witness"
@@ -141,10 +142,10 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 	if err == nil {
 		return exitOK
 	}
-	clearProgress() // a bar cut short by the failure
+	progress.Clear() // a bar cut short by the failure
 	code := classify(err)
-	var ee *exitError
-	if errors.As(err, &ee) {
+	ee := exitOf(err)
+	if ee != nil {
 		code = ee.code
 		if ee.silent {
 			return code

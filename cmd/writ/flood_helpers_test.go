@@ -175,3 +175,21 @@ func checkPeakRSS(t *testing.T, pid int, bound int64, flood string) {
 		t.Errorf("peak RSS %d KiB, over the bound of %d KiB stated in LIMITATIONS.md", rss, bound)
 	}
 }
+
+// copyFile copies src to a new executable file dst.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

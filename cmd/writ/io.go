@@ -1,188 +1,78 @@
 package main
 
-// File I/O: reading whole inputs (a file or stdin) under a bound, and
-// writing outputs as new files, atomically, never over an existing one.
+// File I/O: thin adapters over internal/fileio (inputs read whole under
+// a bound, outputs written as new files, never over an existing one),
+// reading stdin and stdout from the command's context.
 
 import (
 	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
+	"github.com/writ-ledger/writ/internal/dirhint"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/fileio"
 )
 
-// maxInput bounds any file writ reads whole (records, briefs, passphrase
-// files), in bytes; records are limited to 65,535 bytes anyway.
-const maxInput = 1 << 20
+// maxInput is fileio.MaxInput.
+const maxInput = fileio.MaxInput
 
-// readInput reads a whole input file, or stdin for "-". It returns bad
-// input (exit 2) for an unreadable or oversized file. The boolean reports
-// whether the input was larger than limit, in which case the returned
-// bytes are its first limit+1 bytes.
+// readInput is fileio.ReadInput on the command's stdin.
 func readInput(c *cli.Context, path string, limit int64) ([]byte, bool, error) {
-	var r io.Reader
-	if path == "-" {
-		r = c.App.Reader
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, false, inputErr(err)
-		}
-		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.IsDir() {
-			// explainDirectory names the flag or argument it was given as.
-			return nil, false, directoryErr("", path)
-		}
-		r = f
-	}
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, false, inputErr(fmt.Errorf("reading %s: %w", path, err))
-	}
-	return data, int64(len(data)) > limit, nil
+	data, over, err := fileio.ReadInput(c.App.Reader, path, limit)
+	return data, over, asExit(err)
 }
 
-// readWhole is readInput that treats an oversized input as bad input.
+// readWhole is fileio.ReadWhole on the command's stdin.
 func readWhole(c *cli.Context, path string, limit int64) ([]byte, error) {
-	data, over, err := readInput(c, path, limit)
-	if err == nil && over {
-		err = inputErr(fmt.Errorf("%s: larger than %d bytes", path, limit))
-	}
-	return data, err
+	data, err := fileio.ReadWhole(c.App.Reader, path, limit)
+	return data, asExit(err)
 }
 
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// writeOutput writes binary output to a file, or to stdout for "-" unless
-// stdout is a terminal.
+// writeOutput is fileio.WriteOutput on the command's stdout.
 func writeOutput(c *cli.Context, path string, data []byte) error {
-	if path == "" {
-		return usageErr("--out is required (a file, or - for stdout)")
-	}
-	if path == "-" {
-		if isTerminal(c.App.Writer) {
-			return usageErr("refusing to write binary output to a terminal; use --out FILE or redirect stdout")
-		}
-		_, err := c.App.Writer.Write(data)
+	return asExit(fileio.WriteOutput(c.App.Writer, path, data))
+}
+
+// checkOutput is fileio.CheckOutput on the command's stdout.
+func checkOutput(c *cli.Context, flag, path string) error {
+	return asExit(fileio.CheckOutput(c.App.Writer, flag, path))
+}
+
+// writeNew is fileio.WriteNew.
+func writeNew(path string, data []byte) error { return asExit(fileio.WriteNew(path, data)) }
+
+// directoryErr is dirhint.Error.
+func directoryErr(flag, path string) error { return asExit(dirhint.Error(flag, path)) }
+
+// explainDirectory is dirhint.Explain for bad input: a verdict of no, or
+// an internal error, keeps its code and message.
+func explainDirectory(args []string, err error) error {
+	if ee := exitOf(err); ee != nil && ee.code != exitUsage {
 		return err
 	}
-	return writeNew(path, data)
+	return asExit(dirhint.Explain(args, err))
 }
 
-// checkOutput refuses, before any costly work, an output writeOutput
-// would refuse at the end: no path, a terminal for "-", or an existing
-// file that is not a device or pipe. writeOutput still checks again.
-func checkOutput(c *cli.Context, flag, path string) error {
-	switch {
-	case path == "":
-		return usageErr("--%s is required (a file, or - for stdout)", flag)
-	case path == "-":
-		if isTerminal(c.App.Writer) {
-			return usageErr("refusing to write binary output to a terminal; use --out FILE or redirect stdout")
-		}
-		return nil
+// asExit turns an *exitcode.Error that err is (not merely wraps) into
+// the command line's *exitError, so that every command sees one type;
+// any other error is returned as it is.
+func asExit(err error) error {
+	if xe, ok := err.(*exitcode.Error); ok {
+		return &exitError{code: xe.Code, err: xe.Err, hints: xe.Hints}
 	}
-	// As writeNew: a device or pipe, also behind a symlink (/dev/fd/N of
-	// a shell's process substitution), is written to; anything else that
-	// exists is refused.
-	if fi, err := os.Stat(path); err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) != 0 {
-		return nil
-	}
-	if _, err := os.Lstat(path); err == nil {
-		return existsErr(flag, path)
-	}
-	return nil
+	return err
 }
 
-// existsErr refuses to overwrite path, given as --flag, naming a
-// directory as one.
-func existsErr(flag, path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return usageErr("--%s %s is a directory; writ writes a new file there: give a file path (inside it, or elsewhere)", flag, path)
+// exitOf returns the exit error err carries: the command line's own, or
+// an *exitcode.Error made one; nil if it carries neither.
+func exitOf(err error) *exitError {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee
 	}
-	return usageErr("%s exists; writ does not overwrite files (remove it or choose another --%s)", path, flag)
-}
-
-// writeDevice writes data to the character device or pipe at path
-// (/dev/null, a shell's process substitution), opened without blocking,
-// without becoming the controlling terminal, and judged on the opened
-// descriptor: a pipe no process reads, a terminal, this command's own
-// standard output (--out - says so, and keeps it apart from the summary
-// line), or a path that became a regular file meanwhile are refused.
-func writeDevice(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if errors.Is(err, syscall.ENXIO) {
-		return usageErr("--out %s is a pipe that no process reads; start its reader first", path)
-	}
-	if err != nil {
-		return inputErr(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return inputErr(err)
-	}
-	switch {
-	case fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) == 0:
-		return usageErr("%s exists; writ does not overwrite files (remove it or choose another --out)", path)
-	case term.IsTerminal(int(f.Fd())):
-		return usageErr("refusing to write binary output to a terminal (%s); use --out FILE or redirect stdout", path)
-	}
-	if st, err := os.Stdout.Stat(); err == nil && os.SameFile(fi, st) {
-		return usageErr("--out %s is this command's standard output: write --out - for that", path)
-	}
-	if _, err := f.Write(data); err != nil {
-		return inputErr(err)
-	}
-	if err := f.Close(); err != nil {
-		return inputErr(err)
-	}
-	return nil
-}
-
-// writeNew writes data to a new file at path, atomically and without ever
-// replacing an existing file (a key, an input): it writes and syncs a
-// temporary file in the same directory, then hard-links it into place,
-// which fails if path exists.
-func writeNew(path string, data []byte) error {
-	if fi, err := os.Stat(path); err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) != 0 {
-		return writeDevice(path, data)
-	}
-	if _, err := os.Lstat(path); err == nil {
-		return existsErr("out", path)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".writ-out-*")
-	if err != nil {
-		return inputErr(err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return inputErr(err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return inputErr(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return inputErr(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return inputErr(err)
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return usageErr("%s exists; writ does not overwrite files (remove it or choose another --out)", path)
-		}
-		return inputErr(err)
+	var xe *exitcode.Error
+	if errors.As(err, &xe) {
+		return &exitError{code: xe.Code, err: err, hints: xe.Hints}
 	}
 	return nil
 }

@@ -14,13 +14,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
-	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/internal/cliflags"
+	"github.com/writ-ledger/writ/internal/diagnostic"
+	"github.com/writ-ledger/writ/internal/profile"
 )
 
 func main() {
@@ -44,33 +43,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = exitInternal
 		}
 	}()
-	defer startProfiles(stderr, jsonRequested(args))()
+	defer profile.Start(func(msg string) { diagnostic.Write(stderr, cliflags.JSONRequested(args), diagnostic.Warning, msg) })()
 	app := newApp(stdin, stdout, stderr)
-	line, err := interspersed(app, args)
+	line, err := cliflags.Interspersed(app, args)
 	if err != nil {
-		return report(stderr, err, jsonRequested(args))
+		return report(stderr, err, cliflags.JSONRequested(args))
 	}
-	asJSON = line.json
-	app.Metadata = map[string]any{"args": line.args}
-	return report(stderr, explainDirectory(line.args, app.Run(line.args)), asJSON)
-}
-
-// jsonRequested reports whether a command line that interspersed refused
-// asks for --json (the last --json[=BOOL] before "--").
-func jsonRequested(args []string) bool {
-	asJSON := false
-	for _, a := range args[min(1, len(args)):] {
-		if a == "--" {
-			break
-		}
-		if name, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "="); isFlagWord(a) && name == "json" {
-			asJSON = true
-			if hasValue {
-				asJSON, _ = strconv.ParseBool(v)
-			}
-		}
-	}
-	return asJSON
+	asJSON = line.JSON
+	app.Metadata = map[string]any{cliflags.ArgsKey: line.Args}
+	return report(stderr, explainDirectory(line.Args, app.Run(line.Args)), asJSON)
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -132,153 +113,10 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			witnessCommand(),
 		},
 	}
-	onUsage(app.Commands, app.OnUsageError, "")
-	groupActions(app.Commands, "")
+	cliflags.Strict(app.Commands, app.OnUsageError, "")
+	cliflags.GroupActions(app.Commands, "")
 	documentJSON(app.Commands, "")
 	return app
-}
-
-// onUsage makes every command report flag errors, including a missing
-// required flag, as bad usage (exit 2): urfave/cli would report a missing
-// required flag as a plain error after printing the whole help. A flag
-// that takes one value (or a switch) given twice, and a text flag given
-// an empty value, are bad usage too: urfave/cli would keep the last value,
-// or treat "" as not given, silently (a trust anchor such as --vkey or
-// --trust-root must never be dropped).
-func onUsage(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
-	for _, c := range cmds {
-		path := strings.TrimSpace(prefix + " " + c.Name)
-		c.OnUsageError = func(ctx *cli.Context, err error, sub bool) error {
-			return f(ctx, suggestFlag(err, c, path), sub)
-		}
-		var required []string
-		single, valued, text := map[string]bool{}, map[string]bool{}, []string{}
-		for _, fl := range c.Flags {
-			name := fl.Names()[0]
-			switch sf := fl.(type) {
-			case *cli.BoolFlag:
-				single[name] = name != "json" // --json goes before or after the command name
-			case *cli.StringSliceFlag:
-				// One value is one value, as typed: urfave/cli would trim
-				// the spaces around it (and, without the app's
-				// DisableSliceFlagSeparator, split it on commas).
-				sf.KeepSpace = true
-				valued[name] = true
-			case *cli.StringFlag:
-				valued[name], single[name] = true, true
-				text = append(text, name)
-			default:
-				valued[name], single[name] = true, true
-			}
-			if takeRequired(fl) {
-				required = append(required, name)
-			}
-		}
-		if action := c.Action; action != nil {
-			c.Action = func(ctx *cli.Context) error {
-				args, _ := ctx.App.Metadata["args"].([]string)
-				if c.ArgsUsage == "" && ctx.NArg() > 0 {
-					// A stray word would otherwise be ignored: a mistyped flag
-					// value, or a switch's value written apart (--x false).
-					return usageErr("writ %s takes no arguments, and got %q (see writ %s --help)", path, ctx.Args().First(), path)
-				}
-				if name := repeatedFlag(args, single, valued); name != "" {
-					return usageErr("--%s given more than once; it takes one value (see writ %s --help)", name, path)
-				}
-				for _, name := range text {
-					if ctx.IsSet(name) && ctx.String(name) == "" {
-						return usageErr("--%s is given an empty value; give a value, or leave the flag out (see writ %s --help)", name, path)
-					}
-				}
-				for _, name := range required {
-					if !ctx.IsSet(name) {
-						err := &exitError{code: exitUsage, err: fmt.Errorf("--%s is required (see writ %s --help)", name, path)}
-						if name == "dir" || name == "ledger" {
-							for _, a := range ctx.Args().Slice() {
-								if fi, serr := os.Stat(filepath.Join(a, ledger.AuthorityDir)); serr == nil && fi.IsDir() {
-									err.hints = []string{fmt.Sprintf("%s is a ledger: give it as --%s %s", a, name, a)}
-									break
-								}
-							}
-						}
-						return err
-					}
-				}
-				return action(ctx)
-			}
-		}
-		onUsage(c.Subcommands, f, path)
-	}
-}
-
-// requiredFlags holds the flags onUsage took over the required check of.
-// Flag values are shared between commands (one --dir for every ledger
-// command): urfave/cli's Required is cleared on the first, and this set
-// keeps it required for all the others.
-var requiredFlags = map[cli.Flag]bool{}
-
-// takeRequired reports whether fl is required, clearing urfave/cli's own
-// Required (which would print the whole help before its error) and
-// marking the usage text, once per flag value.
-func takeRequired(fl cli.Flag) bool {
-	if requiredFlags[fl] {
-		return true
-	}
-	switch x := fl.(type) {
-	case *cli.StringFlag:
-		if !x.Required {
-			return false
-		}
-		x.Required, x.Usage = false, withRequired(x.Usage)
-	case *cli.StringSliceFlag:
-		if !x.Required {
-			return false
-		}
-		x.Required, x.Usage = false, withRequired(x.Usage)
-	case *cli.Int64Flag:
-		if !x.Required {
-			return false
-		}
-		x.Required, x.Usage = false, withRequired(x.Usage)
-	default:
-		return false
-	}
-	requiredFlags[fl] = true
-	return true
-}
-
-// repeatedFlag returns the first flag of single given more than once in
-// args ("--name V", "--name=V", "-name V"), skipping the value each flag
-// of valued takes when it is not written with "=".
-func repeatedFlag(args []string, single, valued map[string]bool) string {
-	seen := map[string]bool{}
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			continue
-		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if valued[name] && !hasValue {
-			i++ // the next argument is this flag's value
-		}
-		if single[name] {
-			if seen[name] {
-				return name
-			}
-			seen[name] = true
-		}
-	}
-	return ""
-}
-
-func withRequired(usage string) string {
-	if strings.HasSuffix(usage, "(required)") {
-		return usage
-	}
-	return strings.TrimSpace(usage + " (required)")
 }
 
 // version reports the module version and vcs revision this binary was

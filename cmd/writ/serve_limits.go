@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/internal/httpbound"
+	"github.com/writ-ledger/writ/internal/serving"
 	"github.com/writ-ledger/writ/ledger/publish"
 )
 
@@ -22,19 +23,12 @@ func httpLimitFlags() []cli.Flag {
 	}
 }
 
-// httpLimits reads httpLimitFlags; a server's requests carry at most
-// maxBody bytes of body.
+// httpLimits reads httpLimitFlags (serving.HTTPLimits.Bound); a
+// server's requests carry at most maxBody bytes of body.
 func httpLimits(c *cli.Context, maxBody int64) (httpbound.Limits, error) {
-	for _, name := range []string{"max-in-flight", "max-per-client", "max-conns"} {
-		if c.Int(name) < 1 {
-			return httpbound.Limits{}, usageErr("--%s %d: at least 1", name, c.Int(name))
-		}
-	}
-	if c.Duration("read-timeout") <= 0 {
-		return httpbound.Limits{}, usageErr("--read-timeout %s: must be positive", c.Duration("read-timeout"))
-	}
-	return httpbound.Limits{MaxInFlight: c.Int("max-in-flight"), MaxPerClient: c.Int("max-per-client"),
-		MaxConns: c.Int("max-conns"), ReadTimeout: c.Duration("read-timeout"), MaxBodyBytes: maxBody}, nil
+	l, err := serving.HTTPLimits{MaxInFlight: c.Int("max-in-flight"), MaxPerClient: c.Int("max-per-client"),
+		MaxConns: c.Int("max-conns"), ReadTimeout: c.Duration("read-timeout")}.Bound(maxBody)
+	return l, asExit(err)
 }
 
 // maxAnswerFlag bounds the memory ledger serve's answers hold, all
@@ -42,18 +36,11 @@ func httpLimits(c *cli.Context, maxBody int64) (httpbound.Limits, error) {
 var maxAnswerFlag = &cli.IntFlag{Name: "max-answer-mib", Value: publish.DefaultMaxAnswerBytes >> 20,
 	Usage: fmt.Sprintf("hold at most `MIB` mebibytes of answers in memory at once, all clients together (bodies not yet written, gzip at work; at least %d); past it, 503 with Retry-After", publish.MinMaxAnswerBytes>>20)}
 
-// maxAnswerBytes reads maxAnswerFlag, in bytes.
+// maxAnswerBytes reads maxAnswerFlag, in bytes (serving.AnswerBytes).
 func maxAnswerBytes(c *cli.Context) (int64, error) {
-	mib := c.Int(maxAnswerFlag.Name)
-	if mib < publish.MinMaxAnswerBytes>>20 || mib > 1<<20 {
-		return 0, usageErr("--%s %d: at least %d (the largest answer, a full entry bundle, gzipped), at most %d", maxAnswerFlag.Name, mib, publish.MinMaxAnswerBytes>>20, 1<<20)
-	}
-	return int64(mib) << 20, nil
+	n, err := serving.AnswerBytes(c.Int(maxAnswerFlag.Name))
+	return n, asExit(err)
 }
-
-// reasonMaxAnswer labels ledger serve's refusals past --max-answer-mib
-// in its metrics, beside httpbound's rules.
-const reasonMaxAnswer = httpbound.Reason("max-answer-mib")
 
 // admissionLimitFlags are the bounds of admission serve.
 func admissionLimitFlags() []cli.Flag {
@@ -64,19 +51,9 @@ func admissionLimitFlags() []cli.Flag {
 	}
 }
 
-// admissionLimits reads admissionLimitFlags into the server's fields.
+// admissionLimits reads admissionLimitFlags into the server's fields
+// (serving.AdmissionLimits.Apply).
 func admissionLimits(c *cli.Context, s *admission.Server) error {
-	for _, name := range []string{"max-in-flight", "max-per-client"} {
-		if c.Int(name) < 1 {
-			return usageErr("--%s %d: at least 1", name, c.Int(name))
-		}
-	}
-	if c.Int("max-per-client") > c.Int("max-in-flight") {
-		return usageErr("--max-per-client %d is above --max-in-flight %d", c.Int("max-per-client"), c.Int("max-in-flight"))
-	}
-	if c.Duration("read-timeout") <= 0 {
-		return usageErr("--read-timeout %s: must be positive", c.Duration("read-timeout"))
-	}
-	s.MaxConnections, s.MaxPerClient, s.RequestTimeout = c.Int("max-in-flight"), c.Int("max-per-client"), c.Duration("read-timeout")
-	return nil
+	return asExit(serving.AdmissionLimits{MaxInFlight: c.Int("max-in-flight"), MaxPerClient: c.Int("max-per-client"),
+		ReadTimeout: c.Duration("read-timeout")}.Apply(s))
 }

@@ -1,4 +1,8 @@
-package main
+// Package dirhint names the flag or argument a directory was given as
+// where writ reads a file, and says what belongs there instead: the
+// bad input (exit 2) of a command line that gave a directory for a key,
+// an export, a state file or a policy.
+package dirhint
 
 import (
 	"errors"
@@ -9,12 +13,13 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/ledger"
 )
 
-// dirHints says, for the flags that take a file and are most often given
+// hints says, for the flags that take a file and are most often given
 // a directory, what belongs there instead.
-var dirHints = map[string]string{
+var hints = map[string]string{
 	"key":    "a key is the file writ key generate --out PREFIX wrote: PREFIX.key (private, to sign) or PREFIX.pub (public, to verify)",
 	"to":     "the delegate's public key is the file PREFIX.pub that writ key generate --out PREFIX wrote",
 	"pub":    "a root key is the public key file PREFIX.pub that writ key generate --out PREFIX wrote",
@@ -23,20 +28,17 @@ var dirHints = map[string]string{
 	"policy": "a witness policy is a text file of log, witness, group and quorum lines (C2SP tlog-policy)",
 }
 
-// explainDirectory turns bad input (exit 2) that came from reading a
-// directory as a file (EISDIR, anywhere in err) into an error that names
-// the flag or argument the directory was given as, with what belongs
-// there. args is the command line as interspersed left it: flags and
-// their values, then "--", then the arguments. A directory the user did
-// not name (a file inside --dir), and every other error, is returned as
-// it is.
-func explainDirectory(args []string, err error) error {
+// Explain turns an error that came from reading a directory as a file
+// (EISDIR, anywhere in err) into the bad input of Error, naming the flag
+// or argument the directory was given as, with what belongs there. args
+// is a command line as cliflags.Interspersed leaves it: flags and their
+// values, then "--", then the arguments. A directory the user did not
+// name (a file inside --dir), and every other error, is returned as it
+// is. The caller decides which errors to explain: a verdict of no keeps
+// its own code.
+func Explain(args []string, err error) error {
 	var pe *fs.PathError
 	if err == nil || !errors.Is(err, syscall.EISDIR) || !errors.As(err, &pe) {
-		return err
-	}
-	var ee *exitError
-	if errors.As(err, &ee) && ee.code != exitUsage {
 		return err
 	}
 	flags, positional := args, []string(nil)
@@ -44,7 +46,7 @@ func explainDirectory(args []string, err error) error {
 		flags, positional = args[:i], args[i+1:]
 	}
 	if slices.Contains(positional, pe.Path) {
-		e := directoryErr("", pe.Path)
+		e := Error("", pe.Path)
 		var de *dirError
 		if errors.As(e, &de) {
 			de.what = "the argument " + pe.Path
@@ -57,7 +59,7 @@ func explainDirectory(args []string, err error) error {
 			continue
 		}
 		// Before "--" a word that is not a flag is the value of the flag
-		// before it: interspersed moved every argument after "--".
+		// before it: Interspersed moved every argument after "--".
 		name, value, ok := strings.Cut(a, "=")
 		if !ok && i+1 < len(flags) && !strings.HasPrefix(flags[i+1], "-") {
 			value = flags[i+1]
@@ -67,7 +69,7 @@ func explainDirectory(args []string, err error) error {
 		if value == pe.Path {
 			// The same directory may be given to a flag that takes one
 			// (--ledger d --state d): the flag that takes a file wins.
-			if _, known := dirHints[flag]; flag == "" || !known {
+			if _, known := hints[flag]; flag == "" || !known {
 				flag = strings.TrimLeft(name, "-")
 			}
 		}
@@ -75,26 +77,28 @@ func explainDirectory(args []string, err error) error {
 	if flag == "" {
 		return err
 	}
-	return directoryErr(flag, pe.Path)
+	return Error(flag, pe.Path)
 }
 
-// directoryErr is the bad input of a directory given where a file is
-// read: as --flag, or (flag "") as an argument or where the command line
-// does not say. It wraps a *fs.PathError with EISDIR, so explainDirectory
-// can name the flag when the path is a flag's value.
-func directoryErr(flag, path string) error {
+// Error is the bad input (an *exitcode.Error, exit 2) of a directory
+// given where a file is read: as --flag, or (flag "") as an argument or
+// where the command line does not say. It wraps a *fs.PathError with
+// EISDIR, so Explain can name the flag when the path is a flag's value.
+// Its hints say what belongs there, and that path is a ledger directory
+// when it is one.
+func Error(flag, path string) error {
 	what := path
 	if flag != "" {
 		what = "--" + flag + " " + path
 	}
-	var hints []string
-	if h, ok := dirHints[flag]; ok {
-		hints = append(hints, h)
+	var hs []string
+	if h, ok := hints[flag]; ok {
+		hs = append(hs, h)
 	}
 	if _, serr := os.Stat(filepath.Join(path, ledger.AuthorityDir)); serr == nil {
-		hints = append(hints, path+" is a ledger directory: a ledger is given with --dir (or --ledger)")
+		hs = append(hs, path+" is a ledger directory: a ledger is given with --dir (or --ledger)")
 	}
-	return &exitError{code: exitUsage, err: &dirError{what: what, pe: &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}}, hints: hints}
+	return &exitcode.Error{Code: exitcode.Usage, Err: &dirError{what: what, pe: &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}}, Hints: hs}
 }
 
 // dirError says that what (a flag and its value, or a path) is a

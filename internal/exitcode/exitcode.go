@@ -1,0 +1,46 @@
+// Package exitcode is the small error vocabulary writ's command-line
+// plumbing (internal/fileio, internal/dirhint, internal/cliflags,
+// internal/secrets) returns: an error that carries the exit code the
+// command line gives it, and the hints printed after it. It imports
+// nothing of writ.
+//
+// The codes are README.md's: 0 success, 1 a verdict of no, 2 bad usage
+// or input, 3 internal error, 4 busy (another process holds the input).
+package exitcode
+
+import "fmt"
+
+// The exit codes of writ's command line.
+const (
+	OK       = 0
+	No       = 1
+	Usage    = 2
+	Internal = 3
+	Busy     = 4
+)
+
+// Error is an error with the exit code the command line gives it and
+// hints: the next acts, printed as `writ: hint:` lines after the error.
+// Error unwraps to Err, which it prints as.
+type Error struct {
+	Code  int
+	Err   error
+	Hints []string
+}
+
+// Error returns Err's message.
+func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Usagef is bad usage (exit 2), its message formatted as fmt.Errorf
+// formats it (%w wraps).
+func Usagef(format string, args ...any) error {
+	return &Error{Code: Usage, Err: fmt.Errorf(format, args...)}
+}
+
+// Input marks err as bad input (exit 2), with optional hints.
+func Input(err error, hints ...string) error {
+	return &Error{Code: Usage, Err: err, Hints: hints}
+}

@@ -1,0 +1,200 @@
+// Package fileio is how writ's command line reads its inputs and writes
+// its outputs: a whole input (a file, or stdin for "-") read under a
+// bound, and an output written as a new file, atomically, never over an
+// existing one (a key, an input), or to a device or pipe, or to stdout
+// for "-" unless stdout is a terminal (binary output is never written to
+// a terminal, as age refuses to).
+//
+// Every error is an *exitcode.Error, bad usage or bad input (exit 2),
+// whose message names the flag and says what to do.
+package fileio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/writ-ledger/writ/internal/dirhint"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"golang.org/x/term"
+)
+
+// MaxInput bounds any file writ reads whole (records, briefs, passphrase
+// files), in bytes; records are limited to 65,535 bytes anyway.
+const MaxInput = 1 << 20
+
+// ReadInput reads the whole file at path, or stdin for "-". It returns
+// bad input (exit 2) for an unreadable file or a directory
+// (dirhint.Error). The boolean reports whether the input was larger than
+// limit bytes, in which case the returned bytes are its first limit+1.
+func ReadInput(stdin io.Reader, path string, limit int64) ([]byte, bool, error) {
+	var r io.Reader
+	if path == "-" {
+		r = stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, false, exitcode.Input(err)
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			// dirhint.Explain names the flag or argument it was given as.
+			return nil, false, dirhint.Error("", path)
+		}
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, false, exitcode.Input(fmt.Errorf("reading %s: %w", path, err))
+	}
+	return data, int64(len(data)) > limit, nil
+}
+
+// ReadWhole is ReadInput that treats an input over limit bytes as bad
+// input.
+func ReadWhole(stdin io.Reader, path string, limit int64) ([]byte, error) {
+	data, over, err := ReadInput(stdin, path, limit)
+	if err == nil && over {
+		err = exitcode.Input(fmt.Errorf("%s: larger than %d bytes", path, limit))
+	}
+	return data, err
+}
+
+// IsTerminal reports whether w is an *os.File open on a terminal.
+func IsTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// WriteOutput writes binary output to the new file at path (WriteNew),
+// or to stdout for "-" unless stdout is a terminal. path "" is bad
+// usage: --out is required.
+func WriteOutput(stdout io.Writer, path string, data []byte) error {
+	if path == "" {
+		return exitcode.Usagef("--out is required (a file, or - for stdout)")
+	}
+	if path == "-" {
+		if IsTerminal(stdout) {
+			return exitcode.Usagef("refusing to write binary output to a terminal; use --out FILE or redirect stdout")
+		}
+		_, err := stdout.Write(data)
+		return err
+	}
+	return WriteNew(path, data)
+}
+
+// CheckOutput refuses, before any costly work, an output WriteOutput
+// would refuse at the end: no path, a terminal for "-", or an existing
+// file that is not a device or pipe; flag names the flag that gave path.
+// WriteOutput still checks again.
+func CheckOutput(stdout io.Writer, flag, path string) error {
+	switch {
+	case path == "":
+		return exitcode.Usagef("--%s is required (a file, or - for stdout)", flag)
+	case path == "-":
+		if IsTerminal(stdout) {
+			return exitcode.Usagef("refusing to write binary output to a terminal; use --out FILE or redirect stdout")
+		}
+		return nil
+	}
+	// As WriteNew: a device or pipe, also behind a symlink (/dev/fd/N of
+	// a shell's process substitution), is written to; anything else that
+	// exists is refused.
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) != 0 {
+		return nil
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return existsErr(flag, path)
+	}
+	return nil
+}
+
+// existsErr refuses to overwrite path, given as --flag, naming a
+// directory as one.
+func existsErr(flag, path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return exitcode.Usagef("--%s %s is a directory; writ writes a new file there: give a file path (inside it, or elsewhere)", flag, path)
+	}
+	return exitcode.Usagef("%s exists; writ does not overwrite files (remove it or choose another --%s)", path, flag)
+}
+
+// WriteDevice writes data to the character device or pipe at path
+// (/dev/null, a shell's process substitution), opened without blocking,
+// without becoming the controlling terminal, and judged on the opened
+// descriptor: a pipe no process reads, a terminal, this process's own
+// standard output (--out - says so, and keeps it apart from the summary
+// line), or a path that became a regular file meanwhile are refused.
+func WriteDevice(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		return exitcode.Usagef("--out %s is a pipe that no process reads; start its reader first", path)
+	}
+	if err != nil {
+		return exitcode.Input(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return exitcode.Input(err)
+	}
+	switch {
+	case fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) == 0:
+		return exitcode.Usagef("%s exists; writ does not overwrite files (remove it or choose another --out)", path)
+	case term.IsTerminal(int(f.Fd())):
+		return exitcode.Usagef("refusing to write binary output to a terminal (%s); use --out FILE or redirect stdout", path)
+	}
+	if st, err := os.Stdout.Stat(); err == nil && os.SameFile(fi, st) {
+		return exitcode.Usagef("--out %s is this command's standard output: write --out - for that", path)
+	}
+	if _, err := f.Write(data); err != nil {
+		return exitcode.Input(err)
+	}
+	if err := f.Close(); err != nil {
+		return exitcode.Input(err)
+	}
+	return nil
+}
+
+// WriteNew writes data to a new file at path (mode 0644), atomically
+// and without ever replacing an existing file: it writes and syncs a
+// temporary file in the same directory, then hard-links it into place,
+// which fails if path exists. A device or pipe at path is written to
+// with WriteDevice.
+func WriteNew(path string, data []byte) error {
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) != 0 {
+		return WriteDevice(path, data)
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return existsErr("out", path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".writ-out-*")
+	if err != nil {
+		return exitcode.Input(err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return exitcode.Input(err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return exitcode.Input(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return exitcode.Input(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return exitcode.Input(err)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return exitcode.Usagef("%s exists; writ does not overwrite files (remove it or choose another --out)", path)
+		}
+		return exitcode.Input(err)
+	}
+	return nil
+}

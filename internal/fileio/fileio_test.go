@@ -1,0 +1,64 @@
+package fileio
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/writ-ledger/writ/internal/exitcode"
+)
+
+func exit2(t *testing.T, err error, want string) {
+	t.Helper()
+	var xe *exitcode.Error
+	if !errors.As(err, &xe) || xe.Code != exitcode.Usage || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want exit 2 containing %q", err, want)
+	}
+}
+
+func TestWriteNewNeverReplaces(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out")
+	if err := WriteNew(path, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	exit2(t, WriteNew(path, []byte("two")), "exists; writ does not overwrite files")
+	if got, _ := os.ReadFile(path); string(got) != "one" {
+		t.Errorf("the file holds %q, want %q", got, "one")
+	}
+	exit2(t, CheckOutput(nil, "html", path), "choose another --html")
+	exit2(t, CheckOutput(nil, "out", filepath.Dir(path)), "is a directory")
+	exit2(t, CheckOutput(nil, "out", ""), "--out is required")
+	if err := CheckOutput(nil, "out", path+".new"); err != nil {
+		t.Errorf("a new path: %v", err)
+	}
+}
+
+func TestWriteOutputStdout(t *testing.T) {
+	var out bytes.Buffer
+	if err := WriteOutput(&out, "-", []byte("data")); err != nil || out.String() != "data" {
+		t.Errorf("stdout holds %q (%v)", out.String(), err)
+	}
+	exit2(t, WriteOutput(&out, "", nil), "--out is required")
+}
+
+func TestReadInput(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "in")
+	if err := os.WriteFile(path, []byte("12345"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if data, over, err := ReadInput(nil, path, 3); err != nil || !over || string(data) != "1234" {
+		t.Errorf("ReadInput over the limit: %q %v %v", data, over, err)
+	}
+	exit2(t, func() error { _, err := ReadWhole(nil, path, 3); return err }(), "larger than 3 bytes")
+	if data, err := ReadWhole(strings.NewReader("stdin"), "-", 10); err != nil || string(data) != "stdin" {
+		t.Errorf("stdin: %q %v", data, err)
+	}
+	_, err := ReadWhole(nil, dir, 10)
+	exit2(t, err, dir+" is a directory; a file is expected here")
+	_, err = ReadWhole(nil, filepath.Join(dir, "none"), 10)
+	exit2(t, err, "no such file")
+}
