@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -118,67 +116,58 @@ func ledgerInit(c *cli.Context) error {
 		rand.Read(b)
 		origin = "writ/ledger/" + hex.EncodeToString(b)
 	}
-	dir := c.String("dir")
-	_, statErr := os.Stat(dir)
-	log, err := initLedger(c, dir, origin)
+	auth, err := initLedger(c, c.String("dir"), origin, rootBytes)
 	if err != nil {
 		return err
 	}
+	log := auth.Log
 	defer log.Close()
-	auth, err := verify.LoadAuthority(log, log.VerifierKey())
-	if err == nil {
-		_, err = auth.Append([][]byte{rootBytes}) // the same gate as every later append
-	}
-	if err != nil {
-		log.Close()
-		// Leave nothing of the ledger behind: Init made the directory (or
-		// filled an empty one).
-		if os.IsNotExist(statErr) {
-			os.RemoveAll(dir)
-		} else {
-			os.RemoveAll(filepath.Join(dir, ledger.AuthorityDir))
-			for _, ext := range []string{".key", ".pub", ".uri"} {
-				os.Remove(filepath.Join(dir, ledger.CheckpointKey+ext))
-			}
-		}
-		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), err))
-	}
 	return emit(c, map[string]any{"vkey": log.VerifierKey(), "origin": origin, "root_digest": schemas.SHA256Digest(rootBytes), "index": 0},
 		log.VerifierKey())
 }
 
-// initLedger creates the ledger at dir with its checkpoint key: a new key
-// file, or the token key --checkpoint-key names.
-func initLedger(c *cli.Context, dir, origin string) (*ledger.Log, error) {
+// initLedger creates the ledger at dir with its checkpoint key (a new key
+// file, or the token key --checkpoint-key names) and appends the root
+// record (verify.InitAuthority: nothing is left when that fails).
+func initLedger(c *cli.Context, dir, origin string, root []byte) (*verify.Authority, error) {
+	key, err := newCheckpointKey(c)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := verify.InitAuthority(ledger.Dir(dir), origin, key, root)
+	var fe *ledger.FirstEntryError
+	if errors.As(err, &fe) {
+		return nil, recordErr(fmt.Errorf("root record %s: %w", c.String("root"), fe.Err))
+	} else if err != nil {
+		return nil, inputErr(err)
+	}
+	return auth, nil
+}
+
+// newCheckpointKey says which key a new ledger's checkpoints are signed
+// with: a new key file, or the token key --checkpoint-key names.
+func newCheckpointKey(c *cli.Context) (ledger.NewKey, error) {
 	ref := c.String("checkpoint-key")
 	if ref == "" {
 		to, err := newKeyRecipients(c, "the new checkpoint key")
 		if err != nil {
-			return nil, err
+			return ledger.NewKey{}, err
 		}
-		log, err := ledger.Init(dir, origin, ledger.KeyParams{Recipients: to, Rand: rand.Reader})
-		if err != nil {
-			return nil, inputErr(err)
-		}
-		return log, nil
+		return ledger.NewKey{Recipients: to, Rand: rand.Reader}, nil
 	}
 	if !sign.IsTokenURI(ref) {
-		return nil, usageErr("--checkpoint-key %q: a PKCS#11 URI (pkcs11:token=T;object=O); a key file is made by ledger init itself", ref)
+		return ledger.NewKey{}, usageErr("--checkpoint-key %q: a PKCS#11 URI (pkcs11:token=T;object=O); a key file is made by ledger init itself", ref)
 	}
 	for _, f := range []string{"passphrase-file", "work-factor", "recipient"} {
 		if c.IsSet(f) {
-			return nil, usageErr("--%s is for a checkpoint key file: a key in a token is kept by the token", f)
+			return ledger.NewKey{}, usageErr("--%s is for a checkpoint key file: a key in a token is kept by the token", f)
 		}
 	}
 	key, err := sign.LoadKey(ref, sign.KeyOptions{PIN: tokenPIN(c)})
 	if err != nil {
-		return nil, keyErr(err)
+		return ledger.NewKey{}, keyErr(err)
 	}
-	log, err := ledger.InitWithKey(dir, origin, ref, key)
-	if err != nil {
-		return nil, inputErr(err)
-	}
-	return log, nil
+	return ledger.NewKey{TokenURI: ref, Token: key}, nil
 }
 
 func ledgerVKey(c *cli.Context) error {
