@@ -128,3 +128,109 @@ func prepareDir(dir, origin string) (created bool, err error) {
 	}
 	return created, os.MkdirAll(dir, 0o700)
 }
+
+// ErrNoDecisionLog: the ledger directory has no decision log yet (the
+// first admission creates it).
+var ErrNoDecisionLog = errors.New("no decision log yet")
+
+// Log names for OpenLog and OpenExport.
+const (
+	AuthorityLog = "authority"
+	DecisionsLog = "decisions"
+)
+
+// OpenLog opens the log named name (AuthorityLog or DecisionsLog) for
+// reading and verifying (OpenAuthority without identities,
+// OpenDecisionsReadOnly). Errors: ErrNoDecisionLog (wrapped, naming d)
+// for a decision log not made yet, HasDecisions' *IntegrityError for one
+// that was deleted, an unknown name, and those of the open.
+func (d Dir) OpenLog(name string) (*Log, error) {
+	switch name {
+	case AuthorityLog:
+		return OpenAuthority(string(d), nil)
+	case DecisionsLog:
+		if has, err := HasDecisions(string(d), false); err != nil {
+			return nil, err
+		} else if !has {
+			return nil, fmt.Errorf("%s: %w", d, ErrNoDecisionLog)
+		}
+		return OpenDecisionsReadOnly(string(d))
+	}
+	return nil, fmt.Errorf("log %q: %s or %s", name, AuthorityLog, DecisionsLog)
+}
+
+// OpenExport opens, for reading, the logs an export of d takes: the
+// authority log, and the decision log when d has one and authorityOnly
+// is false. It returns their names (AuthorityLog, DecisionsLog) and the
+// open logs, in that order; the caller closes them. On an error, none is
+// left open. Errors: those of OpenLog and HasDecisions.
+func (d Dir) OpenExport(authorityOnly bool) ([]string, []*Log, error) {
+	auth, err := d.OpenLog(AuthorityLog)
+	if err != nil {
+		return nil, nil, err
+	}
+	has, err := HasDecisions(string(d), false)
+	if err != nil || !has || authorityOnly {
+		if err != nil {
+			auth.Close()
+			return nil, nil, err
+		}
+		return []string{AuthorityLog}, []*Log{auth}, nil
+	}
+	dec, err := d.OpenLog(DecisionsLog)
+	if err != nil {
+		auth.Close()
+		return nil, nil, err
+	}
+	return []string{AuthorityLog, DecisionsLog}, []*Log{auth, dec}, nil
+}
+
+// VerifierKey returns the verifier key the authority log of d stores
+// (Log.VerifierKey), read from the store opened read-only (OpenReadOnly:
+// nothing is recovered or written, so a damaged store or one a crashed
+// writer left is an error) and closed again. It proves nothing about the
+// log: a reader that trusts a key states it.
+func (d Dir) VerifierKey() (string, error) {
+	l, err := OpenReadOnly(d.AuthorityStore())
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.VerifierKey(), nil
+}
+
+// Unlock says how to unlock a ledger's checkpoint key for signing:
+// Identities gives the age identities of a key file (DIR/checkpoint.key),
+// and is called only for one (so that a passphrase is asked for only
+// then); PIN is asked for the PIN of a token key (DIR/checkpoint.uri)
+// whose URI has no pin-source (nil: no prompt).
+type Unlock struct {
+	Identities func() ([]age.Identity, error)
+	PIN        func(uri string) ([]byte, error)
+}
+
+// OpenAuthorityKeyed opens the authority log of d for appending, with its
+// checkpoint key unlocked as u says: the token key DIR/checkpoint.uri
+// names (OpenAuthorityWith), or the key file DIR/checkpoint.key
+// (OpenAuthority). Errors: ErrKeyRef for a malformed DIR/checkpoint.uri;
+// u.Identities' own error, as it is; those of OpenAuthorityWith
+// (sign.ErrToken and kin, ErrWrongKey) and OpenAuthority.
+func (d Dir) OpenAuthorityKeyed(u Unlock) (*Log, error) {
+	ref, err := CheckpointKeyRef(string(d))
+	if err != nil {
+		return nil, err
+	}
+	if ref != "" {
+		return OpenAuthorityWith(string(d), sign.KeyOptions{PIN: u.PIN})
+	}
+	if u.Identities == nil {
+		return nil, errors.New("checkpoint key: no identities to unlock it")
+	}
+	ids, err := u.Identities()
+	if err != nil {
+		return nil, err
+	} else if len(ids) == 0 {
+		return nil, errors.New("checkpoint key: no identities to unlock it")
+	}
+	return OpenAuthority(string(d), ids)
+}

@@ -26,6 +26,11 @@ type Authority struct {
 	Log        *ledger.Log
 	State      *delegation.State
 	Checkpoint formats.Checkpoint
+	// VKey is the verifier key the log verified under, and KeyGiven
+	// reports whether the reader gave it (OpenAuthority's Trust.VKey) or
+	// took the one the ledger stores.
+	VKey     string
+	KeyGiven bool
 
 	mu sync.RWMutex // guards State while the committer applies a batch
 }
@@ -52,7 +57,7 @@ func LoadAuthority(log *ledger.Log, vkey string) (*Authority, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Authority{Log: log, State: st, Checkpoint: cp}
+	a := &Authority{Log: log, State: st, Checkpoint: cp, VKey: vkey}
 	log.SetGate(gate{a})
 	return a, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -127,7 +126,7 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := policyForLedger(c, policy, vkey, filepath.Join(dir, ledger.AuthorityDir)); err != nil {
+	if err := policyForLedger(c, policy, vkey, dir); err != nil {
 		return nil, err
 	}
 	kp, err := runnerKeyParams(c, dir)

@@ -55,18 +55,11 @@ func explain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	log, err := ledger.OpenAuthority(c.String("ledger"), nil)
+	a, err := verify.OpenAuthority(ledger.Dir(c.String("ledger")), verify.Trust{VKey: vkey}, nil)
 	if err != nil {
-		return openErr(err)
+		return authorityErr(err)
 	}
-	defer log.Close()
-	if vkey == "" {
-		vkey = log.VerifierKey()
-	}
-	a, err := verify.LoadAuthority(log, vkey)
-	if err != nil {
-		return noErr(err)
-	}
+	defer a.Log.Close()
 	req := delegation.Request{Key: key, Action: schemas.Action(c.String("action")), Stream: c.String("stream"), Machine: c.String("machine"), Artifact: c.String("artifact"), At: at}
 	g, err := a.State.Authorize(req)
 	res := map[string]any{"key": key.ID(), "action": req.Action, "at": at.UTC().Format(time.RFC3339)}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"filippo.io/age"
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/humanize"
@@ -29,26 +30,25 @@ var logFlag = &cli.StringFlag{Name: "log", Value: "authority", Usage: "which log
 
 // openLog opens the log named by --log for reading.
 func openLog(c *cli.Context) (*ledger.Log, error) {
-	dir := c.String("dir")
-	var log *ledger.Log
-	var err error
-	switch c.String("log") {
-	case "authority":
-		log, err = ledger.OpenAuthority(dir, nil)
-	case "decisions":
-		if has, err := ledger.HasDecisions(dir, false); err != nil {
-			return nil, noErr(err)
-		} else if !has {
-			return nil, usageErr("%s has no decision log yet (it is created by the first `writ admit`)", dir)
-		}
-		log, err = ledger.OpenDecisionsReadOnly(dir)
-	default:
-		return nil, usageErr("--log %q: authority or decisions", c.String("log"))
+	name := c.String("log")
+	if name != ledger.AuthorityLog && name != ledger.DecisionsLog {
+		return nil, usageErr("--log %q: authority or decisions", name)
 	}
+	log, err := ledger.Dir(c.String("dir")).OpenLog(name)
 	if err != nil {
-		return nil, openErr(err)
+		return nil, logOpenErr(err, c.String("dir"))
 	}
 	return log, nil
+}
+
+// logOpenErr gives an error of ledger.Dir.OpenLog its exit code: a ledger
+// without a decision log yet is bad usage, others are openErr's (a
+// deleted decision log, an *ledger.IntegrityError, is a no).
+func logOpenErr(err error, dir string) error {
+	if errors.Is(err, ledger.ErrNoDecisionLog) {
+		return usageErr("%s has no decision log yet (it is created by the first `writ admit`)", dir)
+	}
+	return openErr(err)
 }
 
 var vkeyFlag = &cli.StringFlag{Name: "vkey", Usage: "trust only this checkpoint verifier `KEY` (<origin>+<hash>+<base64>) instead of the one stored in the ledger"}
@@ -205,21 +205,21 @@ func ledgerAppend(c *cli.Context) error {
 		}
 		entries = append(entries, data)
 	}
-	log, err := openAuthorityKeyed(c)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	if err := policyForLedger(c, policy, log.VerifierKey(), ""); err != nil {
+	if err := policyForLedger(c, policy, "", c.String("dir")); err != nil {
 		return err
 	}
 	if err := collectable(c, policy); err != nil {
 		return err
 	}
-	auth, err := verify.LoadAuthority(log, log.VerifierKey())
-	if err != nil {
-		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
+	auth, err := verify.OpenAuthority(ledger.Dir(c.String("dir")), verify.Trust{}, unlockCheckpointKey(c))
+	var le *verify.LoadError
+	if errors.As(err, &le) {
+		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", le.Err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
+	} else if err != nil {
+		return keyedOpenErr(err)
 	}
+	log := auth.Log
+	defer log.Close()
 	applied, err := auth.Append(entries)
 	if err != nil {
 		var re *delegation.RecordError
@@ -394,30 +394,47 @@ func recordErr(err error) error {
 	return noErr(err, hints...)
 }
 
+// unlockCheckpointKey says how the commands that sign (append, receipts,
+// refresh) unlock the checkpoint key of --dir: a token key's PIN, or the
+// key file's identities (--identity, or a passphrase asked for only then).
+func unlockCheckpointKey(c *cli.Context) *ledger.Unlock {
+	return &ledger.Unlock{
+		Identities: func() ([]age.Identity, error) { return unlockIdentities(c, "the ledger's checkpoint key") },
+		PIN:        tokenPIN(c),
+	}
+}
+
 // openAuthorityKeyed opens the authority log of --dir with its checkpoint
-// key unlocked, for commands that sign (append, receipts, refresh).
+// key unlocked, for commands that sign (receipts, refresh).
 func openAuthorityKeyed(c *cli.Context) (*ledger.Log, error) {
-	ref, err := ledger.CheckpointKeyRef(c.String("dir"))
+	log, err := ledger.Dir(c.String("dir")).OpenAuthorityKeyed(*unlockCheckpointKey(c))
 	if err != nil {
-		return nil, inputErr(err)
-	}
-	if ref != "" {
-		// The checkpoint key is in a token: its PIN, not a passphrase.
-		log, err := ledger.OpenAuthorityWith(c.String("dir"), sign.KeyOptions{PIN: tokenPIN(c)})
-		if errors.Is(err, sign.ErrToken) || errors.Is(err, sign.ErrTokenURI) {
-			return nil, keyErr(err)
-		} else if err != nil {
-			return nil, openErr(err)
-		}
-		return log, nil
-	}
-	ids, err := unlockIdentities(c, "the ledger's checkpoint key")
-	if err != nil {
-		return nil, err
-	}
-	log, err := ledger.OpenAuthority(c.String("dir"), ids)
-	if err != nil {
-		return nil, openErr(err)
+		return nil, keyedOpenErr(err)
 	}
 	return log, nil
+}
+
+// keyedOpenErr gives an error of opening the authority log with its key
+// its exit code: the identities' own (a passphrase not given), a token's
+// failure as keyErr says, others as openErr.
+func keyedOpenErr(err error) error {
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		return err
+	case errors.Is(err, sign.ErrToken) || errors.Is(err, sign.ErrTokenURI):
+		return keyErr(err)
+	}
+	return openErr(err)
+}
+
+// authorityErr gives an error of verify.OpenAuthority (read-only) its
+// exit code: a log that does not verify is a no (exit 1), one that cannot
+// be opened openErr's.
+func authorityErr(err error) error {
+	var le *verify.LoadError
+	if errors.As(err, &le) {
+		return noErr(le.Err)
+	}
+	return openErr(err)
 }

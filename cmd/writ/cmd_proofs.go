@@ -90,7 +90,7 @@ func receiptErr(c *cli.Context, err error, receipt, entry []byte) error {
 		}
 		return noErr(err)
 	}
-	log, oerr := ledger.OpenAuthority(c.String("dir"), nil)
+	log, oerr := ledger.Dir(c.String("dir")).OpenLog(ledger.AuthorityLog)
 	if oerr != nil {
 		return noErr(err)
 	}
@@ -248,7 +248,7 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 		return usageErr("give exactly one of --vkey KEY and --dir DIR")
 	}
 	if vkey == "" {
-		log, err := ledger.OpenAuthority(c.String("dir"), nil)
+		log, err := ledger.Dir(c.String("dir")).OpenLog(ledger.AuthorityLog)
 		if err != nil {
 			return openErr(err)
 		}
@@ -310,23 +310,12 @@ func ledgerExport(c *cli.Context) error {
 	if err := checkOutput(c, "out", c.String("out")); err != nil {
 		return err
 	}
-	auth, err := ledger.OpenAuthority(dir, nil)
+	names, logs, err := ledger.Dir(dir).OpenExport(c.Bool("authority-only"))
 	if err != nil {
 		return openErr(err)
 	}
-	defer auth.Close()
-	names, logs := []string{"authority"}, []*ledger.Log{auth}
-	has, err := ledger.HasDecisions(dir, false)
-	if err != nil {
-		return noErr(err)
-	}
-	if has && !c.Bool("authority-only") {
-		dec, err := ledger.OpenDecisionsReadOnly(dir)
-		if err != nil {
-			return openErr(err)
-		}
-		defer dec.Close()
-		names, logs = append(names, "decisions"), append(logs, dec)
+	for _, l := range logs {
+		defer l.Close()
 	}
 	var buf bytes.Buffer
 	if err := replica.ExportWith(&buf, names, logs, progressFor(c, "exporting", "entries")); err != nil {

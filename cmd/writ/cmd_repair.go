@@ -59,7 +59,7 @@ func ledgerRepair(c *cli.Context) error {
 		return err
 	}
 	trust := verify.Trust{VKey: opts.VKeys[ledger.AuthorityDir], TrustRoot: c.String("trust-root"), Policy: policy}
-	if err := policyForLedger(c, policy, trust.VKey, filepath.Join(dir, ledger.AuthorityDir)); err != nil {
+	if err := policyForLedger(c, policy, trust.VKey, dir); err != nil {
 		return err
 	}
 	if trust.TrustRoot != "" || policy != nil {
