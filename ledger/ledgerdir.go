@@ -186,17 +186,17 @@ func (d Dir) OpenExport(authorityOnly bool) ([]string, []*Log, error) {
 }
 
 // VerifierKey returns the verifier key the authority log of d stores
-// (Log.VerifierKey), read from the store opened read-only (OpenReadOnly:
+// (Log.Key), read from the store opened read-only (OpenReadOnly:
 // nothing is recovered or written, so a damaged store or one a crashed
 // writer left is an error) and closed again. It proves nothing about the
 // log: a reader that trusts a key states it.
-func (d Dir) VerifierKey() (string, error) {
+func (d Dir) VerifierKey() (*formats.LogKey, error) {
 	l, err := OpenReadOnly(d.AuthorityStore())
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer l.Close()
-	return l.VerifierKey(), nil
+	return l.Key(), nil
 }
 
 // Unlock says how to unlock a ledger's checkpoint key for signing:

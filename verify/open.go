@@ -18,7 +18,7 @@ func InitAuthority(d ledger.Dir, origin string, key ledger.NewKey, root []byte) 
 	var a *Authority
 	_, err := d.Init(origin, key, func(l *ledger.Log) error {
 		var err error
-		if a, err = LoadAuthority(l, l.VerifierKey()); err != nil {
+		if a, err = LoadAuthority(l, nil); err != nil {
 			return err
 		}
 		_, err = a.Append([][]byte{root})
@@ -44,7 +44,7 @@ func (e *LoadError) Unwrap() error { return e.Err }
 
 // OpenAuthority opens the authority log of the ledger directory d under a
 // stated trust and returns it verified and replayed (LoadAuthority):
-// under trust.VKey, or, when that is "", the key the directory stores
+// under trust.VKey, or, when that is nil, the key the directory stores
 // (Authority.KeyGiven says which; the stored key proves only that the log
 // is self-consistent). When trust.TrustRoot is set the first root must be
 // that one (Trust.CheckRoot); when trust.Policy is set the latest
@@ -65,21 +65,21 @@ func OpenAuthority(d ledger.Dir, trust Trust, unlock *ledger.Unlock) (*Authority
 	if err != nil {
 		return nil, err
 	}
-	vkey, given := trust.VKey, trust.VKey != ""
+	k, given := trust.VKey, trust.VKey != nil
 	if !given {
-		vkey = l.VerifierKey()
+		k = l.Key()
 	}
-	a, err := LoadAuthority(l, vkey)
+	a, err := LoadAuthority(l, k)
 	if err == nil {
 		err = trust.CheckRoot(a.State)
 	}
 	if err == nil {
-		_, err = trust.CheckWitnessed(l, vkey, a.Checkpoint, func() (time.Time, error) { return time.Now(), nil })
+		_, err = trust.CheckWitnessed(l, k, a.Checkpoint, func() (time.Time, error) { return time.Now(), nil })
 	}
 	if err != nil {
 		l.Close()
 		return nil, &LoadError{Err: err}
 	}
-	a.VKey, a.KeyGiven = vkey, given
+	a.KeyGiven = given
 	return a, nil
 }

@@ -36,14 +36,14 @@ func TestOpenAuthority(t *testing.T) {
 	for _, given := range []bool{false, true} {
 		trust := verify.Trust{}
 		if given {
-			trust.VKey = stored
+			trust.VKey = testLogKey(t, stored)
 		}
 		a, err := verify.OpenAuthority(d, trust, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.KeyGiven != given || a.VKey != stored || a.Checkpoint.Size != 1 || len(a.State.Roots()) != 1 {
-			t.Errorf("given %v: KeyGiven %v, VKey %q, size %d", given, a.KeyGiven, a.VKey, a.Checkpoint.Size)
+		if a.KeyGiven != given || a.Key.String() != stored || a.Checkpoint.Size != 1 || len(a.State.Roots()) != 1 {
+			t.Errorf("given %v: KeyGiven %v, Key %s, size %d", given, a.KeyGiven, a.Key, a.Checkpoint.Size)
 		}
 		a.Log.Close()
 	}
@@ -52,7 +52,7 @@ func TestOpenAuthority(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = verify.OpenAuthority(d, verify.Trust{VKey: other}, nil)
+	_, err = verify.OpenAuthority(d, verify.Trust{VKey: testLogKey(t, other)}, nil)
 	var le *verify.LoadError
 	var te *ledger.TrustError
 	if !errors.As(err, &le) || !errors.As(err, &te) || !errors.Is(err, ledger.ErrVKeyMismatch) {

@@ -51,7 +51,7 @@ func explain(c *cli.Context) error {
 			return err
 		}
 	}
-	vkey, err := vkeyValue(c, "vkey")
+	vkey, err := logKeyValue(c, "vkey")
 	if err != nil {
 		return err
 	}

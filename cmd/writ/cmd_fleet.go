@@ -101,9 +101,9 @@ func ledgerPublish(c *cli.Context) error {
 	// Never publish what a replica would refuse: the log is verified and,
 	// for the authority log, replayed, as `writ ledger append` does.
 	if name == "authority" {
-		_, err = verify.LoadAuthority(l, l.VerifierKey())
+		_, err = verify.LoadAuthority(l, l.Key())
 	} else {
-		_, err = l.Verify(l.VerifierKey(), nil)
+		_, err = l.Verify(l.Key(), nil)
 	}
 	if err != nil {
 		return noErr(fmt.Errorf("the %s log does not verify, nothing published: %w", name, err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
@@ -112,7 +112,7 @@ func ledgerPublish(c *cli.Context) error {
 	var witnessing *formats.Witnessing
 	if policy != nil {
 		opts.Check = func(cosigned []byte) error {
-			w, err := policy.Check(cosigned, l.VerifierKey(), time.Now())
+			w, err := policy.Check(cosigned, l.Key(), time.Now())
 			witnessing = &w
 			return err
 		}

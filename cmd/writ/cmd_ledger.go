@@ -205,7 +205,7 @@ func ledgerAppend(c *cli.Context) error {
 		}
 		entries = append(entries, data)
 	}
-	if err := policyForLedger(c, policy, "", c.String("dir")); err != nil {
+	if err := policyForLedger(c, policy, nil, c.String("dir")); err != nil {
 		return err
 	}
 	if err := collectable(c, policy); err != nil {
@@ -275,7 +275,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		err = policyForLedger(c, policy, l.VerifierKey(), "")
+		err = policyForLedger(c, policy, l.Key(), "")
 		if err == nil {
 			err = collectable(c, policy)
 		}
@@ -313,7 +313,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 		return err
 	}
 	// Verified under the log's key before anything of it is shown.
-	cp, err := formats.OpenCheckpoint(signed, log.VerifierKey())
+	cp, err := formats.OpenCheckpoint(signed, log.Key())
 	if err != nil {
 		return noErr(fmt.Errorf("the %s log's stored checkpoint: %w", c.String("log"), err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}

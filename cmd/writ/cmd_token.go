@@ -54,7 +54,7 @@ func verifyToken(c *cli.Context) error {
 	if dir == "" || issuer == "" {
 		return usageErr("--ledger and --issuer are required (see writ token verify --help)")
 	}
-	vkey, err := vkeyValue(c, "vkey")
+	vkey, err := logKeyValue(c, "vkey")
 	if err != nil {
 		return err
 	}
