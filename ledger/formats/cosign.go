@@ -102,24 +102,13 @@ func OpenTimedCheckpoint(signed []byte, k *LogKey) (TimedCheckpoint, error) {
 }
 
 // CosigVerifier checks cosignature/v1 lines (c2sp.org/tlog-cosignature)
-// by one log key, parsed and checked once: a log's history holds a
-// checkpoint per batch, each opened under the same key.
+// by one key, parsed and checked once: a log's (LogKey.Cosig; a log's
+// history holds a checkpoint per batch, each opened under the same key)
+// or a witness's (NewCosignerVerifier).
 type CosigVerifier struct {
 	name string
 	key  sign.PublicKey
 	hash uint32
-}
-
-// NewCosigVerifier parses the signed-note verifier key vkey
-// (VerifierPublicKey) of the log key whose cosignatures it will check.
-// Errors are VerifierPublicKey's (sign.ErrInvalidKey for a weak key).
-func NewCosigVerifier(vkey string) (*CosigVerifier, error) {
-	key, err := VerifierPublicKey(vkey)
-	if err != nil {
-		return nil, err
-	}
-	name := strings.SplitN(vkey, "+", 2)[0]
-	return &CosigVerifier{name: name, key: key, hash: cosignHash(name, key)}, nil
 }
 
 // Time returns the signed time (whole Unix seconds) of the cosignature/v1
