@@ -69,14 +69,14 @@ type Collected struct {
 // formats.ErrPolicyLog for a log the policy does not list; ErrNoSigner.
 func (l *Log) CollectCosignatures(ctx context.Context, p *formats.Policy, c *witness.Client, timeout time.Duration, now func() time.Time) (Collected, error) {
 	var res Collected
-	if err := p.CheckLog(l.vkey); err != nil {
+	if err := p.CheckLog(l.lkey); err != nil {
 		return res, err
 	}
 	head, err := l.Checkpoint()
 	if err != nil {
 		return res, err
 	}
-	cp, err := formats.OpenCheckpoint(head, l.vkey)
+	cp, err := formats.OpenCheckpoint(head, l.lkey)
 	if err != nil {
 		return res, err
 	}
@@ -86,7 +86,7 @@ func (l *Log) CollectCosignatures(ctx context.Context, p *formats.Policy, c *wit
 	// holds another answers 409 with its size.
 	hint := int64(0)
 	if prev, err := l.lastCosigned(); err == nil {
-		if pc, err := formats.OpenCheckpoint(prev, l.vkey); err == nil && pc.Size <= cp.Size {
+		if pc, err := formats.OpenCheckpoint(prev, l.lkey); err == nil && pc.Size <= cp.Size {
 			hint = pc.Size
 		}
 	}
@@ -118,7 +118,7 @@ func (l *Log) CollectCosignatures(ctx context.Context, p *formats.Policy, c *wit
 	if res.Signed, err = l.AttachCosignatures(head, all); err != nil {
 		return res, err
 	}
-	res.Witnessing, err = p.Check(res.Signed, l.vkey, now())
+	res.Witnessing, err = p.Check(res.Signed, l.lkey, now())
 	return res, err
 }
 

@@ -263,11 +263,11 @@ func (l *Log) batchTime() (time.Time, error) {
 		if err != nil {
 			return time.Time{}, err
 		}
-		cp, err := formats.OpenCheckpoint(signed, l.vkey)
+		cp, err := formats.OpenCheckpoint(signed, l.lkey)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("refusing to append: %w", err)
 		}
-		t, err := formats.CheckpointTime(signed, l.vkey)
+		t, err := formats.CheckpointTime(signed, l.lkey)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("refusing to append: the latest checkpoint: %w", err)
 		}

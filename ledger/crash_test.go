@@ -16,6 +16,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 )
 
 // A crashWriter is one durable path the kill rounds run against: a child
@@ -192,7 +193,11 @@ func reopenAndVerify(t *testing.T, dir string) int64 {
 		t.Fatalf("reopening after SIGKILL: %v", err)
 	}
 	defer l.Close()
-	if _, err := l.Verify(string(vkey), nil); err != nil {
+	k, err := formats.ParseLogKey(string(vkey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Verify(k, nil); err != nil {
 		t.Fatalf("verify after SIGKILL: %v", err)
 	}
 	return l.Size()

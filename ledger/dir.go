@@ -49,33 +49,12 @@ type KeyParams struct {
 	PIN      func(uri string) ([]byte, error)
 }
 
-// Init creates a ledger directory: dir must not exist or be empty. It
-// writes the checkpoint key (DIR/checkpoint.key, encrypted with kp) and an
-// empty authority log with the given origin, and returns that log open
-// for appending. The caller appends the root record.
+// Init creates a ledger directory with a new checkpoint key file
+// (DIR/checkpoint.key, encrypted with kp) and an empty authority log with
+// the given origin, and returns that log open for appending: Dir.Init
+// without a first step. The caller appends the root record.
 func Init(dir, origin string, kp KeyParams) (*Log, error) {
-	if err := prepareDir(dir, origin); err != nil {
-		return nil, err
-	}
-	key, err := sign.GenerateKeyFiles(filepath.Join(dir, CheckpointKey), kp.Recipients, kp.Rand)
-	if err != nil {
-		return nil, err
-	}
-	return CreateWithHistory(filepath.Join(dir, AuthorityDir), origin, key, nil)
-}
-
-// prepareDir checks a new ledger's directory (absent or empty) and
-// origin, and creates the directory (0700).
-func prepareDir(dir, origin string) error {
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return fmt.Errorf("%s: directory is not empty", dir)
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if !formats.ValidOrigin(origin) || len(origin) > MaxLedgerOrigin {
-		return fmt.Errorf("origin %q: 1 to %d printable ASCII characters, no space or '+'", origin, MaxLedgerOrigin)
-	}
-	return os.MkdirAll(dir, 0o700)
+	return Dir(dir).Init(origin, NewKey{Recipients: kp.Recipients, Rand: kp.Rand}, nil)
 }
 
 // OpenAuthority opens the authority log of the ledger at dir. Without

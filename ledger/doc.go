@@ -31,6 +31,10 @@
 //	DIR/runner.pub
 //	DIR/runner.protection how runner.key is kept, chosen at the first admission ([KeyProtection])
 //
+// [Dir] names these files and opens the logs (for reading, for an export,
+// or with the checkpoint key unlocked); [Dir.Init] creates a ledger
+// directory atomically, removing what it made when any step fails.
+//
 // # Checkpoints
 //
 // A checkpoint is a C2SP tlog-checkpoint (c2sp.org/tlog-checkpoint): a

@@ -47,10 +47,10 @@ func FuzzOpenTimedCheckpoint(f *testing.F) {
 	f.Add(signed)
 	f.Add(append([]byte(nil), signed[:len(signed)/2]...))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := formats.OpenTimedCheckpoint(data, other); err == nil {
+		if _, err := formats.OpenTimedCheckpoint(data, testLogKey(t, other)); err == nil {
 			t.Fatal("accepted under a key that signed nothing")
 		}
-		tc, err := formats.OpenTimedCheckpoint(data, vkey)
+		tc, err := formats.OpenTimedCheckpoint(data, testLogKey(t, vkey))
 		if err != nil {
 			return
 		}
@@ -87,9 +87,9 @@ func FuzzExportReader(f *testing.F) {
 				return
 			}
 			var tree ledger.TreeBuilder
-			key := ""
+			var key *formats.LogKey // nil: the section's own
 			if sec.Name == "authority" {
-				key = vkey
+				key = testLogKey(t, vkey)
 			}
 			cp, err := x.VerifySection(sec, key, func(_ int64, e []byte, _ time.Time) error {
 				tree.Add(tlog.RecordHash(e))
@@ -203,7 +203,7 @@ func TestWriteExportSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := x.VerifySection(sec, seedVKey(t), nil); err != nil || sec.Size != 3 || !sec.History {
+	if _, err := x.VerifySection(sec, testLogKey(t, seedVKey(t)), nil); err != nil || sec.Size != 3 || !sec.History {
 		t.Fatalf("the seed's authority section: %+v, %v", sec, err)
 	}
 }

@@ -31,7 +31,7 @@ func TestHashCacheAfterTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	signed32, _ := l.Checkpoint()
-	cp32, _ := formats.OpenCheckpoint(signed32, l.vkey)
+	cp32, _ := formats.OpenCheckpoint(signed32, l.lkey)
 	// What syncextend/copyFrom do: a committed batch of unproven entries
 	// past the checkpoint, size advanced.
 	err = l.db.Update(func(txn Txn) error {
@@ -64,7 +64,7 @@ func TestHashCacheAfterTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	signed64, _ := l.Checkpoint()
-	cp64, _ := formats.OpenCheckpoint(signed64, l.vkey)
+	cp64, _ := formats.OpenCheckpoint(signed64, l.lkey)
 	p, err := l.ProveInclusion(40, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestHashCacheAfterTruncate(t *testing.T) {
 	if _, err := l.CheckConsistent(cp32, cp64); err != nil {
 		t.Errorf("CheckConsistent of the log's own checkpoints: %v", err)
 	}
-	if _, err := l.Verify(l.vkey, nil); err != nil {
+	if _, err := l.Verify(l.lkey, nil); err != nil {
 		t.Errorf("the store itself verifies: %v", err)
 	}
 }

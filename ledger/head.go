@@ -22,19 +22,19 @@ func (l *Log) SignedHead() (formats.Checkpoint, error) {
 	return cp, err
 }
 
-// TrustedHead is SignedHead verified under vkey, a key the caller
-// trusts from outside the log ("" for the log's own): a checkpoint that a
-// key other than the log's did not sign is a *TrustError
-// (rules.VKeyMismatch) listing the keys that did.
-func (l *Log) TrustedHead(vkey string) (formats.Checkpoint, error) {
-	if vkey == "" {
-		vkey = l.vkey
+// TrustedHead is SignedHead verified under k, a key the caller trusts
+// from outside the log (nil for the log's own): a checkpoint that a key
+// other than the log's did not sign is a *TrustError (rules.VKeyMismatch)
+// listing the keys that did.
+func (l *Log) TrustedHead(k *formats.LogKey) (formats.Checkpoint, error) {
+	if k == nil {
+		k = l.lkey
 	}
 	signed, err := l.Checkpoint()
 	if err != nil {
 		return formats.Checkpoint{}, err
 	}
-	return l.openGiven(signed, vkey)
+	return l.openGiven(signed, k)
 }
 
 func (l *Log) signedHead(txn Txn) (formats.Checkpoint, error) {
@@ -42,7 +42,7 @@ func (l *Log) signedHead(txn Txn) (formats.Checkpoint, error) {
 	if err != nil {
 		return formats.Checkpoint{}, &IntegrityError{Index: -1, What: "signed checkpoint missing", Detail: err.Error()}
 	}
-	cp, err := formats.OpenCheckpoint(signed, l.vkey)
+	cp, err := formats.OpenCheckpoint(signed, l.lkey)
 	if err != nil {
 		return formats.Checkpoint{}, err
 	}

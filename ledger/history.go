@@ -47,12 +47,8 @@ type historyReader struct {
 	have bool
 }
 
-func newHistoryReader(txn Txn, vkey string) (*historyReader, error) {
-	v, err := formats.NewCosigVerifier(vkey)
-	if err != nil {
-		return nil, err
-	}
-	return &historyReader{it: txn.Iterate([]byte{prefixHistory}), v: v}, nil
+func newHistoryReader(txn Txn, k *formats.LogKey) (*historyReader, error) {
+	return &historyReader{it: txn.Iterate([]byte{prefixHistory}), v: k.Cosig()}, nil
 }
 
 func (h *historyReader) close() { h.it.Close() }

@@ -60,7 +60,7 @@ func threeBatches(t *testing.T, t0 time.Time) string {
 func acceptedTimesOf(t *testing.T, l *Log) ([]time.Time, error) {
 	t.Helper()
 	var out []time.Time
-	_, err := l.Verify(l.VerifierKey(), func(i int64, _ []byte, at time.Time) error {
+	_, err := l.Verify(l.Key(), func(i int64, _ []byte, at time.Time) error {
 		out = append(out, at)
 		return nil
 	})

@@ -221,7 +221,7 @@ func interopCheckpoint(t *testing.T, tr torchwood.TileReader, l *ledger.Log) tor
 	if err != nil {
 		t.Fatal(err)
 	}
-	if at, err := formats.CheckpointTime(signed, l.VerifierKey()); err != nil || at.Unix() != ts {
+	if at, err := formats.CheckpointTime(signed, l.Key()); err != nil || at.Unix() != ts {
 		t.Errorf("cosignature time: torchwood %d, writ %v (%v)", ts, at, err)
 	}
 	return cp

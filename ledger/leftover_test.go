@@ -96,7 +96,7 @@ func TestLeftoversAfterKill(t *testing.T) {
 			if err != nil {
 				t.Fatalf("open for writing after a kill: %v", err)
 			}
-			cp, err := l.Verify(vkey, nil)
+			cp, err := l.Verify(testLogKey(t, vkey), nil)
 			l.Close()
 			if err != nil || cp.Size != 41 {
 				t.Fatalf("Verify = %+v, %v; want 41 entries", cp, err)

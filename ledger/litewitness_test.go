@@ -82,7 +82,7 @@ func TestLitewitness(t *testing.T) {
 			!strings.HasPrefix(lines[len(lines)-1], "\u2014 "+name+" ") {
 			t.Fatalf("stored cosigned checkpoint %q (%v)", stored, err)
 		}
-		if again, err := p.Check(stored, w.VerifierKey(), after); err != nil || !again.Met {
+		if again, err := p.Check(stored, w.Key(), after); err != nil || !again.Met {
 			t.Fatalf("the stored checkpoint under the policy: %+v %v", again, err)
 		}
 		held(res.Checkpoint.Size, res.Checkpoint.Hash)

@@ -77,6 +77,7 @@ type Log struct {
 	size   atomic.Int64 // entries durably committed
 	origin string
 	vkey   string
+	lkey   *formats.LogKey  // vkey, parsed once when the log is opened
 	signer note.Signer      // nil: read and verify only
 	key    *sign.PrivateKey // the checkpoint key behind signer, for receipts
 	// history: the log keeps the signed checkpoint of every batch
@@ -130,7 +131,12 @@ func create(dir, origin string, key *sign.PrivateKey, now func() time.Time, hist
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{db: db, origin: origin, vkey: vkey, signer: s, key: key, history: history, Now: now}
+	lkey, err := formats.ParseLogKey(vkey)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	l := &Log{db: db, origin: origin, vkey: vkey, lkey: lkey, signer: s, key: key, history: history, Now: now}
 	err = db.Update(func(txn Txn) error {
 		cp, err := l.signCheckpoint(formats.Checkpoint{Origin: origin, Size: 0, Hash: emptyRoot}, l.clock()())
 		if err != nil {
@@ -230,10 +236,11 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 		if !formats.ValidOrigin(string(origin)) {
 			return &IntegrityError{Index: -1, What: "log metadata m/origin malformed", Detail: dir}
 		}
-		if _, err := formats.NewVerifier(string(vkey)); err != nil {
+		lkey, err := formats.ParseLogKey(string(vkey))
+		if err != nil {
 			return &IntegrityError{Index: -1, What: "log metadata m/vkey malformed", Detail: dir + ": " + err.Error()}
 		}
-		l.origin, l.vkey = string(origin), string(vkey)
+		l.origin, l.vkey, l.lkey = string(origin), string(vkey), lkey
 		l.size.Store(int64(binary.BigEndian.Uint64(size)))
 		switch flag, err := txn.Get(keyHistoryFlag); {
 		case errors.Is(err, ErrNoKey):
@@ -279,6 +286,10 @@ func (l *Log) Origin() string { return l.origin }
 // VerifierKey returns the signed-note verifier key of the log's
 // checkpoints, as stored in the log.
 func (l *Log) VerifierKey() string { return l.vkey }
+
+// Key returns the log's stored verifier key, parsed: VerifierKey's text.
+// Like VerifierKey, it proves only that the log is self-consistent.
+func (l *Log) Key() *formats.LogKey { return l.lkey }
 
 // Size returns the number of entries durably committed.
 func (l *Log) Size() int64 { return l.size.Load() }
@@ -373,10 +384,10 @@ func (l *Log) checkHead(txn Txn, r tlog.HashReader) error {
 	}
 	cp := l.headParsed
 	if !bytes.Equal(signed, l.head) { // the same bytes verify the same way
-		if cp, err = formats.OpenCheckpoint(signed, l.vkey); err != nil {
+		if cp, err = formats.OpenCheckpoint(signed, l.lkey); err != nil {
 			return fmt.Errorf("refusing to append: %w", err)
 		}
-		t, err := formats.CheckpointTime(signed, l.vkey)
+		t, err := formats.CheckpointTime(signed, l.lkey)
 		if err != nil {
 			return fmt.Errorf("refusing to append: the latest checkpoint: %w", err)
 		}

@@ -66,7 +66,7 @@ func TestReleaseMapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, err := l.Verify(vkey, nil); err != nil {
+	if _, err := l.Verify(testLogKey(t, vkey), nil); err != nil {
 		t.Fatal(err)
 	}
 	before, n := mappedTableKiB(t, dir)
@@ -78,7 +78,7 @@ func TestReleaseMapped(t *testing.T) {
 	if after >= before/4 {
 		t.Fatalf("resident table pages %d KiB before release, %d KiB after", before, after)
 	}
-	if _, err := l.Verify(vkey, nil); err != nil {
+	if _, err := l.Verify(testLogKey(t, vkey), nil); err != nil {
 		t.Fatalf("verify after release: %v", err)
 	}
 	t.Logf("resident table pages: %d KiB in %d mappings, %d KiB after release", before, n, after)

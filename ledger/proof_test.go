@@ -131,22 +131,22 @@ func TestCheckpointTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	signed, _ := l.Checkpoint()
-	got, err := formats.CheckpointTime(signed, l.VerifierKey())
+	got, err := formats.CheckpointTime(signed, l.Key())
 	if err != nil || !got.Equal(at) {
 		t.Fatalf("CheckpointTime = %v, %v; want %v", got, err, at)
 	}
-	if cp, err := formats.OpenCheckpoint(signed, l.VerifierKey()); err != nil || cp.Size != 2 {
+	if cp, err := formats.OpenCheckpoint(signed, l.Key()); err != nil || cp.Size != 2 {
 		t.Fatalf("the refreshed checkpoint: %+v, %v", cp, err)
 	}
 	other, _ := formats.VerifierKey("example.com/proofs", testkit.Key(t, 2).Public())
-	if _, err := formats.CheckpointTime(signed, other); !errors.Is(err, formats.ErrNoTime) {
+	if _, err := formats.CheckpointTime(signed, testLogKey(t, other)); !errors.Is(err, formats.ErrNoTime) {
 		t.Fatalf("under another key: %v", err)
 	}
 	// Move the time by one second in the signature line: it no longer verifies.
 	i := bytes.LastIndex(signed, []byte("\u2014 "))
 	forged := bytes.Clone(signed)
 	forged[i+len("\u2014 example.com/proofs ")+7] ^= 1
-	if _, err := formats.CheckpointTime(forged, l.VerifierKey()); !errors.Is(err, formats.ErrNoTime) {
+	if _, err := formats.CheckpointTime(forged, l.Key()); !errors.Is(err, formats.ErrNoTime) {
 		t.Fatalf("a changed time: %v", err)
 	}
 }

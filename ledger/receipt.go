@@ -47,7 +47,7 @@ func (l *Log) Receipt(index int64) ([]byte, error) {
 	}
 	var witnessed []byte
 	if full, err := l.CosignedCheckpoint(); err == nil {
-		if cp, err := formats.OpenCheckpoint(full, l.vkey); err == nil && cp == head {
+		if cp, err := formats.OpenCheckpoint(full, l.lkey); err == nil && cp == head {
 			if base, err := l.Checkpoint(); err == nil && string(base) != string(full) {
 				witnessed = full
 			}

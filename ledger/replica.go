@@ -180,7 +180,7 @@ func (l *Log) DropUnsigned() (int64, error) {
 	var ie *IntegrityError
 	switch {
 	case err == nil:
-		cp, err := formats.OpenCheckpoint(signed, l.vkey)
+		cp, err := formats.OpenCheckpoint(signed, l.lkey)
 		if err != nil {
 			return 0, err
 		}
@@ -254,11 +254,7 @@ func (l *Log) HistoryCheckpoint(size int64) ([]byte, error) {
 // checkpoint's place). It refuses, changing nothing, when the log holds
 // none of that size, or one of another tree.
 func (l *Log) ReplaceHistoryCheckpoint(signed []byte) error {
-	cv, err := formats.NewCosigVerifier(l.vkey)
-	if err != nil {
-		return err
-	}
-	tc, err := cv.Open(signed)
+	tc, err := l.lkey.Cosig().Open(signed)
 	if err != nil {
 		return err
 	}
@@ -267,7 +263,7 @@ func (l *Log) ReplaceHistoryCheckpoint(signed []byte) error {
 		if err != nil {
 			return err
 		}
-		if old, err := cv.Open(held); err != nil || old.Hash != tc.Hash {
+		if old, err := l.lkey.Cosig().Open(held); err != nil || old.Hash != tc.Hash {
 			return fmt.Errorf("%w: the history checkpoint of size %d held is not of the same tree", ErrHistory, tc.Size)
 		}
 		return txn.Set(historyKey(tc.Size), signed)
@@ -282,7 +278,7 @@ func (l *Log) ReplaceHistoryCheckpoint(signed []byte) error {
 // changing nothing, a checkpoint that does not verify or is of another
 // tree.
 func (l *Log) StoreCheckpoint(signed, full []byte) error {
-	cp, err := formats.OpenCheckpoint(signed, l.vkey)
+	cp, err := formats.OpenCheckpoint(signed, l.lkey)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func TestDamagedStoreKeepsEvidence(t *testing.T) {
 			tc.harm(t, dir)
 			l, err := ledger.Open(dir, nil)
 			if err == nil {
-				_, err = l.Verify(vkey, nil)
+				_, err = l.Verify(testLogKey(t, vkey), nil)
 				l.Close()
 			}
 			if !errors.Is(err, ledger.ErrTampered) {
@@ -75,7 +75,7 @@ func TestDamagedTableNoPanic(t *testing.T) {
 		if err != nil {
 			continue // refused to open: fine, as long as it did not panic
 		}
-		_, err = l.Verify(l.VerifierKey(), nil)
+		_, err = l.Verify(l.Key(), nil)
 		l.Close()
 		if err == nil {
 			// A byte Badger never reads back (padding, an unused bloom
@@ -128,7 +128,7 @@ func TestUnlistedTableSetAside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Verify(vkey, nil); err != nil {
+	if _, err := l.Verify(testLogKey(t, vkey), nil); err != nil {
 		t.Fatalf("verify after setting aside: %v", err)
 	}
 	l.Close()
@@ -150,7 +150,7 @@ func TestUnlistedTableSetAside(t *testing.T) {
 	if err != nil {
 		t.Fatalf("unlisted old table: %v", err)
 	}
-	if _, err := l.Verify(vkey, nil); err != nil {
+	if _, err := l.Verify(testLogKey(t, vkey), nil); err != nil {
 		t.Fatalf("verify after setting the old table aside: %v", err)
 	}
 	l.Close()
@@ -180,7 +180,7 @@ func TestEmptyMemtableAfterKill(t *testing.T) {
 		t.Fatalf("a zero-length memtable log: %v", err)
 	}
 	defer l.Close()
-	if cp, err := l.Verify(l.VerifierKey(), nil); err != nil || cp.Size != 2 {
+	if cp, err := l.Verify(l.Key(), nil); err != nil || cp.Size != 2 {
 		t.Fatalf("Verify = %+v, %v", cp, err)
 	}
 }
@@ -231,7 +231,7 @@ func TestEmptyValueLogAfterKill(t *testing.T) {
 				t.Fatalf("open for writing: %v", err)
 			}
 			defer l.Close()
-			if cp, err := l.Verify(vkey, nil); err != nil || cp.Size != 10 {
+			if cp, err := l.Verify(testLogKey(t, vkey), nil); err != nil || cp.Size != 10 {
 				t.Fatalf("Verify = %+v, %v", cp, err)
 			}
 		})

@@ -143,17 +143,9 @@ func loadTokenKey(dir, name string, o sign.KeyOptions) (*sign.PrivateKey, error)
 }
 
 // InitWithKey is Init with a checkpoint key that already exists in a
-// token (ref, its pkcs11: URI, with key the signer it opened): the ledger
-// stores the URI and the public key (DIR/checkpoint.uri,
-// DIR/checkpoint.pub), never a key file. A URI naming a module-path is
-// refused (ErrKeyRef): the module of a stored key comes from
-// $WRIT_PKCS11_MODULE. Errors: those of Init and ErrKeyRef.
+// token (ref, its pkcs11: URI, with key the signer it opened): Dir.Init
+// with NewKey{TokenURI: ref, Token: key} and no first step. Errors: those
+// of Init and ErrKeyRef.
 func InitWithKey(dir, origin, ref string, key *sign.PrivateKey) (*Log, error) {
-	if err := prepareDir(dir, origin); err != nil {
-		return nil, err
-	}
-	if err := writeKeyRef(dir, CheckpointKey, ref, key); err != nil {
-		return nil, err
-	}
-	return CreateWithHistory(filepath.Join(dir, AuthorityDir), origin, key, nil)
+	return Dir(dir).Init(origin, NewKey{TokenURI: ref, Token: key}, nil)
 }

@@ -44,7 +44,7 @@ func TestTokenCheckpointKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	vkey := l.VerifierKey()
-	if cp, err := l.Verify(vkey, nil); err != nil || cp.Size != 2 {
+	if cp, err := l.Verify(testLogKey(t, vkey), nil); err != nil || cp.Size != 2 {
 		t.Fatalf("Verify = %+v, %v", cp, err)
 	}
 	l.Close()

@@ -65,14 +65,14 @@ func KeyName(vkey string) string {
 }
 
 // OpenTrusted is OpenCheckpoint that tells a checkpoint signed by another
-// key from a forged one: when no signature line names vkey's key (its
+// key from a forged one: when no signature line names k (its
 // name and key hash), the error is a *TrustError (rules.VKeyMismatch,
 // wrapping ErrVKeyMismatch and ErrCheckpointSignature) whose Found lists
-// the keys that did sign. A signature line of vkey's key that does not
+// the keys that did sign. A signature line of k that does not
 // verify stays ErrCheckpointSignature: evidence of tampering, not of a
 // wrong key. log names the log for the evidence.
-func OpenTrusted(signed []byte, vkey, log string) (formats.Checkpoint, error) {
-	cp, err := formats.OpenCheckpoint(signed, vkey)
+func OpenTrusted(signed []byte, k *formats.LogKey, log string) (formats.Checkpoint, error) {
+	cp, err := formats.OpenCheckpoint(signed, k)
 	var une *note.UnverifiedNoteError
 	if err == nil || !errors.As(err, &une) {
 		return cp, err
@@ -85,7 +85,7 @@ func OpenTrusted(signed []byte, vkey, log string) (formats.Checkpoint, error) {
 		found = []string{"no signature"}
 	}
 	return cp, &TrustError{Rule: rules.VKeyMismatch, Log: log, What: "the signed checkpoint's verifier key",
-		Expected: KeyName(vkey), Found: strings.Join(found, ", "), Err: fmt.Errorf("%w: %w", ErrVKeyMismatch, err)}
+		Expected: KeyName(k.String()), Found: strings.Join(found, ", "), Err: fmt.Errorf("%w: %w", ErrVKeyMismatch, err)}
 }
 
 // KeyMismatch is the *TrustError (rules.VKeyMismatch, wrapping

@@ -52,23 +52,27 @@ func (e *IntegrityError) Unwrap() error { return ErrTampered }
 type EntryFunc func(index int64, entry []byte, accepted time.Time) error
 
 // Verify checks the whole log against its latest signed checkpoint, which
-// must verify under vkey (ErrCheckpointSignature otherwise): the
+// must verify under k (the log key the caller trusts; nil: the one the
+// log stores) (ErrCheckpointSignature otherwise): the
 // checkpoint's origin and size match the log's; every entry from 0 to
 // size-1 is present and nothing lies beyond; every leaf hash recomputed
 // from the entry's bytes and every interior hash recomputed from those
 // equal the stored tree hashes; and the recomputed root equals the
 // checkpoint's root hash. For a log with a checkpoint history, every
-// history checkpoint's timestamped signature verifies under vkey, its
+// history checkpoint's timestamped signature verifies under k, its
 // root is the root recomputed at its size, the times never decrease, the
 // history ends at the log's size, and the latest checkpoint is signed no
 // earlier than the last of it. Each entry is passed to fn (if not nil) as
 // it is read, with the time it was accepted. The first failure is
 // returned as an *IntegrityError (wrapping ErrTampered) naming the index;
-// a checkpoint that no signature of vkey signs, when vkey is not the key
+// a checkpoint that no signature of k signs, when k is not the key
 // the log stores, is a *TrustError (rules.VKeyMismatch) naming both.
 // Memory does not grow with the log.
-func (l *Log) Verify(vkey string, fn EntryFunc) (formats.Checkpoint, error) {
-	cp, err := l.verify(vkey, fn)
+func (l *Log) Verify(k *formats.LogKey, fn EntryFunc) (formats.Checkpoint, error) {
+	if k == nil {
+		k = l.lkey
+	}
+	cp, err := l.verify(k, fn)
 	if errors.Is(err, ErrTampered) && !errors.Is(err, ErrStoreDamaged) {
 		// A damaged block can end Badger's iteration early, which reads
 		// as an entry missing: say so when a table does not read back.
@@ -81,12 +85,12 @@ func (l *Log) Verify(vkey string, fn EntryFunc) (formats.Checkpoint, error) {
 	return cp, err
 }
 
-func (l *Log) verify(vkey string, fn EntryFunc) (formats.Checkpoint, error) {
+func (l *Log) verify(k *formats.LogKey, fn EntryFunc) (formats.Checkpoint, error) {
 	signed, err := l.Checkpoint()
 	if err != nil {
 		return formats.Checkpoint{}, err
 	}
-	cp, err := l.openGiven(signed, vkey)
+	cp, err := l.openGiven(signed, k)
 	if err != nil {
 		return formats.Checkpoint{}, err
 	}
@@ -111,7 +115,7 @@ func (l *Log) verify(vkey string, fn EntryFunc) (formats.Checkpoint, error) {
 		var hist *historyReader
 		if l.history {
 			var err error
-			if hist, err = newHistoryReader(txn, vkey); err != nil {
+			if hist, err = newHistoryReader(txn, k); err != nil {
 				return err
 			}
 			defer hist.close()
@@ -194,7 +198,7 @@ func (l *Log) verify(vkey string, fn EntryFunc) (formats.Checkpoint, error) {
 			if err := hist.finish(size); err != nil {
 				return err
 			}
-			if t, err := formats.CheckpointTime(signed, vkey); err != nil || (size > 0 && t.Before(hist.last)) {
+			if t, err := formats.CheckpointTime(signed, k); err != nil || (size > 0 && t.Before(hist.last)) {
 				return &IntegrityError{Index: -1, What: "latest checkpoint time", Detail: ErrHistory.Error() + ": the latest checkpoint is signed before the last batch, or carries no signed time"}
 			}
 		}
@@ -220,14 +224,14 @@ const releaseEvery = 32 << 20
 
 func hexHash(h tlog.Hash) string { return fmt.Sprintf("%x", h[:]) }
 
-// openGiven verifies the log's signed checkpoint under vkey. A key other
+// openGiven verifies the log's signed checkpoint under k. A key other
 // than the log's own is a reader's assertion: a checkpoint it did not
 // sign is a *TrustError (rules.VKeyMismatch) listing the keys that did.
-func (l *Log) openGiven(signed []byte, vkey string) (formats.Checkpoint, error) {
-	if vkey == l.vkey {
-		return formats.OpenCheckpoint(signed, vkey)
+func (l *Log) openGiven(signed []byte, k *formats.LogKey) (formats.Checkpoint, error) {
+	if k.String() == l.vkey {
+		return formats.OpenCheckpoint(signed, k)
 	}
-	return OpenTrusted(signed, vkey, l.Role())
+	return OpenTrusted(signed, k, l.Role())
 }
 
 // Role names the log for evidence ("authority" or "decisions"): an authority log keeps a checkpoint

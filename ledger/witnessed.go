@@ -22,12 +22,12 @@ var ErrHeadMoved = errors.New("the log's latest checkpoint changed")
 
 // cosignedIn returns the stored cosigned copy of head, the log's latest
 // signed checkpoint, or head itself when there is none for it.
-func cosignedIn(txn Txn, head []byte, vkey string) []byte {
+func cosignedIn(txn Txn, head []byte, k *formats.LogKey) []byte {
 	full, err := txn.Get(keyCosigned)
 	if err != nil {
 		return head
 	}
-	base, err := formats.LogSigned(full, vkey)
+	base, err := formats.LogSigned(full, k)
 	if err != nil || !bytes.Equal(base, head) {
 		return head
 	}
@@ -46,7 +46,7 @@ func (l *Log) CosignedCheckpoint() ([]byte, error) {
 		if err != nil {
 			return &IntegrityError{Index: -1, What: "signed checkpoint missing", Detail: err.Error()}
 		}
-		out = cosignedIn(txn, head, l.vkey)
+		out = cosignedIn(txn, head, l.lkey)
 		return nil
 	})
 	return out, err
@@ -86,7 +86,7 @@ func (l *Log) AttachCosignatures(head []byte, lines []string) ([]byte, error) {
 		if !bytes.Equal(cur, head) {
 			return ErrHeadMoved
 		}
-		if out, err = formats.AddSignatures(cosignedIn(txn, head, l.vkey), lines); err != nil {
+		if out, err = formats.AddSignatures(cosignedIn(txn, head, l.lkey), lines); err != nil {
 			return err
 		}
 		return txn.Set(keyCosigned, out)

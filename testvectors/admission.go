@@ -9,6 +9,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
 )
@@ -120,7 +121,12 @@ func LoadAdmissionLedger(l AdmissionLedger, dir string) (*verify.Authority, *led
 	if err != nil {
 		return nil, nil, err
 	}
-	auth, err := verify.LoadAuthority(log, l.AuthorityVKey)
+	key, err := formats.ParseLogKey(l.AuthorityVKey)
+	if err != nil {
+		log.Close()
+		return nil, nil, fmt.Errorf("ledger %s: %w", l.Name, err)
+	}
+	auth, err := verify.LoadAuthority(log, key)
 	if err != nil {
 		log.Close()
 		return nil, nil, fmt.Errorf("ledger %s: %w", l.Name, err)

@@ -101,8 +101,9 @@ func admitLedgerExport(k admitKeys) AdmissionLedger {
 	log := must(ledger.CreateWithHistory(filepath.Join(dir, "authority"), admitOrigin, k.log, func() time.Time { return time.Unix(t0, 0) }))
 	defer log.Close()
 	must(log.Append(admitRecords(k, dir)))
-	vkey := must(formats.VerifierKey(admitOrigin, k.log.Public()))
-	must(verify.LoadAuthority(log, vkey))
+	key := must(formats.NewLogKey(admitOrigin, k.log.Public()))
+	vkey := key.String()
+	must(verify.LoadAuthority(log, key))
 	var out bytes.Buffer
 	must(0, replica.Export(&out, []string{"authority"}, []*ledger.Log{log}))
 	first := must(log.Entry(0))

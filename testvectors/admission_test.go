@@ -158,7 +158,7 @@ func TestAdmissionVectorsRunner(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, _, err := runner.AdmitAtLedger(ldir, verify.Trust{VKey: l.AuthorityVKey, TrustRoot: l.TrustRoot}, kp, cfg, d)
+			v, _, err := runner.AdmitAtLedger(ldir, verify.Trust{VKey: testLogKey(t, l.AuthorityVKey), TrustRoot: l.TrustRoot}, kp, cfg, d)
 			if err != nil {
 				t.Fatal(err)
 			}

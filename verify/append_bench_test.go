@@ -28,7 +28,7 @@ func benchLedger(b testing.TB, n int) (*verify.Authority, string, [][]byte) {
 	if _, err := l.Append([][]byte{testkit.Seal(b, testkit.Root(1, root), root), testkit.Seal(b, del, root)}); err != nil {
 		b.Fatal(err)
 	}
-	a, err := verify.LoadAuthority(l, l.VerifierKey())
+	a, err := verify.LoadAuthority(l, l.Key())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,12 +26,17 @@ type Authority struct {
 	Log        *ledger.Log
 	State      *delegation.State
 	Checkpoint formats.Checkpoint
+	// Key is the verifier key the log verified under, and KeyGiven
+	// reports whether the reader gave it (OpenAuthority's Trust.VKey) or
+	// took the one the ledger stores.
+	Key      *formats.LogKey
+	KeyGiven bool
 
 	mu sync.RWMutex // guards State while the committer applies a batch
 }
 
 // LoadAuthority verifies the whole authority log against its latest
-// checkpoint under vkey (ledger.Log.Verify, its checkpoint history
+// checkpoint under k (nil: the key the log stores; ledger.Log.Verify, its checkpoint history
 // included) and replays every entry into a fresh delegation state at the
 // time the log accepted it, re-verifying each signature and each signer's
 // authority (delegation's time rule). Any failure is returned with the
@@ -39,20 +44,23 @@ type Authority struct {
 // A log without a checkpoint history is refused (ledger.ErrHistory): its
 // entries' times cannot be judged. The returned Authority appends through
 // log.
-func LoadAuthority(log *ledger.Log, vkey string) (*Authority, error) {
+func LoadAuthority(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
+	if k == nil {
+		k = log.Key()
+	}
 	if err := replay.RequireHistory(log); err != nil {
 		return nil, err
 	}
 	st := delegation.NewState()
 	fn, wait := replay.Apply(st, nil)
-	cp, err := log.Verify(vkey, fn)
+	cp, err := log.Verify(k, fn)
 	if werr := wait(); werr != nil {
 		err = werr // the entry's own refusal, with its index
 	}
 	if err != nil {
 		return nil, err
 	}
-	a := &Authority{Log: log, State: st, Checkpoint: cp}
+	a := &Authority{Log: log, State: st, Checkpoint: cp, Key: k}
 	log.SetGate(gate{a})
 	return a, nil
 }

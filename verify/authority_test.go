@@ -53,7 +53,7 @@ func TestConcurrentAppend(t *testing.T) {
 	if got := a.Log.Size(); got != int64(2+okCount) {
 		t.Fatalf("log size %d, want %d", got, 2+okCount)
 	}
-	again, err := verify.LoadAuthority(a.Log, a.Log.VerifierKey())
+	again, err := verify.LoadAuthority(a.Log, a.Log.Key())
 	if err != nil {
 		t.Fatal(err)
 	}

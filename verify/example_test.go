@@ -66,7 +66,7 @@ func ExampleAdmit() {
 		fmt.Println(err)
 		return
 	}
-	vkey, _ := formats.VerifierKey("example.com/authority", logKey.Public()) // the runner's trusted log key
+	vkey, _ := formats.NewLogKey("example.com/authority", logKey.Public()) // the runner's trusted log key
 	auth, err := verify.LoadAuthority(log, vkey)
 	if err != nil {
 		fmt.Println(err)

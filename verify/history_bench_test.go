@@ -26,7 +26,7 @@ func BenchmarkReplayByBatch(b *testing.B) {
 			}
 			b.ResetTimer()
 			for range b.N {
-				if _, err := verify.LoadAuthority(l, l.VerifierKey()); err != nil {
+				if _, err := verify.LoadAuthority(l, l.Key()); err != nil {
 					b.Fatal(err)
 				}
 			}

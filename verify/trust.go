@@ -15,13 +15,13 @@ import (
 // was told to trust (--trust-root, RuleRootUntrusted).
 var ErrRootUntrusted = errors.New("the ledger's first root is not the trusted one")
 
-// Trust is what a reader of a ledger trusts from outside it: the
-// checkpoint verifier key ("" means the key stored in the ledger, which
-// proves only self-consistency), the digest of the first root record
-// ("" means trust on first use) and the witness policy (nil: no
-// cosignature is required).
+// Trust is what a reader of a ledger trusts from outside it, parsed
+// where it enters (a flag, a file): the checkpoint verifier key (nil
+// means the key stored in the ledger, which proves only
+// self-consistency), the digest of the first root record ("" means trust
+// on first use) and the witness policy (nil: no cosignature is required).
 type Trust struct {
-	VKey      string
+	VKey      *formats.LogKey
 	TrustRoot string
 	// Policy, when set, is the c2sp.org/tlog-policy the authority log's
 	// latest checkpoint must meet: its quorum of witnesses cosigned it
@@ -33,13 +33,13 @@ type Trust struct {
 
 // CheckWitnessed judges the latest checkpoint of the authority log l,
 // with the witness cosignatures stored for it, by t.Policy: its log part
-// must verify under vkey and be cp, and the quorum must be met at the
+// must verify under the log key k and be cp, and the quorum must be met at the
 // time clock gives (read once, only under a policy; its error is
 // returned as is). It returns what the policy found
 // (nil without a policy); its Time is the witnessed time (zero under
 // `quorum none`). Errors wrap formats.ErrQuorum (a *formats.QuorumError)
 // or formats.ErrPolicyLog.
-func (t Trust) CheckWitnessed(l *ledger.Log, vkey string, cp formats.Checkpoint, clock func() (time.Time, error)) (*formats.Witnessing, error) {
+func (t Trust) CheckWitnessed(l *ledger.Log, k *formats.LogKey, cp formats.Checkpoint, clock func() (time.Time, error)) (*formats.Witnessing, error) {
 	if t.Policy == nil {
 		return nil, nil
 	}
@@ -51,14 +51,14 @@ func (t Trust) CheckWitnessed(l *ledger.Log, vkey string, cp formats.Checkpoint,
 	if err != nil {
 		return nil, err
 	}
-	got, err := formats.OpenCheckpoint(cosigned, vkey)
+	got, err := formats.OpenCheckpoint(cosigned, k)
 	if err != nil {
 		return nil, fmt.Errorf("the cosigned checkpoint: %w", err)
 	}
 	if got != cp {
 		return nil, fmt.Errorf("the cosigned checkpoint is not the verified one (%+v)", got)
 	}
-	w, err := t.Policy.Check(cosigned, vkey, now)
+	w, err := t.Policy.Check(cosigned, k, now)
 	if err != nil {
 		return &w, fmt.Errorf("the authority checkpoint (size %d): %w", cp.Size, err)
 	}
@@ -144,11 +144,11 @@ func (t Trust) Refusal(store string, now time.Time) error {
 			return err
 		}
 	}
-	vkey := t.VKey
-	if vkey == "" {
-		vkey = l.VerifierKey()
+	k := t.VKey
+	if k == nil {
+		k = l.Key()
 	}
-	_, err = t.CheckWitnessed(l, vkey, cp, func() (time.Time, error) { return now, nil })
+	_, err = t.CheckWitnessed(l, k, cp, func() (time.Time, error) { return now, nil })
 	if errors.Is(err, formats.ErrQuorum) || errors.Is(err, formats.ErrPolicyLog) {
 		return err
 	}

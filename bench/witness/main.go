@@ -90,7 +90,7 @@ func main() {
 		check(err)
 		signed, err := l.Checkpoint()
 		check(err)
-		cp, err := formats.OpenCheckpoint(signed, l.VerifierKey())
+		cp, err := formats.OpenCheckpoint(signed, l.Key())
 		check(err)
 		var proof tlog.TreeProof
 		if old > 0 {

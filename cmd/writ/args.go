@@ -9,19 +9,30 @@ import (
 	"github.com/writ-ledger/writ/sign"
 )
 
-// vkeyValue returns the verifier key given with --NAME ("" if none), or
-// bad usage if it is not a signed-note verifier key.
-func vkeyValue(c *cli.Context, name string) (string, error) {
+// logKeyValue returns the verifier key given with --NAME, parsed (nil if
+// none), or bad usage if it is not a signed-note verifier key.
+func logKeyValue(c *cli.Context, name string) (*formats.LogKey, error) {
 	v := c.String(name)
 	if v == "" {
-		return "", nil
+		return nil, nil
 	}
-	if _, err := formats.NewVerifier(v); errors.Is(err, sign.ErrInvalidKey) {
-		return "", usageErr("--%s: %v", name, err)
+	k, err := formats.ParseLogKey(v)
+	if errors.Is(err, sign.ErrInvalidKey) {
+		return nil, usageErr("--%s: %v", name, err)
 	} else if err != nil {
-		return "", usageErr("--%s: not a signed-note verifier key (<origin>+<8 hex>+<base64>): %v", name, err)
+		return nil, usageErr("--%s: not a signed-note verifier key (<origin>+<8 hex>+<base64>): %v", name, err)
 	}
-	return v, nil
+	return k, nil
+}
+
+// vkeyValue is logKeyValue's text form ("" if none), for the options
+// that keep a key as text (an audit's, a repair's).
+func vkeyValue(c *cli.Context, name string) (string, error) {
+	k, err := logKeyValue(c, name)
+	if k == nil {
+		return "", err
+	}
+	return k.String(), nil
 }
 
 // wantArgs checks that the command got exactly n positional arguments

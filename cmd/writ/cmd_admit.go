@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -115,7 +114,7 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	if err != nil {
 		return nil, usageErr("--refuse %v", err)
 	}
-	vkey, err := vkeyValue(c, "vkey")
+	vkey, err := logKeyValue(c, "vkey")
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +129,7 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := policyForLedger(c, policy, vkey, filepath.Join(dir, ledger.AuthorityDir)); err != nil {
+	if err := policyForLedger(c, policy, vkey, dir); err != nil {
 		return nil, err
 	}
 	kp, err := runnerKeyParams(c, dir)

@@ -51,22 +51,15 @@ func explain(c *cli.Context) error {
 			return err
 		}
 	}
-	vkey, err := vkeyValue(c, "vkey")
+	vkey, err := logKeyValue(c, "vkey")
 	if err != nil {
 		return err
 	}
-	log, err := ledger.OpenAuthority(c.String("ledger"), nil)
+	a, err := verify.OpenAuthority(ledger.Dir(c.String("ledger")), verify.Trust{VKey: vkey}, nil)
 	if err != nil {
-		return openErr(err)
+		return authorityErr(err)
 	}
-	defer log.Close()
-	if vkey == "" {
-		vkey = log.VerifierKey()
-	}
-	a, err := verify.LoadAuthority(log, vkey)
-	if err != nil {
-		return noErr(err)
-	}
+	defer a.Log.Close()
 	req := delegation.Request{Key: key, Action: schemas.Action(c.String("action")), Stream: c.String("stream"), Machine: c.String("machine"), Artifact: c.String("artifact"), At: at}
 	e, err := a.State.Explain(req)
 	var d *delegation.Denial

@@ -64,18 +64,15 @@ func fleetCommands() []*cli.Command {
 // openEitherLog opens the authority log, or with --decisions the decision
 // log, of the ledger at --dir for reading.
 func openEitherLog(c *cli.Context) (*ledger.Log, string, error) {
-	dir := c.String("dir")
-	if !c.Bool("decisions") {
-		l, err := ledger.OpenAuthority(dir, nil)
-		return l, "authority", err
+	name := ledger.AuthorityLog
+	if c.Bool("decisions") {
+		name = ledger.DecisionsLog
 	}
-	if has, err := ledger.HasDecisions(dir, false); err != nil {
-		return nil, "decisions", err
-	} else if !has {
-		return nil, "decisions", usageErr("%s has no decision log yet (it is created by the first `writ admit`)", dir)
+	l, err := ledger.Dir(c.String("dir")).OpenLog(name)
+	if errors.Is(err, ledger.ErrNoDecisionLog) {
+		err = logOpenErr(err, c.String("dir"))
 	}
-	l, err := ledger.OpenDecisionsReadOnly(dir)
-	return l, "decisions", err
+	return l, name, err
 }
 
 // openLogErr gives an error of openEitherLog its exit code: its own when

@@ -5,11 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"filippo.io/age"
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/humanize"
@@ -31,26 +30,25 @@ var logFlag = &cli.StringFlag{Name: "log", Value: "authority", Usage: "which log
 
 // openLog opens the log named by --log for reading.
 func openLog(c *cli.Context) (*ledger.Log, error) {
-	dir := c.String("dir")
-	var log *ledger.Log
-	var err error
-	switch c.String("log") {
-	case "authority":
-		log, err = ledger.OpenAuthority(dir, nil)
-	case "decisions":
-		if has, err := ledger.HasDecisions(dir, false); err != nil {
-			return nil, noErr(err)
-		} else if !has {
-			return nil, usageErr("%s has no decision log yet (it is created by the first `writ admit`)", dir)
-		}
-		log, err = ledger.OpenDecisionsReadOnly(dir)
-	default:
-		return nil, usageErr("--log %q: authority or decisions", c.String("log"))
+	name := c.String("log")
+	if name != ledger.AuthorityLog && name != ledger.DecisionsLog {
+		return nil, usageErr("--log %q: authority or decisions", name)
 	}
+	log, err := ledger.Dir(c.String("dir")).OpenLog(name)
 	if err != nil {
-		return nil, openErr(err)
+		return nil, logOpenErr(err, c.String("dir"))
 	}
 	return log, nil
+}
+
+// logOpenErr gives an error of ledger.Dir.OpenLog its exit code: a ledger
+// without a decision log yet is bad usage, others are openErr's (a
+// deleted decision log, an *ledger.IntegrityError, is a no).
+func logOpenErr(err error, dir string) error {
+	if errors.Is(err, ledger.ErrNoDecisionLog) {
+		return usageErr("%s has no decision log yet (it is created by the first `writ admit`)", dir)
+	}
+	return openErr(err)
 }
 
 var vkeyFlag = &cli.StringFlag{Name: "vkey", Usage: "trust only this checkpoint verifier `KEY` (<origin>+<hash>+<base64>) instead of the one stored in the ledger"}
@@ -118,67 +116,58 @@ func ledgerInit(c *cli.Context) error {
 		rand.Read(b)
 		origin = "writ/ledger/" + hex.EncodeToString(b)
 	}
-	dir := c.String("dir")
-	_, statErr := os.Stat(dir)
-	log, err := initLedger(c, dir, origin)
+	auth, err := initLedger(c, c.String("dir"), origin, rootBytes)
 	if err != nil {
 		return err
 	}
+	log := auth.Log
 	defer log.Close()
-	auth, err := verify.LoadAuthority(log, log.VerifierKey())
-	if err == nil {
-		_, err = auth.Append([][]byte{rootBytes}) // the same gate as every later append
-	}
-	if err != nil {
-		log.Close()
-		// Leave nothing of the ledger behind: Init made the directory (or
-		// filled an empty one).
-		if os.IsNotExist(statErr) {
-			os.RemoveAll(dir)
-		} else {
-			os.RemoveAll(filepath.Join(dir, ledger.AuthorityDir))
-			for _, ext := range []string{".key", ".pub", ".uri"} {
-				os.Remove(filepath.Join(dir, ledger.CheckpointKey+ext))
-			}
-		}
-		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), err))
-	}
 	return emitSorted(c, initResult{vkeyResult{log.VerifierKey(), origin}, schemas.SHA256Digest(rootBytes), 0},
 		log.VerifierKey())
 }
 
-// initLedger creates the ledger at dir with its checkpoint key: a new key
-// file, or the token key --checkpoint-key names.
-func initLedger(c *cli.Context, dir, origin string) (*ledger.Log, error) {
+// initLedger creates the ledger at dir with its checkpoint key (a new key
+// file, or the token key --checkpoint-key names) and appends the root
+// record (verify.InitAuthority: nothing is left when that fails).
+func initLedger(c *cli.Context, dir, origin string, root []byte) (*verify.Authority, error) {
+	key, err := newCheckpointKey(c)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := verify.InitAuthority(ledger.Dir(dir), origin, key, root)
+	var fe *ledger.FirstEntryError
+	if errors.As(err, &fe) {
+		return nil, recordErr(fmt.Errorf("root record %s: %w", c.String("root"), fe.Err))
+	} else if err != nil {
+		return nil, inputErr(err)
+	}
+	return auth, nil
+}
+
+// newCheckpointKey says which key a new ledger's checkpoints are signed
+// with: a new key file, or the token key --checkpoint-key names.
+func newCheckpointKey(c *cli.Context) (ledger.NewKey, error) {
 	ref := c.String("checkpoint-key")
 	if ref == "" {
 		to, err := newKeyRecipients(c, "the new checkpoint key")
 		if err != nil {
-			return nil, err
+			return ledger.NewKey{}, err
 		}
-		log, err := ledger.Init(dir, origin, ledger.KeyParams{Recipients: to, Rand: rand.Reader})
-		if err != nil {
-			return nil, inputErr(err)
-		}
-		return log, nil
+		return ledger.NewKey{Recipients: to, Rand: rand.Reader}, nil
 	}
 	if !sign.IsTokenURI(ref) {
-		return nil, usageErr("--checkpoint-key %q: a PKCS#11 URI (pkcs11:token=T;object=O); a key file is made by ledger init itself", ref)
+		return ledger.NewKey{}, usageErr("--checkpoint-key %q: a PKCS#11 URI (pkcs11:token=T;object=O); a key file is made by ledger init itself", ref)
 	}
 	for _, f := range []string{"passphrase-file", "work-factor", "recipient"} {
 		if c.IsSet(f) {
-			return nil, usageErr("--%s is for a checkpoint key file: a key in a token is kept by the token", f)
+			return ledger.NewKey{}, usageErr("--%s is for a checkpoint key file: a key in a token is kept by the token", f)
 		}
 	}
 	key, err := sign.LoadKey(ref, sign.KeyOptions{PIN: tokenPIN(c)})
 	if err != nil {
-		return nil, keyErr(err)
+		return ledger.NewKey{}, keyErr(err)
 	}
-	log, err := ledger.InitWithKey(dir, origin, ref, key)
-	if err != nil {
-		return nil, inputErr(err)
-	}
-	return log, nil
+	return ledger.NewKey{TokenURI: ref, Token: key}, nil
 }
 
 func ledgerVKey(c *cli.Context) error {
@@ -216,21 +205,21 @@ func ledgerAppend(c *cli.Context) error {
 		}
 		entries = append(entries, data)
 	}
-	log, err := openAuthorityKeyed(c)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	if err := policyForLedger(c, policy, log.VerifierKey(), ""); err != nil {
+	if err := policyForLedger(c, policy, nil, c.String("dir")); err != nil {
 		return err
 	}
 	if err := collectable(c, policy); err != nil {
 		return err
 	}
-	auth, err := verify.LoadAuthority(log, log.VerifierKey())
-	if err != nil {
-		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
+	auth, err := verify.OpenAuthority(ledger.Dir(c.String("dir")), verify.Trust{}, unlockCheckpointKey(c))
+	var le *verify.LoadError
+	if errors.As(err, &le) {
+		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", le.Err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
+	} else if err != nil {
+		return keyedOpenErr(err)
 	}
+	log := auth.Log
+	defer log.Close()
 	applied, err := auth.Append(entries)
 	if err != nil {
 		var re *delegation.RecordError
@@ -286,7 +275,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		err = policyForLedger(c, policy, l.VerifierKey(), "")
+		err = policyForLedger(c, policy, l.Key(), "")
 		if err == nil {
 			err = collectable(c, policy)
 		}
@@ -324,7 +313,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 		return err
 	}
 	// Verified under the log's key before anything of it is shown.
-	cp, err := formats.OpenCheckpoint(signed, log.VerifierKey())
+	cp, err := formats.OpenCheckpoint(signed, log.Key())
 	if err != nil {
 		return noErr(fmt.Errorf("the %s log's stored checkpoint: %w", c.String("log"), err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
@@ -393,30 +382,47 @@ func recordErr(err error) error {
 	return noErr(err, hints...)
 }
 
+// unlockCheckpointKey says how the commands that sign (append, receipts,
+// refresh) unlock the checkpoint key of --dir: a token key's PIN, or the
+// key file's identities (--identity, or a passphrase asked for only then).
+func unlockCheckpointKey(c *cli.Context) *ledger.Unlock {
+	return &ledger.Unlock{
+		Identities: func() ([]age.Identity, error) { return unlockIdentities(c, "the ledger's checkpoint key") },
+		PIN:        tokenPIN(c),
+	}
+}
+
 // openAuthorityKeyed opens the authority log of --dir with its checkpoint
-// key unlocked, for commands that sign (append, receipts, refresh).
+// key unlocked, for commands that sign (receipts, refresh).
 func openAuthorityKeyed(c *cli.Context) (*ledger.Log, error) {
-	ref, err := ledger.CheckpointKeyRef(c.String("dir"))
+	log, err := ledger.Dir(c.String("dir")).OpenAuthorityKeyed(*unlockCheckpointKey(c))
 	if err != nil {
-		return nil, inputErr(err)
-	}
-	if ref != "" {
-		// The checkpoint key is in a token: its PIN, not a passphrase.
-		log, err := ledger.OpenAuthorityWith(c.String("dir"), sign.KeyOptions{PIN: tokenPIN(c)})
-		if errors.Is(err, sign.ErrToken) || errors.Is(err, sign.ErrTokenURI) {
-			return nil, keyErr(err)
-		} else if err != nil {
-			return nil, openErr(err)
-		}
-		return log, nil
-	}
-	ids, err := unlockIdentities(c, "the ledger's checkpoint key")
-	if err != nil {
-		return nil, err
-	}
-	log, err := ledger.OpenAuthority(c.String("dir"), ids)
-	if err != nil {
-		return nil, openErr(err)
+		return nil, keyedOpenErr(err)
 	}
 	return log, nil
+}
+
+// keyedOpenErr gives an error of opening the authority log with its key
+// its exit code: the identities' own (a passphrase not given), a token's
+// failure as keyErr says, others as openErr.
+func keyedOpenErr(err error) error {
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		return err
+	case errors.Is(err, sign.ErrToken) || errors.Is(err, sign.ErrTokenURI):
+		return keyErr(err)
+	}
+	return openErr(err)
+}
+
+// authorityErr gives an error of verify.OpenAuthority (read-only) its
+// exit code: a log that does not verify is a no (exit 1), one that cannot
+// be opened openErr's.
+func authorityErr(err error) error {
+	var le *verify.LoadError
+	if errors.As(err, &le) {
+		return noErr(le.Err)
+	}
+	return openErr(err)
 }

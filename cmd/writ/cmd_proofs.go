@@ -90,7 +90,7 @@ func receiptErr(c *cli.Context, err error, receipt, entry []byte) error {
 		}
 		return noErr(err)
 	}
-	log, oerr := ledger.OpenAuthority(c.String("dir"), nil)
+	log, oerr := ledger.Dir(c.String("dir")).OpenLog(ledger.AuthorityLog)
 	if oerr != nil {
 		return noErr(err)
 	}
@@ -189,7 +189,7 @@ func ledgerReceipt(c *cli.Context) error {
 		return err
 	}
 	defer log.Close()
-	if err := policyForLedger(c, policy, log.VerifierKey(), ""); err != nil {
+	if err := policyForLedger(c, policy, log.Key(), ""); err != nil {
 		return err
 	}
 	r, err := log.Receipt(c.Int64("index"))
@@ -203,20 +203,16 @@ func ledgerReceipt(c *cli.Context) error {
 		if err != nil {
 			return proofErr(err)
 		}
-		key, err := formats.VerifierPublicKey(log.VerifierKey())
+		p, err := ledger.VerifyReceipt(r, entry, log.Key().PublicKey())
 		if err != nil {
 			return err
 		}
-		p, err := ledger.VerifyReceipt(r, entry, key)
-		if err != nil {
-			return err
-		}
-		cp, err := formats.ReceiptCheckpoint(r, p, log.VerifierKey())
+		cp, err := formats.ReceiptCheckpoint(r, p, log.Key())
 		if err == nil && cp == nil {
 			err = fmt.Errorf("%w: no witness cosigned the latest checkpoint", formats.ErrQuorum)
 		}
 		if err == nil {
-			_, err = policy.Check(cp, log.VerifierKey(), time.Now())
+			_, err = policy.Check(cp, log.Key(), time.Now())
 		}
 		if err != nil {
 			return noErr(fmt.Errorf("no receipt written: %w", err),
@@ -239,25 +235,22 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	if err := wantArgs(c, 1, "one argument: the RECEIPT file"); err != nil {
 		return err
 	}
-	vkey, err := vkeyValue(c, "vkey")
+	vkey, err := logKeyValue(c, "vkey")
 	if err != nil {
 		return err
 	}
-	if (vkey == "") == (c.String("dir") == "") {
+	if (vkey == nil) == (c.String("dir") == "") {
 		return usageErr("give exactly one of --vkey KEY and --dir DIR")
 	}
-	if vkey == "" {
-		log, err := ledger.OpenAuthority(c.String("dir"), nil)
+	if vkey == nil {
+		log, err := ledger.Dir(c.String("dir")).OpenLog(ledger.AuthorityLog)
 		if err != nil {
 			return openErr(err)
 		}
-		vkey = log.VerifierKey()
+		vkey = log.Key()
 		log.Close()
 	}
-	key, err := formats.VerifierPublicKey(vkey)
-	if err != nil {
-		return usageErr("--vkey: %v", err)
-	}
+	key := vkey.PublicKey()
 	receipt, err := readWhole(c, c.Args().First(), schemas.MaxRecordSize)
 	if err != nil {
 		return err
@@ -309,23 +302,12 @@ func ledgerExport(c *cli.Context) error {
 	if err := checkOutput(c, "out", c.String("out")); err != nil {
 		return err
 	}
-	auth, err := ledger.OpenAuthority(dir, nil)
+	names, logs, err := ledger.Dir(dir).OpenExport(c.Bool("authority-only"))
 	if err != nil {
 		return openErr(err)
 	}
-	defer auth.Close()
-	names, logs := []string{"authority"}, []*ledger.Log{auth}
-	has, err := ledger.HasDecisions(dir, false)
-	if err != nil {
-		return noErr(err)
-	}
-	if has && !c.Bool("authority-only") {
-		dec, err := ledger.OpenDecisionsReadOnly(dir)
-		if err != nil {
-			return openErr(err)
-		}
-		defer dec.Close()
-		names, logs = append(names, "decisions"), append(logs, dec)
+	for _, l := range logs {
+		defer l.Close()
 	}
 	var buf bytes.Buffer
 	if err := replica.ExportWith(&buf, names, logs, progressFor(c, "exporting", "entries")); err != nil {

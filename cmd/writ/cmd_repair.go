@@ -45,21 +45,25 @@ func ledgerRepair(c *cli.Context) error {
 		return repairUndo(c, dir)
 	}
 	opts := repair.RepairOptions{VKeys: map[string]string{}}
+	var vkey *formats.LogKey // the authority log's, given
 	for flag, name := range map[string]string{"vkey": ledger.AuthorityDir, "decisions-vkey": ledger.DecisionsDir} {
-		v, err := vkeyValue(c, flag)
+		k, err := logKeyValue(c, flag)
 		if err != nil {
 			return err
 		}
-		if v != "" {
-			opts.VKeys[name] = v
+		if k != nil {
+			opts.VKeys[name] = k.String()
+		}
+		if name == ledger.AuthorityDir {
+			vkey = k
 		}
 	}
 	policy, err := readPolicy(c)
 	if err != nil {
 		return err
 	}
-	trust := verify.Trust{VKey: opts.VKeys[ledger.AuthorityDir], TrustRoot: c.String("trust-root"), Policy: policy}
-	if err := policyForLedger(c, policy, trust.VKey, filepath.Join(dir, ledger.AuthorityDir)); err != nil {
+	trust := verify.Trust{VKey: vkey, TrustRoot: c.String("trust-root"), Policy: policy}
+	if err := policyForLedger(c, policy, trust.VKey, dir); err != nil {
 		return err
 	}
 	if trust.TrustRoot != "" || policy != nil {

@@ -54,7 +54,7 @@ func verifyToken(c *cli.Context) error {
 	if dir == "" || issuer == "" {
 		return usageErr("--ledger and --issuer are required (see writ token verify --help)")
 	}
-	vkey, err := vkeyValue(c, "vkey")
+	vkey, err := logKeyValue(c, "vkey")
 	if err != nil {
 		return err
 	}
@@ -86,19 +86,11 @@ func verifyToken(c *cli.Context) error {
 	// The authority, read and verified in full: once now, and again
 	// inside any dial decision a record must open.
 	authority := func() (*delegation.State, error) {
-		auth, err := ledger.OpenAuthority(dir, nil)
+		a, err := verify.OpenAuthority(ledger.Dir(dir), verify.Trust{VKey: vkey}, nil)
 		if err != nil {
 			return nil, err
 		}
-		defer auth.Close()
-		key := vkey
-		if key == "" {
-			key = auth.VerifierKey()
-		}
-		a, err := verify.LoadAuthority(auth, key)
-		if err != nil {
-			return nil, err
-		}
+		a.Log.Close()
 		return a.State, nil
 	}
 	st, err := authority()

@@ -44,23 +44,21 @@ func readPolicy(c *cli.Context) (*formats.Policy, error) {
 }
 
 // policyForLedger refuses, as bad input (exit 2), a policy whose log
-// lines do not name the log of vkey, or else of the log at dir (when it
-// can be read): such a policy could never be met, and a writer would sign
-// a checkpoint before finding out. A policy with no log line applies to
-// any log (c2sp.org/tlog-policy).
-func policyForLedger(c *cli.Context, p *formats.Policy, vkey, dir string) error {
+// lines do not name the log of key k, or else (k nil) the authority log of the
+// ledger at dir (its stored key, when it can be read): such a policy
+// could never be met, and a writer would sign a checkpoint before finding
+// out. A policy with no log line applies to any log (c2sp.org/tlog-policy).
+func policyForLedger(c *cli.Context, p *formats.Policy, k *formats.LogKey, dir string) error {
 	if p == nil || len(p.Logs) == 0 {
 		return nil
 	}
-	if vkey == "" {
-		l, err := ledger.OpenReadOnly(dir)
-		if err != nil {
+	if k == nil {
+		var err error
+		if k, err = ledger.Dir(dir).VerifierKey(); err != nil {
 			return nil // the command reports the ledger itself
 		}
-		vkey = l.VerifierKey()
-		l.Close()
 	}
-	if err := p.CheckLog(vkey); err != nil {
+	if err := p.CheckLog(k); err != nil {
 		return inputErr(fmt.Errorf("--policy %s: %w: its log lines name other logs", c.String("policy"), err),
 			"give the policy of this log: its `log` line is the log's verifier key (`writ ledger vkey`)")
 	}

@@ -87,18 +87,15 @@ func ValidOrigin(s string) bool {
 }
 
 // OpenCheckpoint verifies a signed checkpoint (at most MaxCheckpointSize
-// bytes) against the verifier key vkey (c2sp.org/signed-note) and parses
-// its body (ParseCheckpoint). The note's text must be a checkpoint whose
-// origin is vkey's key name. Errors wrap ErrCheckpointSignature or
+// bytes) against the log key k (c2sp.org/signed-note) and parses its body
+// (ParseCheckpoint). The note's text must be a checkpoint whose origin is
+// k's key name. Errors wrap ErrCheckpointSignature or
 // ErrMalformedCheckpoint.
-func OpenCheckpoint(signed []byte, vkey string) (Checkpoint, error) {
+func OpenCheckpoint(signed []byte, k *LogKey) (Checkpoint, error) {
 	if len(signed) > MaxCheckpointSize {
 		return Checkpoint{}, fmt.Errorf("%w: %d bytes, limit %d", ErrMalformedCheckpoint, len(signed), MaxCheckpointSize)
 	}
-	v, err := NewVerifier(vkey)
-	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: verifier key: %w", ErrCheckpointSignature, err)
-	}
+	v := k.Verifier()
 	n, err := note.Open(signed, note.VerifierList(v))
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("%w: %w", ErrCheckpointSignature, err)

@@ -75,16 +75,11 @@ func (c *cosigner) Sign(msg []byte) ([]byte, error) {
 
 // CheckpointTime returns the time at which the log's key signed this
 // checkpoint, from its cosignature/v1 line (c2sp.org/tlog-cosignature),
-// verified under the Ed25519 key of vkey, to the second. It returns
-// ErrNoTime if there is none that verifies, and an error wrapping
-// sign.ErrInvalidKey for a bad vkey. It does not verify the checkpoint
-// itself; see OpenCheckpoint.
-func CheckpointTime(signed []byte, vkey string) (time.Time, error) {
-	v, err := NewCosigVerifier(vkey)
-	if err != nil {
-		return time.Time{}, err
-	}
-	return v.Time(signed)
+// verified under the log key k, to the second. It returns ErrNoTime if
+// there is none that verifies. It does not verify the checkpoint itself;
+// see OpenCheckpoint.
+func CheckpointTime(signed []byte, k *LogKey) (time.Time, error) {
+	return k.Cosig().Time(signed)
 }
 
 // TimedCheckpoint is a checkpoint with the time its signer attests in
@@ -96,39 +91,24 @@ type TimedCheckpoint struct {
 }
 
 // OpenTimedCheckpoint verifies the timestamped cosignature/v1 signature
-// (c2sp.org/tlog-cosignature) by the log key of vkey on a signed
-// checkpoint of at most MaxCheckpointSize bytes, and parses its body
-// strictly (ParseCheckpoint), whose origin must be vkey's name. The
-// cosignature covers the body and the time, so it alone proves what the
-// log key said and when. Errors wrap ErrNoTime (no cosignature by that
-// key verifies), ErrMalformedCheckpoint, or sign.ErrInvalidKey.
-func OpenTimedCheckpoint(signed []byte, vkey string) (TimedCheckpoint, error) {
-	v, err := NewCosigVerifier(vkey)
-	if err != nil {
-		return TimedCheckpoint{}, err
-	}
-	return v.Open(signed)
+// (c2sp.org/tlog-cosignature) by the log key k on a signed checkpoint of
+// at most MaxCheckpointSize bytes, and parses its body strictly
+// (ParseCheckpoint), whose origin must be k's name. The cosignature
+// covers the body and the time, so it alone proves what the log key said
+// and when. Errors wrap ErrNoTime (no cosignature by that key verifies)
+// or ErrMalformedCheckpoint.
+func OpenTimedCheckpoint(signed []byte, k *LogKey) (TimedCheckpoint, error) {
+	return k.Cosig().Open(signed)
 }
 
 // CosigVerifier checks cosignature/v1 lines (c2sp.org/tlog-cosignature)
-// by one log key, parsed and checked once: a log's history holds a
-// checkpoint per batch, each opened under the same key.
+// by one key, parsed and checked once: a log's (LogKey.Cosig; a log's
+// history holds a checkpoint per batch, each opened under the same key)
+// or a witness's (NewCosignerVerifier).
 type CosigVerifier struct {
 	name string
 	key  sign.PublicKey
 	hash uint32
-}
-
-// NewCosigVerifier parses the signed-note verifier key vkey
-// (VerifierPublicKey) of the log key whose cosignatures it will check.
-// Errors are VerifierPublicKey's (sign.ErrInvalidKey for a weak key).
-func NewCosigVerifier(vkey string) (*CosigVerifier, error) {
-	key, err := VerifierPublicKey(vkey)
-	if err != nil {
-		return nil, err
-	}
-	name := strings.SplitN(vkey, "+", 2)[0]
-	return &CosigVerifier{name: name, key: key, hash: cosignHash(name, key)}, nil
 }
 
 // Time returns the signed time (whole Unix seconds) of the cosignature/v1

@@ -48,17 +48,17 @@ func TestStandalone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := OpenCheckpoint(signed, vkey); err != nil || got != c {
+	if got, err := OpenCheckpoint(signed, testLogKey(t, vkey)); err != nil || got != c {
 		t.Fatalf("OpenCheckpoint = %+v, %v", got, err)
 	}
-	if tc, err := OpenTimedCheckpoint(signed, vkey); err != nil || tc.Checkpoint != c || !tc.Time.Equal(at) {
+	if tc, err := OpenTimedCheckpoint(signed, testLogKey(t, vkey)); err != nil || tc.Checkpoint != c || !tc.Time.Equal(at) {
 		t.Fatalf("OpenTimedCheckpoint = %+v, %v", tc, err)
 	}
 	other, _ := VerifierKey(origin, testkit.Key(t, 2).Public())
-	if _, err := OpenCheckpoint(signed, other); !errors.Is(err, ErrCheckpointSignature) {
+	if _, err := OpenCheckpoint(signed, testLogKey(t, other)); !errors.Is(err, ErrCheckpointSignature) {
 		t.Fatalf("under another key: %v", err)
 	}
-	if _, err := CheckpointTime(signed, other); !errors.Is(err, ErrNoTime) {
+	if _, err := CheckpointTime(signed, testLogKey(t, other)); !errors.Is(err, ErrNoTime) {
 		t.Fatalf("time under another key: %v", err)
 	}
 

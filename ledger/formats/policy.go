@@ -48,6 +48,7 @@ type PolicyLog struct {
 	VKey   string
 	Origin string
 	URL    string
+	key    sign.PublicKey // VKey's, parsed once by ParsePolicy
 }
 
 // PolicyWitness is a `witness <name> <vkey> [<url>]` line: a policy-local
@@ -143,7 +144,7 @@ func (p *Policy) parseLine(f []string, keys map[string]string) error {
 		if err := claimKey(keys, k, "log "+f[1]); err != nil {
 			return err
 		}
-		l := PolicyLog{VKey: f[1], Origin: strings.SplitN(f[1], "+", 2)[0]}
+		l := PolicyLog{VKey: f[1], Origin: strings.SplitN(f[1], "+", 2)[0], key: k}
 		if len(f) == 3 {
 			if l.URL, err = policyURL(f[2]); err != nil {
 				return err

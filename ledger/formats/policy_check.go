@@ -90,47 +90,37 @@ func (e *QuorumError) Error() string {
 // Unwrap returns ErrQuorum.
 func (e *QuorumError) Unwrap() error { return ErrQuorum }
 
-// CheckLog returns nil if the policy lists no log or lists vkey's key
-// under vkey's name, else an error wrapping ErrPolicyLog. Errors from
-// parsing vkey wrap sign.ErrInvalidKey.
-func (p *Policy) CheckLog(vkey string) error {
+// CheckLog returns nil if the policy lists no log or lists k's key under
+// k's name, else an error wrapping ErrPolicyLog.
+func (p *Policy) CheckLog(k *LogKey) error {
 	if len(p.Logs) == 0 {
 		return nil
 	}
-	k, err := VerifierPublicKey(vkey)
-	if err != nil {
-		return err
-	}
-	origin := strings.SplitN(vkey, "+", 2)[0]
 	for _, l := range p.Logs {
-		lk, _ := VerifierPublicKey(l.VKey) // checked by ParsePolicy
-		if l.Origin == origin && lk.Equal(k) {
+		if l.Origin == k.Name() && l.key.Equal(k.PublicKey()) {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %s", ErrPolicyLog, vkey)
+	return fmt.Errorf("%w: %s", ErrPolicyLog, k)
 }
 
 // Check finds the policy witnesses' cosignature/v1 lines
 // (c2sp.org/tlog-cosignature) on the signed checkpoint and evaluates the
 // quorum (c2sp.org/tlog-policy) at the verifier's time now. It does not
 // verify the log's own signature (OpenCheckpoint does); it does check
-// that the policy lists the log of vkey (CheckLog). Each witness counts
+// that the policy lists the log of key k (CheckLog). Each witness counts
 // once, only for a cosignature over this checkpoint's exact body dated at
 // most now+MaxCosignatureSkew (its latest such), and never a witness whose
 // key is the log's own. The evaluation is linear in the policy's size
 // (groups form a tree, ParsePolicy). Errors: ErrPolicyLog, or a
 // *QuorumError (wrapping ErrQuorum) when the quorum is not met; the
 // Witnessing is returned either way.
-func (p *Policy) Check(signed []byte, vkey string, now time.Time) (Witnessing, error) {
+func (p *Policy) Check(signed []byte, k *LogKey, now time.Time) (Witnessing, error) {
 	w := Witnessing{Quorum: p.describe(p.Quorum), Cosigned: []WitnessCosignature{}, Missing: []string{}}
-	if err := p.CheckLog(vkey); err != nil {
+	if err := p.CheckLog(k); err != nil {
 		return w, err
 	}
-	logKey, err := VerifierPublicKey(vkey)
-	if err != nil {
-		return w, err
-	}
+	logKey := k.PublicKey()
 	limit := now.Add(MaxCosignatureSkew)
 	times := map[string]time.Time{}
 	for _, wit := range p.Witnesses {

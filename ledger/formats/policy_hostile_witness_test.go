@@ -52,7 +52,7 @@ func TestHostileWitnessLogOwnCosignatureCountsAsWitness(t *testing.T) {
 	}
 	now := time.Unix(1_000_000, 0)
 	signed := hostileCheckpoint(t, now) // no witness signed anything
-	w, err := p.Check(signed, logVKey, now)
+	w, err := p.Check(signed, testLogKey(t, logVKey), now)
 	if err == nil || w.Met {
 		t.Fatalf("the log's own cosignature/v1 line met the quorum as witness w (witnessed time %s): Check = %+v, %v", w.Time, w, err)
 	}
@@ -73,7 +73,7 @@ func TestHostileWitnessOneWitnessInTwoGroupsCountsTwice(t *testing.T) {
 		return // refused: fixed
 	}
 	signed := cosigned(t, logKey, wk, map[int]int64{0: 100}) // only w0
-	w, err := p.Check(signed, lv, time.Unix(200, 0))
+	w, err := p.Check(signed, testLogKey(t, lv), time.Unix(200, 0))
 	if err == nil || w.Met {
 		t.Fatalf("one witness (w0) met a quorum of two groups by being a member of both: %+v", w)
 	}
@@ -105,7 +105,7 @@ func TestHostileWitnessNestedGroupsExponentialCheck(t *testing.T) {
 	signed := cosigned(t, logKey, wk, map[int]int64{0: 100})
 	done := make(chan error, 1)
 	go func() {
-		_, err := p.Check(signed, lv, time.Unix(200, 0))
+		_, err := p.Check(signed, testLogKey(t, lv), time.Unix(200, 0))
 		done <- err
 	}()
 	select {
@@ -133,7 +133,7 @@ func TestHostileWitnessFutureLineHidesValidCosignature(t *testing.T) {
 	signed := hostileCheckpoint(t, now,
 		NewCosigner("witness.example/w0", wk[0], now.Add(-time.Minute)),
 		NewCosigner("witness.example/w0", wk[0], now.Add(time.Hour)))
-	w, err := p.Check(signed, lv, now)
+	w, err := p.Check(signed, testLogKey(t, lv), now)
 	if err != nil || !w.Met || !w.Time.Equal(now.Add(-time.Minute)) {
 		t.Fatalf("w0's valid cosignature (1 min ago) was not counted because it also signed one dated 1 h ahead: %+v, %v", w, err)
 	}
@@ -150,13 +150,13 @@ func TestHostileWitnessRegressionForgeries(t *testing.T) {
 	// The log key signs lines under both witnesses' names.
 	forged := hostileCheckpoint(t, now,
 		NewCosigner("witness.example/w0", logKey, now), NewCosigner("witness.example/w1", logKey, now))
-	if w, err := p.Check(forged, lv, now); !errors.Is(err, ErrQuorum) || w.Met {
+	if w, err := p.Check(forged, testLogKey(t, lv), now); !errors.Is(err, ErrQuorum) || w.Met {
 		t.Errorf("log-key lines under the witnesses' names met the quorum: %+v", w)
 	}
 	// w0 twice (same line duplicated, and a second time) is one witness.
 	twice := hostileCheckpoint(t, now,
 		NewCosigner("witness.example/w0", wk[0], now), NewCosigner("witness.example/w0", wk[0], now.Add(-time.Second)))
-	if w, err := p.Check(twice, lv, now); !errors.Is(err, ErrQuorum) || w.Met {
+	if w, err := p.Check(twice, testLogKey(t, lv), now); !errors.Is(err, ErrQuorum) || w.Met {
 		t.Errorf("two cosignatures by w0 met a 2-of-2 quorum: %+v", w)
 	}
 	// Cosignatures over another body (size 4) moved onto this checkpoint.
@@ -167,19 +167,19 @@ func TestHostileWitnessRegressionForgeries(t *testing.T) {
 	}
 	_, otherSigs, _ := strings.Cut(string(other), "\n\n")
 	moved := append(hostileCheckpoint(t, now), otherSigs...)
-	if w, err := p.Check(moved, lv, now); !errors.Is(err, ErrQuorum) || w.Met {
+	if w, err := p.Check(moved, testLogKey(t, lv), now); !errors.Is(err, ErrQuorum) || w.Met {
 		t.Errorf("cosignatures of another checkpoint body counted: %+v", w)
 	}
 	// Future-dated cosignatures do not count, and one just inside the skew
 	// does not lift the witnessed time above the other witness's.
 	fut := hostileCheckpoint(t, now,
 		NewCosigner("witness.example/w0", wk[0], now.Add(MaxCosignatureSkew+time.Second)), NewCosigner("witness.example/w1", wk[1], now))
-	if w, err := p.Check(fut, lv, now); !errors.Is(err, ErrQuorum) || w.Met || len(w.Future) != 1 {
+	if w, err := p.Check(fut, testLogKey(t, lv), now); !errors.Is(err, ErrQuorum) || w.Met || len(w.Future) != 1 {
 		t.Errorf("a cosignature dated beyond the skew counted: %+v", w)
 	}
 	mixed := hostileCheckpoint(t, now,
 		NewCosigner("witness.example/w0", wk[0], now.Add(4*time.Minute)), NewCosigner("witness.example/w1", wk[1], now.Add(-time.Hour)))
-	if w, err := p.Check(mixed, lv, now); err != nil || !w.Time.Equal(now.Add(-time.Hour)) {
+	if w, err := p.Check(mixed, testLogKey(t, lv), now); err != nil || !w.Time.Equal(now.Add(-time.Hour)) {
 		t.Errorf("witnessed time = %s, %v; want the older witness's (%s)", w.Time, err, now.Add(-time.Hour))
 	}
 	// A witness key renamed to the log's origin, with a log line: refused.
@@ -189,7 +189,7 @@ func TestHostileWitnessRegressionForgeries(t *testing.T) {
 	}
 	// A policy for another log.
 	otherLog, _ := VerifierKey("example.com/other", testkit.Key(t, 2).Public())
-	if _, err := p.Check(cosigned(t, logKey, wk, map[int]int64{0: 1, 1: 1}), otherLog, now); !errors.Is(err, ErrPolicyLog) {
+	if _, err := p.Check(cosigned(t, logKey, wk, map[int]int64{0: 1, 1: 1}), testLogKey(t, otherLog), now); !errors.Is(err, ErrPolicyLog) {
 		t.Errorf("a checkpoint of a log the policy does not list: %v", err)
 	}
 }

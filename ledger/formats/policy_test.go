@@ -155,7 +155,7 @@ func TestPolicyCheck(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			signed := cosigned(t, logKey, wkeys, c.times)
-			w, err := p.Check(signed, lv, now)
+			w, err := p.Check(signed, testLogKey(t, lv), now)
 			var names []string
 			for _, x := range w.Cosigned {
 				names = append(names, x.Name)
@@ -178,17 +178,17 @@ func TestPolicyCheck(t *testing.T) {
 	// A cosignature moved to another witness's name does not count for it.
 	signed := cosigned(t, logKey, wkeys, map[int]int64{0: 100})
 	moved := strings.Replace(string(signed), "witness.example/w0 ", "witness.example/w1 ", 1)
-	if w, _ := p.Check([]byte(moved), lv, now); len(w.Cosigned) != 0 {
+	if w, _ := p.Check([]byte(moved), testLogKey(t, lv), now); len(w.Cosigned) != 0 {
 		t.Fatalf("moved cosignature counted: %+v", w)
 	}
 	// The log's own cosignature/v1 is never a witness's, and another log
 	// is not in the policy.
 	other, _ := VerifierKey("example.com/other", testkit.Key(t, 2).Public())
-	if _, err := p.Check(signed, other, now); !errors.Is(err, ErrPolicyLog) {
+	if _, err := p.Check(signed, testLogKey(t, other), now); !errors.Is(err, ErrPolicyLog) {
 		t.Fatalf("other log: %v", err)
 	}
 	none, _ := ParsePolicy([]byte("quorum none\n"))
-	if w, err := none.Check(signed, other, now); err != nil || !w.Met || !w.Time.IsZero() {
+	if w, err := none.Check(signed, testLogKey(t, other), now); err != nil || !w.Met || !w.Time.IsZero() {
 		t.Fatalf("quorum none: %+v %v", w, err)
 	}
 }
@@ -196,11 +196,11 @@ func TestPolicyCheck(t *testing.T) {
 func TestSignatureLines(t *testing.T) {
 	logKey, lv, wkeys, _ := policyFixture(t)
 	signed := cosigned(t, logKey, wkeys, map[int]int64{0: 100, 1: 200})
-	base, err := LogSigned(signed, lv)
+	base, err := LogSigned(signed, testLogKey(t, lv))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenTimedCheckpoint(base, lv); err != nil || strings.Count(string(base), "\u2014") != 2 {
+	if _, err := OpenTimedCheckpoint(base, testLogKey(t, lv)); err != nil || strings.Count(string(base), "\u2014") != 2 {
 		t.Fatalf("LogSigned = %q, %v", base, err)
 	}
 	_, sigs, _ := strings.Cut(string(signed), "\n\n")
@@ -237,7 +237,7 @@ func FuzzParsePolicy(f *testing.F) {
 		if p.Quorum == "" || (p.Quorum != "none" && !p.defined(p.Quorum)) {
 			t.Fatalf("parsed policy with quorum %q", p.Quorum)
 		}
-		w, _ := p.Check([]byte("l.example/log\n1\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n\u2014 w.example/a AAAA\n"), lk, time.Unix(0, 0))
+		w, _ := p.Check([]byte("l.example/log\n1\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n\u2014 w.example/a AAAA\n"), testLogKey(t, lk), time.Unix(0, 0))
 		if w.Met && p.Quorum != "none" {
 			t.Fatalf("quorum %q met with no valid cosignature", p.Quorum)
 		}

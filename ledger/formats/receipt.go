@@ -136,11 +136,11 @@ func VerifyReceipt(receipt, entry []byte, key sign.PublicKey) (*InclusionProof, 
 }
 
 // ReceiptCheckpoint returns the signed checkpoint a receipt carries under
-// HeaderCheckpoint, checked to verify under vkey and to be of the tree
+// HeaderCheckpoint, checked to verify under the log key k and to be of the tree
 // the receipt's proof p leads to (VerifyReceipt's result: its size and
 // root), or nil when it carries none. Its witness cosignatures are the
 // caller's to judge (Policy.Check). Errors wrap ErrReceipt.
-func ReceiptCheckpoint(receipt []byte, p *InclusionProof, vkey string) ([]byte, error) {
+func ReceiptCheckpoint(receipt []byte, p *InclusionProof, k *LogKey) ([]byte, error) {
 	m, _, err := parseReceipt(receipt)
 	if err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func ReceiptCheckpoint(receipt []byte, p *InclusionProof, vkey string) ([]byte, 
 	if !ok || len(cp) > MaxCheckpointSize {
 		return nil, fmt.Errorf("%w: the checkpoint (label %d) must be a byte string of at most %d bytes", ErrReceipt, HeaderCheckpoint, MaxCheckpointSize)
 	}
-	c, err := OpenCheckpoint(cp, vkey)
+	c, err := OpenCheckpoint(cp, k)
 	if err != nil {
 		return nil, fmt.Errorf("%w: its checkpoint: %w", ErrReceipt, err)
 	}

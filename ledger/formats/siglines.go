@@ -113,21 +113,14 @@ func sigLineID(line string) string {
 }
 
 // LogSigned returns the part of a signed checkpoint that the log itself
-// signed: its body and only the signature lines by the log key of vkey
-// (its signed-note line and its cosignature/v1 line, matched by name and
-// key id), in order. Witness cosignatures are left out: what remains is
-// the canonical checkpoint writ stores in a log's history. Errors wrap
-// ErrMalformedCheckpoint or ErrSignatureLines, or are VerifierPublicKey's.
-func LogSigned(signed []byte, vkey string) ([]byte, error) {
-	k, err := VerifierPublicKey(vkey)
-	if err != nil {
-		return nil, err
-	}
-	v, err := NewVerifier(vkey)
-	if err != nil {
-		return nil, err
-	}
-	ids := map[uint32]bool{v.KeyHash(): true, cosignHash(v.Name(), k): true}
+// signed: its body and only the signature lines by the log key k (its
+// signed-note line and its cosignature/v1 line, matched by name and key
+// id), in order. Witness cosignatures are left out: what remains is the
+// canonical checkpoint writ stores in a log's history. Errors wrap
+// ErrMalformedCheckpoint or ErrSignatureLines.
+func LogSigned(signed []byte, k *LogKey) ([]byte, error) {
+	v := k.Verifier()
+	ids := map[uint32]bool{v.KeyHash(): true, k.Cosig().KeyID(): true}
 	body, sigs, ok := bytes.Cut(signed, []byte("\n\n"))
 	if !ok {
 		return nil, fmt.Errorf("%w: no signature block", ErrMalformedCheckpoint)

@@ -140,7 +140,7 @@ func publishedSize(l *ledger.Log, to string, cp formats.Checkpoint, signed []byt
 	} else if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrPublish, err)
 	}
-	pub, err := formats.OpenCheckpoint(b, l.VerifierKey())
+	pub, err := formats.OpenCheckpoint(b, l.Key())
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s holds a checkpoint this log's key did not sign: %w", ErrPublish, to, err)
 	}
@@ -230,6 +230,6 @@ func latest(l *ledger.Log) ([]byte, formats.Checkpoint, error) {
 	if err != nil {
 		return nil, formats.Checkpoint{}, err
 	}
-	cp, err := formats.OpenCheckpoint(signed, l.VerifierKey())
+	cp, err := formats.OpenCheckpoint(signed, l.Key())
 	return signed, cp, err
 }

@@ -336,7 +336,7 @@ func (s *Server) read(l *ledger.Log, t tiles.Tile, body *answerBody) error {
 		return err
 	}
 	if s.opts.Metrics != nil {
-		if at, err := formats.CheckpointTime(signed, l.VerifierKey()); err == nil {
+		if at, err := formats.CheckpointTime(signed, l.Key()); err == nil {
 			s.opts.Metrics.Checkpoint(cp.Size, at)
 		}
 	}

@@ -144,7 +144,7 @@ func TestServeLeases(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		cp, err := formats.OpenCheckpoint(b, vkey)
+		cp, err := formats.OpenCheckpoint(b, testLogKey(t, vkey))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -208,11 +208,14 @@ func (f *storeFiles) floor(vkeys ...string) (ledger.Floor, bool) {
 	}
 	signed := slices.Clone(f.signed)
 	slices.SortStableFunc(signed, func(a, b signedIn) int { return cmp.Compare(claimed(b), claimed(a)) })
+	var keys []*formats.LogKey
+	for _, vkey := range vkeys {
+		if k, err := formats.ParseLogKey(vkey); err == nil {
+			keys = append(keys, k)
+		}
+	}
 	for _, s := range signed {
-		for _, k := range vkeys {
-			if k == "" {
-				continue
-			}
+		for _, k := range keys {
 			if cp, err := formats.OpenCheckpoint(s.note, k); err == nil {
 				return ledger.Floor{Checkpoint: cp, Where: "a signed checkpoint in " + s.where}, true
 			}

@@ -94,7 +94,7 @@ func (p *logPlan) check(given string, fn ledger.EntryFunc) error {
 		p.stored = l.VerifierKey()
 		p.vkey = cmp.Or(given, p.stored)
 		var cp formats.Checkpoint
-		cp, err = l.Verify(p.vkey, fn)
+		cp, err = verifyUnder(l, p.vkey, fn)
 		p.whole, p.size, p.cp = err == nil, l.Size(), cp.Size
 		l.Close()
 	}
@@ -203,7 +203,7 @@ func verifyStore(store, vkey string, readOnly bool, floors []ledger.Floor, fn le
 		return 0, 0, err
 	}
 	defer l.Close()
-	cp, err := l.Verify(cmp.Or(vkey, l.VerifierKey()), fn)
+	cp, err := verifyUnder(l, vkey, fn)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -251,4 +251,17 @@ func (s storeLocks) release(stores ...string) {
 			delete(s, p)
 		}
 	}
+}
+
+// verifyUnder verifies l under vkey ("" or the stored one: its own key),
+// parsed here: a key given to a repair, or found in its files, is text.
+func verifyUnder(l *ledger.Log, vkey string, fn ledger.EntryFunc) (formats.Checkpoint, error) {
+	var k *formats.LogKey
+	if vkey != "" && vkey != l.VerifierKey() {
+		var err error
+		if k, err = formats.ParseLogKey(vkey); err != nil {
+			return formats.Checkpoint{}, err
+		}
+	}
+	return l.Verify(k, fn)
 }

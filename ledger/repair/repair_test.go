@@ -143,7 +143,7 @@ func checkEntries(t *testing.T, store string, want [][]byte) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if cp, err := l.Verify(l.VerifierKey(), nil); err != nil || cp.Size != int64(len(want)) {
+	if cp, err := l.Verify(l.Key(), nil); err != nil || cp.Size != int64(len(want)) {
 		t.Fatalf("Verify = %+v, %v", cp, err)
 	}
 	for i, w := range want {
@@ -161,6 +161,6 @@ func openVerifyErr(store string) error {
 		return err
 	}
 	defer l.Close()
-	_, err = l.Verify(l.VerifierKey(), nil)
+	_, err = l.Verify(l.Key(), nil)
 	return err
 }

@@ -59,7 +59,7 @@ func ExportWith(w io.Writer, names []string, logs []*ledger.Log, progress ledger
 		if signed[i], err = l.CosignedCheckpoint(); err != nil {
 			return err
 		}
-		if cps[i], err = formats.OpenCheckpoint(signed[i], l.VerifierKey()); err != nil {
+		if cps[i], err = formats.OpenCheckpoint(signed[i], l.Key()); err != nil {
 			return err
 		}
 		total += cps[i].Size
@@ -260,8 +260,7 @@ func (x *ExportReader) item() (entry, checkpoint []byte, err error) {
 type sectionCursor struct {
 	x    *ExportReader
 	sec  *ExportedLog
-	vkey string
-	cv   *formats.CosigVerifier // vkey's, parsed on first use
+	key  *formats.LogKey
 	tree ledger.TreeBuilder
 	next int64                   // index of the next entry
 	cov  formats.TimedCheckpoint // the history checkpoint covering entries below cov.Size
@@ -296,12 +295,7 @@ func (c *sectionCursor) entry() ([]byte, formats.TimedCheckpoint, []byte, error)
 		if !c.sec.History || fresh != nil || (c.have && c.next != c.cov.Size) {
 			return nil, formats.TimedCheckpoint{}, nil, fmt.Errorf("%w: a history checkpoint where none belongs (%s, before entry %d)", ErrExport, c.sec.Name, c.next)
 		}
-		if c.cv == nil {
-			if c.cv, err = formats.NewCosigVerifier(c.vkey); err != nil {
-				return nil, formats.TimedCheckpoint{}, nil, fmt.Errorf("%s history: %w", c.sec.Name, err)
-			}
-		}
-		tc, err := c.cv.Open(signed)
+		tc, err := c.key.Cosig().Open(signed)
 		if err != nil {
 			return nil, formats.TimedCheckpoint{}, nil, fmt.Errorf("%s history checkpoint before entry %d: %w: %w", c.sec.Name, c.next, ledger.ErrHistory, err)
 		}
@@ -325,7 +319,7 @@ func (c *sectionCursor) finish() error {
 	if c.cov.Size != c.sec.Size {
 		return fmt.Errorf("%w: the %s history ends at size %d, the section at %d", ledger.ErrHistory, c.sec.Name, c.cov.Size, c.sec.Size)
 	}
-	if t, err := formats.CheckpointTime([]byte(c.sec.Checkpoint), c.vkey); err != nil || t.Before(c.cov.Time) {
+	if t, err := formats.CheckpointTime([]byte(c.sec.Checkpoint), c.key); err != nil || t.Before(c.cov.Time) {
 		return fmt.Errorf("%w: the %s section's checkpoint is signed before its last batch, or carries no signed time", ledger.ErrHistory, c.sec.Name)
 	}
 	return nil
@@ -334,33 +328,36 @@ func (c *sectionCursor) finish() error {
 // VerifySection reads the current section's entries, hands each to fn
 // (if not nil) with the time the log accepted it (from the section's
 // checkpoint history, zero without one), and checks them against the
-// section's checkpoint, which must verify under vkey ("" means the
+// section's checkpoint, which must verify under k (nil means the
 // section's own key, which proves only self-consistency), and against
 // every history checkpoint. It returns the verified checkpoint, or an
 // error naming the entry or the mismatch (ErrExport, ErrHistory,
-// ErrCheckpointSignature, or fn's error; a checkpoint that a vkey other
-// than the section's own did not sign is a *TrustError,
-// rules.VKeyMismatch). Memory stays constant in the section size.
-func (x *ExportReader) VerifySection(l *ExportedLog, vkey string, fn ledger.EntryFunc) (formats.Checkpoint, error) {
-	if vkey == "" {
-		vkey = l.VKey
-	}
+// ErrCheckpointSignature, a section key that does not parse, or fn's
+// error; a checkpoint that a key other than the section's own did not
+// sign is a *TrustError, rules.VKeyMismatch). Memory stays constant in
+// the section size.
+func (x *ExportReader) VerifySection(l *ExportedLog, k *formats.LogKey, fn ledger.EntryFunc) (formats.Checkpoint, error) {
 	open := formats.OpenCheckpoint
-	if vkey != l.VKey {
+	if k == nil {
+		var err error
+		if k, err = formats.ParseLogKey(l.VKey); err != nil {
+			return formats.Checkpoint{}, fmt.Errorf("%w: the %s section's key: %w", ErrExport, l.Name, err)
+		}
+	} else if k.String() != l.VKey {
 		// A reader's assertion: a checkpoint that key did not sign is a
 		// *TrustError listing the keys that did.
-		open = func(signed []byte, vkey string) (formats.Checkpoint, error) {
-			return ledger.OpenTrusted(signed, vkey, l.Name)
+		open = func(signed []byte, k *formats.LogKey) (formats.Checkpoint, error) {
+			return ledger.OpenTrusted(signed, k, l.Name)
 		}
 	}
-	cp, err := open([]byte(l.Checkpoint), vkey)
+	cp, err := open([]byte(l.Checkpoint), k)
 	if err != nil {
 		return formats.Checkpoint{}, err
 	}
 	if cp.Origin != l.Origin || cp.Size != l.Size {
 		return cp, fmt.Errorf("%w: the %s checkpoint is for %s size %d, the section says %s size %d", ErrExport, l.Name, cp.Origin, cp.Size, l.Origin, l.Size)
 	}
-	c := &sectionCursor{x: x, sec: l, vkey: vkey}
+	c := &sectionCursor{x: x, sec: l, key: k}
 	for i := int64(0); i < l.Size; i++ {
 		e, cov, _, err := c.entry()
 		if err != nil {

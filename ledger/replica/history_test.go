@@ -48,7 +48,7 @@ func (c *clockLog) appendAt(t *testing.T, at time.Time, entries ...string) {
 func acceptedTimesOf(t *testing.T, l *ledger.Log) ([]time.Time, error) {
 	t.Helper()
 	var out []time.Time
-	_, err := l.Verify(l.VerifierKey(), func(i int64, _ []byte, at time.Time) error {
+	_, err := l.Verify(l.Key(), func(i int64, _ []byte, at time.Time) error {
 		out = append(out, at)
 		return nil
 	})

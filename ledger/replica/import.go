@@ -62,9 +62,9 @@ type ImportOptions struct {
 	Check   Check             // the checks every entry passes (nil: none)
 	// Checkpoint, when set, judges each section's checkpoint as exported,
 	// with its witness cosignatures, after its log signature verified
-	// under vkey and before its entries are read: an error refuses the
+	// under its key k and before its entries are read: an error refuses the
 	// import, as is. A runner checks its witness policy's quorum here.
-	Checkpoint func(name string, cosigned []byte, vkey string) error
+	Checkpoint func(name string, cosigned []byte, k *formats.LogKey) error
 	// Progress, when set, is told the bytes of the export file read, of
 	// twice its size (the verifying pass, then the copying pass).
 	Progress ledger.Progress
@@ -266,7 +266,11 @@ func planSection(x *ExportReader, sec *ExportedLog, local *ledger.Log, vkey stri
 		fn, wait = check(sec.Name)
 	}
 	otherTimes := "" // the first entry the export says was accepted at another time
-	cp, err := x.VerifySection(sec, vkey, func(i int64, e []byte, accepted time.Time) error {
+	key, err := formats.ParseLogKey(vkey)
+	if err != nil {
+		return importPlan{}, fmt.Errorf("%w: the %s section's key: %w", ErrExport, sec.Name, err)
+	}
+	cp, err := x.VerifySection(sec, key, func(i int64, e []byte, accepted time.Time) error {
 		tree.Add(tlog.RecordHash(e))
 		if local != nil && i < localCP.Size && otherTimes == "" && !localTimes.at(i).Equal(accepted) {
 			otherTimes = fmt.Sprintf("the export's %s log accepted entry %d at %s, the local one at %s: another history",
@@ -394,7 +398,11 @@ func copyFrom(l *ledger.Log, x *ExportReader, sec *ExportedLog, p importPlan) (e
 			}
 		}
 	}()
-	c := &sectionCursor{x: x, sec: sec, vkey: sec.VKey}
+	key, err := formats.ParseLogKey(sec.VKey)
+	if err != nil {
+		return fmt.Errorf("%w: the %s section's key: %w", ErrExport, sec.Name, err)
+	}
+	c := &sectionCursor{x: x, sec: sec, key: key}
 	for i := int64(0); i < p.before; i++ { // the prefix the replica holds, read past
 		_, cov, fresh, err := c.entry()
 		if err != nil {
@@ -430,7 +438,11 @@ func finishCopy(w *ledger.ReplicaWriter, sec *ExportedLog, p importPlan) error {
 		return fmt.Errorf("%w: the copied %s entries hash to %s, not the verified root %s: the export file changed between the verifying and the copying pass; nothing of it kept",
 			ErrExport, sec.Name, hexHash(root), hexHash(p.cp.Hash))
 	}
-	head, err := formats.LogSigned([]byte(sec.Checkpoint), sec.VKey)
+	key, err := formats.ParseLogKey(sec.VKey)
+	if err != nil {
+		return fmt.Errorf("%w: the %s section's key: %w", ErrExport, sec.Name, err)
+	}
+	head, err := formats.LogSigned([]byte(sec.Checkpoint), key)
 	if err != nil {
 		return fmt.Errorf("%w: the %s checkpoint: %w", ErrExport, sec.Name, err)
 	}

@@ -75,7 +75,7 @@ func verifyReplica(t *testing.T, dir string, want int64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cp, err := l.Verify(l.VerifierKey(), nil)
+		cp, err := l.Verify(l.Key(), nil)
 		l.Close()
 		if err != nil || cp.Size != want {
 			t.Fatalf("%s replica: size %d, %v; want %d", sub, cp.Size, err, want)

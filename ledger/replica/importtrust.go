@@ -40,10 +40,14 @@ func sectionKey(sec *ExportedLog, local *ledger.Log, vkey string, opts ImportOpt
 			Expected: ledger.KeyName(vkey), Found: ledger.KeyName(sec.VKey), Err: fmt.Errorf("%w: %w", ledger.ErrVKeyMismatch, ErrExport)}
 	}
 	if opts.Checkpoint != nil {
-		if _, err := formats.OpenCheckpoint([]byte(sec.Checkpoint), vkey); err != nil {
+		key, err := formats.ParseLogKey(vkey)
+		if err != nil {
 			return "", localCP, fmt.Errorf("the export's %s checkpoint: %w", sec.Name, err)
 		}
-		if err := opts.Checkpoint(sec.Name, []byte(sec.Checkpoint), vkey); err != nil {
+		if _, err := formats.OpenCheckpoint([]byte(sec.Checkpoint), key); err != nil {
+			return "", localCP, fmt.Errorf("the export's %s checkpoint: %w", sec.Name, err)
+		}
+		if err := opts.Checkpoint(sec.Name, []byte(sec.Checkpoint), key); err != nil {
 			return "", localCP, err
 		}
 	}
@@ -61,7 +65,7 @@ func checkLocal(local *ledger.Log, sec *ExportedLog, vkey string, record ledger.
 	} else if vkey != local.VerifierKey() {
 		return "", formats.Checkpoint{}, ledger.KeyMismatch(sec.Name, "the local "+sec.Name+" log", vkey, local.VerifierKey())
 	}
-	cp, err := local.Verify(vkey, record)
+	cp, err := local.Verify(local.Key(), record)
 	if err != nil {
 		return "", formats.Checkpoint{}, fmt.Errorf("the local %s log: %w", sec.Name, err)
 	}

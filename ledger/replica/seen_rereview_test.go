@@ -75,7 +75,7 @@ func mustSource(t *testing.T, dir string) tiles.Source {
 // proven (SeenResult.Err nil).
 func TestRereviewSeenTamperedReplicaHidesSplitView(t *testing.T) {
 	pub, replica, synced, forked4, vkey := rereviewSetup(t)
-	fc, err := formats.OpenCheckpoint(forked4, vkey)
+	fc, err := formats.OpenCheckpoint(forked4, testLogKey(t, vkey))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestRereviewSeenDeferredLeavesNothing(t *testing.T) {
 	if l.Size() != 300 {
 		t.Errorf("after the refusal the replica holds %d entries, want 300", l.Size())
 	}
-	if _, err := l.Verify(vkey, nil); err != nil {
+	if _, err := l.Verify(testLogKey(t, vkey), nil); err != nil {
 		t.Errorf("after the refusal the replica does not verify: %v", err)
 	}
 	l.Close()

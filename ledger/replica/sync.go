@@ -136,10 +136,13 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 	}
 	if opts.Verified != nil && bytes.Equal(signed, opts.Verified) && opts.VKey != "" {
 		res.Signed, res.VKey = signed, opts.VKey
-		res.Checkpoint, err = ledger.OpenTrusted(signed, opts.VKey, "")
+		var key *formats.LogKey
+		if key, err = formats.ParseLogKey(opts.VKey); err == nil {
+			res.Checkpoint, err = ledger.OpenTrusted(signed, key, "")
+		}
 		res.Before, res.After = res.Checkpoint.Size, res.Checkpoint.Size
 		if err == nil {
-			err = checkPolicy(&res, opts, signed, opts.VKey)
+			err = checkPolicy(&res, opts, signed, key)
 		}
 		if err == nil && opts.Seen != nil {
 			// Nothing new: each view is compared with the replica's tree,
@@ -194,7 +197,11 @@ func openReplica(dir string, signed []byte, opts SyncOptions) (*ledger.Log, bool
 	if opts.History {
 		role = "authority"
 	}
-	cp, err := ledger.OpenTrusted(signed, opts.VKey, role)
+	key, err := formats.ParseLogKey(opts.VKey)
+	if err != nil {
+		return nil, false, fmt.Errorf("the verifier key: %w", err)
+	}
+	cp, err := ledger.OpenTrusted(signed, key, role)
 	if err != nil {
 		origin, _, _ := strings.Cut(opts.VKey, "+")
 		return nil, false, fmt.Errorf("the published checkpoint%s: %w", otherLog(signed, origin), err)
@@ -205,7 +212,7 @@ func openReplica(dir string, signed []byte, opts SyncOptions) (*ledger.Log, bool
 
 // checkPolicy judges the published checkpoint signed (with its witness
 // cosignatures) by opts.Policy, if any, and records what it found.
-func checkPolicy(res *Synced, opts SyncOptions, signed []byte, vkey string) error {
+func checkPolicy(res *Synced, opts SyncOptions, signed []byte, k *formats.LogKey) error {
 	if opts.Policy == nil {
 		return nil
 	}
@@ -213,7 +220,7 @@ func checkPolicy(res *Synced, opts SyncOptions, signed []byte, vkey string) erro
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	w, err := opts.Policy.Check(signed, vkey, now())
+	w, err := opts.Policy.Check(signed, k, now())
 	res.Witnessing = &w
 	if err != nil {
 		return fmt.Errorf("the published checkpoint: %w", err)

@@ -114,7 +114,7 @@ func (h *hostile) historySizes(t *testing.T, bundle []byte) []int64 {
 	}
 	var out []int64
 	for _, b := range cps {
-		tc, err := formats.OpenTimedCheckpoint(b, h.w.VerifierKey())
+		tc, err := formats.OpenTimedCheckpoint(b, h.w.Key())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,8 +259,8 @@ func wantInconsistent(why string, proof bool) func(*testing.T, *hostile, error) 
 		if !strings.Contains(ie.Why, why) || len(ie.TrustedSigned) == 0 || len(ie.FoundSigned) == 0 || (ie.Proof != nil) != proof {
 			t.Fatalf("want the evidence (why %q, proof %v): %+v", why, proof, ie)
 		}
-		trusted, terr := formats.OpenCheckpoint(ie.TrustedSigned, h.w.VerifierKey())
-		found, ferr := formats.OpenCheckpoint(ie.FoundSigned, h.w.VerifierKey())
+		trusted, terr := formats.OpenCheckpoint(ie.TrustedSigned, h.w.Key())
+		found, ferr := formats.OpenCheckpoint(ie.FoundSigned, h.w.Key())
 		if terr != nil || ferr != nil || trusted != ie.Trusted || found != ie.Found {
 			t.Fatalf("the signed checkpoints are not the evidence's: %v, %v, %+v", terr, ferr, ie)
 		}

@@ -63,7 +63,7 @@ func TestHostileWitnessSyncReportsWitnessedKeepsUnwitnessed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := policy.Check(stored, w.VerifierKey(), time.Now()); err != nil {
+	if _, err := policy.Check(stored, w.Key(), time.Now()); err != nil {
 		t.Fatalf("sync under the policy exited 0 reporting %v, but the replica holds a checkpoint the policy refuses: %v", s.Witnessing.Cosigned, err)
 	}
 }

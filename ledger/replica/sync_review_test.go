@@ -101,7 +101,7 @@ func TestSyncRefreshInHistory(t *testing.T) {
 	}
 	_, rt := acceptedTimes(t, rdir)
 	var wt []time.Time
-	if _, err := w.Verify(w.VerifierKey(), func(_ int64, _ []byte, at time.Time) error { wt = append(wt, at); return nil }); err != nil {
+	if _, err := w.Verify(w.Key(), func(_ int64, _ []byte, at time.Time) error { wt = append(wt, at); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	for i := range wt {

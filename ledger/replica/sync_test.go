@@ -79,7 +79,7 @@ func acceptedTimes(t *testing.T, dir string) (formats.Checkpoint, []time.Time) {
 	}
 	defer l.Close()
 	var out []time.Time
-	cp, err := l.Verify(l.VerifierKey(), func(_ int64, _ []byte, at time.Time) error {
+	cp, err := l.Verify(l.Key(), func(_ int64, _ []byte, at time.Time) error {
 		out = append(out, at)
 		return nil
 	})

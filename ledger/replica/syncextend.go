@@ -159,7 +159,7 @@ func (x *extension) finish() error {
 	}
 	// What Verify requires of the latest checkpoint, so that the replica
 	// never stores what it would then refuse to read.
-	if t, err := formats.CheckpointTime(s.remoteSigned, l.VerifierKey()); err != nil || (l.HasHistory() && t.Before(h.last)) {
+	if t, err := formats.CheckpointTime(s.remoteSigned, l.Key()); err != nil || (l.HasHistory() && t.Before(h.last)) {
 		return &SourceError{Path: "checkpoint", Index: -1, Checkpoint: s.remote,
 			What: ledger.ErrHistory.Error() + ": the checkpoint carries no signed time, or one before the last batch's"}
 	}

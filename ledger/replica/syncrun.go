@@ -46,23 +46,21 @@ func (s *syncer) run(signed []byte) (err error) {
 	if _, err := l.DropUnsigned(); err != nil {
 		return fmt.Errorf("the replica: %w", err)
 	}
-	if s.remote, err = ledger.OpenTrusted(signed, l.VerifierKey(), l.Role()); err != nil {
+	if s.remote, err = ledger.OpenTrusted(signed, l.Key(), l.Role()); err != nil {
 		return fmt.Errorf("the published checkpoint at %s%s: %w", s.src, otherLog(signed, l.Origin()), err)
 	}
-	if err := checkPolicy(s.res, s.opts, signed, l.VerifierKey()); err != nil {
+	if err := checkPolicy(s.res, s.opts, signed, l.Key()); err != nil {
 		return err
 	}
 	s.remoteFull = signed
-	if s.remoteSigned, err = formats.LogSigned(signed, l.VerifierKey()); err != nil {
+	if s.remoteSigned, err = formats.LogSigned(signed, l.Key()); err != nil {
 		return fmt.Errorf("the published checkpoint at %s: %w", s.src, err)
 	}
-	if s.cv, err = formats.NewCosigVerifier(l.VerifierKey()); err != nil {
-		return err
-	}
+	s.cv = l.Key().Cosig()
 	localSigned, lerr := l.Checkpoint()
 	switch {
 	case lerr == nil:
-		if s.local, err = formats.OpenCheckpoint(localSigned, l.VerifierKey()); err != nil {
+		if s.local, err = formats.OpenCheckpoint(localSigned, l.Key()); err != nil {
 			return fmt.Errorf("the replica: %w", err)
 		}
 	case l.Size() == 0:
@@ -103,7 +101,7 @@ func (s *syncer) run(signed []byte) (err error) {
 		s.fn, s.wait = s.opts.Check(fresh)
 	}
 	if lerr == nil && fresh {
-		if _, err := l.Verify(l.VerifierKey(), s.fn); err != nil {
+		if _, err := l.Verify(l.Key(), s.fn); err != nil {
 			return s.finishChecks(fmt.Errorf("the replica: %w", err))
 		}
 	}
@@ -123,7 +121,7 @@ func (s *syncer) anchor() error {
 	if err != nil {
 		return nil // nothing signed yet: Check sees every entry
 	}
-	cp, err := formats.OpenCheckpoint(signed, l.VerifierKey())
+	cp, err := formats.OpenCheckpoint(signed, l.Key())
 	if err != nil {
 		return fmt.Errorf("the replica: %w", err)
 	}
@@ -189,11 +187,11 @@ func (s *syncer) refresh() error {
 		s.res.Signed = s.remoteFull
 		return nil
 	}
-	newT, err := formats.CheckpointTime(s.remoteSigned, s.l.VerifierKey())
+	newT, err := formats.CheckpointTime(s.remoteSigned, s.l.Key())
 	if err != nil {
 		return nil // an untimed checkpoint never replaces one
 	}
-	oldT, err := formats.CheckpointTime(s.localSigned, s.l.VerifierKey())
+	oldT, err := formats.CheckpointTime(s.localSigned, s.l.Key())
 	// Under a policy, a published checkpoint that met it replaces one the
 	// replica holds that does not, whatever their times: the replica must
 	// hold what its readers' policy accepts (the sync said it met it).
@@ -214,7 +212,7 @@ func (s *syncer) policyMet(signed []byte) bool {
 	if s.opts.Now != nil {
 		now = s.opts.Now
 	}
-	_, err := s.opts.Policy.Check(signed, s.l.VerifierKey(), now())
+	_, err := s.opts.Policy.Check(signed, s.l.Key(), now())
 	return err == nil
 }
 

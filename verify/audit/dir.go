@@ -116,14 +116,14 @@ func (d *dirLog) signed() []byte {
 	return b
 }
 
-func (d *dirLog) verify(vkey string, _ *CheckpointSummary, fn ledger.EntryFunc, wait func() error) (formats.Checkpoint, error) {
+func (d *dirLog) verify(k *formats.LogKey, _ *CheckpointSummary, fn ledger.EntryFunc, wait func() error) (formats.Checkpoint, error) {
 	if d.history {
 		if err := replay.RequireHistory(d.l); err != nil {
 			wait()
 			return formats.Checkpoint{}, err
 		}
 	}
-	cp, err := d.l.Verify(vkey, fn)
+	cp, err := d.l.Verify(k, fn)
 	if werr := wait(); werr != nil {
 		err = werr // the entry's own refusal, with its index
 	}
@@ -131,8 +131,8 @@ func (d *dirLog) verify(vkey string, _ *CheckpointSummary, fn ledger.EntryFunc, 
 	return cp, err
 }
 
-func (d *dirLog) witnessed(p *formats.Policy, vkey string, cp formats.Checkpoint, now func() (time.Time, error)) (*formats.Witnessing, error) {
-	return verify.Trust{Policy: p}.CheckWitnessed(d.l, vkey, cp, now)
+func (d *dirLog) witnessed(p *formats.Policy, k *formats.LogKey, cp formats.Checkpoint, now func() (time.Time, error)) (*formats.Witnessing, error) {
+	return verify.Trust{Policy: p}.CheckWitnessed(d.l, k, cp, now)
 }
 
 func (d *dirLog) consistent(trusted *CheckpointSummary, cp formats.Checkpoint) error {

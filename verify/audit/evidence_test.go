@@ -32,7 +32,7 @@ func TestAuditForkEvidence(t *testing.T) {
 		t.Fatalf("evidence %+v", ev)
 	}
 	for side, signed := range map[string]string{"trusted": ev.Trusted.Signed, "found": ev.Found.Signed} {
-		cp, err := formats.OpenCheckpoint([]byte(signed), vkey)
+		cp, err := formats.OpenCheckpoint([]byte(signed), testLogKey(t, vkey))
 		if err != nil || cp.Size != 2 || !strings.HasPrefix(signed, "example.com/audit\n2\n") {
 			t.Errorf("%s checkpoint %q does not verify under the log key: %v", side, signed, err)
 		}

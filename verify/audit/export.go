@@ -135,9 +135,9 @@ func (s *sectionLog) vkey() string   { return s.sec.VKey }
 func (s *sectionLog) origin() string { return s.sec.Origin }
 func (s *sectionLog) signed() []byte { return []byte(s.sec.Checkpoint) }
 
-func (s *sectionLog) verify(vkey string, trusted *CheckpointSummary, fn ledger.EntryFunc, wait func() error) (formats.Checkpoint, error) {
+func (s *sectionLog) verify(k *formats.LogKey, trusted *CheckpointSummary, fn ledger.EntryFunc, wait func() error) (formats.Checkpoint, error) {
 	prefix := &prefixCheck{trusted: trusted}
-	cp, err := s.x.VerifySection(s.sec, vkey, prefix.wrap(fn))
+	cp, err := s.x.VerifySection(s.sec, k, prefix.wrap(fn))
 	if werr := wait(); werr != nil {
 		err = werr // an entry's own refusal or failure, with its index
 	}
@@ -147,9 +147,9 @@ func (s *sectionLog) verify(vkey string, trusted *CheckpointSummary, fn ledger.E
 	return cp, err
 }
 
-func (s *sectionLog) witnessed(p *formats.Policy, vkey string, _ formats.Checkpoint, now func() (time.Time, error)) (*formats.Witnessing, error) {
+func (s *sectionLog) witnessed(p *formats.Policy, k *formats.LogKey, _ formats.Checkpoint, now func() (time.Time, error)) (*formats.Witnessing, error) {
 	t, _ := now()
-	w, err := p.Check([]byte(s.sec.Checkpoint), vkey, t)
+	w, err := p.Check([]byte(s.sec.Checkpoint), k, t)
 	return &w, err
 }
 

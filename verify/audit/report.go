@@ -208,8 +208,10 @@ func logSignedOnly(c *CheckpointSummary, vkey string) *CheckpointSummary {
 	}
 	out := *c
 	out.Signed = ""
-	if b, err := formats.LogSigned([]byte(c.Signed), vkey); err == nil {
-		out.Signed = string(b)
+	if k, err := formats.ParseLogKey(vkey); err == nil {
+		if b, err := formats.LogSigned([]byte(c.Signed), k); err == nil {
+			out.Signed = string(b)
+		}
 	}
 	return &out
 }

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/writ-ledger/writ/delegation"
@@ -47,12 +48,12 @@ type auditLog interface {
 	// is read only after).
 	signed() []byte
 	// verify verifies the log's entries, tree and signed checkpoint under
-	// vkey, handing each entry to fn, then returns wait's error if any;
+	// k, handing each entry to fn, then returns wait's error if any;
 	// a source that streams its log also checks here that it extends
 	// trusted (nil: nothing trusted yet).
-	verify(vkey string, trusted *CheckpointSummary, fn ledger.EntryFunc, wait func() error) (formats.Checkpoint, error)
+	verify(k *formats.LogKey, trusted *CheckpointSummary, fn ledger.EntryFunc, wait func() error) (formats.Checkpoint, error)
 	// witnessed judges the verified checkpoint cp by policy p at now.
-	witnessed(p *formats.Policy, vkey string, cp formats.Checkpoint, now func() (time.Time, error)) (*formats.Witnessing, error)
+	witnessed(p *formats.Policy, k *formats.LogKey, cp formats.Checkpoint, now func() (time.Time, error)) (*formats.Witnessing, error)
 	// consistent proves the verified log extends trusted (nil: nothing
 	// trusted), where verify did not.
 	consistent(trusted *CheckpointSummary, cp formats.Checkpoint) error
@@ -134,10 +135,14 @@ func (rep *Report) verifyAuthority(l auditLog) (formats.Checkpoint, error) {
 		return cp, err
 	}
 	rep.Trust.Authority, rep.authorityVKey = tk, vkey
+	key, err := formats.ParseLogKey(vkey)
+	if err != nil {
+		return cp, fmt.Errorf("%w: verifier key: %w", formats.ErrCheckpointSignature, err)
+	}
 	state := delegation.NewState()
 	fn, wait := replay.Apply(state, rep.authorityEvent)
 	rep.found["authority"] = l.signed()
-	if cp, err = l.verify(vkey, st.Authority, rep.counting(fn), wait); err != nil {
+	if cp, err = l.verify(key, st.Authority, rep.counting(fn), wait); err != nil {
 		return cp, err
 	}
 	rep.Trust.FirstRoot = firstRoot(state)
@@ -146,7 +151,7 @@ func (rep *Report) verifyAuthority(l auditLog) (formats.Checkpoint, error) {
 	}
 	if rep.opts.Policy != nil {
 		now := func() (time.Time, error) { return rep.opts.Now(), nil }
-		if rep.Witnessing, err = l.witnessed(rep.opts.Policy, vkey, cp, now); err != nil {
+		if rep.Witnessing, err = l.witnessed(rep.opts.Policy, key, cp, now); err != nil {
 			return cp, err
 		}
 	}
@@ -176,9 +181,13 @@ func (rep *Report) verifyDecisions(l auditLog, authCP formats.Checkpoint, rootAt
 		return err
 	}
 	rep.decisionsVKey = vkey
+	key, err := formats.ParseLogKey(vkey)
+	if err != nil {
+		return fmt.Errorf("%w: verifier key: %w", formats.ErrCheckpointSignature, err)
+	}
 	fn, wait := rep.tallyBound(&authorityBinding{size: authCP.Size, rootAt: rootAt})
 	rep.found["decisions"] = l.signed()
-	cp, err := l.verify(vkey, st.Decisions, rep.counting(fn), wait)
+	cp, err := l.verify(key, st.Decisions, rep.counting(fn), wait)
 	if err != nil {
 		return err // a decision's own failure, with its index
 	}

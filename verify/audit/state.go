@@ -97,7 +97,11 @@ func readState(path string) (*auditState, error) {
 		// kept only if it verifies under the remembered key and is this
 		// very checkpoint, so that evidence never shows an unchecked note.
 		if c.sum.Signed != "" {
-			cp, err := formats.OpenCheckpoint([]byte(c.sum.Signed), c.vkey)
+			k, err := formats.ParseLogKey(c.vkey)
+			var cp formats.Checkpoint
+			if err == nil {
+				cp, err = formats.OpenCheckpoint([]byte(c.sum.Signed), k)
+			}
 			if err != nil || cp != c.sum.checkpoint() {
 				c.sum.Signed = ""
 			}

@@ -39,7 +39,7 @@ func TestHostileStateSigned(t *testing.T) {
 	if ev.Trusted.Signed != "" {
 		t.Errorf("the state's unchecked note reached the evidence: %q", ev.Trusted.Signed)
 	}
-	cp, err := formats.OpenCheckpoint([]byte(ev.Found.Signed), vkey)
+	cp, err := formats.OpenCheckpoint([]byte(ev.Found.Signed), testLogKey(t, vkey))
 	if err != nil || cp.Size != 2 || !strings.HasPrefix(ev.Found.Signed, "example.com/audit\n2\n") {
 		t.Errorf("found checkpoint %q does not verify under the log key: %v", ev.Found.Signed, err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
@@ -52,13 +53,13 @@ func ImportLedgerWith(dir, path string, o ImportOptions) ([]replica.ImportedLog,
 		now = time.Now
 	}
 	trustRoot := trust.TrustRoot
-	var cpCheck func(string, []byte, string) error
+	var cpCheck func(string, []byte, *formats.LogKey) error
 	if trust.Policy != nil {
-		cpCheck = func(name string, cosigned []byte, vkey string) error {
+		cpCheck = func(name string, cosigned []byte, k *formats.LogKey) error {
 			if name != "authority" {
 				return nil
 			}
-			if _, err := trust.Policy.Check(cosigned, vkey, now()); err != nil {
+			if _, err := trust.Policy.Check(cosigned, k, now()); err != nil {
 				return fmt.Errorf("the export's authority checkpoint: %w", err)
 			}
 			return nil

@@ -108,7 +108,7 @@ func TestNoHistoryRefused(t *testing.T) {
 	if _, err := l.Append([][]byte{testkit.Seal(t, testkit.Root(1, r1), r1)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := verify.LoadAuthority(l, l.VerifierKey()); !errors.Is(err, ledger.ErrHistory) {
+	if _, err := verify.LoadAuthority(l, l.Key()); !errors.Is(err, ledger.ErrHistory) {
 		t.Fatalf("LoadAuthority without history: %v; want ledger.ErrHistory", err)
 	}
 }

@@ -61,7 +61,7 @@ func rebuildIndex(dec *ledger.Log) error {
 		from = last + 1
 	}
 	var pairs []ledger.LookupPair
-	_, err = dec.Verify(dec.VerifierKey(), func(i int64, entry []byte, _ time.Time) error {
+	_, err = dec.Verify(dec.Key(), func(i int64, entry []byte, _ time.Time) error {
 		if i < from {
 			return nil
 		}

@@ -88,7 +88,7 @@ func TestRunnerManyArtifacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	largest := 0
-	if _, err := dec.Verify(dec.VerifierKey(), func(_ int64, e []byte, _ time.Time) error { largest = max(largest, len(e)); return nil }); err != nil {
+	if _, err := dec.Verify(dec.Key(), func(_ int64, e []byte, _ time.Time) error { largest = max(largest, len(e)); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	dec.Close()

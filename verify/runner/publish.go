@@ -62,9 +62,9 @@ func PublishVerified(l *ledger.Log, to string, o PublishOptions) (Published, err
 	name := "decisions"
 	if o.Authority {
 		name = "authority"
-		_, err = verify.LoadAuthority(l, l.VerifierKey())
+		_, err = verify.LoadAuthority(l, l.Key())
 	} else {
-		_, err = l.Verify(l.VerifierKey(), nil)
+		_, err = l.Verify(l.Key(), nil)
 	}
 	if err != nil {
 		return Published{}, &UnverifiedError{Log: name, Err: err}
@@ -73,7 +73,7 @@ func PublishVerified(l *ledger.Log, to string, o PublishOptions) (Published, err
 	opts := publish.PublishOptions{Progress: o.Progress}
 	if o.Policy != nil {
 		opts.Check = func(cosigned []byte) error {
-			w, err := o.Policy.Check(cosigned, l.VerifierKey(), time.Now())
+			w, err := o.Policy.Check(cosigned, l.Key(), time.Now())
 			out.Witnessing = &w
 			return err
 		}

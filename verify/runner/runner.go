@@ -67,8 +67,8 @@ func Open(dir string, trust verify.Trust, kp ledger.KeyParams, cfg verify.Config
 	origin := ""
 	if auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledger.AuthorityDir)); err == nil {
 		origin = auth.Origin()
-		if trust.VKey == "" {
-			trust.VKey = auth.VerifierKey()
+		if trust.VKey == nil {
+			trust.VKey = auth.Key()
 		}
 		auth.Close()
 	} else if !errors.Is(err, ledger.ErrTampered) {

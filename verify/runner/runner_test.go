@@ -421,7 +421,7 @@ func TestRunnerLedgerRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.admitIn(t, verify.Trust{VKey: other}, nil, verify.Dispatch{Raw: l.signed(t, 2, nil)}, verify.RuleVKeyMismatch, refusedAll)
+	l.admitIn(t, verify.Trust{VKey: testLogKey(t, other)}, nil, verify.Dispatch{Raw: l.signed(t, 2, nil)}, verify.RuleVKeyMismatch, refusedAll)
 
 	// A fork: the same origin and key, another history of the same size.
 	os.RemoveAll(filepath.Join(l.dir, ledger.AuthorityDir))

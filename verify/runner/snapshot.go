@@ -92,8 +92,8 @@ func loadSnapshot(dir string, trust verify.Trust, now func() (time.Time, error),
 	}
 	defer auth.Close()
 	vkey := trust.VKey
-	if vkey == "" {
-		vkey = auth.VerifierKey()
+	if vkey == nil {
+		vkey = auth.Key()
 	}
 	a, err := verify.LoadAuthority(auth, vkey)
 	var te *ledger.TrustError
@@ -134,9 +134,7 @@ func loadSnapshot(dir string, trust verify.Trust, now func() (time.Time, error),
 			s.ledgerTime = t
 		}
 	}
-	if k, err := formats.VerifierPublicKey(vkey); err == nil {
-		s.key = k
-	}
+	s.key = vkey.PublicKey()
 	return s, nil
 }
 

@@ -25,7 +25,7 @@ func gatedAuthority(t *testing.T, records ...[]byte) (*ledger.Log, *verify.Autho
 	t.Helper()
 	auth := createAuthority(t, filepath.Join(t.TempDir(), "w"), "example.com/sync", testkit.Key(t, 9), nil)
 	t.Cleanup(func() { auth.Close() })
-	a, err := verify.LoadAuthority(auth, auth.VerifierKey())
+	a, err := verify.LoadAuthority(auth, auth.Key())
 	if err != nil {
 		t.Fatal(err)
 	}
