@@ -80,7 +80,7 @@ func collectFor(t *testing.T, l *ledger.Log, policy string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.CollectCosignatures(context.Background(), p, &witness.Client{}, 5*time.Second, time.Now); err != nil {
+	if _, err := publish.CollectCosignatures(context.Background(), l, p, &witness.Client{}, 5*time.Second, time.Now); err != nil {
 		t.Fatal(err)
 	}
 }
