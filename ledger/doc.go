@@ -29,7 +29,7 @@
 //	DIR/decisions/       the runner's decision log
 //	DIR/runner.key       the runner's key, which signs the decision log's checkpoints
 //	DIR/runner.pub
-//	DIR/runner.protection how runner.key is kept, chosen at the first admission ([KeyProtection])
+//	DIR/runner.protection how runner.key is kept, chosen at the first admission ([keys.Protection])
 //
 // # Checkpoints
 //

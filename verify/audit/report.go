@@ -83,7 +83,7 @@ type Report struct {
 	Traffic *Traffic `json:"traffic,omitempty"`
 	// RunnerKeyProtection is how the runner keeps the key that signs the
 	// decision log, as the ledger directory states it
-	// (ledger.RunnerKeyProtection: "file" or "passphrase"); empty when the
+	// (keys.RunnerProtection: "file", "passphrase" or "pkcs11"); empty when the
 	// directory holds no runner key (a replica, an export). It is the
 	// runner's statement, not covered by any signature.
 	RunnerKeyProtection string `json:"runner_key_protection,omitempty"`
