@@ -14,6 +14,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/internal/badgerfile"
 )
 
 // storeFiles is what Repair reads of a damaged store's files, without
@@ -108,7 +109,7 @@ func (f *storeFiles) readLogs(store, origin string) {
 	}
 	entries, _ := os.ReadDir(store)
 	for _, e := range entries {
-		if !ledger.IsWriteLog(e.Name()) || !e.Type().IsRegular() {
+		if !badgerfile.IsWriteLog(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(store, e.Name()))
