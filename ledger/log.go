@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/internal/hashcache"
 	"github.com/writ-ledger/writ/ledger/keys"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/note"
@@ -87,7 +88,7 @@ type Log struct {
 
 	committer // group commit (commit.go)
 
-	proofHashes hashCache // upper tree hashes proofs read (hashcache.go)
+	proofHashes hashcache.Cache // upper tree hashes proofs read
 
 	// head is the signed checkpoint this process last wrote or verified,
 	// byte for byte, and what it says: checkHead verifies a stored
