@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -179,7 +180,8 @@ func askWitness(ctx context.Context, l *ledger.Log, c *witness.Client, w formats
 		var ok []string
 		for _, line := range lines {
 			one, err := formats.AddSignatures(head, []string{line})
-			if err == nil && w.Verifier().Name() == sigName(line) {
+			sl, perr := formats.ParseSigLine(strings.TrimSuffix(line, "\n"))
+			if err == nil && perr == nil && w.Verifier().Name() == sl.Name {
 				if _, err := w.Verifier().Time(one); err == nil {
 					ok = append(ok, line)
 				}
@@ -203,11 +205,4 @@ func witnessProof(l *ledger.Log, old, size int64) (tlog.TreeProof, error) {
 		return nil, err
 	}
 	return tlog.TreeProof(p.Path), nil
-}
-
-// sigName is the key name of a signature line.
-func sigName(line string) string {
-	var name string
-	fmt.Sscanf(line, "\u2014 %s ", &name)
-	return name
 }

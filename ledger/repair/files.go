@@ -149,7 +149,7 @@ func notesIn(b []byte, origin string) [][]byte {
 		}
 		off++
 		sigs := 0
-		for bytes.HasPrefix(rest[off:], []byte("\u2014 ")) {
+		for bytes.HasPrefix(rest[off:], []byte(formats.SigLinePrefix)) {
 			nl := bytes.IndexByte(rest[off:], '\n')
 			if nl < 0 {
 				break
