@@ -128,7 +128,7 @@ func TestHostileTokenStoredModulePath(t *testing.T) {
 
 // writ stores a token key URI it then refuses to read: a URI of exactly
 // MaxTokenURI (4096) bytes is accepted by ParseTokenURI, LoadKey and
-// InitWithKey (which writes it and a newline, 4097 bytes), but readKeyRef
+// InitWithKey (which writes it and a newline, 4097 bytes), but keys.ReadRef
 // counts the newline against the 4096-byte bound, so the ledger's
 // checkpoint key can never be opened again (the same for runner.uri).
 func TestHostileTokenLongURIWrittenNotRead(t *testing.T) {

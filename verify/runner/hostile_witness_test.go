@@ -180,8 +180,8 @@ func views(r *runner.Replica) string {
 	return strings.Join(out, "; ")
 }
 
-// REGRESSION, once an attack (wrong-yes): the split-view check of a sync (compareWitnesses,
-// ledger.CheckViews) proves a witness's checkpoint consistent from the
+// REGRESSION, once an attack (wrong-yes): the split-view check of a sync (ledger/replica's
+// checkSeen) proves a witness's checkpoint consistent from the
 // SOURCE's hash tiles, but a sync itself never needs them (it recomputes
 // the tree from the entry bundles). A source that shows the replica view
 // A while the log key showed witness f a fork B simply does not publish
