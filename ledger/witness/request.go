@@ -207,6 +207,3 @@ func parseHash(s string) (tlog.Hash, bool) {
 	copy(h[:], b)
 	return h, true
 }
-
-// base64Std is standard, padded, canonical base64 (RFC 4648 §4).
-var base64Std = base64.StdEncoding.Strict()
