@@ -15,6 +15,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/internal/badgerfile"
+	"github.com/writ-ledger/writ/ledger/replica"
 )
 
 // storeFiles is what Repair reads of a damaged store's files, without
@@ -192,10 +193,10 @@ func (f *storeFiles) lost() string {
 }
 
 // floor returns the newest checkpoint among the signed ones the files
-// hold that verifies under one of vkeys ("" skipped), as a ledger.Floor, and
+// hold that verifies under one of vkeys ("" skipped), as a replica.Floor, and
 // whether there is one. It verifies them from the largest size they
 // claim down, until one verifies.
-func (f *storeFiles) floor(vkeys ...string) (ledger.Floor, bool) {
+func (f *storeFiles) floor(vkeys ...string) (replica.Floor, bool) {
 	claimed := func(s signedIn) int64 {
 		lines := strings.SplitN(string(s.note), "\n", 3)
 		if len(lines) < 3 {
@@ -215,9 +216,9 @@ func (f *storeFiles) floor(vkeys ...string) (ledger.Floor, bool) {
 				continue
 			}
 			if cp, err := formats.OpenCheckpoint(s.note, k); err == nil {
-				return ledger.Floor{Checkpoint: cp, Where: "a signed checkpoint in " + s.where}, true
+				return replica.Floor{Checkpoint: cp, Where: "a signed checkpoint in " + s.where}, true
 			}
 		}
 	}
-	return ledger.Floor{}, false
+	return replica.Floor{}, false
 }
