@@ -59,7 +59,7 @@ func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
 	}
 	r, err := keys.Resolve(dir, choice)
 	if err != nil {
-		return kp, runnerKeyUsage(c, r, choice, err)
+		return kp, runnerKeyUsage(r, choice, err)
 	}
 	kp.Protection, kp.TokenKey = r.Protection, r.TokenKey
 	switch kp.Protection {
@@ -84,7 +84,7 @@ func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
 
 // runnerKeyUsage maps a refusal of keys.Resolve to the flags: bad usage
 // for what was asked, bad input for a statement that does not read.
-func runnerKeyUsage(c *cli.Context, r keys.Resolved, choice keys.Choice, err error) error {
+func runnerKeyUsage(r keys.Resolved, choice keys.Choice, err error) error {
 	protFlag, tokenFlag := runnerKeyProtectionFlag.Name, runnerTokenKeyFlag.Name
 	switch {
 	case errors.Is(err, keys.ErrProtectionName):
