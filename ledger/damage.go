@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +9,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/options"
-	"github.com/dgraph-io/badger/v4/table"
 	"github.com/dgraph-io/badger/v4/y"
-	"github.com/dgraph-io/ristretto/v2/z"
-	"github.com/writ-ledger/writ/ledger/internal/fileutil"
+	"github.com/writ-ledger/writ/ledger/internal/badgerfile"
 	"github.com/writ-ledger/writ/rules"
 )
 
@@ -105,14 +100,14 @@ func readError(dir string, err error) error {
 // emptyLogs refuses, for a read-only open, a store holding a zero-length
 // write-ahead or value log (what a writer killed while creating or
 // deleting one leaves): Badger cannot open it read-only, and only an open
-// for writing may remove it (removeEmptyLogs).
+// for writing may remove it (badgerfile.RemoveEmptyLogs).
 func emptyLogs(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil // badger.Open reports it
 	}
 	for _, e := range entries {
-		if !IsWriteLog(e.Name()) || !e.Type().IsRegular() {
+		if !badgerfile.IsWriteLog(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && fi.Size() == 0 {
@@ -143,9 +138,9 @@ func checkLeftovers(dir string, ids []uint64) error {
 	for _, id := range ids {
 		unlisted[fmt.Sprintf("%06d.sst", id)] = true
 	}
-	db, err := openCheckCopy(dir, link, unlisted, false)
-	if truncateNeeded(err) {
-		db, err = openCheckCopy(dir, link, unlisted, true)
+	db, err := badgerfile.OpenCheckCopy(dir, link, unlisted, false)
+	if badgerfile.TruncateNeeded(err) {
+		db, err = badgerfile.OpenCheckCopy(dir, link, unlisted, true)
 	}
 	if err != nil {
 		return &StoreError{Dir: dir, Problem: "the MANIFEST does not list some tables, and the store without them does not open (" + err.Error() + ")", Cause: err}
@@ -153,9 +148,9 @@ func checkLeftovers(dir string, ids []uint64) error {
 	defer db.Close()
 	for _, id := range ids {
 		name := fmt.Sprintf("%06d.sst", id)
-		lacks, err := tableLacks(db, filepath.Join(dir, name))
+		lacks, err := badgerfile.TableLacks(db, filepath.Join(dir, name))
 		switch {
-		case errors.Is(err, errTableUnfinished):
+		case errors.Is(err, badgerfile.ErrTableUnfinished):
 			continue // a table a killed writer was writing: nothing listed it, nothing was in it alone
 		case err != nil:
 			return &StoreError{Dir: dir, File: name, Problem: "the MANIFEST does not list this table, and it does not read back (damaged)", Cause: err}
@@ -166,139 +161,6 @@ func checkLeftovers(dir string, ids []uint64) error {
 	return nil
 }
 
-// openTableFile is table.OpenTable with writ's options, read-only, and
-// Badger's panic on an index it cannot parse (it re-panics after logging
-// "Recovering from initIndex crash") returned as an error.
-func openTableFile(mf *z.MmapFile) (t *table.Table, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			mf.Close(-1)
-			t, err = nil, fmt.Errorf("the table's index does not parse: %v", r)
-		}
-	}()
-	def := badger.DefaultOptions("")
-	return table.OpenTable(mf, table.Options{ReadOnly: true, ChkMode: options.OnBlockRead,
-		Compression: def.Compression, BlockSize: def.BlockSize, BloomFalsePositive: def.BloomFalsePositive})
-}
-
-// truncateNeeded reports whether err is Badger's refusal to open a store
-// read-only whose write-ahead log ends in a torn write. Badger wraps its
-// errors as text (y.Wrap formats them with %+v outside its debug mode),
-// so errors.Is cannot see badger.ErrTruncateNeeded; its text can.
-func truncateNeeded(err error) bool {
-	return err != nil && (errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error()))
-}
-
-// openCheckCopy makes link (anew) a view of the store in dir without the
-// tables named in unlisted and opens it: read-only through hard links, or,
-// with writable, for writing (no compaction) with every file but the
-// tables copied, so nothing Badger writes reaches dir's files.
-func openCheckCopy(dir, link string, unlisted map[string]bool, writable bool) (*badger.DB, error) {
-	if err := os.RemoveAll(link); err != nil { // an earlier check's
-		return nil, err
-	}
-	if err := os.Mkdir(link, 0o700); err != nil {
-		return nil, err
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() || unlisted[e.Name()] || e.Name() == "LOCK" || (IsWriteLog(e.Name()) && fi.Size() == 0) {
-			continue
-		}
-		from, to := filepath.Join(dir, e.Name()), filepath.Join(link, e.Name())
-		if writable && !strings.HasSuffix(e.Name(), ".sst") {
-			err = fileutil.Copy(from, to)
-		} else {
-			err = os.Link(from, to)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if writable {
-		return badger.Open(badgerOptions(link, false).WithNumCompactors(0))
-	}
-	return badger.Open(badgerOptions(link, true))
-}
-
-// tableLacks reports whether the table file at path holds a key at a
-// version db lacks (db has neither that version nor a newer one).
-func tableLacks(db *badger.DB, path string) (bool, error) {
-	t, err := openTable(path, true)
-	if err != nil {
-		return false, err
-	}
-	defer closeTable(t)
-	txn := db.NewTransaction(false)
-	defer txn.Discard()
-	opts := badger.DefaultIteratorOptions
-	opts.AllVersions, opts.PrefetchValues = true, false
-	dbit := txn.NewIterator(opts)
-	defer dbit.Close()
-	it := t.NewIterator(0)
-	defer it.Close()
-	for it.Rewind(); it.Valid(); it.Next() {
-		key, version := y.ParseKey(it.Key()), y.ParseTs(it.Key())
-		if bytes.HasPrefix(key, []byte("!badger!")) {
-			continue
-		}
-		dbit.Seek(key)
-		if !dbit.Valid() || !bytes.Equal(dbit.Item().Key(), key) || dbit.Item().Version() < version {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// openTable opens a Badger table file read-only, whatever its name
-// (Badger takes the table's id from the name: a file set aside as
-// NNNNNN.sst.1 is opened through a link named 000001.sst), reading what
-// Badger reads as it opens a table (its footer, index and last block),
-// and with all set, every block, each with its checksum verified; the
-// caller calls closeTable. It uses the options writ's stores are written
-// with (Badger's defaults: Snappy blocks of 4 KiB).
-func openTable(path string, all bool) (*table.Table, error) {
-	if _, ok := table.ParseFileID(filepath.Base(path)); !ok || !strings.HasSuffix(path, ".sst") {
-		tmp, err := os.MkdirTemp("", "writ-table-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return nil, err
-		}
-		link := filepath.Join(tmp, "000001.sst")
-		if err := os.Symlink(abs, link); err != nil {
-			return nil, err
-		}
-		path = link
-	}
-	if err := checkTableFooter(path); err != nil {
-		return nil, err
-	}
-	mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
-	if err != nil && !errors.Is(err, z.NewFile) {
-		return nil, err
-	}
-	t, err := openTableFile(mf)
-	if err != nil {
-		return nil, err
-	}
-	if !all {
-		return t, nil
-	}
-	if err := verifyBlocks(t); err != nil {
-		closeTable(t)
-		return nil, err
-	}
-	return t, nil
-}
-
 // checkLogHeaders checks the header of each write-ahead and value log
 // among names (the files of the store in dir): Badger starts each with
 // the id of the key that encrypts it, 0 in writ's stores, which are not
@@ -306,7 +168,7 @@ func openTable(path string, all bool) (*table.Table, error) {
 // registry lacks, after an open for writing has already changed it.
 func checkLogHeaders(dir string, names []string) error {
 	for _, n := range names {
-		if !IsWriteLog(n) {
+		if !badgerfile.IsWriteLog(n) {
 			continue
 		}
 		f, err := os.Open(filepath.Join(dir, n))
@@ -322,20 +184,3 @@ func checkLogHeaders(dir string, names []string) error {
 	}
 	return nil
 }
-
-// verifyBlocks reads every block of t, checking its checksum. Badger's
-// Table.VerifyChecksum reports a damaged block by dereferencing the nil
-// block it failed to read (v4.9.6, table.go:711): that panic, in this
-// goroutine, is the error.
-func verifyBlocks(t *table.Table) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("a block of %s does not read back (its checksum does not match)", filepath.Base(t.Filename()))
-		}
-	}()
-	return t.VerifyChecksum()
-}
-
-// closeTable unmaps and closes a table opened by openTableFile. Never
-// Table.DecrRef: its last reference deletes the file.
-func closeTable(t *table.Table) { t.MmapFile.Close(-1) }

@@ -10,6 +10,7 @@ import (
 
 	"filippo.io/age"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/keys"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -41,9 +42,9 @@ type KeyParams struct {
 	Rand       io.Reader
 	// Protection is how the runner key is kept (OpenDecisions; Init does
 	// not read it).
-	Protection KeyProtection
+	Protection keys.Protection
 	// TokenKey is the pkcs11: URI of a runner key made in a token, for a
-	// new runner under ProtectToken; PIN is asked for a token URI without
+	// new runner under keys.ProtectToken; PIN is asked for a token URI without
 	// pin-source (nil: no prompt).
 	TokenKey string
 	PIN      func(uri string) ([]byte, error)
@@ -116,12 +117,12 @@ func HasDecisions(dir string, expected bool) (bool, error) {
 
 // OpenDecisions opens the decision log of the ledger at dir for
 // appending, loading the runner key as DIR/runner.protection says
-// (RunnerKeyProtection): a key kept as ProtectPassphrase is unlocked with
-// kp.Identities, one kept as ProtectFile takes none; kp.Protection, if not
-// zero, must be the stated one (ErrRunnerKeyProtection). On first use it
+// (keys.RunnerProtection): a key kept as keys.ProtectPassphrase is unlocked with
+// kp.Identities, one kept as keys.ProtectFile takes none; kp.Protection, if not
+// zero, must be the stated one (keys.ErrProtection). On first use it
 // creates the runner key (DIR/runner.key and DIR/runner.pub) kept as
-// kp.Protection (when zero: ProtectPassphrase if kp.Recipients are given,
-// else ProtectFile), states that protection in DIR/runner.protection, and
+// kp.Protection (when zero: keys.ProtectPassphrase if kp.Recipients are given,
+// else keys.ProtectFile), states that protection in DIR/runner.protection, and
 // creates the log, whose origin is authorityOrigin + "/decisions/" + the
 // first 16 hex digits of the runner's key id; if that fails, the new files
 // are removed again. A runner key without its decision log means the log
@@ -166,12 +167,7 @@ func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 // RunnerKeyExists reports whether the ledger at dir has a runner key, that
 // is, whether OpenDecisions will unlock a key rather than create one.
 func RunnerKeyExists(dir string) bool {
-	for _, ext := range []string{".key", ".uri"} { // a key file, or a token key's URI
-		if _, err := os.Lstat(filepath.Join(dir, RunnerKey+ext)); err == nil {
-			return true
-		}
-	}
-	return false
+	return keys.RunnerExists(dir)
 }
 
 // OpenDecisionsReadOnly opens the decision log of the ledger at dir for

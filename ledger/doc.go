@@ -29,7 +29,7 @@
 //	DIR/decisions/       the runner's decision log
 //	DIR/runner.key       the runner's key, which signs the decision log's checkpoints
 //	DIR/runner.pub
-//	DIR/runner.protection how runner.key is kept, chosen at the first admission ([KeyProtection])
+//	DIR/runner.protection how runner.key is kept, chosen at the first admission ([keys.Protection])
 //
 // [Dir] names these files and opens the logs (for reading, for an export,
 // or with the checkpoint key unlocked); [Dir.Init] creates a ledger
@@ -71,7 +71,10 @@
 // history bundles, writ/history/<N>, holding the signed checkpoint of
 // every batch); package ledger/publish writes them to a directory
 // (Publish) and serves them (Server). Paths, bundles and the bounded
-// fetch are in ledger/tiles. Package ledger/replica holds
+// fetch are in ledger/tiles. The witnesses' cosignatures of the latest
+// checkpoint are stored with it ([Log.AttachCosignatures],
+// [Log.CosignedCheckpoint]); ledger/publish collects them
+// (publish.CollectCosignatures). Package ledger/replica holds
 // export, import and sync; the one write they make to a replica is a
 // [ReplicaWriter] (replica.go), with [CreateReplica],
 // [Log.DropUnsigned], [Log.StoreCheckpoint] and
@@ -82,10 +85,18 @@
 //
 // A Log stands on a [Store] (storage.go): an ordered key-value store with
 // transactions ([Txn]) and prefix iterators ([Iterator]). Badger v4 is
-// the one backend (store_badger.go). A new backend, for instance on an
+// the one backend (store_badger.go; what a damaged store is, damage.go;
+// Badger's files read without opening the store, ledger/internal/badgerfile).
+// A new backend, for instance on an
 // existing distributed engine such as transparency-dev/tessera's
 // drivers, implements Store, Txn and Iterator; the formats
 // (ledger/formats, ledger/tiles) do not import any storage.
+//
+// # Keys
+//
+// The checkpoint key and the runner key are kept in files or in a
+// PKCS#11 token, as package ledger/keys says; [OpenDecisions] makes or
+// unlocks the runner key as DIR/runner.protection states.
 //
 // # Verification
 //

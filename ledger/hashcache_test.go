@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/ledger/internal/hashcache"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -63,11 +64,11 @@ func TestProofHashCache(t *testing.T) {
 			}
 		}
 	}
-	if len(l.proofHashes.m) == 0 {
+	if len(l.proofHashes.Cached()) == 0 {
 		t.Fatal("nothing was cached: the test does not exercise the cache")
 	}
-	for k := range l.proofHashes.m {
-		if level, _ := tlog.SplitStoredHashIndex(k); level < cacheMinLevel {
+	for _, k := range l.proofHashes.Cached() {
+		if level, _ := tlog.SplitStoredHashIndex(k); level < hashcache.MinLevel {
 			t.Fatalf("a hash of level %d was cached", level)
 		}
 	}

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -70,4 +71,16 @@ func openDirSource(t *testing.T, dir string) tiles.Source {
 		t.Fatal(err)
 	}
 	return src
+}
+
+// openDecisions opens (or makes) the decision log at dir and closes it.
+func openDecisions(dir string, kp ledger.KeyParams) error {
+	if kp.Rand == nil {
+		kp.Rand = rand.Reader
+	}
+	l, err := ledger.OpenDecisions(dir, "example.com/runner-test", kp)
+	if err != nil {
+		return err
+	}
+	return l.Close()
 }

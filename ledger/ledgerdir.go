@@ -9,6 +9,7 @@ import (
 
 	"filippo.io/age"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/keys"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -34,7 +35,7 @@ var checkpointKeyFiles = []string{CheckpointKey + ".key", CheckpointKey + ".pub"
 // (DIR/checkpoint.key, age-encrypted to Recipients, made from Rand), or,
 // when Token is set, a key that already exists in a PKCS#11 token, whose
 // URI (TokenURI) and public key the directory keeps (DIR/checkpoint.uri,
-// DIR/checkpoint.pub). A URI naming a module-path is refused (ErrKeyRef):
+// DIR/checkpoint.pub). A URI naming a module-path is refused (keys.ErrKeyRef):
 // the module of a stored key comes from $WRIT_PKCS11_MODULE.
 type NewKey struct {
 	Recipients []age.Recipient
@@ -63,7 +64,7 @@ func (e *FirstEntryError) Unwrap() error { return e.Err }
 // created it; a directory that existed is kept, and one that was not
 // empty is refused before anything is made). Errors: first's, as a
 // *FirstEntryError; else those of making the directory, the key
-// (sign.ErrExists and kin, ErrKeyRef) and the log.
+// (sign.ErrExists and kin, keys.ErrKeyRef) and the log.
 func (d Dir) Init(origin string, key NewKey, first func(*Log) error) (*Log, error) {
 	created, err := prepareDir(string(d), origin)
 	if err != nil {
@@ -91,7 +92,7 @@ func (d Dir) create(origin string, key NewKey) (*Log, error) {
 		if k, err = sign.GenerateKeyFiles(filepath.Join(string(d), CheckpointKey), key.Recipients, key.Rand); err != nil {
 			return nil, err
 		}
-	} else if err := writeKeyRef(string(d), CheckpointKey, key.TokenURI, k); err != nil {
+	} else if err := keys.WriteRef(string(d), CheckpointKey, key.TokenURI, k); err != nil {
 		return nil, err
 	}
 	return CreateWithHistory(d.AuthorityStore(), origin, k, nil)
@@ -212,7 +213,7 @@ type Unlock struct {
 // OpenAuthorityKeyed opens the authority log of d for appending, with its
 // checkpoint key unlocked as u says: the token key DIR/checkpoint.uri
 // names (OpenAuthorityWith), or the key file DIR/checkpoint.key
-// (OpenAuthority). Errors: ErrKeyRef for a malformed DIR/checkpoint.uri;
+// (OpenAuthority). Errors: keys.ErrKeyRef for a malformed DIR/checkpoint.uri;
 // u.Identities' own error, as it is; those of OpenAuthorityWith
 // (sign.ErrToken and kin, ErrWrongKey) and OpenAuthority.
 func (d Dir) OpenAuthorityKeyed(u Unlock) (*Log, error) {

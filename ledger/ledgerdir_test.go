@@ -10,6 +10,7 @@ import (
 	"filippo.io/age"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/keys"
 )
 
 // TestInitAtomic: a failed Init leaves nothing of the ledger behind, and
@@ -54,7 +55,7 @@ func TestInitAtomic(t *testing.T) {
 		key   ledger.NewKey
 		first func(*ledger.Log) error
 		want  error
-	}{{keyFile, fail, refused}, {tokenWithModule, nil, ledger.ErrKeyRef}} {
+	}{{keyFile, fail, refused}, {tokenWithModule, nil, keys.ErrKeyRef}} {
 		if _, err := ledger.Dir(empty).Init("example.com/atomic", step.key, step.first); !errors.Is(err, step.want) {
 			t.Fatalf("Init: %v, want %v", err, step.want)
 		}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/internal/hashcache"
+	"github.com/writ-ledger/writ/ledger/keys"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -33,8 +35,9 @@ var (
 	// this build cannot read.
 	ErrNotALog = errors.New("not a writ log")
 	// ErrWrongKey: the checkpoint key given does not match the log's
-	// verifier key.
-	ErrWrongKey = errors.New("checkpoint key does not match the log")
+	// verifier key. It is keys.ErrWrongKey, which a token key other than
+	// the one the ledger directory names also wraps.
+	ErrWrongKey = keys.ErrWrongKey
 	// ErrNoRunnerKey: a ledger directory holds a decision log without the
 	// runner key that signs it, so no decision can be appended there.
 	ErrNoRunnerKey = errors.New("no runner key for this decision log")
@@ -86,7 +89,7 @@ type Log struct {
 
 	committer // group commit (commit.go)
 
-	proofHashes hashCache // upper tree hashes proofs read (hashcache.go)
+	proofHashes hashcache.Cache // upper tree hashes proofs read
 
 	// head is the signed checkpoint this process last wrote or verified,
 	// byte for byte, and what it says: checkHead verifies a stored

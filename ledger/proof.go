@@ -11,9 +11,9 @@ import (
 // snapshot (through the proof hash cache), and the log size at that
 // snapshot.
 func (l *Log) view(f func(r tlog.HashReader, size int64) error) error {
-	gen := l.proofHashes.generation()
+	gen := l.proofHashes.Generation()
 	return l.db.View(func(txn Txn) error {
-		return f(l.proofHashes.reader(txnHashReader(txn), gen), l.Size())
+		return f(l.proofHashes.Reader(txnHashReader(txn), gen), l.Size())
 	})
 }
 

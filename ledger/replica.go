@@ -203,7 +203,7 @@ func (l *Log) truncateTo(n int64) error {
 			return nil
 		}
 		from := max(n, size-1024)
-		l.proofHashes.invalidate()
+		l.proofHashes.Invalidate()
 		err := l.db.Update(func(txn Txn) error {
 			for i := from; i < size; i++ {
 				if err := txn.Delete(indexKey(prefixEntry, i)); err != nil {
@@ -220,12 +220,12 @@ func (l *Log) truncateTo(n int64) error {
 			}
 			return txn.Set(keySize, sizeBytes(from))
 		})
-		l.proofHashes.invalidate() // before and after: a proof reading meanwhile keeps nothing
+		l.proofHashes.Invalidate() // before and after: a proof reading meanwhile keeps nothing
 		if err != nil {
 			return err
 		}
 		l.size.Store(from)
-		l.proofHashes.invalidate()
+		l.proofHashes.Invalidate()
 	}
 }
 

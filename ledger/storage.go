@@ -6,7 +6,7 @@ import (
 
 // A Log keeps its entries, tree hashes, checkpoints and metadata in a
 // Store: an ordered key-value store with transactions. Badger v4 is the
-// one backend today (store_badger.go: newBadgerStore, with the checks
+// one backend today (store_badger.go: openBadger, with the checks
 // that keep Badger from destroying evidence). A new backend, for
 // instance one on an existing distributed engine such as
 // transparency-dev/tessera's drivers, implements Store, Txn and Iterator;

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -12,10 +11,7 @@ import (
 	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/options"
-	"github.com/dgraph-io/badger/v4/pb"
-	"github.com/dgraph-io/badger/v4/y"
-	"google.golang.org/protobuf/proto"
+	"github.com/writ-ledger/writ/ledger/internal/badgerfile"
 )
 
 // checkStore looks at a Badger directory before Badger opens it. Badger
@@ -117,7 +113,7 @@ func checkListed(dir string, m badger.Manifest, tables map[uint64]bool, shared b
 		if !tables[id] {
 			return &StoreError{Dir: dir, File: name, Problem: "missing: the MANIFEST lists it"}
 		}
-		if err := checkTableFooter(filepath.Join(dir, name)); err != nil {
+		if err := badgerfile.CheckTableFooter(filepath.Join(dir, name)); err != nil {
 			return &StoreError{Dir: dir, File: name, Problem: "damaged: its index does not match its checksum", Cause: err}
 		}
 		if shared {
@@ -126,11 +122,11 @@ func checkListed(dir string, m badger.Manifest, tables map[uint64]bool, shared b
 		// What Badger reads of a table as it opens it (its index and
 		// last block), read first: an open for writing that fails on
 		// a table has already written to the store.
-		t, err := openTable(filepath.Join(dir, name), false)
+		t, err := badgerfile.OpenTable(filepath.Join(dir, name), false)
 		if err != nil {
 			return &StoreError{Dir: dir, File: name, Problem: "damaged: a block of this table does not read back", Cause: err}
 		}
-		closeTable(t)
+		badgerfile.CloseTable(t)
 	}
 	return nil
 }
@@ -171,66 +167,6 @@ func setAside(dir string, ids []uint64, readOnly bool) error {
 	return nil
 }
 
-// errTableUnfinished is checkTableFooter's error for a table whose last
-// four bytes (its checksum's length) are zero: Badger sizes a table's file
-// first and then fills it, so a writer killed while writing one leaves a
-// file whose tail is zeros. Its empty index would otherwise pass the
-// checks below (the CRC of nothing is zero) and crash Badger.
-var errTableUnfinished = errors.New("the table was never finished (its footer is zeros)")
-
-// checkTableFooter checks a Badger table's footer the way Badger reads it
-// (table.initIndex: index, index length, checksum, checksum length, from
-// the end) without trusting any length, and verifies the index checksum:
-// Badger itself would index out of range on a truncated or damaged table,
-// and panic in a goroutine no caller can recover.
-func checkTableFooter(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	read := func(at, n int64) ([]byte, error) {
-		if at < 0 || n < 0 || at+n > fi.Size() {
-			return nil, errors.New("a footer length exceeds the file")
-		}
-		b := make([]byte, n)
-		_, err := f.ReadAt(b, at)
-		return b, err
-	}
-	pos := fi.Size() - 4
-	b, err := read(pos, 4)
-	if err != nil {
-		return err
-	}
-	if binary.BigEndian.Uint32(b) == 0 {
-		return errTableUnfinished // every finished table ends in its checksum's length
-	}
-	pos -= int64(binary.BigEndian.Uint32(b))
-	if b, err = read(pos, int64(binary.BigEndian.Uint32(b))); err != nil {
-		return err
-	}
-	var sum pb.Checksum
-	if err := proto.Unmarshal(b, &sum); err != nil {
-		return fmt.Errorf("index checksum: %w", err)
-	}
-	pos -= 4
-	if b, err = read(pos, 4); err != nil {
-		return err
-	}
-	n := int64(binary.BigEndian.Uint32(b))
-	if b, err = read(pos-n, n); err != nil {
-		return err
-	}
-	if err := y.VerifyChecksum(b, &sum); err != nil {
-		return fmt.Errorf("index: %w", err)
-	}
-	return nil
-}
-
 // openBadger opens (or creates) the Badger store at dir, after
 // checkStore, with the options a log needs: synced writes, one version
 // per key, checksums verified on every block read.
@@ -239,89 +175,17 @@ func openBadger(dir string, readOnly bool) (Store, error) {
 		return nil, err
 	}
 	if !readOnly {
-		if err := removeEmptyLogs(dir); err != nil {
+		if err := badgerfile.RemoveEmptyLogs(dir); err != nil {
 			return nil, fmt.Errorf("opening log %s: %w", dir, err)
 		}
 	} else if err := emptyLogs(dir); err != nil {
 		return nil, err
 	}
-	db, err := badger.Open(badgerOptions(dir, readOnly))
+	db, err := badger.Open(badgerfile.Options(dir, readOnly))
 	if err != nil {
 		return nil, openError(dir, err)
 	}
 	return badgerStore{db: db, dir: dir}, nil
-}
-
-// badgerOptions are the options a log's store is opened with: synced
-// writes, one version per key, checksums verified on every block read.
-func badgerOptions(dir string, readOnly bool) badger.Options {
-	opts := badger.DefaultOptions(dir).
-		WithSyncWrites(true).
-		WithLogger(nil).
-		WithNumVersionsToKeep(1).
-		WithMemTableSize(16 << 20).
-		WithBlockCacheSize(16 << 20).
-		WithValueLogFileSize(64 << 20).
-		// A damaged block is an error on read, never garbage or a panic.
-		WithChecksumVerificationMode(options.OnBlockRead).
-		WithReadOnly(readOnly)
-	if readOnly {
-		// A reader goes through the log about once: a small cache of
-		// decompressed blocks is enough.
-		opts = opts.WithBlockCacheSize(4 << 20)
-	}
-	return opts
-}
-
-// removeEmptyLogs deletes the zero-length write-ahead logs (*.mem) and
-// value logs (*.vlog) a writer killed at the wrong moment leaves behind.
-// Badger v4 creates either file with O_CREATE and only then sizes it, and
-// deletes one by truncating it to zero before unlinking it; a SIGKILL
-// between the two leaves an empty file, which Badger takes for one it is
-// about to create and refuses to open the directory ("while opening fid:
-// N err: Create a new file" for a memtable, `Open existing file:
-// ".../000002.vlog" err: Create a new file` for a value log: the
-// TestCrashConsistency failure LIMITATIONS.md recorded). A zero-length
-// file holds no entry: a value log starts with a 20-byte header, a
-// memtable log with its first entry. It works under the lock Badger
-// itself takes (flock LOCK_EX on the directory), so a live writer's new
-// file is never touched; when another process holds the lock it does
-// nothing, and badger.Open then reports the lock.
-func removeEmptyLogs(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil // badger.Open reports it
-	}
-	var empty []string
-	for _, e := range entries {
-		if !IsWriteLog(e.Name()) || !e.Type().IsRegular() {
-			continue
-		}
-		if fi, err := e.Info(); err == nil && fi.Size() == 0 {
-			empty = append(empty, e.Name())
-		}
-	}
-	if len(empty) == 0 {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return nil // another process holds the log
-	}
-	defer syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
-	for _, name := range empty {
-		p := filepath.Join(dir, name)
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
-			if err := os.Remove(p); err != nil {
-				return err
-			}
-		}
-	}
-	return d.Sync()
 }
 
 // damagedTable reads every block of every table the open store uses and
@@ -330,20 +194,13 @@ func removeEmptyLogs(dir string) error {
 func (s badgerStore) damagedTable(found error) error {
 	for _, ti := range s.db.Tables() {
 		name := fmt.Sprintf("%06d.sst", ti.ID)
-		t, err := openTable(filepath.Join(s.dir, name), true)
+		t, err := badgerfile.OpenTable(filepath.Join(s.dir, name), true)
 		if err != nil {
 			return &StoreError{Dir: s.dir, File: name, Problem: "damaged: a block of this table does not read back", Cause: errors.Join(err, found)}
 		}
-		closeTable(t)
+		badgerfile.CloseTable(t)
 	}
 	return nil
-}
-
-// IsWriteLog reports whether name, a file of a log's store, is one of
-// Badger's logs: a memtable's write-ahead log (*.mem) or a value log
-// (*.vlog).
-func IsWriteLog(name string) bool {
-	return strings.HasSuffix(name, ".mem") || strings.HasSuffix(name, ".vlog")
 }
 
 // badgerStore is Store on Badger v4.
@@ -353,8 +210,8 @@ type badgerStore struct {
 }
 
 // releaseMapped drops the store's mapped table pages from the process's
-// resident set (see mapped_linux.go); a long read calls it as it goes.
-func (s badgerStore) releaseMapped() { releaseMapped(s.dir) }
+// resident set (badgerfile.ReleaseMapped); a long read calls it as it goes.
+func (s badgerStore) releaseMapped() { badgerfile.ReleaseMapped(s.dir) }
 
 func (s badgerStore) View(fn func(Txn) error) error {
 	return s.db.View(func(t *badger.Txn) error { return fn(badgerTxn{t, s.dir}) })

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/dgraph-io/badger/v4/y"
+	"github.com/writ-ledger/writ/ledger/internal/badgerfile"
 )
 
 // TableFile is what one Badger table file of a log's store holds of the
@@ -33,11 +34,11 @@ const (
 // a table); the file is never changed.
 func ReadTableFile(path string) (TableFile, error) {
 	var f TableFile
-	t, err := openTable(path, true)
+	t, err := badgerfile.OpenTable(path, true)
 	if err != nil {
 		return f, err
 	}
-	defer closeTable(t)
+	defer badgerfile.CloseTable(t)
 	it := t.NewIterator(0)
 	defer it.Close()
 	for it.Rewind(); it.Valid(); it.Next() {

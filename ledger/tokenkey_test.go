@@ -8,6 +8,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/keys"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -63,7 +64,7 @@ func TestTokenCheckpointKey(t *testing.T) {
 	if err := os.WriteFile(ref, []byte("/etc/passwd\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.OpenAuthorityWith(dir, sign.KeyOptions{}); !errors.Is(err, ledger.ErrKeyRef) {
+	if _, err := ledger.OpenAuthorityWith(dir, sign.KeyOptions{}); !errors.Is(err, keys.ErrKeyRef) {
 		t.Fatalf("a file path in checkpoint.uri: %v", err)
 	}
 }

@@ -85,6 +85,9 @@ func (l *Log) Verify(k *formats.LogKey, fn EntryFunc) (formats.Checkpoint, error
 	return cp, err
 }
 
+// verify is Verify without the damaged-table diagnosis: the checkpoint
+// against the log's origin and size, then the walk over every entry
+// (walk), then the recomputed root against the checkpoint's.
 func (l *Log) verify(k *formats.LogKey, fn EntryFunc) (formats.Checkpoint, error) {
 	signed, err := l.Checkpoint()
 	if err != nil {
@@ -105,117 +108,140 @@ func (l *Log) verify(k *formats.LogKey, fn EntryFunc) (formats.Checkpoint, error
 		}
 		return cp, &IntegrityError{Index: -1, What: "stored size", Expected: fmt.Sprint(cp.Size), Found: fmt.Sprint(size), Detail: detail}
 	}
-	var tree TreeBuilder
-	next := int64(0)
-	err = l.db.View(func(txn Txn) error {
-		it := txn.Iterate([]byte{prefixEntry})
-		defer it.Close()
-		stored := newHashCursor(txn)
-		defer stored.close()
-		var hist *historyReader
-		if l.history {
-			var err error
-			if hist, err = newHistoryReader(txn, k); err != nil {
-				return err
-			}
-			defer hist.close()
-		}
-		release, _ := l.db.(interface{ releaseMapped() })
-		var read int
-		for ; it.Valid(); it.Next() {
-			if release != nil && read >= releaseEvery {
-				release.releaseMapped()
-				read = 0
-			}
-			k := it.Key()
-			if len(k) != 9 {
-				return &IntegrityError{Index: -1, What: "entry key", Expected: "a 9-byte entry key", Found: fmt.Sprintf("%x", k), Detail: "a stored key that is not an entry index"}
-			}
-			i := int64(binary.BigEndian.Uint64(k[1:]))
-			if i != next {
-				if i >= size {
-					return &IntegrityError{Index: i, What: "entry beyond the checkpoint", Detail: fmt.Sprintf("the log holds %d entries", size)}
-				}
-				return &IntegrityError{Index: next, What: "entry missing", Detail: fmt.Sprintf("the next stored entry is %d", i)}
-			}
-			if i >= size {
-				return &IntegrityError{Index: i, What: "entry beyond the checkpoint", Detail: fmt.Sprintf("the log holds %d entries", size)}
-			}
-			var accepted time.Time
-			var covering formats.TimedCheckpoint
-			if hist != nil {
-				var err error
-				if covering, err = hist.covering(i); err != nil {
-					return err
-				}
-				accepted = covering.Time
-			}
-			err := func() error {
-				v, err := it.Value()
-				if err != nil {
-					return err
-				}
-				read += len(v) + 128 // the entry, its hashes and their keys
-				// Recompute the hashes this entry adds, in storage order.
-				produced := tree.Add(tlog.RecordHash(v))
-				base := tlog.StoredHashIndex(0, i)
-				idx := make([]int64, len(produced))
-				for j := range idx {
-					idx[j] = base + int64(j)
-				}
-				have, err := stored.ReadHashes(idx)
-				if err != nil {
-					return &IntegrityError{Index: i, What: "tree hash missing", Detail: err.Error()}
-				}
-				for j := range produced {
-					if have[j] == produced[j] {
-						continue
-					}
-					if j == 0 {
-						return &IntegrityError{Index: i, What: "leaf hash", Expected: hexHash(have[j]), Found: hexHash(produced[j]),
-							Detail: "the entry's bytes, or its stored leaf hash, changed after it was appended"}
-					}
-					return &IntegrityError{Index: i, What: fmt.Sprintf("tree hash at level %d", j), Expected: hexHash(have[j]), Found: hexHash(produced[j]),
-						Detail: "the stored tree hash differs from the hash recomputed from the entries"}
-				}
-				if hist != nil && i+1 == covering.Size {
-					if root := tree.Root(); root != covering.Hash {
-						return &IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", covering.Size), Expected: hexHash(covering.Hash), Found: hexHash(root),
-							Detail: ErrHistory.Error() + ": its root is not the root recomputed from the entries"}
-					}
-				}
-				if fn != nil {
-					return fn(i, v, accepted)
-				}
-				return nil
-			}()
-			if err != nil {
-				return err
-			}
-			next++
-		}
-		if hist != nil {
-			if err := hist.finish(size); err != nil {
-				return err
-			}
-			if t, err := formats.CheckpointTime(signed, k); err != nil || (size > 0 && t.Before(hist.last)) {
-				return &IntegrityError{Index: -1, What: "latest checkpoint time", Detail: ErrHistory.Error() + ": the latest checkpoint is signed before the last batch, or carries no signed time"}
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	w := verifyWalk{l: l, key: k, signed: signed, size: size, fn: fn}
+	if err := l.db.View(w.walk); err != nil {
 		return cp, err
 	}
-	if next != size {
-		return cp, &IntegrityError{Index: next, What: "entry missing", Detail: fmt.Sprintf("the checkpoint covers %d entries, %d are stored", size, next)}
+	if w.next != size {
+		return cp, &IntegrityError{Index: w.next, What: "entry missing", Detail: fmt.Sprintf("the checkpoint covers %d entries, %d are stored", size, w.next)}
 	}
-	root := tree.Root()
+	root := w.tree.Root()
 	if !bytes.Equal(root[:], cp.Hash[:]) {
 		return cp, &IntegrityError{Index: -1, What: "root hash", Expected: hexHash(cp.Hash), Found: hexHash(root),
 			Detail: fmt.Sprintf("the root recomputed from %d entries is not the signed checkpoint's", size)}
 	}
 	return cp, nil
+}
+
+// verifyWalk is one walk of verify over a log's entries, in one read
+// transaction: the tree recomputed so far and the next index expected.
+type verifyWalk struct {
+	l      *Log
+	key    *formats.LogKey
+	signed []byte // the latest signed checkpoint
+	size   int64  // the log's size, the checkpoint's
+	fn     EntryFunc
+
+	tree   TreeBuilder
+	next   int64          // the index of the next entry expected
+	stored *hashCursor    // the stored tree hashes
+	hist   *historyReader // the checkpoint history, nil without one
+	read   int            // bytes read since the mapped pages were last released
+}
+
+// walk reads every stored entry in order within txn, checking that the
+// indices run from 0 without a gap or an entry past size, each entry
+// (entry), and, for a log with a history, that the history ends at size
+// and the latest checkpoint is signed no earlier than its last batch.
+func (w *verifyWalk) walk(txn Txn) error {
+	it := txn.Iterate([]byte{prefixEntry})
+	defer it.Close()
+	w.stored = newHashCursor(txn)
+	defer w.stored.close()
+	if w.l.history {
+		var err error
+		if w.hist, err = newHistoryReader(txn, w.key); err != nil {
+			return err
+		}
+		defer w.hist.close()
+	}
+	release, _ := w.l.db.(interface{ releaseMapped() })
+	for ; it.Valid(); it.Next() {
+		if release != nil && w.read >= releaseEvery {
+			release.releaseMapped()
+			w.read = 0
+		}
+		k := it.Key()
+		if len(k) != 9 {
+			return &IntegrityError{Index: -1, What: "entry key", Expected: "a 9-byte entry key", Found: fmt.Sprintf("%x", k), Detail: "a stored key that is not an entry index"}
+		}
+		i := int64(binary.BigEndian.Uint64(k[1:]))
+		if i != w.next {
+			if i >= w.size {
+				return &IntegrityError{Index: i, What: "entry beyond the checkpoint", Detail: fmt.Sprintf("the log holds %d entries", w.size)}
+			}
+			return &IntegrityError{Index: w.next, What: "entry missing", Detail: fmt.Sprintf("the next stored entry is %d", i)}
+		}
+		if i >= w.size {
+			return &IntegrityError{Index: i, What: "entry beyond the checkpoint", Detail: fmt.Sprintf("the log holds %d entries", w.size)}
+		}
+		var accepted time.Time
+		var covering formats.TimedCheckpoint
+		if w.hist != nil {
+			var err error
+			if covering, err = w.hist.covering(i); err != nil {
+				return err
+			}
+			accepted = covering.Time
+		}
+		v, err := it.Value()
+		if err != nil {
+			return err
+		}
+		if err := w.entry(i, v, covering, accepted); err != nil {
+			return err
+		}
+		w.next++
+	}
+	if w.hist != nil {
+		if err := w.hist.finish(w.size); err != nil {
+			return err
+		}
+		if t, err := formats.CheckpointTime(w.signed, w.key); err != nil || (w.size > 0 && t.Before(w.hist.last)) {
+			return &IntegrityError{Index: -1, What: "latest checkpoint time", Detail: ErrHistory.Error() + ": the latest checkpoint is signed before the last batch, or carries no signed time"}
+		}
+	}
+	return nil
+}
+
+// entry checks entry i, whose bytes are v: the tree hashes it adds,
+// recomputed, equal the stored ones (leaf first); when it completes the
+// history checkpoint covering it, the recomputed root is that
+// checkpoint's. Then it passes the entry to fn, with the time accepted.
+func (w *verifyWalk) entry(i int64, v []byte, covering formats.TimedCheckpoint, accepted time.Time) error {
+	w.read += len(v) + 128 // the entry, its hashes and their keys
+	// Recompute the hashes this entry adds, in storage order.
+	produced := w.tree.Add(tlog.RecordHash(v))
+	base := tlog.StoredHashIndex(0, i)
+	idx := make([]int64, len(produced))
+	for j := range idx {
+		idx[j] = base + int64(j)
+	}
+	have, err := w.stored.ReadHashes(idx)
+	if err != nil {
+		return &IntegrityError{Index: i, What: "tree hash missing", Detail: err.Error()}
+	}
+	for j := range produced {
+		if have[j] == produced[j] {
+			continue
+		}
+		if j == 0 {
+			return &IntegrityError{Index: i, What: "leaf hash", Expected: hexHash(have[j]), Found: hexHash(produced[j]),
+				Detail: "the entry's bytes, or its stored leaf hash, changed after it was appended"}
+		}
+		return &IntegrityError{Index: i, What: fmt.Sprintf("tree hash at level %d", j), Expected: hexHash(have[j]), Found: hexHash(produced[j]),
+			Detail: "the stored tree hash differs from the hash recomputed from the entries"}
+	}
+	if w.hist != nil && i+1 == covering.Size {
+		if root := w.tree.Root(); root != covering.Hash {
+			return &IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", covering.Size), Expected: hexHash(covering.Hash), Found: hexHash(root),
+				Detail: ErrHistory.Error() + ": its root is not the root recomputed from the entries"}
+		}
+	}
+	if w.fn != nil {
+		return w.fn(i, v, accepted)
+	}
+	return nil
 }
 
 // releaseEvery is how many bytes of the log Verify reads between two

@@ -52,9 +52,12 @@ func (l *Log) CosignedCheckpoint() ([]byte, error) {
 	return out, err
 }
 
-// lastCosigned returns the stored cosigned checkpoint, whether or not it
-// is still of the latest checkpoint, or an error wrapping ErrNoKey.
-func (l *Log) lastCosigned() ([]byte, error) {
+// LastCosigned returns the stored cosigned checkpoint, whether or not it
+// is still of the latest checkpoint (the size witnesses were last asked
+// to cosign, which publish.CollectCosignatures offers them as the old
+// size), or an error wrapping ErrNoKey when none was ever stored. It does
+// not verify it.
+func (l *Log) LastCosigned() ([]byte, error) {
 	var out []byte
 	err := l.db.View(func(txn Txn) error {
 		var err error

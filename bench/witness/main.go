@@ -3,7 +3,7 @@
 //   - sign: `ledger checkpoint --refresh`'s work (Log.Refresh: a new
 //     checkpoint signed twice by the log key and committed, fsync
 //     included), per checkpoint;
-//   - witnessed: the same followed by CollectCosignatures from two writ
+//   - witnessed: the same followed by publish.CollectCosignatures from two writ
 //     witnesses over HTTP on loopback (each verifies the log signature and
 //     the consistency proof, persists its state with fsync, cosigns), per
 //     checkpoint, and the writer's extra latency as a ratio to sign;
@@ -34,6 +34,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/tlog"
@@ -117,7 +118,7 @@ func main() {
 
 // collect gathers both cosignatures; the quorum must be met.
 func collect(l *ledger.Log, p *formats.Policy, c *witness.Client) {
-	res, err := l.CollectCosignatures(context.Background(), p, c, 10*time.Second, time.Now)
+	res, err := publish.CollectCosignatures(context.Background(), l, p, c, 10*time.Second, time.Now)
 	if err != nil {
 		for _, w := range res.Witnesses {
 			fmt.Fprintf(os.Stderr, "witness %s: %v\n", w.Name, w.Err)

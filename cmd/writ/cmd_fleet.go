@@ -304,7 +304,7 @@ func signatureLines(note []byte) int {
 	_, sigs, _ := strings.Cut(string(note), "\n\n")
 	n := 0
 	for _, line := range strings.Split(sigs, "\n") {
-		if strings.HasPrefix(line, "\u2014 ") {
+		if strings.HasPrefix(line, formats.SigLinePrefix) {
 			n++
 		}
 	}

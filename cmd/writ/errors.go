@@ -13,6 +13,7 @@ import (
 	"github.com/writ-ledger/writ/internal/progress"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
@@ -106,7 +107,7 @@ func classify(err error) int {
 	for _, target := range []error{
 		delegation.ErrRefused, delegation.ErrUnauthorized, ledger.ErrTampered,
 		formats.ErrCheckpointSignature, transfer.ErrDigestMismatch, sign.ErrBadSignature,
-		formats.ErrQuorum, ledger.ErrWitnessAhead,
+		formats.ErrQuorum, publish.ErrWitnessAhead,
 	} {
 		if errors.Is(err, target) {
 			return exitNo

@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/witness"
 )
 
@@ -20,7 +21,7 @@ var policyFlag = &cli.StringFlag{Name: "policy", Usage: "witness policy `FILE` (
 var collectPolicyFlag = &cli.StringFlag{Name: "policy", Usage: "witness policy `FILE` (C2SP tlog-policy): ask its witnesses (those with a URL) to cosign the new checkpoint; exit 1 if the quorum is not met"}
 
 // witnessTimeoutFlag bounds each witness's answer.
-var witnessTimeoutFlag = &cli.DurationFlag{Name: "witness-timeout", Value: ledger.DefaultWitnessTimeout, Usage: "wait at most `DURATION` for each witness's cosignature"}
+var witnessTimeoutFlag = &cli.DurationFlag{Name: "witness-timeout", Value: publish.DefaultWitnessTimeout, Usage: "wait at most `DURATION` for each witness's cosignature"}
 
 // readPolicy parses the --policy file, or returns nil when none is given.
 // A policy that does not parse is bad input (exit 2).
@@ -65,20 +66,19 @@ func policyForLedger(c *cli.Context, p *formats.Policy, k *formats.LogKey, dir s
 	return nil
 }
 
-// collectable refuses, as bad input (exit 2), a --policy the writer
-// could not collect cosignatures under whatever the witnesses answer (no
-// witness with a URL, a quorum other than none) and a --witness-timeout
-// that is not positive. The writer's commands call it before they sign or
-// append anything, so that such a policy changes nothing stored.
+// collectable maps publish.Collectable's refusals of --policy and
+// --witness-timeout: a timeout that is not positive is bad usage, a
+// policy no collection could meet bad input (exit 2). The writer's
+// commands call it before they sign or append anything, so that such a
+// policy changes nothing stored.
 func collectable(c *cli.Context, p *formats.Policy) error {
-	if p == nil {
-		return nil
-	}
-	if c.Duration("witness-timeout") <= 0 {
+	switch err := publish.Collectable(p, c.Duration("witness-timeout")); {
+	case errors.Is(err, publish.ErrWitnessTimeout):
 		return usageErr("--witness-timeout %s: must be positive", c.Duration("witness-timeout"))
-	}
-	if len(p.SubmissionWitnesses()) == 0 && p.Quorum != "none" {
-		return inputErr(fmt.Errorf("--policy %s: no witness has a URL to ask for cosignatures", c.String("policy")))
+	case errors.Is(err, publish.ErrNoWitnessURL):
+		return inputErr(fmt.Errorf("--policy %s: %w", c.String("policy"), err))
+	case err != nil:
+		return inputErr(fmt.Errorf("--policy %s: %w", c.String("policy"), err))
 	}
 	return nil
 }
@@ -88,11 +88,11 @@ func collectable(c *cli.Context, p *formats.Policy) error {
 // is a no (exit 1): whatever was appended stays, and the hint says how
 // to collect again. The caller checked the policy with collectable
 // before appending or signing.
-func collectCosignatures(c *cli.Context, l *ledger.Log, p *formats.Policy) (*ledger.Collected, error) {
+func collectCosignatures(c *cli.Context, l *ledger.Log, p *formats.Policy) (*publish.Collected, error) {
 	if err := collectable(c, p); err != nil || p == nil {
 		return nil, err
 	}
-	res, err := l.CollectCosignatures(context.Background(), p, witness.NewClient(c.Duration("witness-timeout")), c.Duration("witness-timeout"), time.Now)
+	res, err := publish.CollectCosignatures(context.Background(), l, p, witness.NewClient(c.Duration("witness-timeout")), c.Duration("witness-timeout"), time.Now)
 	for _, w := range res.Witnesses {
 		if w.Err != nil {
 			msg := humanize.OneLine(w.Err.Error())
@@ -122,14 +122,14 @@ func collectCosignatures(c *cli.Context, l *ledger.Log, p *formats.Policy) (*led
 
 // collectHint says what to do when a collection falls short, from what
 // the witnesses answered: a retry helps only when they did not answer.
-func collectHint(c *cli.Context, res ledger.Collected) []string {
+func collectHint(c *cli.Context, res publish.Collected) []string {
 	retry := "run `writ ledger checkpoint --refresh --policy " + c.String("policy") + " --dir " + c.String("dir") + "` once the witnesses answer; runners with this policy keep the last witnessed checkpoint until then"
 	var out []string
 	for _, w := range res.Witnesses {
 		switch {
-		case errors.Is(w.Err, witness.ErrInconsistent), errors.Is(w.Err, ledger.ErrWitnessAhead):
+		case errors.Is(w.Err, witness.ErrInconsistent), errors.Is(w.Err, publish.ErrWitnessAhead):
 			out = append(out, "witness "+w.Name+" holds a different history of this log (a fork, or a ledger restored from an older backup): do not retry; compare with `writ witness checkpoint --url "+w.URL+" --origin "+res.Checkpoint.Origin+"` and investigate")
-		case errors.Is(w.Err, ledger.ErrBadCosignature):
+		case errors.Is(w.Err, publish.ErrBadCosignature):
 			out = append(out, "witness "+w.Name+" answered, but not under the key the policy gives it: check its witness line against the witness's verifier key")
 		case errors.Is(w.Err, witness.ErrUnknownLog), errors.Is(w.Err, witness.ErrForbidden):
 			out = append(out, "witness "+w.Name+" does not witness this log under this key: its operator adds the log's verifier key (`writ witness serve --log`)")

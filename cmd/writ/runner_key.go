@@ -10,11 +10,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/ledger"
-	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/ledger/keys"
 )
 
 // runnerKeyProtectionFlag chooses, at a runner's first admission, how its
-// key is kept (ledger.KeyProtection).
+// key is kept (keys.Protection).
 var runnerKeyProtectionFlag = &cli.StringFlag{
 	Name: "runner-key-protection",
 	Usage: "how a new runner keeps the key that signs its decision log, chosen at the first admission and fixed after (stated in DIR/runner.protection): " +
@@ -24,7 +24,7 @@ var runnerKeyProtectionFlag = &cli.StringFlag{
 }
 
 // runnerTokenKeyFlag names, at a runner's first admission, a key made in
-// a PKCS#11 token to sign its decision log (ledger.ProtectToken).
+// a PKCS#11 token to sign its decision log (keys.ProtectToken).
 var runnerTokenKeyFlag = &cli.StringFlag{
 	Name:  "runner-key",
 	Usage: "at a runner's first admission: keep its key in a PKCS#11 token, this `URI` (pkcs11:token=T;object=O, made with writ key generate --out URI --pub FILE); implies --runner-key-protection pkcs11",
@@ -38,74 +38,40 @@ var runnerTokenKeyFlag = &cli.StringFlag{
 var runnerSecretFlags = []string{"passphrase-file", "identity", "recipient"}
 
 // runnerKeyParams returns how the runner key of the ledger at dir is
-// made or unlocked: the protection it is stated to have (or, for a new
-// runner, --runner-key-protection, by default ledger.DefaultRunnerProtection)
-// and, for a key kept with a passphrase, the identities that unlock it or
-// the recipients a new one is encrypted to. Bad usage: a
-// --runner-key-protection other than the stated one, or a secret flag
-// for a key kept as a file.
+// made or unlocked, as keys.Resolve decides from the flags: the
+// protection it is stated to have (or, for a new runner,
+// --runner-key-protection, by default keys.DefaultProtection) and, for a
+// key kept with a passphrase, the identities that unlock it or the
+// recipients a new one is encrypted to. Resolve's refusals are bad usage
+// naming the flags (runnerKeyUsage); a statement that does not read is
+// bad input.
 func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
 	kp := ledger.KeyParams{Rand: rand.Reader}
 	if err := isLedgerDir(dir); err != nil {
 		return kp, err // before any note about a key that will not be made
 	}
-	stated, exists, err := ledger.RunnerKeyProtection(dir)
+	choice := keys.Choice{Protection: c.String(runnerKeyProtectionFlag.Name), ProtectionGiven: c.IsSet(runnerKeyProtectionFlag.Name), TokenKey: c.String(runnerTokenKeyFlag.Name)}
+	for _, f := range runnerSecretFlags {
+		if c.IsSet(f) {
+			choice.Secret = f
+			break
+		}
+	}
+	r, err := keys.Resolve(dir, choice)
 	if err != nil {
-		return kp, inputErr(err)
+		return kp, runnerKeyUsage(r, choice, err)
 	}
-	var asked ledger.KeyProtection
-	if c.IsSet(runnerKeyProtectionFlag.Name) {
-		if asked, err = ledger.ParseKeyProtection(c.String(runnerKeyProtectionFlag.Name)); err != nil {
-			return kp, usageErr("--%s %q: one of %s", runnerKeyProtectionFlag.Name, c.String(runnerKeyProtectionFlag.Name), strings.Join(ledger.KeyProtectionNames(), ", "))
-		}
-	}
-	if ref := c.String(runnerTokenKeyFlag.Name); ref != "" {
-		switch {
-		case !sign.IsTokenURI(ref):
-			return kp, usageErr("--%s %q: a PKCS#11 URI (pkcs11:token=T;object=O)", runnerTokenKeyFlag.Name, ref)
-		case asked != 0 && asked != ledger.ProtectToken:
-			return kp, usageErr("--%s is a key in a token: it goes with --%s pkcs11, not %s", runnerTokenKeyFlag.Name, runnerKeyProtectionFlag.Name, asked)
-		case exists:
-			return kp, usageErr("--%s is read at a runner's first admission only: this runner's key is already made (%s)", runnerTokenKeyFlag.Name, filepath.Join(dir, ledger.RunnerProtectionFile))
-		}
-		asked, kp.TokenKey = ledger.ProtectToken, ref
-	} else if asked == ledger.ProtectToken && !exists {
-		return kp, usageErr("--%s pkcs11: give the key's URI with --%s pkcs11:token=T;object=O", runnerKeyProtectionFlag.Name, runnerTokenKeyFlag.Name)
-	}
-	statement := filepath.Join(dir, ledger.RunnerProtectionFile)
-	kp.Protection = ledger.DefaultRunnerProtection
-	switch {
-	case exists && asked != 0 && asked != stated:
-		return kp, usageErr("--%s %s: this runner's key is kept as %s (%s): the protection is chosen at the runner's first admission and fixed after", runnerKeyProtectionFlag.Name, asked, stated, statement)
-	case exists:
-		kp.Protection = stated
-	case asked != 0:
-		kp.Protection = asked
-	}
+	kp.Protection, kp.TokenKey = r.Protection, r.TokenKey
 	switch kp.Protection {
-	case ledger.ProtectFile:
-		for _, f := range runnerSecretFlags {
-			if !c.IsSet(f) {
-				continue
-			}
-			if exists {
-				return kp, usageErr("--%s: this runner's key is kept as file (%s: unencrypted, readable only by this account), which takes no passphrase or identity; drop --%s", f, statement, f)
-			}
-			return kp, usageErr("--%s: a new runner's key is kept as file by default (unencrypted, readable only by this account), which takes no passphrase or identity; to keep it age-encrypted, add --%s passphrase", f, runnerKeyProtectionFlag.Name)
-		}
-		if !exists && (os.Getenv("WRIT_PASSPHRASE") != "" || c.IsSet("work-factor")) {
+	case keys.ProtectFile:
+		if !r.Exists && (os.Getenv("WRIT_PASSPHRASE") != "" || c.IsSet("work-factor")) {
 			diag(c, levelNote, "this runner's new key is kept as file (%s unencrypted, mode 0600); WRIT_PASSPHRASE and --work-factor do not apply to it; --%s passphrase at the first admission keeps it age-encrypted instead",
 				filepath.Join(dir, ledger.RunnerKey+".key"), runnerKeyProtectionFlag.Name)
 		}
-	case ledger.ProtectToken:
-		for _, f := range runnerSecretFlags {
-			if c.IsSet(f) {
-				return kp, usageErr("--%s: this runner's key is kept in a PKCS#11 token, which takes its PIN (pin-source in the URI, or the terminal), no passphrase or identity", f)
-			}
-		}
+	case keys.ProtectToken:
 		kp.PIN = tokenPIN(c)
-	case ledger.ProtectPassphrase:
-		if exists {
+	case keys.ProtectPassphrase:
+		if r.Exists {
 			kp.Identities, err = unlockIdentities(c, "the runner key")
 		} else {
 			kp.Recipients, err = newKeyRecipients(c, "the new runner key")
@@ -114,6 +80,33 @@ func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
 		err = errors.New("internal: no runner key protection chosen")
 	}
 	return kp, err
+}
+
+// runnerKeyUsage maps a refusal of keys.Resolve to the flags: bad usage
+// for what was asked, bad input for a statement that does not read.
+func runnerKeyUsage(r keys.Resolved, choice keys.Choice, err error) error {
+	protFlag, tokenFlag := runnerKeyProtectionFlag.Name, runnerTokenKeyFlag.Name
+	switch {
+	case errors.Is(err, keys.ErrProtectionName):
+		return usageErr("--%s %q: one of %s", protFlag, choice.Protection, strings.Join(keys.ProtectionNames(), ", "))
+	case errors.Is(err, keys.ErrNotTokenURI):
+		return usageErr("--%s %q: a PKCS#11 URI (pkcs11:token=T;object=O)", tokenFlag, choice.TokenKey)
+	case errors.Is(err, keys.ErrTokenKeyProtection):
+		return usageErr("--%s is a key in a token: it goes with --%s pkcs11, not %s", tokenFlag, protFlag, r.Asked)
+	case errors.Is(err, keys.ErrTokenKeyExists):
+		return usageErr("--%s is read at a runner's first admission only: this runner's key is already made (%s)", tokenFlag, r.Statement)
+	case errors.Is(err, keys.ErrNoTokenKey):
+		return usageErr("--%s pkcs11: give the key's URI with --%s pkcs11:token=T;object=O", protFlag, tokenFlag)
+	case errors.Is(err, keys.ErrProtectionFixed):
+		return usageErr("--%s %s: this runner's key is kept as %s (%s): the protection is chosen at the runner's first admission and fixed after", protFlag, r.Asked, r.Stated, r.Statement)
+	case errors.Is(err, keys.ErrSecretUnused) && r.Protection == keys.ProtectToken:
+		return usageErr("--%s: this runner's key is kept in a PKCS#11 token, which takes its PIN (pin-source in the URI, or the terminal), no passphrase or identity", choice.Secret)
+	case errors.Is(err, keys.ErrSecretUnused) && r.Exists:
+		return usageErr("--%s: this runner's key is kept as file (%s: unencrypted, readable only by this account), which takes no passphrase or identity; drop --%s", choice.Secret, r.Statement, choice.Secret)
+	case errors.Is(err, keys.ErrSecretUnused):
+		return usageErr("--%s: a new runner's key is kept as file by default (unencrypted, readable only by this account), which takes no passphrase or identity; to keep it age-encrypted, add --%s passphrase", choice.Secret, protFlag)
+	}
+	return inputErr(err)
 }
 
 // isLedgerDir refuses, as bad input naming --ledger, a directory that

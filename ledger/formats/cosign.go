@@ -3,7 +3,6 @@ package formats
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -153,16 +152,12 @@ func (v *CosigVerifier) TimeAtMost(signed []byte, limit time.Time) (t, future ti
 // lineTime returns the time of one signature line if it is a valid
 // cosignature/v1 by the key over body.
 func (v *CosigVerifier) lineTime(line string, body []byte) (time.Time, bool) {
-	rest, ok := strings.CutPrefix(line, "\u2014 "+v.name+" ")
-	if !ok {
+	sl, err := ParseSigLine(line)
+	if err != nil || sl.Name != v.name || sl.Hash != v.hash || len(sl.Sig) != 8+64 {
 		return time.Time{}, false
 	}
-	raw, err := base64.StdEncoding.DecodeString(rest)
-	if err != nil || len(raw) != 4+8+64 || binary.BigEndian.Uint32(raw) != v.hash {
-		return time.Time{}, false
-	}
-	t := binary.BigEndian.Uint64(raw[4:12])
-	if t > 1<<62 || v.key.Verify(cosignMessage(t, body), raw[12:]) != nil {
+	t := binary.BigEndian.Uint64(sl.Sig[:8])
+	if t > 1<<62 || v.key.Verify(cosignMessage(t, body), sl.Sig[8:]) != nil {
 		return time.Time{}, false
 	}
 	return time.Unix(int64(t), 0), true

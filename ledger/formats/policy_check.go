@@ -137,7 +137,7 @@ func (p *Policy) Check(signed []byte, k *LogKey, now time.Time) (Witnessing, err
 			}
 		case err != nil:
 			w.Missing = append(w.Missing, wit.Name)
-			if bytes.Contains(signed, []byte("\n\u2014 "+wit.verifier.Name()+" ")) {
+			if hasSigLineBy(signed, wit.verifier.Name()) {
 				w.Unverified = append(w.Unverified, wit.Name)
 			}
 		default:
@@ -211,3 +211,16 @@ func (p *Policy) SubmissionWitnesses() []PolicyWitness {
 
 // Verifier returns the witness's cosignature/v1 verifier.
 func (w PolicyWitness) Verifier() *CosigVerifier { return w.verifier }
+
+// hasSigLineBy reports whether the signature block of the signed note
+// holds a signature line (ParseSigLine) by the key name, whether or not
+// it verifies.
+func hasSigLineBy(signed []byte, name string) bool {
+	_, sigs, _ := bytes.Cut(signed, []byte("\n\n"))
+	for _, line := range strings.Split(string(sigs), "\n") {
+		if sl, err := ParseSigLine(line); err == nil && sl.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -2,8 +2,6 @@ package formats
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -32,7 +30,7 @@ func SignatureLines(block []byte) ([]string, error) {
 	seen := map[string]bool{}
 	for _, line := range strings.SplitAfter(string(block[:len(block)-1]), "\n") {
 		line = strings.TrimSuffix(line, "\n")
-		if err := checkSigLine(line); err != nil {
+		if _, err := parseStoredSigLine(line); err != nil {
 			return nil, err
 		}
 		if !seen[line] {
@@ -46,17 +44,15 @@ func SignatureLines(block []byte) ([]string, error) {
 	return out, nil
 }
 
-func checkSigLine(line string) error {
-	rest, ok := strings.CutPrefix(line, "\u2014 ")
-	name, b64, ok2 := strings.Cut(rest, " ")
-	if !ok || !ok2 || !ValidOrigin(name) {
-		return fmt.Errorf("%w: %.80q is not \"\u2014 <key name> <base64>\"", ErrSignatureLines, line)
+// parseStoredSigLine parses a signature line writ keeps on a checkpoint
+// (ParseSigLine), whose key name must also be printable ASCII, as an
+// origin is (ValidOrigin).
+func parseStoredSigLine(line string) (SigLine, error) {
+	sl, err := ParseSigLine(line)
+	if err == nil && !ValidOrigin(sl.Name) {
+		return SigLine{}, fmt.Errorf("%w: %.80q is not a signature line (\"\u2014 <key name> <base64>\") with a printable ASCII key name", ErrSignatureLines, line)
 	}
-	raw, err := base64.StdEncoding.Strict().DecodeString(b64)
-	if err != nil || len(raw) < 5 {
-		return fmt.Errorf("%w: signature of %q is not base64 of a key id and a signature", ErrSignatureLines, name)
-	}
-	return nil
+	return sl, err
 }
 
 // AddSignatures returns signed (a signed note) with the signature lines
@@ -76,13 +72,13 @@ func AddSignatures(signed []byte, lines []string) ([]byte, error) {
 		return nil, err
 	}
 	for _, l := range lines {
-		if !strings.HasSuffix(l, "\n") || checkSigLine(strings.TrimSuffix(l, "\n")) != nil {
+		sl, err := parseStoredSigLine(strings.TrimSuffix(l, "\n"))
+		if !strings.HasSuffix(l, "\n") || err != nil {
 			return nil, fmt.Errorf("%w: %.80q", ErrSignatureLines, l)
 		}
-		id := sigLineID(l)
 		replaced := false
 		for i, h := range have {
-			if sigLineID(h) == id {
+			if hl, _ := ParseSigLine(strings.TrimSuffix(h, "\n")); hl.Name == sl.Name && hl.Hash == sl.Hash {
 				have[i], replaced = l, true
 				break
 			}
@@ -104,14 +100,6 @@ func AddSignatures(signed []byte, lines []string) ([]byte, error) {
 	return out, nil
 }
 
-// sigLineID is a checked signature line's key name and key id.
-func sigLineID(line string) string {
-	rest := strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "\u2014 ")
-	name, b64, _ := strings.Cut(rest, " ")
-	raw, _ := base64.StdEncoding.DecodeString(b64)
-	return name + " " + string(raw[:4])
-}
-
 // LogSigned returns the part of a signed checkpoint that the log itself
 // signed: its body and only the signature lines by the log key k (its
 // signed-note line and its cosignature/v1 line, matched by name and key
@@ -131,8 +119,7 @@ func LogSigned(signed []byte, k *LogKey) ([]byte, error) {
 	}
 	out := append(bytes.Clone(body), "\n\n"...)
 	for _, l := range lines {
-		id := sigLineID(l)
-		if name, kid, _ := strings.Cut(id, " "); name == v.Name() && ids[binary.BigEndian.Uint32([]byte(kid))] {
+		if sl, _ := ParseSigLine(strings.TrimSuffix(l, "\n")); sl.Name == v.Name() && ids[sl.Hash] {
 			out = append(out, l...)
 		}
 	}

@@ -6,5 +6,8 @@
 // holds and a minimum write rate for slow readers. The tiles are read
 // from one snapshot of the store (ledger.Log.ReadTiles, WriteTile), so
 // what is published or served is exactly the tree the checkpoint signs;
-// ledger/replica's Sync reads either.
+// ledger/replica's Sync reads either. [CollectCosignatures] asks the
+// witnesses of a c2sp.org/tlog-policy to cosign the log's latest
+// checkpoint (c2sp.org/tlog-witness) and stores what verifies with it, so
+// that what is published carries them.
 package publish

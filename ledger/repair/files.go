@@ -14,6 +14,8 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/internal/badgerfile"
+	"github.com/writ-ledger/writ/ledger/replica"
 )
 
 // storeFiles is what Repair reads of a damaged store's files, without
@@ -108,7 +110,7 @@ func (f *storeFiles) readLogs(store, origin string) {
 	}
 	entries, _ := os.ReadDir(store)
 	for _, e := range entries {
-		if !ledger.IsWriteLog(e.Name()) || !e.Type().IsRegular() {
+		if !badgerfile.IsWriteLog(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(store, e.Name()))
@@ -148,7 +150,7 @@ func notesIn(b []byte, origin string) [][]byte {
 		}
 		off++
 		sigs := 0
-		for bytes.HasPrefix(rest[off:], []byte("\u2014 ")) {
+		for bytes.HasPrefix(rest[off:], []byte(formats.SigLinePrefix)) {
 			nl := bytes.IndexByte(rest[off:], '\n')
 			if nl < 0 {
 				break
@@ -191,10 +193,10 @@ func (f *storeFiles) lost() string {
 }
 
 // floor returns the newest checkpoint among the signed ones the files
-// hold that verifies under one of vkeys ("" skipped), as a ledger.Floor, and
+// hold that verifies under one of vkeys ("" skipped), as a replica.Floor, and
 // whether there is one. It verifies them from the largest size they
 // claim down, until one verifies.
-func (f *storeFiles) floor(vkeys ...string) (ledger.Floor, bool) {
+func (f *storeFiles) floor(vkeys ...string) (replica.Floor, bool) {
 	claimed := func(s signedIn) int64 {
 		lines := strings.SplitN(string(s.note), "\n", 3)
 		if len(lines) < 3 {
@@ -217,9 +219,9 @@ func (f *storeFiles) floor(vkeys ...string) (ledger.Floor, bool) {
 	for _, s := range signed {
 		for _, k := range keys {
 			if cp, err := formats.OpenCheckpoint(s.note, k); err == nil {
-				return ledger.Floor{Checkpoint: cp, Where: "a signed checkpoint in " + s.where}, true
+				return replica.Floor{Checkpoint: cp, Where: "a signed checkpoint in " + s.where}, true
 			}
 		}
 	}
-	return ledger.Floor{}, false
+	return replica.Floor{}, false
 }

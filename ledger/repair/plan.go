@@ -16,6 +16,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 )
@@ -34,7 +35,7 @@ type logPlan struct {
 	whole       bool           // it opens read-only and verifies
 	size, cp    int64          // its size and its checkpoint's, once verified
 	files       storeFiles
-	floors      []ledger.Floor
+	floors      []replica.Floor
 	cand        string   // where its rebuilt store is made, beside it
 	skipped     []string // files the rebuilt store leaves out
 }
@@ -162,9 +163,9 @@ func vkeyOrigin(vkey string) string {
 
 // recorded keeps the largest authority checkpoint the entries of a
 // decision log record (schemas.Decision's AuthoritySize and
-// AuthorityRoot) as a ledger.Floor for the authority log.
+// AuthorityRoot) as a replica.Floor for the authority log.
 type recorded struct {
-	fl ledger.Floor
+	fl replica.Floor
 	ok bool
 }
 
@@ -182,7 +183,7 @@ func (r *recorded) entry(i int64, e []byte, _ time.Time) error {
 	if err != nil || len(h) != tlog.HashSize {
 		return nil
 	}
-	r.fl = ledger.Floor{Checkpoint: formats.Checkpoint{Size: d.AuthoritySize, Hash: tlog.Hash(h)},
+	r.fl = replica.Floor{Checkpoint: formats.Checkpoint{Size: d.AuthoritySize, Hash: tlog.Hash(h)},
 		Where: fmt.Sprintf("entry %d of the decision log, a decision judged against it", i)}
 	r.ok = true
 	return nil
@@ -193,7 +194,7 @@ func (r *recorded) entry(i int64, e []byte, _ time.Time) error {
 // own, which the caller checked otherwise), passing
 // each entry to fn, and checks that it reaches and extends every floor;
 // it returns its size and its checkpoint's.
-func verifyStore(store, vkey string, readOnly bool, floors []ledger.Floor, fn ledger.EntryFunc) (size, checkpoint int64, err error) {
+func verifyStore(store, vkey string, readOnly bool, floors []replica.Floor, fn ledger.EntryFunc) (size, checkpoint int64, err error) {
 	open := ledger.OpenReadOnly
 	if !readOnly {
 		open = func(dir string) (*ledger.Log, error) { return ledger.Open(dir, nil) }

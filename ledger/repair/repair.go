@@ -62,14 +62,14 @@ type RepairOptions struct {
 // meet, by log name: the verifier key their checkpoints must verify under
 // (RepairOptions.VKeys, else the key the directory holds for the log, or
 // else its public key), and the checkpoints they must reach and extend
-// (ledger.Floor).
+// (replica.Floor).
 type RestoreTrust struct {
 	VKeys map[string]string
 	// Keys, for a log without a key in VKeys (its store lost it), is the
 	// public key the directory keeps for it (checkpoint.pub, runner.pub):
 	// the restored log's verifier key must hold it.
 	Keys   map[string]sign.PublicKey
-	Floors map[string][]ledger.Floor
+	Floors map[string][]replica.Floor
 }
 
 // RepairResult is what Repair did to a ledger directory.
@@ -108,7 +108,7 @@ type RepairedLog struct {
 // A damaged log is rebuilt from its files, beside it (salvage: every
 // table that reads back, in a new MANIFEST; its write-ahead logs), and
 // the rebuilt store must open, verify against its signed checkpoint under
-// its key, and reach and extend every ledger.Floor the directory shows (the
+// its key, and reach and extend every replica.Floor the directory shows (the
 // newest signed checkpoint its files hold, the authority checkpoint the
 // decision log recorded). Repair refuses, with a *ledger.StoreError with Lost
 // set and nothing changed, when a table the MANIFEST lists is missing or
@@ -333,7 +333,7 @@ func putBack(dir, aside string, names []string) error {
 // to rebuild dir; on fn's error, or when a restored log does not verify
 // under its key or falls short of its floors, it puts them back.
 func restore(dir, aside string, plans []*logPlan, locks storeLocks, fn func(string, RestoreTrust) error) (*RepairResult, error) {
-	trust := RestoreTrust{VKeys: map[string]string{}, Keys: map[string]sign.PublicKey{}, Floors: map[string][]ledger.Floor{}}
+	trust := RestoreTrust{VKeys: map[string]string{}, Keys: map[string]sign.PublicKey{}, Floors: map[string][]replica.Floor{}}
 	for _, p := range plans {
 		switch {
 		case p.vkey != "":

@@ -65,7 +65,7 @@ func salvage(from, fromUnlisted, to string) (skipped []string, err error) {
 			continue
 		}
 		if fi, err := e.Info(); err != nil || fi.Size() == 0 {
-			continue // an empty log holds nothing (removeEmptyLogs)
+			continue // an empty log holds nothing (badgerfile.RemoveEmptyLogs)
 		}
 		if err := fileutil.Copy(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
 			return nil, err

@@ -132,7 +132,7 @@ func writeItem(w io.Writer, v any) error {
 // index after the batch's last entry; it gives every entry the time the
 // log accepted it. That time is the one signed in the checkpoint's
 // cosignature/v1 line by the log key (c2sp.org/tlog-cosignature; see
-// [CheckpointTime]), beside its signed-note signature. An export
+// [formats.CheckpointTime]), beside its signed-note signature. An export
 // carries everything an auditor needs to
 // verify the logs offline; nothing in it is trusted until the
 // checkpoints verify under a key the auditor chose and the entries hash

@@ -9,6 +9,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/witness"
 )
 
@@ -39,7 +40,7 @@ func mustPolicy(t *testing.T, text string) *formats.Policy {
 	return p
 }
 
-func collect(t *testing.T, l *ledger.Log, p *formats.Policy) (ledger.Collected, error) {
+func collect(t *testing.T, l *ledger.Log, p *formats.Policy) (publish.Collected, error) {
 	t.Helper()
-	return l.CollectCosignatures(context.Background(), p, &witness.Client{}, 5*time.Second, time.Now)
+	return publish.CollectCosignatures(context.Background(), l, p, &witness.Client{}, 5*time.Second, time.Now)
 }

@@ -72,7 +72,7 @@ type ImportOptions struct {
 	// and extend (the same root at their size), or the import is refused
 	// before a byte is written with an *InconsistencyError saying what
 	// size it needs: what a damaged store being restored showed (Repair).
-	Floors map[string][]ledger.Floor
+	Floors map[string][]Floor
 	// TrustedKeys gives, per section name without a key in Trusted (and
 	// without a local log), the public key the section's verifier key
 	// must hold, under the section's origin: a *TrustError

@@ -82,7 +82,7 @@ func checkLocal(local *ledger.Log, sec *ExportedLog, vkey string, record ledger.
 // floorWatch notes, as a section's entries are verified, the root of its
 // tree at the size of each of floors, to check that it extends them.
 type floorWatch struct {
-	floors []ledger.Floor
+	floors []Floor
 	roots  map[int64]tlog.Hash
 }
 

@@ -131,9 +131,9 @@ func (w *Witness) cosign(text string) ([]byte, note.Signature, error) {
 		return nil, note.Signature{}, fmt.Errorf("%w: cosigning: %w", ErrWitness, err)
 	}
 	line := signed[len(text)+1:]
-	b64, ok := strings.CutPrefix(strings.TrimSuffix(string(line), "\n"), "\u2014 "+w.name+" ")
-	if !ok {
+	sl, err := formats.ParseSigLine(strings.TrimSuffix(string(line), "\n"))
+	if err != nil || sl.Name != w.name {
 		return nil, note.Signature{}, fmt.Errorf("%w: cosigning produced %q", ErrWitness, line)
 	}
-	return line, note.Signature{Name: w.name, Hash: w.cosig.KeyID(), Base64: b64}, nil
+	return line, note.Signature{Name: w.name, Hash: w.cosig.KeyID(), Base64: sl.Base64()}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -244,8 +245,9 @@ func parseConflict(contentType string, body []byte) (int64, error) {
 }
 
 // checkSignatureLines checks a 200 answer to add-checkpoint: 1 to
-// MaxSignatureLines lines, each "— <key name> <base64 of at least 5
-// bytes>\n" of at most MaxSignatureLine bytes (c2sp.org/signed-note).
+// MaxSignatureLines lines, each of at most MaxSignatureLine bytes and a
+// signature line (formats.ParseSigLine: "— <key name> <base64 of at
+// least 5 bytes>") and a newline (c2sp.org/signed-note).
 func checkSignatureLines(b []byte) error {
 	if len(b) == 0 || b[len(b)-1] != '\n' {
 		return errors.New("the answer is empty or does not end in a newline")
@@ -258,14 +260,8 @@ func checkSignatureLines(b []byte) error {
 		if len(l) > MaxSignatureLine {
 			return fmt.Errorf("a signature line of %d bytes, at most %d", len(l), MaxSignatureLine)
 		}
-		rest, ok := strings.CutPrefix(l, "\u2014 ")
-		name, b64, ok2 := strings.Cut(rest, " ")
-		if !ok || !ok2 || !validKeyName(name) || strings.ContainsAny(b64, " \r") {
-			return fmt.Errorf("%q is not a signature line", l)
-		}
-		sig, err := base64Std.DecodeString(b64)
-		if err != nil || len(sig) < 5 {
-			return fmt.Errorf("%q is not a signature line: its signature is not the base64 of a key id and a signature", l)
+		if _, err := formats.ParseSigLine(l); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/writ-ledger/writ/ledger/formats"
 	"golang.org/x/mod/sumdb/tlog"
@@ -208,15 +206,4 @@ func parseHash(s string) (tlog.Hash, bool) {
 	}
 	copy(h[:], b)
 	return h, true
-}
-
-// base64Std is standard, padded, canonical base64 (RFC 4648 §4).
-var base64Std = base64.StdEncoding.Strict()
-
-// validKeyName reports whether s can be a signed-note key name: non-empty
-// UTF-8 without Unicode spaces, control characters or '+'
-// (c2sp.org/signed-note, "Format").
-func validKeyName(s string) bool {
-	return s != "" && utf8.ValidString(s) && !strings.Contains(s, "+") &&
-		strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) < 0
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -160,9 +161,9 @@ func render(text string, logSigs []note.Signature, cosig note.Signature) []byte 
 	b.WriteString(text)
 	b.WriteByte('\n')
 	for _, s := range logSigs {
-		fmt.Fprintf(&b, "\u2014 %s %s\n", s.Name, s.Base64)
+		b.WriteString(formats.SigLinePrefix + s.Name + " " + s.Base64 + "\n")
 	}
-	fmt.Fprintf(&b, "\u2014 %s %s\n", cosig.Name, cosig.Base64)
+	b.WriteString(formats.SigLinePrefix + cosig.Name + " " + cosig.Base64 + "\n")
 	return b.Bytes()
 }
 

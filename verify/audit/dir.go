@@ -5,6 +5,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/keys"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/internal/replay"
 	"golang.org/x/mod/sumdb/tlog"
@@ -75,7 +76,7 @@ func (r *dirReader) root(cp formats.Checkpoint, n int64) (tlog.Hash, bool, error
 
 func (r *dirReader) finish(rep *Report) error {
 	if r.dec != nil {
-		p, ok, err := ledger.RunnerKeyProtection(r.dir)
+		p, ok, err := keys.RunnerProtection(r.dir)
 		if err != nil {
 			return &failed{"decisions", err}
 		}

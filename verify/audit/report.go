@@ -83,7 +83,7 @@ type Report struct {
 	Traffic *Traffic `json:"traffic,omitempty" doc:"by_mode, by_machine, by_stream, by_signer, unsigned, unsigned_share, would_refuse_by_rule, days (every day of the period; partial marks a day it covers in part), flagged_builds, authority_events, since, until (whole seconds), first_decision, last_decision, outside_period, ..."`
 	// RunnerKeyProtection is how the runner keeps the key that signs the
 	// decision log, as the ledger directory states it
-	// (ledger.RunnerKeyProtection: "file" or "passphrase"); empty when the
+	// (keys.RunnerProtection: "file", "passphrase" or "pkcs11"); empty when the
 	// directory holds no runner key (a replica, an export). It is the
 	// runner's statement, not covered by any signature.
 	RunnerKeyProtection string `json:"runner_key_protection,omitempty" doc:"how the runner says it keeps its key: file or passphrase (not signed)"`

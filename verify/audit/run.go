@@ -78,7 +78,7 @@ func (f *failed) Error() string { return f.log + ": " + f.err.Error() }
 // consistency of each log with the auditor's state file. Any failure
 // stops the audit and is reported in Report.Failure with OK false; the
 // error return is only for a source that cannot be read at all (for an
-// export, one whose header is not an export's: ledger.ErrExport) or a
+// export, one whose header is not an export's: replica.ErrExport) or a
 // state file that cannot be read or written.
 func Run(src Source, o Options) (*Report, error) {
 	rep, err := newAudit(o)

@@ -80,7 +80,7 @@ func collectFor(t *testing.T, l *ledger.Log, policy string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.CollectCosignatures(context.Background(), p, &witness.Client{}, 5*time.Second, time.Now); err != nil {
+	if _, err := publish.CollectCosignatures(context.Background(), l, p, &witness.Client{}, 5*time.Second, time.Now); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -180,8 +180,8 @@ func views(r *runner.Replica) string {
 	return strings.Join(out, "; ")
 }
 
-// REGRESSION, once an attack (wrong-yes): the split-view check of a sync (compareWitnesses,
-// ledger.CheckViews) proves a witness's checkpoint consistent from the
+// REGRESSION, once an attack (wrong-yes): the split-view check of a sync (ledger/replica's
+// checkSeen) proves a witness's checkpoint consistent from the
 // SOURCE's hash tiles, but a sync itself never needs them (it recomputes
 // the tree from the entry bundles). A source that shows the replica view
 // A while the log key showed witness f a fork B simply does not publish

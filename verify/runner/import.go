@@ -36,7 +36,7 @@ type ImportOptions struct {
 	Progress ledger.Progress   // told the export's bytes read, of twice its size (replica.ImportOptions.Progress)
 	// Floors: per section name, checkpoints the section must reach and
 	// extend (replica.ImportOptions.Floors).
-	Floors map[string][]ledger.Floor
+	Floors map[string][]replica.Floor
 	// TrustedKeys: per section name without a key in Trusted, the public
 	// key its verifier key must hold (replica.ImportOptions.TrustedKeys).
 	TrustedKeys map[string]sign.PublicKey

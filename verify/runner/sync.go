@@ -159,7 +159,7 @@ func SyncDecisions(ctx context.Context, dir string, src tiles.Source, vkey strin
 
 // PublishDecisions publishes the runner's decision log into the
 // directory to, as `writ ledger publish --decisions` does
-// (ledger.Log.Publish): a runner whose admission server holds the log
+// (publish.Publish): a runner whose admission server holds the log
 // publishes it this way, while it serves. The log is this runner's own,
 // whose head it checks before every append; Publish checks the signed
 // root and every published entry's leaf hash. Errors: those of Publish.

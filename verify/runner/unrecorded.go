@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+
 	"github.com/writ-ledger/writ/verify"
 )
 

@@ -1,8 +1,9 @@
-package ledger
+package replica
 
 import (
 	"fmt"
 
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 )
 
@@ -21,9 +22,9 @@ type Floor struct {
 // Check returns nil if the log l, whose verified checkpoint is cp,
 // reaches and extends fl (cp.Size >= fl.Size, the same origin when fl
 // names one, and l's tree of fl.Size entries has root fl.Hash), and else
-// an *InconsistencyError (ErrInconsistent) saying what size the log needs.
+// a *ledger.InconsistencyError (ledger.ErrInconsistent) saying what size the log needs.
 // A zero Floor is always met.
-func (fl Floor) Check(l *Log, cp formats.Checkpoint) error {
+func (fl Floor) Check(l *ledger.Log, cp formats.Checkpoint) error {
 	if fl.Size == 0 {
 		return nil
 	}
@@ -35,7 +36,7 @@ func (fl Floor) Check(l *Log, cp formats.Checkpoint) error {
 	return fl.Refusal("the "+l.Role()+" log", cp)
 }
 
-// Refusal is the *InconsistencyError (ErrInconsistent) for what (a log,
+// Refusal is the *ledger.InconsistencyError (ledger.ErrInconsistent) for what (a log,
 // named for the message, whose verified checkpoint is cp) that does not
 // reach or extend fl.
 func (fl Floor) Refusal(what string, cp formats.Checkpoint) error {
@@ -43,7 +44,7 @@ func (fl Floor) Refusal(what string, cp formats.Checkpoint) error {
 	if trusted.Origin == "" {
 		trusted.Origin = cp.Origin
 	}
-	return &InconsistencyError{Trusted: trusted, Found: cp, Why: fmt.Sprintf(
+	return &ledger.InconsistencyError{Trusted: trusted, Found: cp, Why: fmt.Sprintf(
 		"%s holds %s, which do not extend the checkpoint of %s the ledger directory shows (%s): it needs at least %s that extend it",
 		what, nEntries(cp.Size), nEntries(fl.Size), fl.Where, nEntries(fl.Size))}
 }

@@ -1,4 +1,4 @@
-package ledger
+package badgerfile
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 )
 
 // TestReleaseMappedReusedRange (a hostile review's attack, kept as a
-// regression test): releaseMapped reads /proc/self/maps, then advises
+// regression test): ReleaseMapped reads /proc/self/maps, then advises
 // each listed range. A table Badger unmaps in between (a compaction
 // closing it) frees the range, and the process may map private memory
 // there next (runtime metadata, a cgo allocation, a thread stack). The
@@ -35,7 +35,7 @@ func TestReleaseMappedReusedRange(t *testing.T) {
 	go func() {
 		defer close(done)
 		for !stop.Load() {
-			releaseMapped(dir)
+			ReleaseMapped(dir)
 		}
 	}()
 	defer func() { stop.Store(true); <-done }()

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package ledger_test
+package keys_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/keys"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -59,7 +60,7 @@ func TestHostileTokenRunnerStatementEdits(t *testing.T) {
 	if err := openDecisions(dir, ledger.KeyParams{}); err != nil {
 		t.Fatal(err)
 	}
-	stmt := filepath.Join(dir, ledger.RunnerProtectionFile)
+	stmt := filepath.Join(dir, keys.StatementFile)
 	keyPath := filepath.Join(dir, "runner.key")
 	for _, s := range []string{"passphrase\n", "pkcs11\n", "file\nfile\n", "file", " file\n", "file\r\n", "FILE\n", strings.Repeat("file\n", 20)} {
 		writeFile(t, stmt, s, 0o644)
@@ -133,7 +134,7 @@ func TestHostileTokenStoredURISwaps(t *testing.T) {
 	// The runner.
 	rdir := filepath.Join(tmp, "runner")
 	os.MkdirAll(rdir, 0o700)
-	kp := ledger.KeyParams{Protection: ledger.ProtectToken, TokenKey: uri("runner")}
+	kp := ledger.KeyParams{Protection: keys.ProtectToken, TokenKey: uri("runner")}
 	if err := openDecisions(rdir, kp); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestHostileTokenStoredURISwaps(t *testing.T) {
 	}
 	writeFile(t, ruri, origURI, 0o644)
 	// Stated as file, with a plain key planted: the log's key decides.
-	stmt := filepath.Join(rdir, ledger.RunnerProtectionFile)
+	stmt := filepath.Join(rdir, keys.StatementFile)
 	writeFile(t, stmt, "file\n", 0o644)
 	if err := openDecisions(rdir, ledger.KeyParams{}); err == nil {
 		t.Error("a token runner stated as file, no runner.key: admitted")

@@ -1,4 +1,4 @@
-package ledger_test
+package keys_test
 
 import (
 	"crypto/rand"
@@ -11,6 +11,7 @@ import (
 
 	"filippo.io/age"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/keys"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -38,26 +39,26 @@ func read(t *testing.T, path string) string {
 }
 
 func TestKeyProtectionNames(t *testing.T) {
-	if got := ledger.KeyProtectionNames(); !slices.Equal(got, []string{"file", "passphrase", "pkcs11"}) {
+	if got := keys.ProtectionNames(); !slices.Equal(got, []string{"file", "passphrase", "pkcs11"}) {
 		t.Fatalf("names %q", got)
 	}
-	for _, p := range []ledger.KeyProtection{ledger.ProtectFile, ledger.ProtectPassphrase, ledger.ProtectToken} {
-		if q, err := ledger.ParseKeyProtection(p.String()); err != nil || q != p {
+	for _, p := range []keys.Protection{keys.ProtectFile, keys.ProtectPassphrase, keys.ProtectToken} {
+		if q, err := keys.ParseProtection(p.String()); err != nil || q != p {
 			t.Fatalf("%s: parsed %v, %v", p, q, err)
 		}
 	}
-	if ledger.DefaultRunnerProtection != ledger.ProtectFile {
+	if keys.DefaultProtection != keys.ProtectFile {
 		t.Fatal("the default is not file")
 	}
-	if s := ledger.KeyProtection(0).String(); s != "none" {
+	if s := keys.Protection(0).String(); s != "none" {
 		t.Fatalf("zero value %q", s)
 	}
-	if s := ledger.KeyProtection(9).String(); s != "KeyProtection(9)" {
+	if s := keys.Protection(9).String(); s != "Protection(9)" {
 		t.Fatalf("no protection %q", s)
 	}
 	for _, bad := range []string{"", "File", "file ", "token", "none"} {
-		_, err := ledger.ParseKeyProtection(bad)
-		if !errors.Is(err, ledger.ErrRunnerKeyProtection) || !strings.HasSuffix(err.Error(), "is none of file, passphrase, pkcs11") {
+		_, err := keys.ParseProtection(bad)
+		if !errors.Is(err, keys.ErrProtection) || !strings.HasSuffix(err.Error(), "is none of file, passphrase, pkcs11") {
 			t.Fatalf("%q: %v", bad, err)
 		}
 	}
@@ -65,7 +66,7 @@ func TestKeyProtectionNames(t *testing.T) {
 
 func TestRunnerKeyKeptAsFile(t *testing.T) {
 	dir := t.TempDir()
-	if p, ok, err := ledger.RunnerKeyProtection(dir); p != 0 || ok || err != nil {
+	if p, ok, err := keys.RunnerProtection(dir); p != 0 || ok || err != nil {
 		t.Fatalf("before the first admission: %v %v %v", p, ok, err)
 	}
 	if err := openDecisions(dir, ledger.KeyParams{}); err != nil {
@@ -86,11 +87,11 @@ func TestRunnerKeyKeptAsFile(t *testing.T) {
 	if pub, err := sign.LoadPublicKey(filepath.Join(dir, "runner.pub")); err != nil || !pub.Equal(k.Public()) {
 		t.Fatalf("runner.pub: %v", err)
 	}
-	if p, ok, err := ledger.RunnerKeyProtection(dir); p != ledger.ProtectFile || !ok || err != nil {
+	if p, ok, err := keys.RunnerProtection(dir); p != keys.ProtectFile || !ok || err != nil {
 		t.Fatalf("stated: %v %v %v", p, ok, err)
 	}
 	// Reopened as stated, or with the stated protection named.
-	for _, kp := range []ledger.KeyParams{{}, {Protection: ledger.ProtectFile}} {
+	for _, kp := range []ledger.KeyParams{{}, {Protection: keys.ProtectFile}} {
 		if err := openDecisions(dir, kp); err != nil {
 			t.Fatal(err)
 		}
@@ -99,10 +100,10 @@ func TestRunnerKeyKeptAsFile(t *testing.T) {
 	id, _ := sign.ScryptIdentity([]byte("pw"))
 	stmt := filepath.Join(dir, "runner.protection")
 	for kp, want := range map[*ledger.KeyParams]string{
-		{Protection: ledger.ProtectPassphrase}: "runner key: runner key protection: the runner key is kept as file (" + stmt + "), not passphrase: the protection is chosen at the runner's first admission and fixed after",
-		{Identities: []age.Identity{id}}:       "runner key: runner key protection: the runner key is kept as file (" + stmt + "): it is not encrypted, and takes no identity or passphrase",
+		{Protection: keys.ProtectPassphrase}: "runner key: runner key protection: the runner key is kept as file (" + stmt + "), not passphrase: the protection is chosen at the runner's first admission and fixed after",
+		{Identities: []age.Identity{id}}:     "runner key: runner key protection: the runner key is kept as file (" + stmt + "): it is not encrypted, and takes no identity or passphrase",
 	} {
-		if err := openDecisions(dir, *kp); !errors.Is(err, ledger.ErrRunnerKeyProtection) || err.Error() != want {
+		if err := openDecisions(dir, *kp); !errors.Is(err, keys.ErrProtection) || err.Error() != want {
 			t.Fatalf("%+v: %v\nwant %s", kp, err, want)
 		}
 	}
@@ -120,10 +121,10 @@ func TestRunnerKeyKeptAsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "runner key protection: " + stmt + " is missing and " + keyPath + ` is an unencrypted key: restore runner.protection (it holds "file") with the key, or make a new runner`
-	if _, _, err := ledger.RunnerKeyProtection(dir); !errors.Is(err, ledger.ErrRunnerKeyProtection) || err.Error() != want {
+	if _, _, err := keys.RunnerProtection(dir); !errors.Is(err, keys.ErrProtection) || err.Error() != want {
 		t.Fatalf("lost statement: %v", err)
 	}
-	if err := openDecisions(dir, ledger.KeyParams{}); !errors.Is(err, ledger.ErrRunnerKeyProtection) {
+	if err := openDecisions(dir, ledger.KeyParams{}); !errors.Is(err, keys.ErrProtection) {
 		t.Fatalf("open without the statement: %v", err)
 	}
 }
@@ -133,7 +134,7 @@ func TestRunnerKeyKeptWithPassphrase(t *testing.T) {
 	r, _ := sign.ScryptRecipient([]byte("pw"), sign.MinWorkFactor)
 	for _, kp := range []ledger.KeyParams{
 		{Recipients: []age.Recipient{r}}, // inferred from the recipients
-		{Recipients: []age.Recipient{r}, Protection: ledger.ProtectPassphrase},
+		{Recipients: []age.Recipient{r}, Protection: keys.ProtectPassphrase},
 	} {
 		dir := t.TempDir()
 		if err := openDecisions(dir, kp); err != nil {
@@ -148,7 +149,7 @@ func TestRunnerKeyKeptWithPassphrase(t *testing.T) {
 		if err := openDecisions(dir, ledger.KeyParams{Identities: []age.Identity{id}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := openDecisions(dir, ledger.KeyParams{Protection: ledger.ProtectFile}); !errors.Is(err, ledger.ErrRunnerKeyProtection) {
+		if err := openDecisions(dir, ledger.KeyParams{Protection: keys.ProtectFile}); !errors.Is(err, keys.ErrProtection) {
 			t.Fatalf("opened as file: %v", err)
 		}
 		// A runner made before the statement existed is kept with a
@@ -156,7 +157,7 @@ func TestRunnerKeyKeptWithPassphrase(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, "runner.protection")); err != nil {
 			t.Fatal(err)
 		}
-		if p, ok, err := ledger.RunnerKeyProtection(dir); p != ledger.ProtectPassphrase || !ok || err != nil {
+		if p, ok, err := keys.RunnerProtection(dir); p != keys.ProtectPassphrase || !ok || err != nil {
 			t.Fatalf("without a statement: %v %v %v", p, ok, err)
 		}
 		if err := openDecisions(dir, ledger.KeyParams{Identities: []age.Identity{id}}); err != nil {
@@ -169,9 +170,9 @@ func TestRunnerKeyProtectionRefused(t *testing.T) {
 	r, _ := sign.ScryptRecipient([]byte("pw"), sign.MinWorkFactor)
 	// A file key takes no recipients, and a protection must be one.
 	for kp, want := range map[*ledger.KeyParams]string{
-		{Protection: ledger.ProtectFile, Recipients: []age.Recipient{r}}: "creating runner key: runner key protection: a key kept as file is not encrypted to recipients",
-		{Protection: 7}:                        "creating runner key: runner key protection: KeyProtection(7) is none of file, passphrase, pkcs11",
-		{Protection: ledger.ProtectPassphrase}: "creating runner key: no recipient to encrypt the key file to",
+		{Protection: keys.ProtectFile, Recipients: []age.Recipient{r}}: "creating runner key: runner key protection: a key kept as file is not encrypted to recipients",
+		{Protection: 7}:                      "creating runner key: runner key protection: Protection(7) is none of file, passphrase, pkcs11",
+		{Protection: keys.ProtectPassphrase}: "creating runner key: no recipient to encrypt the key file to",
 	} {
 		dir := t.TempDir()
 		if err := openDecisions(dir, *kp); err == nil || err.Error() != want {
@@ -198,15 +199,15 @@ func TestRunnerKeyProtectionRefused(t *testing.T) {
 		if err := os.WriteFile(stmt, []byte(bad), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, _, err := ledger.RunnerKeyProtection(dir)
+		_, _, err := keys.RunnerProtection(dir)
 		want := "runner key protection: " + stmt + ": want one line naming file or passphrase or pkcs11"
 		if len(bad) > 64 {
 			want = "runner key protection: " + stmt + ": 65 bytes, at most 64 expected"
 		}
-		if !errors.Is(err, ledger.ErrRunnerKeyProtection) || err.Error() != want {
+		if !errors.Is(err, keys.ErrProtection) || err.Error() != want {
 			t.Fatalf("%q: %v", bad, err)
 		}
-		if err := openDecisions(dir, ledger.KeyParams{}); !errors.Is(err, ledger.ErrRunnerKeyProtection) {
+		if err := openDecisions(dir, ledger.KeyParams{}); !errors.Is(err, keys.ErrProtection) {
 			t.Fatalf("%q: open gave %v", bad, err)
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package ledger_test
+package keys_test
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/keys"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -31,14 +32,14 @@ func TestHostileTokenKeyRefUnbounded(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.CheckpointKeyRef(dir); !errors.Is(err, ledger.ErrKeyRef) || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := ledger.CheckpointKeyRef(dir); !errors.Is(err, keys.ErrKeyRef) || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("a FIFO as checkpoint.uri: %v", err)
 	}
 	os.Remove(fifo)
 	if err := os.WriteFile(fifo, []byte(strings.Repeat("p", 8<<20)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.CheckpointKeyRef(dir); !errors.Is(err, ledger.ErrKeyRef) || !strings.Contains(err.Error(), "8388608 bytes, at most 4097 expected") {
+	if _, err := ledger.CheckpointKeyRef(dir); !errors.Is(err, keys.ErrKeyRef) || !strings.Contains(err.Error(), "8388608 bytes, at most 4097 expected") {
 		t.Fatalf("an 8 MiB checkpoint.uri: %v", err)
 	}
 }
@@ -98,7 +99,7 @@ func TestHostileTokenStoredModulePath(t *testing.T) {
 	l.Close()
 	rdir := filepath.Join(tmp, "runner")
 	os.MkdirAll(rdir, 0o700)
-	if err := openDecisions(rdir, ledger.KeyParams{Protection: ledger.ProtectToken, TokenKey: uri("runner")}); err != nil {
+	if err := openDecisions(rdir, ledger.KeyParams{Protection: keys.ProtectToken, TokenKey: uri("runner")}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, path string }{
@@ -127,7 +128,7 @@ func TestHostileTokenStoredModulePath(t *testing.T) {
 
 // writ stores a token key URI it then refuses to read: a URI of exactly
 // MaxTokenURI (4096) bytes is accepted by ParseTokenURI, LoadKey and
-// InitWithKey (which writes it and a newline, 4097 bytes), but readKeyRef
+// InitWithKey (which writes it and a newline, 4097 bytes), but keys.ReadRef
 // counts the newline against the 4096-byte bound, so the ledger's
 // checkpoint key can never be opened again (the same for runner.uri).
 func TestHostileTokenLongURIWrittenNotRead(t *testing.T) {
@@ -160,6 +161,6 @@ func TestHostileTokenLongURIWrittenNotRead(t *testing.T) {
 	}
 	l.Close()
 	if _, err := ledger.OpenAuthorityWith(dir, sign.KeyOptions{}); err != nil {
-		t.Errorf("InitWithKey wrote checkpoint.uri, which OpenAuthorityWith then refuses (errors.Is ErrKeyRef: %v): %v", errors.Is(err, ledger.ErrKeyRef), err)
+		t.Errorf("InitWithKey wrote checkpoint.uri, which OpenAuthorityWith then refuses (errors.Is ErrKeyRef: %v): %v", errors.Is(err, keys.ErrKeyRef), err)
 	}
 }

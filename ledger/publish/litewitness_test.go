@@ -1,4 +1,4 @@
-package ledger_test
+package publish_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
@@ -65,7 +66,7 @@ func TestLitewitness(t *testing.T) {
 			t.Fatalf("litewitness's database holds %+v, want [%+v]", logs, want)
 		}
 	}
-	cosigned := func(res ledger.Collected, err error, old int64, resent bool, before time.Time) {
+	cosigned := func(res publish.Collected, err error, old int64, resent bool, before time.Time) {
 		t.Helper()
 		after := time.Now()
 		if err != nil || len(res.Witnesses) != 1 || res.Witnesses[0].Err != nil || res.Witnesses[0].Old != old || res.Witnesses[0].Resent != resent {
@@ -189,7 +190,7 @@ func TestLitewitness(t *testing.T) {
 	back := newHistoryWriterAt(t, w.now)
 	back.add(t, 3)
 	res, _ = collect(t, back.Log, p)
-	if !errors.Is(res.Witnesses[0].Err, ledger.ErrWitnessAhead) {
+	if !errors.Is(res.Witnesses[0].Err, publish.ErrWitnessAhead) {
 		t.Fatalf("rolled-back log: %+v", res.Witnesses)
 	}
 	held(14, final.Checkpoint.Hash)

@@ -1,4 +1,4 @@
-package ledger
+package badgerfile
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// releaseMapped asks the kernel to reclaim the pages this process has
+// ReleaseMapped asks the kernel to reclaim the pages this process has
 // touched of the store's table files (*.sst under dir). Badger maps every
 // table file into memory (MAP_SHARED); a walk over a whole log (Verify, an
 // audit) touches every page once, and without this they all stay in the
@@ -26,7 +26,7 @@ import (
 // file directly under dir are advised; anything unexpected in
 // /proc/self/maps is skipped. Best effort: errors are ignored, and no
 // result depends on it.
-func releaseMapped(dir string) {
+func ReleaseMapped(dir string) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return

@@ -1,12 +1,14 @@
-package ledger
+package publish
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"golang.org/x/mod/sumdb/tlog"
@@ -25,6 +27,34 @@ var ErrWitnessAhead = errors.New("a witness holds a larger checkpoint of this lo
 // verifies as its cosignature/v1 under the key the policy gives it (a
 // wrong key in the policy, or not the witness the URL should reach).
 var ErrBadCosignature = errors.New("the witness's answer does not verify under its policy key")
+
+// ErrWitnessTimeout: a time to wait for each witness that is not
+// positive (Collectable).
+var ErrWitnessTimeout = errors.New("the time to wait for a witness must be positive")
+
+// ErrNoWitnessURL: a policy with no witness to ask (none has a URL) whose
+// quorum is not "none", so no collection could ever meet it
+// (Collectable).
+var ErrNoWitnessURL = errors.New("no witness has a URL to ask for cosignatures")
+
+// Collectable refuses what no call of CollectCosignatures could succeed
+// with, whatever the witnesses answer: a timeout that is not positive
+// (ErrWitnessTimeout), and a policy whose witnesses have no URL while its
+// quorum is not "none" (ErrNoWitnessURL). A nil policy is collectable (it
+// asks nothing). A writer calls it before it signs or appends anything, so
+// that such a policy changes nothing stored.
+func Collectable(p *formats.Policy, timeout time.Duration) error {
+	if p == nil {
+		return nil
+	}
+	if timeout <= 0 {
+		return ErrWitnessTimeout
+	}
+	if len(p.SubmissionWitnesses()) == 0 && p.Quorum != "none" {
+		return ErrNoWitnessURL
+	}
+	return nil
+}
 
 // WitnessResult is what one witness answered a writer (c2sp.org/tlog-witness
 // add-checkpoint).
@@ -58,25 +88,27 @@ type Collected struct {
 // a witness answers 409 with the size it holds, from that size, once. It
 // keeps only the returned lines that verify as that witness's
 // cosignature/v1 over this checkpoint, stores them with it
-// (AttachCosignatures) and judges the result by the policy at now.
+// (ledger.Log.AttachCosignatures) and judges the result by the policy at now.
 //
 // A witness that fails does not stop the others; its error is in
 // Collected.Witnesses (a *witness.ResponseError, ErrWitnessAhead or
 // ErrBadCosignature).
 // Errors: a *formats.QuorumError (wrapping formats.ErrQuorum) when the
 // quorum is not met — the cosignatures gathered are stored anyway;
-// ErrHeadMoved when another append signed a newer checkpoint meanwhile;
-// formats.ErrPolicyLog for a log the policy does not list; ErrNoSigner.
-func (l *Log) CollectCosignatures(ctx context.Context, p *formats.Policy, c *witness.Client, timeout time.Duration, now func() time.Time) (Collected, error) {
+// ledger.ErrHeadMoved when another append signed a newer checkpoint meanwhile;
+// formats.ErrPolicyLog for a log the policy does not list;
+// ledger.ErrNoSigner for a log opened without its key.
+func CollectCosignatures(ctx context.Context, l *ledger.Log, p *formats.Policy, c *witness.Client, timeout time.Duration, now func() time.Time) (Collected, error) {
 	var res Collected
-	if err := p.CheckLog(l.lkey); err != nil {
+	vkey := l.Key()
+	if err := p.CheckLog(vkey); err != nil {
 		return res, err
 	}
 	head, err := l.Checkpoint()
 	if err != nil {
 		return res, err
 	}
-	cp, err := formats.OpenCheckpoint(head, l.lkey)
+	cp, err := formats.OpenCheckpoint(head, vkey)
 	if err != nil {
 		return res, err
 	}
@@ -85,8 +117,8 @@ func (l *Log) CollectCosignatures(ctx context.Context, p *formats.Policy, c *wit
 	// last attached to, which the witnesses then held. A witness that
 	// holds another answers 409 with its size.
 	hint := int64(0)
-	if prev, err := l.lastCosigned(); err == nil {
-		if pc, err := formats.OpenCheckpoint(prev, l.lkey); err == nil && pc.Size <= cp.Size {
+	if prev, err := l.LastCosigned(); err == nil {
+		if pc, err := formats.OpenCheckpoint(prev, vkey); err == nil && pc.Size <= cp.Size {
 			hint = pc.Size
 		}
 	}
@@ -102,7 +134,7 @@ func (l *Log) CollectCosignatures(ctx context.Context, p *formats.Policy, c *wit
 			r := WitnessResult{Name: w.Name, URL: w.URL, Old: hint}
 			wctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			lines[i], r.Err = l.askWitness(wctx, c, w, &r, head, cp)
+			lines[i], r.Err = askWitness(wctx, l, c, w, &r, head, cp)
 			r.Elapsed = time.Since(start)
 			if r.Err != nil {
 				r.Error = r.Err.Error()
@@ -118,15 +150,15 @@ func (l *Log) CollectCosignatures(ctx context.Context, p *formats.Policy, c *wit
 	if res.Signed, err = l.AttachCosignatures(head, all); err != nil {
 		return res, err
 	}
-	res.Witnessing, err = p.Check(res.Signed, l.lkey, now())
+	res.Witnessing, err = p.Check(res.Signed, vkey, now())
 	return res, err
 }
 
 // askWitness submits head to one witness and returns its verified
 // cosignature lines.
-func (l *Log) askWitness(ctx context.Context, c *witness.Client, w formats.PolicyWitness, r *WitnessResult, head []byte, cp formats.Checkpoint) ([]string, error) {
+func askWitness(ctx context.Context, l *ledger.Log, c *witness.Client, w formats.PolicyWitness, r *WitnessResult, head []byte, cp formats.Checkpoint) ([]string, error) {
 	for attempt := 0; ; attempt++ {
-		proof, err := l.witnessProof(r.Old, cp.Size)
+		proof, err := witnessProof(l, r.Old, cp.Size)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +180,8 @@ func (l *Log) askWitness(ctx context.Context, c *witness.Client, w formats.Polic
 		var ok []string
 		for _, line := range lines {
 			one, err := formats.AddSignatures(head, []string{line})
-			if err == nil && w.Verifier().Name() == sigName(line) {
+			sl, perr := formats.ParseSigLine(strings.TrimSuffix(line, "\n"))
+			if err == nil && perr == nil && w.Verifier().Name() == sl.Name {
 				if _, err := w.Verifier().Time(one); err == nil {
 					ok = append(ok, line)
 				}
@@ -163,7 +196,7 @@ func (l *Log) askWitness(ctx context.Context, c *witness.Client, w formats.Polic
 
 // witnessProof is the consistency proof from old to size (RFC 6962
 // §2.1.2), empty when old is 0 or size.
-func (l *Log) witnessProof(old, size int64) (tlog.TreeProof, error) {
+func witnessProof(l *ledger.Log, old, size int64) (tlog.TreeProof, error) {
 	if old == 0 || old == size {
 		return nil, nil
 	}
@@ -172,11 +205,4 @@ func (l *Log) witnessProof(old, size int64) (tlog.TreeProof, error) {
 		return nil, err
 	}
 	return tlog.TreeProof(p.Path), nil
-}
-
-// sigName is the key name of a signature line.
-func sigName(line string) string {
-	var name string
-	fmt.Sscanf(line, "\u2014 %s ", &name)
-	return name
 }

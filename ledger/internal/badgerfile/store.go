@@ -1,0 +1,136 @@
+package badgerfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/writ-ledger/writ/ledger/internal/fileutil"
+)
+
+// Options are the options a log's store is opened with: synced
+// writes, one version per key, checksums verified on every block read.
+func Options(dir string, readOnly bool) badger.Options {
+	opts := badger.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(nil).
+		WithNumVersionsToKeep(1).
+		WithMemTableSize(16 << 20).
+		WithBlockCacheSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		// A damaged block is an error on read, never garbage or a panic.
+		WithChecksumVerificationMode(options.OnBlockRead).
+		WithReadOnly(readOnly)
+	if readOnly {
+		// A reader goes through the log about once: a small cache of
+		// decompressed blocks is enough.
+		opts = opts.WithBlockCacheSize(4 << 20)
+	}
+	return opts
+}
+
+// IsWriteLog reports whether name, a file of a log's store, is one of
+// Badger's logs: a memtable's write-ahead log (*.mem) or a value log
+// (*.vlog).
+func IsWriteLog(name string) bool {
+	return strings.HasSuffix(name, ".mem") || strings.HasSuffix(name, ".vlog")
+}
+
+// RemoveEmptyLogs deletes the zero-length write-ahead logs (*.mem) and
+// value logs (*.vlog) a writer killed at the wrong moment leaves behind.
+// Badger v4 creates either file with O_CREATE and only then sizes it, and
+// deletes one by truncating it to zero before unlinking it; a SIGKILL
+// between the two leaves an empty file, which Badger takes for one it is
+// about to create and refuses to open the directory ("while opening fid:
+// N err: Create a new file" for a memtable, `Open existing file:
+// ".../000002.vlog" err: Create a new file` for a value log: the
+// TestCrashConsistency failure LIMITATIONS.md recorded). A zero-length
+// file holds no entry: a value log starts with a 20-byte header, a
+// memtable log with its first entry. It works under the lock Badger
+// itself takes (flock LOCK_EX on the directory), so a live writer's new
+// file is never touched; when another process holds the lock it does
+// nothing, and badger.Open then reports the lock.
+func RemoveEmptyLogs(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // badger.Open reports it
+	}
+	var empty []string
+	for _, e := range entries {
+		if !IsWriteLog(e.Name()) || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.Size() == 0 {
+			empty = append(empty, e.Name())
+		}
+	}
+	if len(empty) == 0 {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil // another process holds the log
+	}
+	defer syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
+	for _, name := range empty {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+	}
+	return d.Sync()
+}
+
+// TruncateNeeded reports whether err is Badger's refusal to open a store
+// read-only whose write-ahead log ends in a torn write. Badger wraps its
+// errors as text (y.Wrap formats them with %+v outside its debug mode),
+// so errors.Is cannot see badger.ErrTruncateNeeded; its text can.
+func TruncateNeeded(err error) bool {
+	return err != nil && (errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error()))
+}
+
+// OpenCheckCopy makes link (anew) a view of the store in dir without the
+// tables named in unlisted and opens it: read-only through hard links, or,
+// with writable, for writing (no compaction) with every file but the
+// tables copied, so nothing Badger writes reaches dir's files.
+func OpenCheckCopy(dir, link string, unlisted map[string]bool, writable bool) (*badger.DB, error) {
+	if err := os.RemoveAll(link); err != nil { // an earlier check's
+		return nil, err
+	}
+	if err := os.Mkdir(link, 0o700); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() || unlisted[e.Name()] || e.Name() == "LOCK" || (IsWriteLog(e.Name()) && fi.Size() == 0) {
+			continue
+		}
+		from, to := filepath.Join(dir, e.Name()), filepath.Join(link, e.Name())
+		if writable && !strings.HasSuffix(e.Name(), ".sst") {
+			err = fileutil.Copy(from, to)
+		} else {
+			err = os.Link(from, to)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if writable {
+		return badger.Open(Options(link, false).WithNumCompactors(0))
+	}
+	return badger.Open(Options(link, true))
+}
