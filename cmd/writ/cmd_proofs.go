@@ -207,12 +207,12 @@ func ledgerReceipt(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		cp, err := formats.ReceiptCheckpoint(r, p, log.Key())
-		if err == nil && cp == nil {
+		_, err = formats.CheckReceipt(r, p, log.Key(), policy, time.Now())
+		var ue *formats.UnwitnessedReceiptError
+		if errors.As(err, &ue) && !ue.Carried {
 			err = fmt.Errorf("%w: no witness cosigned the latest checkpoint", formats.ErrQuorum)
-		}
-		if err == nil {
-			_, err = policy.Check(cp, log.Key(), time.Now())
+		} else if ue != nil {
+			err = ue.Err
 		}
 		if err != nil {
 			return noErr(fmt.Errorf("no receipt written: %w", err),
@@ -274,25 +274,18 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	if err != nil {
 		return receiptErr(c, err, receipt, entry)
 	}
-	out := receiptValid{Valid: true, Index: p.Index, TreeSize: p.TreeSize, RootHash: hex.EncodeToString(p.RootHash[:])}
+	out, err := formats.CheckReceipt(receipt, p, vkey, policy, time.Now())
+	var ue *formats.UnwitnessedReceiptError
+	if errors.As(err, &ue) && !ue.Carried {
+		return noErr(err, "ask the writer for a receipt after it collected its witnesses' cosignatures (`writ ledger append --policy`)")
+	} else if err != nil {
+		return noErr(err)
+	}
 	// RFC 9942 signs the root only: the index and tree size travel
 	// unprotected, and several (index, size) pairs share one audit path.
 	text := fmt.Sprintf("valid: the entry is in the tree with root %x, signed by the log key; the receipt places it at index %d of %d entries, which the signature does not cover (compare the root with a checkpoint of that size)", p.RootHash[:], p.Index, p.TreeSize)
-	cp, err := formats.ReceiptCheckpoint(receipt, p, vkey)
-	if err != nil {
-		return noErr(err)
-	}
-	if policy != nil {
-		if cp == nil {
-			return noErr(fmt.Errorf("%w: %w: it carries no checkpoint, so no witness cosigned its tree", formats.ErrReceipt, formats.ErrQuorum),
-				"ask the writer for a receipt after it collected its witnesses' cosignatures (`writ ledger append --policy`)")
-		}
-		w, err := policy.Check(cp, vkey, time.Now())
-		if err != nil {
-			return noErr(fmt.Errorf("the receipt's checkpoint: %w", err))
-		}
-		out.Witnessing = &w
-		text += "; its tree's checkpoint is " + humanize.Witnessed(w)
+	if out.Witnessing != nil {
+		text += "; its tree's checkpoint is " + humanize.Witnessed(*out.Witnessing)
 	}
 	return emitSorted(c, out, text)
 }

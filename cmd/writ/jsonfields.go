@@ -87,7 +87,7 @@ var results = map[string]resultDoc{
 	"ledger consistency":     typed("the proof file witness add-checkpoint --proof reads", formats.ConsistencyProof{}),
 	"ledger entry":           typed("nothing with --out -", entryResult{}),
 	"ledger receipt":         typed("nothing with --out -", receiptResult{}),
-	"ledger verify-receipt":  typed("", receiptValid{}),
+	"ledger verify-receipt":  typed("", formats.VerifiedReceipt{}),
 	"ledger publish":         typed("", publishedJSON{}),
 	"ledger serve":           typed("one object once it listens", listenResult{}),
 	"ledger sync":            typed("", syncedJSON{}),

@@ -207,15 +207,6 @@ type receiptResult struct {
 	Witnessed bool   `json:"witnessed" doc:"whether --policy's quorum cosigned its checkpoint"`
 }
 
-type receiptValid struct {
-	Valid          bool                `json:"valid" doc:"true"`
-	Index          int64               `json:"index" doc:"the entry, as the receipt says (not signed)"`
-	TreeSize       int64               `json:"tree_size" doc:"the tree size, as the receipt says (not signed)"`
-	PositionSigned bool                `json:"position_signed" doc:"false: RFC 9942 signs the root only"`
-	RootHash       string              `json:"root_hash" doc:"the signed root hash, hex"`
-	Witnessing     *formats.Witnessing `json:"witnessing,omitempty" doc:"with --policy: the quorum that cosigned the receipt's checkpoint"`
-}
-
 type listenResult struct {
 	Listen  string `json:"listen" doc:"the host:port it listens on"`
 	Message string `json:"message" doc:"the banner"`
