@@ -79,7 +79,7 @@ var results = map[string]resultDoc{
 	"ledger vkey":            typed("", vkeyResult{}),
 	"ledger append":          typed("one object per appended record", appendResult{}),
 	"ledger checkpoint":      typed("", checkpointResult{}),
-	"ledger verify":          typed("", verifiedResult{}, "when not", verifyFailedResult{}),
+	"ledger verify":          typed("", audit.Verified{}, "when not", audit.VerifyFailure{}),
 	"ledger repair":          typed("", repairJSON{}, "with --undo", repair.UndoResult{}),
 	"ledger export":          typed("nothing with --out -", exportResult{}),
 	"ledger import":          typed("one object per imported log", importResult{}),

@@ -13,6 +13,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // emitSorted prints result v as emit does, its top-level keys sorted.
@@ -144,29 +145,9 @@ type appendResult struct {
 }
 
 type checkpointResult struct {
-	logResult
+	audit.LogSummary
 	Checkpoint string              `json:"checkpoint" doc:"the signed note with its cosignatures"`
 	Witnessing *formats.Witnessing `json:"witnessing,omitempty" doc:"with --policy: the quorum that cosigned it"`
-}
-
-// logResult is one log's verified checkpoint.
-type logResult struct {
-	Log      string `json:"log" doc:"authority or decisions"`
-	Origin   string `json:"origin" doc:"the log's origin"`
-	Size     int64  `json:"size" doc:"entries"`
-	RootHash string `json:"root_hash" doc:"the tree's root hash, hex"`
-}
-
-type verifiedResult struct {
-	OK   bool        `json:"ok" doc:"true"`
-	Logs []logResult `json:"logs" doc:"each log's log, origin, size, root_hash"`
-}
-
-type verifyFailedResult struct {
-	OK    bool   `json:"ok" doc:"false"`
-	Log   string `json:"log" doc:"the log that failed"`
-	Index int64  `json:"index" doc:"the entry that failed"`
-	Error string `json:"error" doc:"why"`
 }
 
 type exportResult struct {
