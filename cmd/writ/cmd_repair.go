@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/rules"
-	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
 )
 
@@ -44,46 +42,23 @@ func ledgerRepair(c *cli.Context) error {
 		}
 		return repairUndo(c, dir)
 	}
-	opts := repair.RepairOptions{VKeys: map[string]string{}}
-	var vkey *formats.LogKey // the authority log's, given
-	for flag, name := range map[string]string{"vkey": ledger.AuthorityDir, "decisions-vkey": ledger.DecisionsDir} {
-		k, err := logKeyValue(c, flag)
-		if err != nil {
-			return err
-		}
-		if k != nil {
-			opts.VKeys[name] = k.String()
-		}
-		if name == ledger.AuthorityDir {
-			vkey = k
-		}
+	vkey, err := logKeyValue(c, "vkey")
+	if err != nil {
+		return err
+	}
+	dvkey, err := logKeyValue(c, "decisions-vkey")
+	if err != nil {
+		return err
 	}
 	policy, err := readPolicy(c)
 	if err != nil {
 		return err
 	}
-	trust := verify.Trust{VKey: vkey, TrustRoot: c.String("trust-root"), Policy: policy}
-	if err := policyForLedger(c, policy, trust.VKey, dir); err != nil {
+	if err := policyForLedger(c, policy, vkey, dir); err != nil {
 		return err
 	}
-	if trust.TrustRoot != "" || policy != nil {
-		// The authority log kept (found whole, or rebuilt) is judged as
-		// an import judges what it restores.
-		opts.Check = func(name, store string) error {
-			if name != ledger.AuthorityDir {
-				return nil
-			}
-			return trust.Refusal(store, time.Now())
-		}
-	}
-	if from := c.String("from"); from != "" {
-		opts.Restore = func(d string, rt repair.RestoreTrust) error {
-			_, err := runner.ImportLedgerWith(d, from, runner.ImportOptions{Trusted: rt.VKeys, TrustedKeys: rt.Keys, Floors: rt.Floors,
-				Trust: verify.Trust{TrustRoot: trust.TrustRoot, Policy: policy}})
-			return err
-		}
-	}
-	res, err := repair.Repair(dir, opts)
+	res, err := runner.RepairLedger(dir, runner.RepairOptions{VKey: vkey, DecisionsVKey: dvkey,
+		TrustRoot: c.String("trust-root"), Policy: policy, From: c.String("from")})
 	if err != nil {
 		return repairErr(c, dir, err)
 	}
