@@ -235,7 +235,7 @@ func ledgerAppend(c *cli.Context) error {
 		return noErr(fmt.Errorf("nothing appended: %w", err))
 	}
 	for _, a := range applied {
-		if err := emitSorted(c, appendResult{a.Index, a.Kind, a.Digest},
+		if err := emitSorted(c, a,
 			fmt.Sprintf("%d %s %s", a.Index, a.Kind, a.Digest)); err != nil {
 			return err
 		}

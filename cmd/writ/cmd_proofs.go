@@ -16,7 +16,6 @@ import (
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
-	"golang.org/x/mod/sumdb/tlog"
 )
 
 func proofCommands() []*cli.Command {
@@ -107,14 +106,6 @@ func receiptErr(c *cli.Context, err error, receipt, entry []byte) error {
 		fmt.Sprintf("write the entry's exact bytes with `writ ledger entry --dir %s --index %d --out FILE` and verify against that", c.String("dir"), index))
 }
 
-func hexes(hs []tlog.Hash) []string {
-	out := make([]string, 0, len(hs))
-	for _, h := range hs {
-		out = append(out, hex.EncodeToString(h[:]))
-	}
-	return out
-}
-
 // proofErr is bad usage for an out-of-range request, else as openErr.
 func proofErr(err error) error {
 	if errors.Is(err, formats.ErrProof) {
@@ -133,11 +124,11 @@ func ledgerProve(c *cli.Context) error {
 	if err != nil {
 		return proofErr(err)
 	}
-	return emitSorted(c, proveResult{p.Index, p.TreeSize, hex.EncodeToString(p.LeafHash[:]), hex.EncodeToString(p.RootHash[:]), hexes(p.Path)},
+	return emitSorted(c, p,
 		fmt.Sprintf("entry %d in tree size %d", p.Index, p.TreeSize),
 		"leaf hash: "+hex.EncodeToString(p.LeafHash[:]),
 		"root hash: "+hex.EncodeToString(p.RootHash[:]),
-		"proof: "+strings.Join(hexes(p.Path), " "))
+		"proof: "+strings.Join(formats.HexHashes(p.Path), " "))
 }
 
 func ledgerConsistency(c *cli.Context) error {
@@ -154,7 +145,7 @@ func ledgerConsistency(c *cli.Context) error {
 		fmt.Sprintf("tree size %d is a prefix of tree size %d", p.OldSize, p.NewSize),
 		"old root: "+hex.EncodeToString(p.OldRoot[:]),
 		"new root: "+hex.EncodeToString(p.NewRoot[:]),
-		"proof: "+strings.Join(hexes(p.Path), " "))
+		"proof: "+strings.Join(formats.HexHashes(p.Path), " "))
 }
 
 func ledgerEntry(c *cli.Context) error {

@@ -138,12 +138,6 @@ type vkeyResult struct {
 	Origin string `json:"origin" doc:"the log's origin"`
 }
 
-type appendResult struct {
-	Index  int64        `json:"index" doc:"the record's index in the authority log"`
-	Kind   schemas.Kind `json:"kind" doc:"the record's kind"`
-	Digest string       `json:"digest" doc:"sha256:<hex> of the record"`
-}
-
 type checkpointResult struct {
 	audit.LogSummary
 	Checkpoint string              `json:"checkpoint" doc:"the signed note with its cosignatures"`
@@ -163,14 +157,6 @@ type importResult struct {
 	After     int64  `json:"after" doc:"entries after"`
 	Recovered int64  `json:"recovered" doc:"entries an interrupted import left and this one dropped"`
 	RootHash  string `json:"root_hash" doc:"the imported tree's root hash, hex"`
-}
-
-type proveResult struct {
-	Index    int64    `json:"index" doc:"the entry"`
-	TreeSize int64    `json:"tree_size" doc:"the tree proven into"`
-	LeafHash string   `json:"leaf_hash" doc:"hex"`
-	RootHash string   `json:"root_hash" doc:"hex"`
-	Proof    []string `json:"proof" doc:"hashes, hex, RFC 9162 §2.1.3"`
 }
 
 type entryResult struct {
