@@ -35,7 +35,7 @@ func admitCommand() *cli.Command {
 func printRules(c *cli.Context) error {
 	if wantJSON(c) {
 		for _, r := range verify.Rules {
-			if err := emitSorted(c, ruleResult{r.ID, r.Class, r.Governed(), r.Summary, r.NextAct}); err != nil {
+			if err := emitSorted(c, r.Listing()); err != nil {
 				return err
 			}
 		}

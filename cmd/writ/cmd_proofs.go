@@ -336,7 +336,7 @@ func ledgerImport(c *cli.Context) error {
 		if l.Recovered > 0 {
 			text += fmt.Sprintf(" (first dropped %d unsigned entries an interrupted import left)", l.Recovered)
 		}
-		if err := emitSorted(c, importResult{l.Name, l.Origin, l.Before, l.After, l.Recovered, hex.EncodeToString(l.Checkpoint.Hash[:])}, text); err != nil {
+		if err := emitSorted(c, l, text); err != nil {
 			return err
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/writ-ledger/writ/internal/jsonobject"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
-	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
@@ -150,15 +149,6 @@ type exportResult struct {
 	Logs  []string `json:"logs" doc:"the section names"`
 }
 
-type importResult struct {
-	Log       string `json:"log" doc:"authority or decisions"`
-	Origin    string `json:"origin" doc:"the log's origin"`
-	Before    int64  `json:"before" doc:"entries before"`
-	After     int64  `json:"after" doc:"entries after"`
-	Recovered int64  `json:"recovered" doc:"entries an interrupted import left and this one dropped"`
-	RootHash  string `json:"root_hash" doc:"the imported tree's root hash, hex"`
-}
-
 type entryResult struct {
 	Index  int64  `json:"index" doc:"the entry"`
 	Out    string `json:"out" doc:"the file written"`
@@ -179,15 +169,6 @@ type listenResult struct {
 	Message string `json:"message" doc:"the banner"`
 }
 
-// ruleResult is one rule of writ admit --rules.
-type ruleResult struct {
-	Rule     string       `json:"rule" doc:"the rule id"`
-	Class    verify.Class `json:"class" doc:"its class"`
-	Governed bool         `json:"governed" doc:"whether --mode governs it (else it refuses in every mode)"`
-	Summary  string       `json:"summary" doc:"what it checks"`
-	NextAct  string       `json:"next_act" doc:"what the operator does when it fails"`
-}
-
 type tokenResult struct {
 	Valid    bool     `json:"valid" doc:"true"`
 	Issuer   string   `json:"issuer" doc:"the token's issuer"`
@@ -195,15 +176,4 @@ type tokenResult struct {
 	Audience []string `json:"audience" doc:"its audiences"`
 	Expires  string   `json:"expires" doc:"RFC 3339"`
 	KeyID    string   `json:"kid" doc:"the issuer key that signed it"`
-}
-
-type cosignResult struct {
-	Origin     string   `json:"origin" doc:"the log's origin"`
-	Size       int64    `json:"size" doc:"the checkpoint's size"`
-	Signatures []string `json:"signatures" doc:"the witness's cosignature lines"`
-}
-
-type witnessCheckpointResult struct {
-	Origin     string `json:"origin" doc:"the log's origin"`
-	Checkpoint string `json:"checkpoint" doc:"the witness's latest cosigned checkpoint of that log as served, not verified here"`
 }
