@@ -100,50 +100,39 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 			return nil, usageErr("--%s is required (see writ %s --help)", f, c.Command.FullName())
 		}
 	}
-	if !schemas.ValidMachine(machine) {
-		return nil, usageErr("--machine %q: letters, digits, '.', '_', '-', starting with a letter or digit", machine)
+	cfg := verify.Config{
+		Machine: machine, Platform: transfer.Platform(), Now: time.Now,
+		MaxLedgerAge: c.Duration("max-ledger-age"), RequireReceipt: c.Bool("require-receipt"),
+		ControlWorkspace: c.String("control-workspace"),
 	}
-	if c.Duration("max-ledger-age") < 0 {
-		return nil, usageErr("--max-ledger-age %s: must not be negative (0 means no limit)", c.Duration("max-ledger-age"))
-	}
-	mode, err := verify.ParseMode(c.String("mode"))
-	if err != nil {
+	if err := cfg.Check(); err != nil {
 		return nil, usageErr("--%v", err)
 	}
-	refuse, err := verify.ParseRefuse(commaList(c.StringSlice("refuse")))
-	if err != nil {
+	var err error
+	if cfg.Mode, err = verify.ParseMode(c.String("mode")); err != nil {
+		return nil, usageErr("--%v", err)
+	}
+	if cfg.AlwaysRefuse, err = verify.ParseRefuse(commaList(c.StringSlice("refuse"))); err != nil {
 		return nil, usageErr("--refuse %v", err)
 	}
-	vkey, err := logKeyValue(c, "vkey")
-	if err != nil {
+	trust := verify.Trust{TrustRoot: c.String("trust-root")}
+	if trust.VKey, err = logKeyValue(c, "vkey"); err != nil {
 		return nil, err
 	}
-	if ws := c.String("control-workspace"); c.IsSet("control-workspace") && (!strings.HasPrefix(ws, "/") || strings.ContainsAny(ws, " \t\n")) {
-		return nil, usageErr("--control-workspace %q: an absolute path, without whitespace (a brief token never contains any)", ws)
+	if err := trust.Check(); err != nil {
+		return nil, usageErr("--%v", err)
 	}
-	trustRoot := c.String("trust-root")
-	if trustRoot != "" && !schemas.ValidDigest(trustRoot) {
-		return nil, usageErr("--trust-root %q: want the root record's digest, sha256: and 64 hex digits", trustRoot)
-	}
-	policy, err := readPolicy(c)
-	if err != nil {
+	if trust.Policy, err = readPolicy(c); err != nil {
 		return nil, err
 	}
-	if err := policyForLedger(c, policy, vkey, dir); err != nil {
+	if err := policyForLedger(c, trust.Policy, trust.VKey, dir); err != nil {
 		return nil, err
 	}
 	kp, err := runnerKeyParams(c, dir)
 	if err != nil {
 		return nil, err
 	}
-	return &runnerSetup{
-		dir: dir, trust: verify.Trust{VKey: vkey, TrustRoot: trustRoot, Policy: policy}, kp: kp,
-		cfg: verify.Config{
-			Machine: machine, Mode: mode, Platform: transfer.Platform(), Now: time.Now,
-			MaxLedgerAge: c.Duration("max-ledger-age"), AlwaysRefuse: refuse, RequireReceipt: c.Bool("require-receipt"),
-			ControlWorkspace: c.String("control-workspace"),
-		},
-	}, nil
+	return &runnerSetup{dir: dir, trust: trust, kp: kp, cfg: cfg}, nil
 }
 
 func admit(c *cli.Context) error {
