@@ -86,7 +86,7 @@ func repairErr(c *cli.Context, dir string, err error) error {
 			flag = "--decisions-vkey"
 		}
 		return noErr(fmt.Errorf("nothing changed: the export was not restored: %w", err),
-			fmt.Sprintf("the export is not of the %s log %s holds (whose key is %s): restore an export of that log, or, if its key really changed, pass the export's key with %s KEY", te.Log, shellQuote(dir), te.Expected, flag))
+			fmt.Sprintf("the export is not of the %s log %s holds (whose key is %s): restore an export of that log, or, if its key really changed, pass the export's key with %s KEY", te.Log, humanize.ShellQuote(dir), te.Expected, flag))
 	}
 	return noErr(fmt.Errorf("nothing changed: the export was not restored: %w", err))
 }
@@ -95,7 +95,7 @@ func repairErr(c *cli.Context, dir string, err error) error {
 func printRepair(c *cli.Context, dir string, res *repair.RepairResult) error {
 	undo := ""
 	if res.SetAside != "" {
-		undo = "writ ledger repair --dir " + shellQuote(dir) + " --undo"
+		undo = "writ ledger repair --dir " + humanize.ShellQuote(dir) + " --undo"
 	}
 	var lines []string
 	warning := ""
@@ -105,7 +105,7 @@ func printRepair(c *cli.Context, dir string, res *repair.RepairResult) error {
 		case "whole":
 			lines = append(lines, fmt.Sprintf("%s log: whole, %s; nothing changed", l.Name, verified))
 		case "rebuilt":
-			warning = fmt.Sprintf("a rebuilt log holds what its files still held: compare its checkpoint (writ ledger checkpoint --dir %s) with one you trust (a witness's cosigned checkpoint, a replica's) before appending", shellQuote(dir))
+			warning = fmt.Sprintf("a rebuilt log holds what its files still held: compare its checkpoint (writ ledger checkpoint --dir %s) with one you trust (a witness's cosigned checkpoint, a replica's) before appending", humanize.ShellQuote(dir))
 			lines = append(lines, fmt.Sprintf("%s log: rebuilt from the damaged store's files, %s; the damaged store is kept in %s", l.Name, verified, filepath.Join(res.SetAside, l.Name)))
 		case "set-aside":
 			lines = append(lines, fmt.Sprintf("%s log: not in %s; the damaged store stays set aside in %s: restore it from an export that holds it", l.Name, c.String("from"), filepath.Join(res.SetAside, l.Name)))
@@ -151,23 +151,5 @@ func repairUndo(c *cli.Context, dir string) error {
 	return emit(c, res, lines...)
 }
 
-// storeHint is the next act for a refused log store: the rule's act
-// (package rules), with DIR the ledger directory (the parent of an
-// authority or decisions store).
-func storeHint(se *ledger.StoreError) string {
-	r, _ := rules.Lookup(se.Rule())
-	dir := se.Dir
-	if b := filepath.Base(dir); b == ledger.AuthorityDir || b == ledger.DecisionsDir {
-		dir = filepath.Dir(dir)
-	}
-	act := strings.ReplaceAll(r.StoreAct, "--dir DIR", "--dir "+shellQuote(dir))
-	return strings.ReplaceAll(act, "DIR/set-aside/", filepath.Join(dir, repair.SetAsideDir)+"/")
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+=:@,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// storeHint is the next act for a refused log store (repair.NextAct).
+func storeHint(se *ledger.StoreError) string { return repair.NextAct(se) }
