@@ -178,13 +178,21 @@ func admit(c *cli.Context) error {
 	if err := printVerdict(c, admission.NewResponse(v, index), false); err != nil {
 		return err
 	}
-	if v.Admitted() && v.Rule != verify.RuleOK {
+	return verdictExit(c, v, v.Admitted())
+}
+
+// verdictExit is the exit of admit and admission request after the
+// verdict v is printed: a warning when it admitted although a rule
+// failed (run: the dispatch may run), exit 3 for an internal error, 1
+// when the dispatch may not run.
+func verdictExit(c *cli.Context, v *verify.Verdict, run bool) error {
+	if run && v.Rule != verify.RuleOK {
 		diag(c, levelWarning, "admitted under --mode %s although rule %s failed; --mode enforce would refuse it", v.Mode, v.Rule)
 	}
 	switch {
 	case v.Rule == verify.RuleInternal:
 		return &exitError{code: exitInternal, err: fmt.Errorf("internal error during admission"), silent: true}
-	case !v.Admitted():
+	case !run:
 		return &exitError{code: exitNo, err: fmt.Errorf("refused"), silent: true}
 	}
 	return nil
