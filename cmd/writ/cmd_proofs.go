@@ -78,32 +78,23 @@ func proofCommands() []*cli.Command {
 }
 
 // receiptErr explains a receipt that does not verify for the entry given.
-// With --dir, when the receipt parses, it compares the entry file with the
-// log's entry at the index the receipt states: other bytes are named as
-// such, not left to read as a forged signature.
+// With --dir, when the log shows the entry file is not the entry at the
+// index the receipt states, it says so (verify.ExplainReceipt), rather
+// than leave it to read as a forged signature.
 func receiptErr(c *cli.Context, err error, receipt, entry []byte) error {
-	index, size, perr := formats.ReceiptPosition(receipt)
-	if perr != nil || c.String("dir") == "" {
-		if perr == nil {
+	dir := c.String("dir")
+	if dir == "" {
+		if index, size, perr := formats.ReceiptPosition(receipt); perr == nil {
 			return noErr(err, fmt.Sprintf("the receipt says it is for entry %d of a tree of %d entries; give --dir LEDGER to compare --entry with the log's entry %d", index, size, index))
 		}
 		return noErr(err)
 	}
-	log, oerr := ledger.Dir(c.String("dir")).OpenLog(ledger.AuthorityLog)
-	if oerr != nil {
-		return noErr(err)
+	err = verify.ExplainReceipt(ledger.Dir(dir), receipt, entry, err)
+	if re := (*verify.ReceiptEntryError)(nil); errors.As(err, &re) && re.Stored != "" {
+		return noErr(fmt.Errorf("%s is not the entry the receipt is for: the receipt says entry %d, which is %s in this log, and %s is %s", c.String("entry"), re.Index, re.Stored, c.String("entry"), re.Given),
+			fmt.Sprintf("write the entry's exact bytes with `writ ledger entry --dir %s --index %d --out FILE` and verify against that", dir, re.Index))
 	}
-	defer log.Close()
-	if index < 0 || index >= log.Size() {
-		return noErr(fmt.Errorf("%w (the receipt says it is for entry %d of a tree of %d entries; this log holds %d)", err, index, size, log.Size()))
-	}
-	stored, lerr := log.Entry(index)
-	if lerr != nil || bytes.Equal(stored, entry) {
-		return noErr(err) // the same bytes: the receipt itself is not this log's
-	}
-	return noErr(fmt.Errorf("%s is not the entry the receipt is for: the receipt says entry %d, which is %s in this log, and %s is %s",
-		c.String("entry"), index, schemas.SHA256Digest(stored), c.String("entry"), schemas.SHA256Digest(entry)),
-		fmt.Sprintf("write the entry's exact bytes with `writ ledger entry --dir %s --index %d --out FILE` and verify against that", c.String("dir"), index))
+	return noErr(err)
 }
 
 // proofErr is bad usage for an out-of-range request, else as openErr.
