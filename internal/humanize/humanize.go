@@ -91,7 +91,7 @@ func Witnessed(w formats.Witnessing) string {
 
 // ShellQuote returns s as a POSIX shell word: as it is when it holds only
 // letters, digits and -_./+=:@, (and is not empty), else in single
-// quotes, each ' written '\”.
+// quotes, a single quote inside written as quote, backslash, quote, quote.
 func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+=:@,") == "" {
 		return s
