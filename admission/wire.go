@@ -186,3 +186,25 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
+
+// NewRequest returns the request for dispatch with the paths, each as the
+// client names it ("" for none), made absolute in the client's working
+// directory (the server resolves paths in its own). Errors are
+// filepath.Abs's.
+func NewRequest(dispatch []byte, agentBinary, engineBinary, provisionDir string) (Request, error) {
+	req := Request{Dispatch: dispatch}
+	for _, p := range []struct {
+		path string
+		dst  *string
+	}{{agentBinary, &req.AgentBinary}, {engineBinary, &req.EngineBinary}, {provisionDir, &req.ProvisionDir}} {
+		if p.path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p.path)
+		if err != nil {
+			return Request{}, err
+		}
+		*p.dst = abs
+	}
+	return req, nil
+}

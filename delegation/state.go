@@ -105,13 +105,15 @@ func (s *State) Downgrade(artifact, version string, t int64) *DowngradeEntry {
 
 // Applied describes a record Apply accepted: its ledger index, kind,
 // digest, record, verified signers, and the time the ledger accepted it.
+// Its JSON, {"index", "kind", "digest"}, is one object of writ ledger
+// append's result.
 type Applied struct {
-	Index    int64
-	Kind     schemas.Kind
-	Digest   string
-	Record   schemas.Record
-	Signers  []sign.PublicKey
-	Accepted time.Time
+	Index    int64            `json:"index" doc:"the record's index in the authority log"`
+	Kind     schemas.Kind     `json:"kind" doc:"the record's kind"`
+	Digest   string           `json:"digest" doc:"sha256:<hex> of the record"`
+	Record   schemas.Record   `json:"-"`
+	Signers  []sign.PublicKey `json:"-"`
+	Accepted time.Time        `json:"-"`
 }
 
 // State is the authority in force after a prefix of the authority log.

@@ -3,11 +3,13 @@ package delegation_test
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
-	"filippo.io/edwards25519"
 	"slices"
 	"testing"
 	"time"
+
+	"filippo.io/edwards25519"
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/testkit"
@@ -179,5 +181,17 @@ func TestTorsionKeyIsNotASecondKey(t *testing.T) {
 	_, err = apply(t, testkit.Seal(t, testkit.Root(1, r1), r1), testkit.Seal(t, del, r1))
 	if !errors.As(err, &re) || re.Rule != delegation.RuleMalformed || !errors.Is(err, sign.ErrInvalidKey) {
 		t.Fatalf("delegation to A+T: %v; want %s wrapping sign.ErrInvalidKey", err, delegation.RuleMalformed)
+	}
+}
+
+// TestAppliedJSON: an applied record's JSON is its index, kind and
+// digest only (writ ledger append prints it).
+func TestAppliedJSON(t *testing.T) {
+	b, err := json.Marshal(&delegation.Applied{Index: 2, Kind: "root", Digest: "sha256:00", Accepted: time.Unix(1, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"index":2,"kind":"root","digest":"sha256:00"}`; string(b) != want {
+		t.Fatalf("got %s, want %s", b, want)
 	}
 }

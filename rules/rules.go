@@ -85,3 +85,19 @@ func Admission() []Rule {
 	}
 	return out
 }
+
+// Listing is a rule as `writ admit --rules --json` lists it, one object
+// per rule (Rule.Listing).
+type Listing struct {
+	Rule     string `json:"rule" doc:"the rule id"`
+	Class    Class  `json:"class" doc:"its class"`
+	Governed bool   `json:"governed" doc:"whether --mode governs it (else it refuses in every mode)"`
+	Summary  string `json:"summary" doc:"what it checks"`
+	NextAct  string `json:"next_act" doc:"what the operator does when it fails"`
+}
+
+// Listing returns r's id, class, whether the mode governs it, what it
+// checks and the next act after an admission it fails.
+func (r Rule) Listing() Listing {
+	return Listing{r.ID, r.Class, r.Governed(), r.Summary, r.NextAct}
+}

@@ -52,3 +52,13 @@ func TestVocabulary(t *testing.T) {
 		}
 	}
 }
+
+// TestListing: a rule's listing says whether the mode governs it.
+func TestListing(t *testing.T) {
+	for _, r := range rules.All {
+		l := r.Listing()
+		if l.Rule != r.ID || l.Class != r.Class || l.Governed != r.Governed() || l.Summary != r.Summary || l.NextAct != r.NextAct {
+			t.Fatalf("%s: %+v", r.ID, l)
+		}
+	}
+}

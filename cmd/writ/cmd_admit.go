@@ -35,7 +35,7 @@ func admitCommand() *cli.Command {
 func printRules(c *cli.Context) error {
 	if wantJSON(c) {
 		for _, r := range verify.Rules {
-			if err := emitSorted(c, ruleResult{r.ID, r.Class, r.Governed(), r.Summary, r.NextAct}); err != nil {
+			if err := emitSorted(c, r.Listing()); err != nil {
 				return err
 			}
 		}
@@ -100,50 +100,39 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 			return nil, usageErr("--%s is required (see writ %s --help)", f, c.Command.FullName())
 		}
 	}
-	if !schemas.ValidMachine(machine) {
-		return nil, usageErr("--machine %q: letters, digits, '.', '_', '-', starting with a letter or digit", machine)
+	cfg := verify.Config{
+		Machine: machine, Platform: transfer.Platform(), Now: time.Now,
+		MaxLedgerAge: c.Duration("max-ledger-age"), RequireReceipt: c.Bool("require-receipt"),
+		ControlWorkspace: c.String("control-workspace"),
 	}
-	if c.Duration("max-ledger-age") < 0 {
-		return nil, usageErr("--max-ledger-age %s: must not be negative (0 means no limit)", c.Duration("max-ledger-age"))
-	}
-	mode, err := verify.ParseMode(c.String("mode"))
-	if err != nil {
+	if err := cfg.Check(); err != nil {
 		return nil, usageErr("--%v", err)
 	}
-	refuse, err := verify.ParseRefuse(commaList(c.StringSlice("refuse")))
-	if err != nil {
+	var err error
+	if cfg.Mode, err = verify.ParseMode(c.String("mode")); err != nil {
+		return nil, usageErr("--%v", err)
+	}
+	if cfg.AlwaysRefuse, err = verify.ParseRefuse(commaList(c.StringSlice("refuse"))); err != nil {
 		return nil, usageErr("--refuse %v", err)
 	}
-	vkey, err := logKeyValue(c, "vkey")
-	if err != nil {
+	trust := verify.Trust{TrustRoot: c.String("trust-root")}
+	if trust.VKey, err = logKeyValue(c, "vkey"); err != nil {
 		return nil, err
 	}
-	if ws := c.String("control-workspace"); c.IsSet("control-workspace") && (!strings.HasPrefix(ws, "/") || strings.ContainsAny(ws, " \t\n")) {
-		return nil, usageErr("--control-workspace %q: an absolute path, without whitespace (a brief token never contains any)", ws)
+	if err := trust.Check(); err != nil {
+		return nil, usageErr("--%v", err)
 	}
-	trustRoot := c.String("trust-root")
-	if trustRoot != "" && !schemas.ValidDigest(trustRoot) {
-		return nil, usageErr("--trust-root %q: want the root record's digest, sha256: and 64 hex digits", trustRoot)
-	}
-	policy, err := readPolicy(c)
-	if err != nil {
+	if trust.Policy, err = readPolicy(c); err != nil {
 		return nil, err
 	}
-	if err := policyForLedger(c, policy, vkey, dir); err != nil {
+	if err := policyForLedger(c, trust.Policy, trust.VKey, dir); err != nil {
 		return nil, err
 	}
 	kp, err := runnerKeyParams(c, dir)
 	if err != nil {
 		return nil, err
 	}
-	return &runnerSetup{
-		dir: dir, trust: verify.Trust{VKey: vkey, TrustRoot: trustRoot, Policy: policy}, kp: kp,
-		cfg: verify.Config{
-			Machine: machine, Mode: mode, Platform: transfer.Platform(), Now: time.Now,
-			MaxLedgerAge: c.Duration("max-ledger-age"), AlwaysRefuse: refuse, RequireReceipt: c.Bool("require-receipt"),
-			ControlWorkspace: c.String("control-workspace"),
-		},
-	}, nil
+	return &runnerSetup{dir: dir, trust: trust, kp: kp, cfg: cfg}, nil
 }
 
 func admit(c *cli.Context) error {
@@ -189,13 +178,21 @@ func admit(c *cli.Context) error {
 	if err := printVerdict(c, admission.NewResponse(v, index), false); err != nil {
 		return err
 	}
-	if v.Admitted() && v.Rule != verify.RuleOK {
+	return verdictExit(c, v, v.Admitted())
+}
+
+// verdictExit is the exit of admit and admission request after the
+// verdict v is printed: a warning when it admitted although a rule
+// failed (run: the dispatch may run), exit 3 for an internal error, 1
+// when the dispatch may not run.
+func verdictExit(c *cli.Context, v *verify.Verdict, run bool) error {
+	if run && v.Rule != verify.RuleOK {
 		diag(c, levelWarning, "admitted under --mode %s although rule %s failed; --mode enforce would refuse it", v.Mode, v.Rule)
 	}
 	switch {
 	case v.Rule == verify.RuleInternal:
 		return &exitError{code: exitInternal, err: fmt.Errorf("internal error during admission"), silent: true}
-	case !v.Admitted():
+	case !run:
 		return &exitError{code: exitNo, err: fmt.Errorf("refused"), silent: true}
 	}
 	return nil

@@ -235,7 +235,7 @@ func ledgerAppend(c *cli.Context) error {
 		return noErr(fmt.Errorf("nothing appended: %w", err))
 	}
 	for _, a := range applied {
-		if err := emitSorted(c, appendResult{a.Index, a.Kind, a.Digest},
+		if err := emitSorted(c, a,
 			fmt.Sprintf("%d %s %s", a.Index, a.Kind, a.Digest)); err != nil {
 			return err
 		}
@@ -317,7 +317,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 	if err != nil {
 		return noErr(fmt.Errorf("the %s log's stored checkpoint: %w", c.String("log"), err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
-	return emitSorted(c, checkpointResult{logResult{c.String("log"), cp.Origin, cp.Size, hex.EncodeToString(cp.Hash[:])}, string(signed), witnessing})
+	return emitSorted(c, checkpointResult{audit.LogSummary{Log: c.String("log"), Origin: cp.Origin, Size: cp.Size, RootHash: hex.EncodeToString(cp.Hash[:])}, string(signed), witnessing})
 }
 
 // ledgerVerify verifies both logs of the ledger the way an audit does
@@ -340,27 +340,18 @@ func ledgerVerify(c *cli.Context) error {
 	if err != nil {
 		return openErr(err)
 	}
-	if !rep.OK {
-		f := rep.Failure
+	v, failed := rep.Verified()
+	if failed != nil {
 		if wantJSON(c) {
-			emitSorted(c, verifyFailedResult{false, f.Log, f.Index, f.Error})
+			emitSorted(c, failed)
 		}
-		return noErr(fmt.Errorf("%s log: %w", f.Log, f.Cause), "the ledger is not the one its checkpoints sign, or holds an entry writ would refuse; keep it as evidence")
-	}
-	var results []logResult
-	for _, r := range []struct {
-		name string
-		cp   *audit.CheckpointSummary
-	}{{"authority", rep.Authority}, {"decisions", rep.DecisionLog}} {
-		if r.cp != nil {
-			results = append(results, logResult{r.name, r.cp.Origin, r.cp.Size, r.cp.RootHash})
-		}
+		return noErr(fmt.Errorf("%s log: %w", rep.Failure.Log, rep.Failure.Cause), "the ledger is not the one its checkpoints sign, or holds an entry writ would refuse; keep it as evidence")
 	}
 	var lines []string
-	for _, r := range results {
+	for _, r := range v.Logs {
 		lines = append(lines, fmt.Sprintf("ok: %s log %s: %s, root %s", r.Log, r.Origin, humanize.Plural(r.Size, "entry", "entries"), r.RootHash))
 	}
-	return emitSorted(c, verifiedResult{true, results}, lines...)
+	return emitSorted(c, v, lines...)
 }
 
 // recordErr gives a refused record its exit code: 2 when it is malformed

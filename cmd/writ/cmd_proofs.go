@@ -16,7 +16,6 @@ import (
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
-	"golang.org/x/mod/sumdb/tlog"
 )
 
 func proofCommands() []*cli.Command {
@@ -79,40 +78,23 @@ func proofCommands() []*cli.Command {
 }
 
 // receiptErr explains a receipt that does not verify for the entry given.
-// With --dir, when the receipt parses, it compares the entry file with the
-// log's entry at the index the receipt states: other bytes are named as
-// such, not left to read as a forged signature.
+// With --dir, when the log shows the entry file is not the entry at the
+// index the receipt states, it says so (verify.ExplainReceipt), rather
+// than leave it to read as a forged signature.
 func receiptErr(c *cli.Context, err error, receipt, entry []byte) error {
-	index, size, perr := formats.ReceiptPosition(receipt)
-	if perr != nil || c.String("dir") == "" {
-		if perr == nil {
+	dir := c.String("dir")
+	if dir == "" {
+		if index, size, perr := formats.ReceiptPosition(receipt); perr == nil {
 			return noErr(err, fmt.Sprintf("the receipt says it is for entry %d of a tree of %d entries; give --dir LEDGER to compare --entry with the log's entry %d", index, size, index))
 		}
 		return noErr(err)
 	}
-	log, oerr := ledger.Dir(c.String("dir")).OpenLog(ledger.AuthorityLog)
-	if oerr != nil {
-		return noErr(err)
+	err = verify.ExplainReceipt(ledger.Dir(dir), receipt, entry, err)
+	if re := (*verify.ReceiptEntryError)(nil); errors.As(err, &re) && re.Stored != "" {
+		return noErr(fmt.Errorf("%s is not the entry the receipt is for: the receipt says entry %d, which is %s in this log, and %s is %s", c.String("entry"), re.Index, re.Stored, c.String("entry"), re.Given),
+			fmt.Sprintf("write the entry's exact bytes with `writ ledger entry --dir %s --index %d --out FILE` and verify against that", dir, re.Index))
 	}
-	defer log.Close()
-	if index < 0 || index >= log.Size() {
-		return noErr(fmt.Errorf("%w (the receipt says it is for entry %d of a tree of %d entries; this log holds %d)", err, index, size, log.Size()))
-	}
-	stored, lerr := log.Entry(index)
-	if lerr != nil || bytes.Equal(stored, entry) {
-		return noErr(err) // the same bytes: the receipt itself is not this log's
-	}
-	return noErr(fmt.Errorf("%s is not the entry the receipt is for: the receipt says entry %d, which is %s in this log, and %s is %s",
-		c.String("entry"), index, schemas.SHA256Digest(stored), c.String("entry"), schemas.SHA256Digest(entry)),
-		fmt.Sprintf("write the entry's exact bytes with `writ ledger entry --dir %s --index %d --out FILE` and verify against that", c.String("dir"), index))
-}
-
-func hexes(hs []tlog.Hash) []string {
-	out := make([]string, 0, len(hs))
-	for _, h := range hs {
-		out = append(out, hex.EncodeToString(h[:]))
-	}
-	return out
+	return noErr(err)
 }
 
 // proofErr is bad usage for an out-of-range request, else as openErr.
@@ -133,11 +115,11 @@ func ledgerProve(c *cli.Context) error {
 	if err != nil {
 		return proofErr(err)
 	}
-	return emitSorted(c, proveResult{p.Index, p.TreeSize, hex.EncodeToString(p.LeafHash[:]), hex.EncodeToString(p.RootHash[:]), hexes(p.Path)},
+	return emitSorted(c, p,
 		fmt.Sprintf("entry %d in tree size %d", p.Index, p.TreeSize),
 		"leaf hash: "+hex.EncodeToString(p.LeafHash[:]),
 		"root hash: "+hex.EncodeToString(p.RootHash[:]),
-		"proof: "+strings.Join(hexes(p.Path), " "))
+		"proof: "+strings.Join(formats.HexHashes(p.Path), " "))
 }
 
 func ledgerConsistency(c *cli.Context) error {
@@ -154,7 +136,7 @@ func ledgerConsistency(c *cli.Context) error {
 		fmt.Sprintf("tree size %d is a prefix of tree size %d", p.OldSize, p.NewSize),
 		"old root: "+hex.EncodeToString(p.OldRoot[:]),
 		"new root: "+hex.EncodeToString(p.NewRoot[:]),
-		"proof: "+strings.Join(hexes(p.Path), " "))
+		"proof: "+strings.Join(formats.HexHashes(p.Path), " "))
 }
 
 func ledgerEntry(c *cli.Context) error {
@@ -207,12 +189,12 @@ func ledgerReceipt(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		cp, err := formats.ReceiptCheckpoint(r, p, log.Key())
-		if err == nil && cp == nil {
+		_, err = formats.CheckReceipt(r, p, log.Key(), policy, time.Now())
+		var ue *formats.UnwitnessedReceiptError
+		if errors.As(err, &ue) && !ue.Carried {
 			err = fmt.Errorf("%w: no witness cosigned the latest checkpoint", formats.ErrQuorum)
-		}
-		if err == nil {
-			_, err = policy.Check(cp, log.Key(), time.Now())
+		} else if ue != nil {
+			err = ue.Err
 		}
 		if err != nil {
 			return noErr(fmt.Errorf("no receipt written: %w", err),
@@ -274,25 +256,18 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	if err != nil {
 		return receiptErr(c, err, receipt, entry)
 	}
-	out := receiptValid{Valid: true, Index: p.Index, TreeSize: p.TreeSize, RootHash: hex.EncodeToString(p.RootHash[:])}
+	out, err := formats.CheckReceipt(receipt, p, vkey, policy, time.Now())
+	var ue *formats.UnwitnessedReceiptError
+	if errors.As(err, &ue) && !ue.Carried {
+		return noErr(err, "ask the writer for a receipt after it collected its witnesses' cosignatures (`writ ledger append --policy`)")
+	} else if err != nil {
+		return noErr(err)
+	}
 	// RFC 9942 signs the root only: the index and tree size travel
 	// unprotected, and several (index, size) pairs share one audit path.
 	text := fmt.Sprintf("valid: the entry is in the tree with root %x, signed by the log key; the receipt places it at index %d of %d entries, which the signature does not cover (compare the root with a checkpoint of that size)", p.RootHash[:], p.Index, p.TreeSize)
-	cp, err := formats.ReceiptCheckpoint(receipt, p, vkey)
-	if err != nil {
-		return noErr(err)
-	}
-	if policy != nil {
-		if cp == nil {
-			return noErr(fmt.Errorf("%w: %w: it carries no checkpoint, so no witness cosigned its tree", formats.ErrReceipt, formats.ErrQuorum),
-				"ask the writer for a receipt after it collected its witnesses' cosignatures (`writ ledger append --policy`)")
-		}
-		w, err := policy.Check(cp, vkey, time.Now())
-		if err != nil {
-			return noErr(fmt.Errorf("the receipt's checkpoint: %w", err))
-		}
-		out.Witnessing = &w
-		text += "; its tree's checkpoint is " + humanize.Witnessed(w)
+	if out.Witnessing != nil {
+		text += "; its tree's checkpoint is " + humanize.Witnessed(*out.Witnessing)
 	}
 	return emitSorted(c, out, text)
 }
@@ -352,7 +327,7 @@ func ledgerImport(c *cli.Context) error {
 		if l.Recovered > 0 {
 			text += fmt.Sprintf(" (first dropped %d unsigned entries an interrupted import left)", l.Recovered)
 		}
-		if err := emitSorted(c, importResult{l.Name, l.Origin, l.Before, l.After, l.Recovered, hex.EncodeToString(l.Checkpoint.Hash[:])}, text); err != nil {
+		if err := emitSorted(c, l, text); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/rules"
-	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
 )
 
@@ -44,46 +42,23 @@ func ledgerRepair(c *cli.Context) error {
 		}
 		return repairUndo(c, dir)
 	}
-	opts := repair.RepairOptions{VKeys: map[string]string{}}
-	var vkey *formats.LogKey // the authority log's, given
-	for flag, name := range map[string]string{"vkey": ledger.AuthorityDir, "decisions-vkey": ledger.DecisionsDir} {
-		k, err := logKeyValue(c, flag)
-		if err != nil {
-			return err
-		}
-		if k != nil {
-			opts.VKeys[name] = k.String()
-		}
-		if name == ledger.AuthorityDir {
-			vkey = k
-		}
+	vkey, err := logKeyValue(c, "vkey")
+	if err != nil {
+		return err
+	}
+	dvkey, err := logKeyValue(c, "decisions-vkey")
+	if err != nil {
+		return err
 	}
 	policy, err := readPolicy(c)
 	if err != nil {
 		return err
 	}
-	trust := verify.Trust{VKey: vkey, TrustRoot: c.String("trust-root"), Policy: policy}
-	if err := policyForLedger(c, policy, trust.VKey, dir); err != nil {
+	if err := policyForLedger(c, policy, vkey, dir); err != nil {
 		return err
 	}
-	if trust.TrustRoot != "" || policy != nil {
-		// The authority log kept (found whole, or rebuilt) is judged as
-		// an import judges what it restores.
-		opts.Check = func(name, store string) error {
-			if name != ledger.AuthorityDir {
-				return nil
-			}
-			return trust.Refusal(store, time.Now())
-		}
-	}
-	if from := c.String("from"); from != "" {
-		opts.Restore = func(d string, rt repair.RestoreTrust) error {
-			_, err := runner.ImportLedgerWith(d, from, runner.ImportOptions{Trusted: rt.VKeys, TrustedKeys: rt.Keys, Floors: rt.Floors,
-				Trust: verify.Trust{TrustRoot: trust.TrustRoot, Policy: policy}})
-			return err
-		}
-	}
-	res, err := repair.Repair(dir, opts)
+	res, err := runner.RepairLedger(dir, runner.RepairOptions{VKey: vkey, DecisionsVKey: dvkey,
+		TrustRoot: c.String("trust-root"), Policy: policy, From: c.String("from")})
 	if err != nil {
 		return repairErr(c, dir, err)
 	}
@@ -111,7 +86,7 @@ func repairErr(c *cli.Context, dir string, err error) error {
 			flag = "--decisions-vkey"
 		}
 		return noErr(fmt.Errorf("nothing changed: the export was not restored: %w", err),
-			fmt.Sprintf("the export is not of the %s log %s holds (whose key is %s): restore an export of that log, or, if its key really changed, pass the export's key with %s KEY", te.Log, shellQuote(dir), te.Expected, flag))
+			fmt.Sprintf("the export is not of the %s log %s holds (whose key is %s): restore an export of that log, or, if its key really changed, pass the export's key with %s KEY", te.Log, humanize.ShellQuote(dir), te.Expected, flag))
 	}
 	return noErr(fmt.Errorf("nothing changed: the export was not restored: %w", err))
 }
@@ -120,7 +95,7 @@ func repairErr(c *cli.Context, dir string, err error) error {
 func printRepair(c *cli.Context, dir string, res *repair.RepairResult) error {
 	undo := ""
 	if res.SetAside != "" {
-		undo = "writ ledger repair --dir " + shellQuote(dir) + " --undo"
+		undo = "writ ledger repair --dir " + humanize.ShellQuote(dir) + " --undo"
 	}
 	var lines []string
 	warning := ""
@@ -130,7 +105,7 @@ func printRepair(c *cli.Context, dir string, res *repair.RepairResult) error {
 		case "whole":
 			lines = append(lines, fmt.Sprintf("%s log: whole, %s; nothing changed", l.Name, verified))
 		case "rebuilt":
-			warning = fmt.Sprintf("a rebuilt log holds what its files still held: compare its checkpoint (writ ledger checkpoint --dir %s) with one you trust (a witness's cosigned checkpoint, a replica's) before appending", shellQuote(dir))
+			warning = fmt.Sprintf("a rebuilt log holds what its files still held: compare its checkpoint (writ ledger checkpoint --dir %s) with one you trust (a witness's cosigned checkpoint, a replica's) before appending", humanize.ShellQuote(dir))
 			lines = append(lines, fmt.Sprintf("%s log: rebuilt from the damaged store's files, %s; the damaged store is kept in %s", l.Name, verified, filepath.Join(res.SetAside, l.Name)))
 		case "set-aside":
 			lines = append(lines, fmt.Sprintf("%s log: not in %s; the damaged store stays set aside in %s: restore it from an export that holds it", l.Name, c.String("from"), filepath.Join(res.SetAside, l.Name)))
@@ -176,23 +151,5 @@ func repairUndo(c *cli.Context, dir string) error {
 	return emit(c, res, lines...)
 }
 
-// storeHint is the next act for a refused log store: the rule's act
-// (package rules), with DIR the ledger directory (the parent of an
-// authority or decisions store).
-func storeHint(se *ledger.StoreError) string {
-	r, _ := rules.Lookup(se.Rule())
-	dir := se.Dir
-	if b := filepath.Base(dir); b == ledger.AuthorityDir || b == ledger.DecisionsDir {
-		dir = filepath.Dir(dir)
-	}
-	act := strings.ReplaceAll(r.StoreAct, "--dir DIR", "--dir "+shellQuote(dir))
-	return strings.ReplaceAll(act, "DIR/set-aside/", filepath.Join(dir, repair.SetAsideDir)+"/")
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+=:@,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// storeHint is the next act for a refused log store (repair.NextAct).
+func storeHint(se *ledger.StoreError) string { return repair.NextAct(se) }

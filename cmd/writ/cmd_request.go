@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path/filepath"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -34,18 +33,11 @@ func requestAdmission(c *cli.Context) error {
 	if over {
 		return inputErr(fmt.Errorf("%s: over %d bytes, larger than any dispatch", c.Args().First(), schemas.MaxRecordSize))
 	}
-	req := admission.Request{Dispatch: raw}
 	// The server resolves paths in its own working directory: send
 	// absolute ones.
-	for _, p := range []struct {
-		flag string
-		dst  *string
-	}{{"agent-binary", &req.AgentBinary}, {"engine-binary", &req.EngineBinary}, {"provision-dir", &req.ProvisionDir}} {
-		if v := c.String(p.flag); v != "" {
-			if *p.dst, err = filepath.Abs(v); err != nil {
-				return inputErr(err)
-			}
-		}
+	req, err := admission.NewRequest(raw, c.String("agent-binary"), c.String("engine-binary"), c.String("provision-dir"))
+	if err != nil {
+		return inputErr(err)
 	}
 	if c.IsSet("receipt") {
 		if req.Receipt, err = readWhole(c, c.String("receipt"), schemas.MaxRecordSize); err != nil {
@@ -62,18 +54,10 @@ func requestAdmission(c *cli.Context) error {
 	if err := printVerdict(c, res, true); err != nil {
 		return err
 	}
-	if res.Run && res.Rule != verify.RuleOK {
-		diag(c, levelWarning, "admitted under --mode %s although rule %s failed; --mode enforce would refuse it", res.Mode, res.Rule)
-	}
-	switch {
-	case res.Rule == verify.RuleInternal:
-		return &exitError{code: exitInternal, err: fmt.Errorf("internal error during admission"), silent: true}
-	case res.Error != "":
+	if res.Error != "" && res.Rule != verify.RuleInternal {
 		return noErr(errors.New(res.Error))
-	case !res.Run:
-		return &exitError{code: exitNo, err: fmt.Errorf("refused"), silent: true}
 	}
-	return nil
+	return verdictExit(c, &res.Verdict, res.Run)
 }
 
 // requestErr gives a failed request its exit code: 2 when the server

@@ -220,9 +220,8 @@ func witnessAddCheckpoint(c *cli.Context) error {
 	case err != nil:
 		return inputErr(err)
 	}
-	lines := strings.Split(strings.TrimSuffix(string(sigs), "\n"), "\n")
 	if wantJSON(c) {
-		return emitSorted(c, cosignResult{cp.Origin, cp.Size, lines})
+		return emitSorted(c, witness.NewCosignatures(cp, sigs))
 	}
 	_, err = c.App.Writer.Write(sigs)
 	return err
@@ -242,7 +241,7 @@ func witnessCheckpoint(c *cli.Context) error {
 		return inputErr(err)
 	}
 	if wantJSON(c) {
-		return emitSorted(c, witnessCheckpointResult{c.String("origin"), string(b)})
+		return emitSorted(c, witness.ServedCheckpoint{Origin: c.String("origin"), Checkpoint: string(b)})
 	}
 	_, err = c.App.Writer.Write(b)
 	return err

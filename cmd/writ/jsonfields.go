@@ -16,7 +16,9 @@ import (
 	"github.com/writ-ledger/writ/internal/jsonobject"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/repair"
+	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/witness"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
@@ -77,21 +79,21 @@ var results = map[string]resultDoc{
 	"authority explain":      typed("", delegation.Explanation{}),
 	"ledger init":            typed("", initResult{}),
 	"ledger vkey":            typed("", vkeyResult{}),
-	"ledger append":          typed("one object per appended record", appendResult{}),
+	"ledger append":          typed("one object per appended record", delegation.Applied{}),
 	"ledger checkpoint":      typed("", checkpointResult{}),
-	"ledger verify":          typed("", verifiedResult{}, "when not", verifyFailedResult{}),
+	"ledger verify":          typed("", audit.Verified{}, "when not", audit.VerifyFailure{}),
 	"ledger repair":          typed("", repairJSON{}, "with --undo", repair.UndoResult{}),
 	"ledger export":          typed("nothing with --out -", exportResult{}),
-	"ledger import":          typed("one object per imported log", importResult{}),
-	"ledger prove":           typed("", proveResult{}),
+	"ledger import":          typed("one object per imported log", replica.ImportedLog{}),
+	"ledger prove":           typed("", formats.InclusionProof{}),
 	"ledger consistency":     typed("the proof file witness add-checkpoint --proof reads", formats.ConsistencyProof{}),
 	"ledger entry":           typed("nothing with --out -", entryResult{}),
 	"ledger receipt":         typed("nothing with --out -", receiptResult{}),
-	"ledger verify-receipt":  typed("", receiptValid{}),
+	"ledger verify-receipt":  typed("", formats.VerifiedReceipt{}),
 	"ledger publish":         typed("", publishedJSON{}),
 	"ledger serve":           typed("one object once it listens", listenResult{}),
 	"ledger sync":            typed("", syncedJSON{}),
-	"admit":                  typed("", admission.Decision{}, "with --rules, one object per rule", ruleResult{}),
+	"admit":                  typed("", admission.Decision{}, "with --rules, one object per rule", rules.Listing{}),
 	"admission serve":        {prose: "none: a server; it logs on stderr"},
 	"admission request":      typed("", admission.Response{}),
 	"token verify":           typed("", tokenResult{}),
@@ -99,8 +101,8 @@ var results = map[string]resultDoc{
 	"quickstart":             typed("one object per step", quickstartLine{}),
 	"witness key generate":   typed("", witness.KeyFiles{}),
 	"witness serve":          typed("one object once it listens", listenResult{}),
-	"witness add-checkpoint": typed("", cosignResult{}),
-	"witness checkpoint":     typed("", witnessCheckpointResult{}),
+	"witness add-checkpoint": typed("", witness.Cosignatures{}),
+	"witness checkpoint":     typed("", witness.ServedCheckpoint{}),
 }
 
 // text is the result's documentation as --help shows it.

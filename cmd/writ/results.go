@@ -12,7 +12,7 @@ import (
 	"github.com/writ-ledger/writ/internal/jsonobject"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
-	"github.com/writ-ledger/writ/verify"
+	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // emitSorted prints result v as emit does, its top-level keys sorted.
@@ -137,59 +137,16 @@ type vkeyResult struct {
 	Origin string `json:"origin" doc:"the log's origin"`
 }
 
-type appendResult struct {
-	Index  int64        `json:"index" doc:"the record's index in the authority log"`
-	Kind   schemas.Kind `json:"kind" doc:"the record's kind"`
-	Digest string       `json:"digest" doc:"sha256:<hex> of the record"`
-}
-
 type checkpointResult struct {
-	logResult
+	audit.LogSummary
 	Checkpoint string              `json:"checkpoint" doc:"the signed note with its cosignatures"`
 	Witnessing *formats.Witnessing `json:"witnessing,omitempty" doc:"with --policy: the quorum that cosigned it"`
-}
-
-// logResult is one log's verified checkpoint.
-type logResult struct {
-	Log      string `json:"log" doc:"authority or decisions"`
-	Origin   string `json:"origin" doc:"the log's origin"`
-	Size     int64  `json:"size" doc:"entries"`
-	RootHash string `json:"root_hash" doc:"the tree's root hash, hex"`
-}
-
-type verifiedResult struct {
-	OK   bool        `json:"ok" doc:"true"`
-	Logs []logResult `json:"logs" doc:"each log's log, origin, size, root_hash"`
-}
-
-type verifyFailedResult struct {
-	OK    bool   `json:"ok" doc:"false"`
-	Log   string `json:"log" doc:"the log that failed"`
-	Index int64  `json:"index" doc:"the entry that failed"`
-	Error string `json:"error" doc:"why"`
 }
 
 type exportResult struct {
 	Out   string   `json:"out" doc:"the file written"`
 	Bytes int      `json:"bytes" doc:"its size"`
 	Logs  []string `json:"logs" doc:"the section names"`
-}
-
-type importResult struct {
-	Log       string `json:"log" doc:"authority or decisions"`
-	Origin    string `json:"origin" doc:"the log's origin"`
-	Before    int64  `json:"before" doc:"entries before"`
-	After     int64  `json:"after" doc:"entries after"`
-	Recovered int64  `json:"recovered" doc:"entries an interrupted import left and this one dropped"`
-	RootHash  string `json:"root_hash" doc:"the imported tree's root hash, hex"`
-}
-
-type proveResult struct {
-	Index    int64    `json:"index" doc:"the entry"`
-	TreeSize int64    `json:"tree_size" doc:"the tree proven into"`
-	LeafHash string   `json:"leaf_hash" doc:"hex"`
-	RootHash string   `json:"root_hash" doc:"hex"`
-	Proof    []string `json:"proof" doc:"hashes, hex, RFC 9162 §2.1.3"`
 }
 
 type entryResult struct {
@@ -207,27 +164,9 @@ type receiptResult struct {
 	Witnessed bool   `json:"witnessed" doc:"whether --policy's quorum cosigned its checkpoint"`
 }
 
-type receiptValid struct {
-	Valid          bool                `json:"valid" doc:"true"`
-	Index          int64               `json:"index" doc:"the entry, as the receipt says (not signed)"`
-	TreeSize       int64               `json:"tree_size" doc:"the tree size, as the receipt says (not signed)"`
-	PositionSigned bool                `json:"position_signed" doc:"false: RFC 9942 signs the root only"`
-	RootHash       string              `json:"root_hash" doc:"the signed root hash, hex"`
-	Witnessing     *formats.Witnessing `json:"witnessing,omitempty" doc:"with --policy: the quorum that cosigned the receipt's checkpoint"`
-}
-
 type listenResult struct {
 	Listen  string `json:"listen" doc:"the host:port it listens on"`
 	Message string `json:"message" doc:"the banner"`
-}
-
-// ruleResult is one rule of writ admit --rules.
-type ruleResult struct {
-	Rule     string       `json:"rule" doc:"the rule id"`
-	Class    verify.Class `json:"class" doc:"its class"`
-	Governed bool         `json:"governed" doc:"whether --mode governs it (else it refuses in every mode)"`
-	Summary  string       `json:"summary" doc:"what it checks"`
-	NextAct  string       `json:"next_act" doc:"what the operator does when it fails"`
 }
 
 type tokenResult struct {
@@ -237,15 +176,4 @@ type tokenResult struct {
 	Audience []string `json:"audience" doc:"its audiences"`
 	Expires  string   `json:"expires" doc:"RFC 3339"`
 	KeyID    string   `json:"kid" doc:"the issuer key that signed it"`
-}
-
-type cosignResult struct {
-	Origin     string   `json:"origin" doc:"the log's origin"`
-	Size       int64    `json:"size" doc:"the checkpoint's size"`
-	Signatures []string `json:"signatures" doc:"the witness's cosignature lines"`
-}
-
-type witnessCheckpointResult struct {
-	Origin     string `json:"origin" doc:"the log's origin"`
-	Checkpoint string `json:"checkpoint" doc:"the witness's latest cosigned checkpoint of that log as served, not verified here"`
 }

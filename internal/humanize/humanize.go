@@ -88,3 +88,13 @@ func Witnessed(w formats.Witnessing) string {
 	}
 	return s
 }
+
+// ShellQuote returns s as a POSIX shell word: as it is when it holds only
+// letters, digits and -_./+=:@, (and is not empty), else in single
+// quotes, a single quote inside written as quote, backslash, quote, quote.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+=:@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -43,3 +43,12 @@ func TestPluralWitnessed(t *testing.T) {
 		t.Errorf("Witnessed under quorum none: %q", got)
 	}
 }
+
+// TestShellQuote: a plain word stays as it is; others are single-quoted.
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{"/a/b-1": "/a/b-1", "": "''", "a b": "'a b'", "it's": `'it'\''s'`} {
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

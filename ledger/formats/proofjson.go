@@ -32,11 +32,38 @@ func (ConsistencyProof) JSONShape() any { return consistencyJSON{} }
 // "new_size", "old_root", "old_size", "proof"}, hashes in hex.
 func (p ConsistencyProof) MarshalJSON() ([]byte, error) {
 	nr, or := hex.EncodeToString(p.NewRoot[:]), hex.EncodeToString(p.OldRoot[:])
-	path := make([]string, len(p.Path))
-	for i, h := range p.Path {
-		path[i] = hex.EncodeToString(h[:])
+	return json.Marshal(consistencyJSON{NewRoot: &nr, NewSize: &p.NewSize, OldRoot: &or, OldSize: &p.OldSize, Proof: HexHashes(p.Path)})
+}
+
+// inclusionJSON is an inclusion proof as `writ ledger prove --json`
+// prints it. Hashes are lowercase hex; sizes are entry counts.
+type inclusionJSON struct {
+	Index    int64    `json:"index" doc:"the entry"`
+	TreeSize int64    `json:"tree_size" doc:"the tree proven into"`
+	LeafHash string   `json:"leaf_hash" doc:"hex"`
+	RootHash string   `json:"root_hash" doc:"hex"`
+	Proof    []string `json:"proof" doc:"hashes, hex, RFC 9162 §2.1.3"`
+}
+
+// JSONShape is the struct MarshalJSON writes, for a reader of its fields
+// and their doc tags (writ ledger prove --help lists them).
+func (InclusionProof) JSONShape() any { return inclusionJSON{} }
+
+// MarshalJSON writes p as {"index", "tree_size", "leaf_hash",
+// "root_hash", "proof"}, hashes in hex (proof [] when empty).
+func (p InclusionProof) MarshalJSON() ([]byte, error) {
+	return json.Marshal(inclusionJSON{Index: p.Index, TreeSize: p.TreeSize,
+		LeafHash: hex.EncodeToString(p.LeafHash[:]), RootHash: hex.EncodeToString(p.RootHash[:]), Proof: HexHashes(p.Path)})
+}
+
+// HexHashes returns each of hs as 64 lowercase hex digits, in order (an
+// empty slice, not nil, for none).
+func HexHashes(hs []tlog.Hash) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = hex.EncodeToString(h[:])
 	}
-	return json.Marshal(consistencyJSON{NewRoot: &nr, NewSize: &p.NewSize, OldRoot: &or, OldSize: &p.OldSize, Proof: path})
+	return out
 }
 
 // UnmarshalJSON reads a consistency proof file, strictly: every field

@@ -118,3 +118,21 @@ func FuzzConsistencyProofFile(f *testing.F) {
 		}
 	})
 }
+
+// TestInclusionProofJSON: an inclusion proof's JSON names its hashes in
+// hex, its path [] when empty (a tree of one entry).
+func TestInclusionProofJSON(t *testing.T) {
+	p := formats.InclusionProof{Index: 0, TreeSize: 1, LeafHash: tlog.Hash{0xab}, RootHash: tlog.Hash{0xab}}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := "ab" + strings.Repeat("0", 62)
+	if want := `{"index":0,"tree_size":1,"leaf_hash":"` + h + `","root_hash":"` + h + `","proof":[]}`; string(b) != want {
+		t.Fatalf("got %s\nwant %s", b, want)
+	}
+	p.Path = []tlog.Hash{{1}}
+	if b, _ := json.Marshal(&p); !strings.Contains(string(b), `"proof":["01`+strings.Repeat("0", 62)+`"]`) {
+		t.Fatalf("path: %s", b)
+	}
+}
