@@ -11,6 +11,7 @@ import (
 
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
@@ -44,13 +45,13 @@ func TestRequestVerdicts(t *testing.T) {
 		dispatch []byte
 		verdict  schemas.Verdict
 		rule     string
-		class    verify.Class
+		class    rules.Class
 		run      bool
 		index    int64
 	}{
-		{"signed", instruction(1), verify.Admitted, verify.RuleOK, verify.ClassPass, true, 0},
-		{"replay", instruction(1), verify.Refused, verify.RuleReplay, verify.ClassIntegrity, false, 1},
-		{"unsigned", unsigned, verify.Refused, verify.RuleUnsigned, verify.ClassAuthenticity, false, 2},
+		{"signed", instruction(1), verify.Admitted, rules.OK, rules.ClassPass, true, 0},
+		{"replay", instruction(1), verify.Refused, rules.Replay, rules.ClassIntegrity, false, 1},
+		{"unsigned", unsigned, verify.Refused, rules.Unsigned, rules.ClassAuthenticity, false, 2},
 	} {
 		res, err := c.Request(context.Background(), admission.Request{Dispatch: tc.dispatch, AgentBinary: agentPath})
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/writ-ledger/writ/admission"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -81,7 +82,7 @@ func TestRequestWireFormat(t *testing.T) {
 // or absent alike.
 func TestResponseWireFormat(t *testing.T) {
 	index := int64(41)
-	v := &verify.Verdict{Verdict: verify.Refused, Rule: verify.RuleReplay, Class: verify.ClassIntegrity, Reason: "a <replay> & more",
+	v := &verify.Verdict{Verdict: verify.Refused, Rule: rules.Replay, Class: rules.ClassIntegrity, Reason: "a <replay> & more",
 		NextAct: "n", Mode: verify.ModeWarn, InstructionID: "0123", InstructionDigest: schemas.SHA256Digest(nil), Signer: "ab",
 		Machine: "runner-1", Stream: "demo", Passed: []string{"envelope"}, Failed: []verify.Finding{{Rule: "replay", Reason: "again"}},
 		Compared: []schemas.DigestCheck{{Subject: "agent", Expected: "sha256:1", Actual: "sha256:2"}},

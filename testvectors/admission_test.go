@@ -11,6 +11,7 @@ import (
 
 	"filippo.io/age"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
@@ -98,8 +99,8 @@ func TestAdmissionCoverage(t *testing.T) {
 		t.Error("no case fails more than one check: precedence is not pinned down")
 	}
 	// The rules that refuse in every mode are refused under off too.
-	for _, r := range []string{verify.RuleBadSignature, verify.RuleWrongMachine, verify.RuleAgentDigestMismatch,
-		verify.RuleQuarantined, verify.RuleMalformedDispatch} {
+	for _, r := range []string{rules.BadSignature, rules.WrongMachine, rules.AgentDigestMismatch,
+		rules.Quarantined, rules.MalformedDispatch} {
 		if !refusedOff[r] {
 			t.Errorf("no case refuses under off for %s", r)
 		}
@@ -109,10 +110,10 @@ func TestAdmissionCoverage(t *testing.T) {
 			t.Errorf("no case reaches %s", v)
 		}
 	}
-	for _, r := range []string{verify.RuleUnsigned, verify.RuleUnknownKey, verify.RuleOutOfScope, verify.RuleOutsideWindow,
-		verify.RuleRevoked, verify.RuleWrongMachine, verify.RuleAgentNotPinned, verify.RuleAgentDigestMismatch,
-		verify.RuleExpired, verify.RuleQuarantined, verify.RuleMalformedDispatch, verify.RuleUnknownBuild,
-		verify.RuleBadSignature, verify.RuleNotYetValid, verify.RulePinExpired, verify.RuleNoDelegation} {
+	for _, r := range []string{rules.Unsigned, rules.UnknownKey, rules.OutOfScope, rules.OutsideWindow,
+		rules.Revoked, rules.WrongMachine, rules.AgentNotPinned, rules.AgentDigestMismatch,
+		rules.Expired, rules.Quarantined, rules.MalformedDispatch, rules.UnknownBuild,
+		rules.BadSignature, rules.NotYetValid, rules.PinExpired, rules.NoDelegation} {
 		if !refused[r] {
 			t.Errorf("no case refuses under enforce for %s", r)
 		}

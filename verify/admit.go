@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/semver"
@@ -118,7 +119,7 @@ type Finding struct {
 type Verdict struct {
 	Verdict           schemas.Verdict       `json:"verdict" doc:"admitted, admitted-unsigned, would-refuse or refused"`
 	Rule              string                `json:"rule" doc:"the deciding rule id (ok when none failed)"`
-	Class             Class                 `json:"class" doc:"the rule's class"`
+	Class             rules.Class           `json:"class" doc:"the rule's class"`
 	Reason            string                `json:"reason" doc:"the deciding rule's reason"`
 	NextAct           string                `json:"next_act" doc:"what the operator does next"`
 	Mode              Mode                  `json:"mode" doc:"off, warn or enforce"`
@@ -184,7 +185,7 @@ func (a *admission) pass(check string) { a.v.Passed = append(a.v.Passed, check) 
 // Admit decides whether this runner may execute dispatch d, against the
 // authority state st (built from a verified ledger). It never panics and
 // never returns nil: an internal failure (a panic anywhere in the checks,
-// the clock included) becomes a refusal under RuleInternal. It does not
+// the clock included) becomes a refusal under rules.Internal. It does not
 // record the decision; see Decision and Runner.
 func Admit(st *delegation.State, cfg Config, d Dispatch) *Verdict {
 	a := newAdmission(st, cfg, d)
@@ -207,19 +208,19 @@ func newAdmission(st *delegation.State, cfg Config, d Dispatch) (a *admission) {
 	return a
 }
 
-// protect runs f, turning a panic into a RuleInternal finding with the
+// protect runs f, turning a panic into a rules.Internal finding with the
 // panic's value and stack.
 func (a *admission) protect(f func()) {
 	defer func() {
 		if p := recover(); p != nil {
-			a.fail(RuleInternal, "internal error: %v\n%s", p, debug.Stack())
+			a.fail(rules.Internal, "internal error: %v\n%s", p, debug.Stack())
 		}
 	}()
 	f()
 }
 
 // finish decides the verdict and sets its high-water marks. A panic there
-// too becomes a refusal under RuleInternal.
+// too becomes a refusal under rules.Internal.
 func (a *admission) finish() (v *Verdict) {
 	defer func() {
 		// Only an admitted instruction with a verified, delegated signer
@@ -237,10 +238,10 @@ func (a *admission) finish() (v *Verdict) {
 	}()
 	defer func() {
 		if p := recover(); p != nil {
-			a.v.Failed = append(a.v.Failed, Finding{RuleInternal, fmt.Sprintf("internal error: %v\n%s", p, debug.Stack())})
-			a.v.Verdict, a.v.Rule, a.v.Class = Refused, RuleInternal, ClassInternal
+			a.v.Failed = append(a.v.Failed, Finding{rules.Internal, fmt.Sprintf("internal error: %v\n%s", p, debug.Stack())})
+			a.v.Verdict, a.v.Rule, a.v.Class = Refused, rules.Internal, rules.ClassInternal
 			a.v.Reason = a.v.Failed[len(a.v.Failed)-1].Reason
-			if r, ok := LookupRule(RuleInternal); ok {
+			if r, ok := LookupRule(rules.Internal); ok {
 				a.v.NextAct = r.NextAct
 			}
 			a.v.HighWater = a.carried()
@@ -310,8 +311,8 @@ type MarkMap map[string]string
 func (m MarkMap) Mark(artifact string) (string, error) { return m[artifact], nil }
 
 // RefuseLedger returns the verdict for a dispatch that arrived while the
-// runner's ledger could not be trusted: rule is RuleLedgerUnverified (it
-// failed verification) or RuleLedgerInconsistent (it does not extend the
+// runner's ledger could not be trusted: rule is rules.LedgerUnverified (it
+// failed verification) or rules.LedgerInconsistent (it does not extend the
 // ledger this runner trusted before), and err is the evidence. It refuses
 // in every mode: no authority can be read from such a ledger.
 func RefuseLedger(cfg Config, d Dispatch, rule string, err error) *Verdict {
@@ -330,7 +331,7 @@ func (a *admission) check(d Dispatch) {
 	}
 	a.v.InstructionID, a.v.Stream, a.v.Claim = instr.ID, instr.Stream, instr.Claim
 	if instr.Machine != a.cfg.Machine {
-		a.fail(RuleWrongMachine, "instruction.machine is %q, this runner is %q", instr.Machine, a.cfg.Machine)
+		a.fail(rules.WrongMachine, "instruction.machine is %q, this runner is %q", instr.Machine, a.cfg.Machine)
 	} else {
 		a.pass("machine")
 	}
@@ -339,22 +340,22 @@ func (a *admission) check(d Dispatch) {
 		if q.Record.Until != 0 {
 			until = "until " + unixUTC(q.Record.Until)
 		}
-		a.fail(RuleQuarantined, "machine %s is quarantined by ledger index %d, %s", a.cfg.Machine, q.Index, until)
+		a.fail(rules.Quarantined, "machine %s is quarantined by ledger index %d, %s", a.cfg.Machine, q.Index, until)
 	} else {
 		a.pass("not-quarantined")
 	}
 	future := time.Unix(instr.IssuedAt, 0).After(a.now.Add(MaxClockSkew))
 	if future {
-		a.fail(RuleNotYetValid, "instruction.issued_at is %s, more than %s after this runner's clock (%s)", unixUTC(instr.IssuedAt), MaxClockSkew, a.now.UTC().Format(time.RFC3339))
+		a.fail(rules.NotYetValid, "instruction.issued_at is %s, more than %s after this runner's clock (%s)", unixUTC(instr.IssuedAt), MaxClockSkew, a.now.UTC().Format(time.RFC3339))
 	}
 	if !signer.IsZero() {
 		a.checkAuthority(instr, signer, future)
 	}
 	switch {
 	case a.now.Unix() < instr.NotBefore:
-		a.fail(RuleNotYetValid, "instruction.not_before is %s, now is %s", unixUTC(instr.NotBefore), a.now.UTC().Format(time.RFC3339))
+		a.fail(rules.NotYetValid, "instruction.not_before is %s, now is %s", unixUTC(instr.NotBefore), a.now.UTC().Format(time.RFC3339))
 	case a.now.Unix() >= instr.Expires:
-		a.fail(RuleExpired, "instruction.expires is %s, now is %s", unixUTC(instr.Expires), a.now.UTC().Format(time.RFC3339))
+		a.fail(rules.Expired, "instruction.expires is %s, now is %s", unixUTC(instr.Expires), a.now.UTC().Format(time.RFC3339))
 	default:
 		a.pass("instruction-window")
 	}
@@ -365,7 +366,7 @@ func (a *admission) check(d Dispatch) {
 	case d.EngineBinary != "":
 		// The runner runs an engine the dispatch does not name: nothing
 		// says which pin it should match, so it would run unchecked.
-		a.fail(RuleEngineNotNamed, "this runner runs the engine %s, and the instruction names no engine to check it against", d.EngineBinary)
+		a.fail(rules.EngineNotNamed, "this runner runs the engine %s, and the instruction names no engine to check it against", d.EngineBinary)
 	}
 	a.checkProvision(instr, d.ProvisionDir)
 	a.checkContent(instr)
@@ -382,15 +383,15 @@ func (a *admission) checkEnvelope(raw []byte) (*schemas.Instruction, sign.Public
 	if !sign.IsEnvelope(raw) {
 		rec, err := schemas.Decode(schemas.KindInstruction, raw)
 		if err != nil {
-			a.fail(RuleMalformedDispatch, "not a signed envelope, and not an unsigned instruction: %v", err)
+			a.fail(rules.MalformedDispatch, "not a signed envelope, and not an unsigned instruction: %v", err)
 			return nil, none
 		}
-		a.fail(RuleUnsigned, "the instruction carries no signature")
+		a.fail(rules.Unsigned, "the instruction carries no signature")
 		return rec.(*schemas.Instruction), none
 	}
 	env, err := sign.ParseEnvelope(raw)
 	if err != nil {
-		a.fail(RuleMalformedDispatch, "%v", err)
+		a.fail(rules.MalformedDispatch, "%v", err)
 		return nil, none
 	}
 	wrongKind := env.Kind != schemas.KindInstruction
@@ -398,20 +399,20 @@ func (a *admission) checkEnvelope(raw []byte) (*schemas.Instruction, sign.Public
 	switch {
 	case wrongKind && err != nil:
 		// Say what the file is, not why its payload is no instruction.
-		a.fail(RuleMalformedDispatch, "the envelope holds a %s record, not an instruction: dispatch an instruction (`writ instruct`)", env.Kind)
+		a.fail(rules.MalformedDispatch, "the envelope holds a %s record, not an instruction: dispatch an instruction (`writ instruct`)", env.Kind)
 		return nil, none
 	case err != nil:
-		a.fail(RuleMalformedDispatch, "payload: %v", err)
+		a.fail(rules.MalformedDispatch, "payload: %v", err)
 		return nil, none
 	case len(env.Signatures) != 1:
-		a.fail(RuleMalformedDispatch, "an instruction carries exactly one signature, this envelope carries %d", len(env.Signatures))
+		a.fail(rules.MalformedDispatch, "an instruction carries exactly one signature, this envelope carries %d", len(env.Signatures))
 		return nil, none
 	}
 	a.pass("envelope")
 	if wrongKind {
 		// The signature vouches for a record of another kind; it counts
 		// for nothing here, so an instruction inside stands as unsigned.
-		a.fail(RuleWrongKind, "the envelope was signed as a %s record, not an instruction", env.Kind)
+		a.fail(rules.WrongKind, "the envelope was signed as a %s record, not an instruction", env.Kind)
 	}
 	instr := rec.(*schemas.Instruction)
 	if wrongKind {
@@ -420,13 +421,13 @@ func (a *admission) checkEnvelope(raw []byte) (*schemas.Instruction, sign.Public
 	verified, err := env.Verify(a.st.Key)
 	switch {
 	case err != nil:
-		a.fail(RuleBadSignature, "%v", err)
+		a.fail(rules.BadSignature, "%v", err)
 		return instr, none
 	case len(verified.Keys) != 1:
 		if len(verified.Keys) == 0 {
-			a.fail(RuleUnknownKey, "signed by key %v, which this runner's ledger does not trust", verified.Unknown)
+			a.fail(rules.UnknownKey, "signed by key %v, which this runner's ledger does not trust", verified.Unknown)
 		} else {
-			a.fail(RuleMalformedDispatch, "an instruction has exactly one signer, this one has %d", len(verified.Keys))
+			a.fail(rules.MalformedDispatch, "an instruction has exactly one signer, this one has %d", len(verified.Keys))
 		}
 		return instr, none
 	}
@@ -459,7 +460,7 @@ func (a *admission) checkAuthority(instr *schemas.Instruction, signer sign.Publi
 }
 
 // decide turns the findings into the verdict: an internal finding refuses
-// under RuleInternal; an integrity or content finding, or one the runner
+// under rules.Internal; an integrity or content finding, or one the runner
 // listed in AlwaysRefuse, refuses in every mode; otherwise the first governed finding is
 // refused under enforce, would-refuse under warn, and admitted under off
 // (admitted-unsigned when no verified signature by a key delegated for
@@ -470,7 +471,7 @@ func (a *admission) decide() *Verdict {
 	for i := range v.Failed {
 		f := &v.Failed[i]
 		r, _ := LookupRule(f.Rule)
-		if f.Rule == RuleInternal && (hard == nil || hard.Rule != RuleInternal) {
+		if f.Rule == rules.Internal && (hard == nil || hard.Rule != rules.Internal) {
 			hard = f // a failure of the verdict path itself names the verdict
 			continue
 		}
@@ -489,7 +490,7 @@ func (a *admission) decide() *Verdict {
 	case hard != nil:
 		v.Verdict = Refused
 	case soft == nil:
-		v.Verdict, v.Rule = Admitted, RuleOK
+		v.Verdict, v.Rule = Admitted, rules.OK
 	case v.Mode == ModeEnforce:
 		v.Verdict, chosen = Refused, soft
 	case v.Mode == ModeWarn:
@@ -509,8 +510,8 @@ func (a *admission) decide() *Verdict {
 	}
 	r, ok := LookupRule(v.Rule)
 	if !ok {
-		r, _ = LookupRule(RuleInternal)
-		v.Verdict, v.Rule = Refused, RuleInternal
+		r, _ = LookupRule(rules.Internal)
+		v.Verdict, v.Rule = Refused, rules.Internal
 	}
 	v.Class, v.NextAct = r.Class, r.NextAct
 	return v

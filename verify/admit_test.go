@@ -13,6 +13,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -55,9 +56,9 @@ func assertedRule(rule string) {
 // runnerRules are asserted in the three modes by package verify/runner's
 // tests, through a runner (its TestMain checks them there).
 var runnerRules = map[string]bool{
-	verify.RuleRevoked: true, verify.RuleInternal: true, verify.RuleLedgerUnverified: true, verify.RuleLedgerInconsistent: true,
-	verify.RuleRootUntrusted: true, verify.RuleVKeyMismatch: true, verify.RuleLedgerUnwitnessed: true, verify.RuleReplay: true,
-	verify.RuleWorkClaimed: true, verify.RuleReceiptMissing: true, verify.RuleReceiptInvalid: true,
+	rules.Revoked: true, rules.Internal: true, rules.LedgerUnverified: true, rules.LedgerInconsistent: true,
+	rules.RootUntrusted: true, rules.VKeyMismatch: true, rules.LedgerUnwitnessed: true, rules.Replay: true,
+	rules.WorkClaimed: true, rules.ReceiptMissing: true, rules.ReceiptInvalid: true,
 }
 
 // checkRuleCoverage fails the package when a rule of the vocabulary has
@@ -167,31 +168,31 @@ func TestAdmitRules(t *testing.T) {
 		rule     string
 		verdicts [3]schemas.Verdict // off, warn, enforce
 	}{
-		{"ok", nil, signed, f.agent, verify.RuleOK, [3]schemas.Verdict{"admitted", "admitted", "admitted"}},
-		{"malformed", nil, []byte("garbage"), f.agent, verify.RuleMalformedDispatch, refusedAll},
-		{"unsigned", nil, bare(t, instr(nil)), f.agent, verify.RuleUnsigned, unsignedish},
-		{"bad signature (tamper evidence: refused in every mode)", nil, badSig, f.agent, verify.RuleBadSignature, refusedAll},
-		{"two signatures on one instruction", nil, testkit.Seal(t, instr(nil), f.op, f.stranger), f.agent, verify.RuleMalformedDispatch, refusedAll},
+		{"ok", nil, signed, f.agent, rules.OK, [3]schemas.Verdict{"admitted", "admitted", "admitted"}},
+		{"malformed", nil, []byte("garbage"), f.agent, rules.MalformedDispatch, refusedAll},
+		{"unsigned", nil, bare(t, instr(nil)), f.agent, rules.Unsigned, unsignedish},
+		{"bad signature (tamper evidence: refused in every mode)", nil, badSig, f.agent, rules.BadSignature, refusedAll},
+		{"two signatures on one instruction", nil, testkit.Seal(t, instr(nil), f.op, f.stranger), f.agent, rules.MalformedDispatch, refusedAll},
 		{"issued in the future", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) {
 			i.IssuedAt = testkit.Epoch.Add(time.Hour).Unix()
 			i.Expires = testkit.Epoch.Add(2 * time.Hour).Unix()
-		}), f.op), f.agent, verify.RuleNotYetValid, softAll},
-		{"pin signer's delegation has ended", newFixture(t, nil, nil, func(d *schemas.Delegation) { d.NotAfter = testkit.Epoch.Unix() }).st, signed, f.agent, verify.RuleOutsideWindow, softAll},
-		{"unknown key", nil, testkit.Seal(t, instr(nil), f.stranger), f.agent, verify.RuleUnknownKey, unsignedish},
-		{"signed as a pin", nil, signAs(t, schemas.KindPin, instr(nil), f.op), f.agent, verify.RuleWrongKind, unsignedish},
-		{"wrong machine", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Machine = "runner-2" }), f.op), f.agent, verify.RuleWrongMachine, refusedAll},
-		{"no delegation", nil, testkit.Seal(t, instr(nil), f.root), f.agent, verify.RuleNoDelegation, unsignedish},
-		{"out of scope", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Stream = "other" }), f.op), f.agent, verify.RuleOutOfScope, unsignedish},
-		{"outside window", nil, testkit.Seal(t, instr(nil), f.late), f.agent, verify.RuleOutsideWindow, unsignedish},
-		{"root expired", newFixture(t, func(r *schemas.Root) { r.Expires = testkit.Epoch.Unix() }, nil, nil).st, signed, f.agent, verify.RuleRootExpired, unsignedish},
-		{"not yet valid", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.NotBefore = testkit.Epoch.Add(time.Minute).Unix() }), f.op), f.agent, verify.RuleNotYetValid, softAll},
-		{"expired", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Expires = testkit.Epoch.Unix() }), f.op), f.agent, verify.RuleExpired, softAll},
-		{"agent not pinned", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Agent.Name = "other" }), f.op), f.agent, verify.RuleAgentNotPinned, softAll},
-		{"pin expired", newFixture(t, nil, func(p *schemas.Pin) { p.Expires = testkit.Epoch.Unix() }, nil).st, signed, f.agent, verify.RulePinExpired, softAll},
-		{"instruction names another digest", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Agent.Digest = "sha256:" + strings.Repeat("1", 64) }), f.op), f.agent, verify.RuleAgentPinMismatch, refusedAll},
-		{"agent binary missing", nil, signed, filepath.Join(t.TempDir(), "absent"), verify.RuleAgentBinaryMissing, refusedAll},
-		{"agent binary changed", nil, signed, f.otherFile, verify.RuleAgentDigestMismatch, refusedAll},
-		{"unsigned and changed: integrity wins", nil, bare(t, instr(nil)), f.otherFile, verify.RuleAgentDigestMismatch, refusedAll},
+		}), f.op), f.agent, rules.NotYetValid, softAll},
+		{"pin signer's delegation has ended", newFixture(t, nil, nil, func(d *schemas.Delegation) { d.NotAfter = testkit.Epoch.Unix() }).st, signed, f.agent, rules.OutsideWindow, softAll},
+		{"unknown key", nil, testkit.Seal(t, instr(nil), f.stranger), f.agent, rules.UnknownKey, unsignedish},
+		{"signed as a pin", nil, signAs(t, schemas.KindPin, instr(nil), f.op), f.agent, rules.WrongKind, unsignedish},
+		{"wrong machine", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Machine = "runner-2" }), f.op), f.agent, rules.WrongMachine, refusedAll},
+		{"no delegation", nil, testkit.Seal(t, instr(nil), f.root), f.agent, rules.NoDelegation, unsignedish},
+		{"out of scope", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Stream = "other" }), f.op), f.agent, rules.OutOfScope, unsignedish},
+		{"outside window", nil, testkit.Seal(t, instr(nil), f.late), f.agent, rules.OutsideWindow, unsignedish},
+		{"root expired", newFixture(t, func(r *schemas.Root) { r.Expires = testkit.Epoch.Unix() }, nil, nil).st, signed, f.agent, rules.RootExpired, unsignedish},
+		{"not yet valid", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.NotBefore = testkit.Epoch.Add(time.Minute).Unix() }), f.op), f.agent, rules.NotYetValid, softAll},
+		{"expired", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Expires = testkit.Epoch.Unix() }), f.op), f.agent, rules.Expired, softAll},
+		{"agent not pinned", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Agent.Name = "other" }), f.op), f.agent, rules.AgentNotPinned, softAll},
+		{"pin expired", newFixture(t, nil, func(p *schemas.Pin) { p.Expires = testkit.Epoch.Unix() }, nil).st, signed, f.agent, rules.PinExpired, softAll},
+		{"instruction names another digest", nil, testkit.Seal(t, instr(func(i *schemas.Instruction) { i.Agent.Digest = "sha256:" + strings.Repeat("1", 64) }), f.op), f.agent, rules.AgentPinMismatch, refusedAll},
+		{"agent binary missing", nil, signed, filepath.Join(t.TempDir(), "absent"), rules.AgentBinaryMissing, refusedAll},
+		{"agent binary changed", nil, signed, f.otherFile, rules.AgentDigestMismatch, refusedAll},
+		{"unsigned and changed: integrity wins", nil, bare(t, instr(nil)), f.otherFile, rules.AgentDigestMismatch, refusedAll},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,7 +251,7 @@ func TestAdmitEvidence(t *testing.T) {
 		t.Fatalf("an unverified signer was recorded: %q", v.Signer)
 	}
 	d := verify.Decision(v)
-	if d.InstructionID != id || d.Verdict != "admitted-unsigned" || d.Failed[0] != verify.RuleUnknownKey {
+	if d.InstructionID != id || d.Verdict != "admitted-unsigned" || d.Failed[0] != rules.UnknownKey {
 		t.Fatalf("decision %+v", d)
 	}
 }
@@ -262,14 +263,14 @@ func TestAdmitFailsClosed(t *testing.T) {
 	c := cfg(verify.ModeOff)
 	c.HighWater = verify.MarkMap{"agent": "v2.0.0"}
 	v := verify.Admit(nil, c, verify.Dispatch{Raw: testkit.Seal(t, instr(nil), f.op), AgentBinary: f.agent})
-	if v.Verdict != verify.Refused || v.Rule != verify.RuleInternal {
+	if v.Verdict != verify.Refused || v.Rule != rules.Internal {
 		t.Fatalf("verdict %s / %s", v.Verdict, v.Rule)
 	}
 	if m := v.HighWater["agent"]; m != "" && m != "v2.0.0" {
 		t.Fatalf("an internal refusal changed the high-water mark: %v", v.HighWater)
 	}
-	v = verify.RefuseLedger(cfg(verify.ModeOff), verify.Dispatch{Raw: []byte("x")}, verify.RuleLedgerUnverified, errors.New("entry 3: leaf hash"))
-	if v.Verdict != verify.Refused || v.Rule != verify.RuleLedgerUnverified {
+	v = verify.RefuseLedger(cfg(verify.ModeOff), verify.Dispatch{Raw: []byte("x")}, rules.LedgerUnverified, errors.New("entry 3: leaf hash"))
+	if v.Verdict != verify.Refused || v.Rule != rules.LedgerUnverified {
 		t.Fatalf("verdict %s / %s", v.Verdict, v.Rule)
 	}
 }
@@ -315,20 +316,20 @@ func TestAdmitQuarantineAndRevocation(t *testing.T) {
 	signed := testkit.Seal(t, instr(nil), f.op)
 	for _, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
 		v := verify.Admit(st, cfg(mode), verify.Dispatch{Raw: signed, AgentBinary: f.agent})
-		if v.Verdict != verify.Refused || v.Rule != verify.RuleQuarantined {
+		if v.Verdict != verify.Refused || v.Rule != rules.Quarantined {
 			t.Fatalf("quarantined, mode %s: %s / %s", mode, v.Verdict, v.Rule)
 		}
 	}
-	assertedRule(verify.RuleQuarantined)
+	assertedRule(rules.Quarantined)
 	f = newFixture(t, nil, nil, nil)
 	rev := &schemas.Revocation{V: 1, Target: f.op.Public().ID(), Reason: "compromised", IssuedAt: testkit.Epoch.Add(-time.Minute).Unix()}
 	st = f.extend(t, testkit.Seal(t, rev, f.root))
 	v := verify.Admit(st, cfg(verify.ModeEnforce), verify.Dispatch{Raw: signed, AgentBinary: f.agent})
-	if v.Verdict != verify.Refused || v.Rule != verify.RuleRevoked {
+	if v.Verdict != verify.Refused || v.Rule != rules.Revoked {
 		t.Fatalf("revoked signer: %s / %s (%s)", v.Verdict, v.Rule, v.Reason)
 	}
 	v = verify.Admit(st, cfg(verify.ModeWarn), verify.Dispatch{Raw: signed, AgentBinary: f.agent})
-	if v.Verdict != verify.WouldRefuse || v.Rule != verify.RuleRevoked {
+	if v.Verdict != verify.WouldRefuse || v.Rule != rules.Revoked {
 		t.Fatalf("revoked signer under warn: %s / %s", v.Verdict, v.Rule)
 	}
 }
@@ -341,9 +342,9 @@ func TestAdmitBuildMismatch(t *testing.T) {
 	signed := testkit.Seal(t, instr(nil), f.op)
 	for n, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
 		v := verify.Admit(f.st, cfg(mode), verify.Dispatch{Raw: signed, AgentBinary: f.agent})
-		if v.Rule != verify.RuleBuildMismatch || v.Verdict != refusedAll[n] || !strings.Contains(v.Reason, strings.Repeat("1", 40)) {
+		if v.Rule != rules.BuildMismatch || v.Verdict != refusedAll[n] || !strings.Contains(v.Reason, strings.Repeat("1", 40)) {
 			t.Fatalf("mode %s: %s / %s (%s)", mode, v.Verdict, v.Rule, v.Reason)
 		}
 	}
-	assertedRule(verify.RuleBuildMismatch)
+	assertedRule(rules.BuildMismatch)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/transfer"
 	"golang.org/x/mod/semver"
@@ -21,8 +22,8 @@ type role struct {
 }
 
 var (
-	agentRole  = role{"agent", RuleAgentNotPinned, RuleAgentPinMismatch, RuleAgentBinaryMissing, RuleAgentDigestMismatch}
-	engineRole = role{"engine", RuleEngineNotPinned, RuleEnginePinMismatch, RuleEngineBinaryMissing, RuleEngineDigestMismatch}
+	agentRole  = role{"agent", rules.AgentNotPinned, rules.AgentPinMismatch, rules.AgentBinaryMissing, rules.AgentDigestMismatch}
+	engineRole = role{"engine", rules.EngineNotPinned, rules.EnginePinMismatch, rules.EngineBinaryMissing, rules.EngineDigestMismatch}
 )
 
 // checkBinary checks the binary the runner would execute in role against
@@ -48,7 +49,7 @@ func (a *admission) checkBinary(r role, ref schemas.ArtifactRef, path string) {
 		a.pass("pin-authority")
 	}
 	if a.now.Unix() >= pin.Record.Expires {
-		a.fail(RulePinExpired, "the %s pin at ledger index %d for %s %s expired at %s", r.name, pin.Index, pin.Record.Artifact, pin.Record.Version, unixUTC(pin.Record.Expires))
+		a.fail(rules.PinExpired, "the %s pin at ledger index %d for %s %s expired at %s", r.name, pin.Index, pin.Record.Artifact, pin.Record.Version, unixUTC(pin.Record.Expires))
 	}
 	version := a.checkRollback(pin)
 	if ref.Digest != "" && ref.Digest != pin.Record.Digest {
@@ -117,14 +118,14 @@ type artifactVersion struct{ artifact, version string }
 // the pin's, then flags dirty and unknown builds.
 func (a *admission) checkBuild(r role, build *schemas.Build, pin *delegation.PinEntry) {
 	if !sameBuild(build, pin.Record.Build) {
-		a.fail(RuleBuildMismatch, "the %s binary's build metadata (%s) is not the pin's (%s)", r.name, describeBuild(build), describeBuild(pin.Record.Build))
+		a.fail(rules.BuildMismatch, "the %s binary's build metadata (%s) is not the pin's (%s)", r.name, describeBuild(build), describeBuild(pin.Record.Build))
 		return
 	}
 	switch {
 	case build == nil || build.Revision == "":
-		a.fail(RuleUnknownBuild, "the %s binary %s records no source revision (%s)", r.name, pin.Record.Version, describeBuild(build))
+		a.fail(rules.UnknownBuild, "the %s binary %s records no source revision (%s)", r.name, pin.Record.Version, describeBuild(build))
 	case build.Modified:
-		a.fail(RuleDirtyBuild, "the %s binary %s was built from a modified tree (vcs.modified=true, revision %s)", r.name, pin.Record.Version, build.Revision)
+		a.fail(rules.DirtyBuild, "the %s binary %s was built from a modified tree (vcs.modified=true, revision %s)", r.name, pin.Record.Version, build.Revision)
 	default:
 		a.pass(r.name + "-build")
 	}
@@ -164,7 +165,7 @@ func (a *admission) checkRollback(pin *delegation.PinEntry) string {
 	}
 	high, err := a.mark(pin.Record.Artifact)
 	if err != nil {
-		a.fail(RuleInternal, "reading this runner's high-water mark for %s: %v", pin.Record.Artifact, err)
+		a.fail(rules.Internal, "reading this runner's high-water mark for %s: %v", pin.Record.Artifact, err)
 		return version
 	}
 	if high == "" || semver.Compare(version, high) >= 0 {
@@ -175,7 +176,7 @@ func (a *admission) checkRollback(pin *delegation.PinEntry) string {
 		a.pass("downgrade-allowed")
 		return version
 	}
-	a.fail(RuleRollback, "the %s binary pinned for %s is version %s%s, below %s, which this runner has admitted; no downgrade record allows it",
+	a.fail(rules.Rollback, "the %s binary pinned for %s is version %s%s, below %s, which this runner has admitted; no downgrade record allows it",
 		pin.Record.Platform, pin.Record.Artifact, version, relabel, high)
 	return version
 }
@@ -191,14 +192,14 @@ func (a *admission) checkProvision(instr *schemas.Instruction, dir string) {
 		return
 	}
 	if dir == "" {
-		a.fail(RuleProvisionMissing, "the instruction provisions %d files and no provision directory was given", len(instr.Provision))
+		a.fail(rules.ProvisionMissing, "the instruction provisions %d files and no provision directory was given", len(instr.Provision))
 		return
 	}
 	for _, p := range instr.Provision {
 		path := filepath.Join(dir, strings.TrimPrefix(p.Dest, ".provision/"))
 		var se *transfer.SizeError
 		if err := transfer.CheckSize(path, p.Size); errors.As(err, &se) {
-			a.fail(RuleProvisionMismatch, "%s is %d bytes here; the instruction says %d bytes", p.Dest, se.Actual, se.Expected)
+			a.fail(rules.ProvisionMismatch, "%s is %d bytes here; the instruction says %d bytes", p.Dest, se.Actual, se.Expected)
 			continue
 		}
 		actual, err := a.compare(path, p.Digest)
@@ -206,14 +207,14 @@ func (a *admission) checkProvision(instr *schemas.Instruction, dir string) {
 		switch {
 		case errors.As(err, &mm):
 			a.v.Compared = append(a.v.Compared, schemas.DigestCheck{Subject: p.Dest, Expected: mm.Expected, Actual: mm.Actual})
-			a.fail(RuleProvisionMismatch, "%s hashes to %s here; the instruction says %s", p.Dest, mm.Actual, mm.Expected)
+			a.fail(rules.ProvisionMismatch, "%s hashes to %s here; the instruction says %s", p.Dest, mm.Actual, mm.Expected)
 		case err != nil:
-			a.fail(RuleProvisionMissing, "%s: %v", p.Dest, err)
+			a.fail(rules.ProvisionMissing, "%s: %v", p.Dest, err)
 		default:
 			a.v.Compared = append(a.v.Compared, schemas.DigestCheck{Subject: p.Dest, Expected: p.Digest, Actual: actual})
 		}
 	}
-	if !a.failedAny(RuleProvisionMismatch, RuleProvisionMissing) {
+	if !a.failedAny(rules.ProvisionMismatch, rules.ProvisionMissing) {
 		a.pass("provision")
 	}
 }
@@ -224,7 +225,7 @@ func (a *admission) checkProvision(instr *schemas.Instruction, dir string) {
 func (a *admission) checkProvisionDir(instr *schemas.Instruction, dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		a.fail(RuleProvisionMissing, "provision directory: %v", err)
+		a.fail(rules.ProvisionMissing, "provision directory: %v", err)
 		return
 	}
 	named := map[string]bool{}
@@ -242,7 +243,7 @@ func (a *admission) checkProvisionDir(instr *schemas.Instruction, dir string) {
 		if n > 8 {
 			more, extra = fmt.Sprintf(" and %d more", n-8), extra[:8]
 		}
-		a.fail(RuleProvisionUnexpected, "the provision directory %s holds %d entries the instruction does not name: %s%s",
+		a.fail(rules.ProvisionUnexpected, "the provision directory %s holds %d entries the instruction does not name: %s%s",
 			dir, n, strings.Join(extra, ", "), more)
 	}
 }
@@ -259,12 +260,12 @@ func (a *admission) checkLedgerAge() {
 	}
 	switch {
 	case a.cfg.LedgerTime.IsZero():
-		a.fail(RuleStaleLedger, "the ledger's checkpoint carries no signed time, so its age cannot be judged (maximum %s)", a.cfg.MaxLedgerAge)
+		a.fail(rules.StaleLedger, "the ledger's checkpoint carries no signed time, so its age cannot be judged (maximum %s)", a.cfg.MaxLedgerAge)
 	case a.cfg.LedgerTime.After(a.now.Add(MaxClockSkew)):
-		a.fail(RuleStaleLedger, "the ledger's newest checkpoint claims to be %s at %s, more than %s after this runner's clock (%s): its age cannot be judged",
+		a.fail(rules.StaleLedger, "the ledger's newest checkpoint claims to be %s at %s, more than %s after this runner's clock (%s): its age cannot be judged",
 			signed, a.cfg.LedgerTime.UTC().Format(time.RFC3339), MaxClockSkew, a.now.UTC().Format(time.RFC3339))
 	case a.now.Sub(a.cfg.LedgerTime) > a.cfg.MaxLedgerAge:
-		a.fail(RuleStaleLedger, "the ledger's newest checkpoint was %s at %s, %s ago; this runner accepts at most %s",
+		a.fail(rules.StaleLedger, "the ledger's newest checkpoint was %s at %s, %s ago; this runner accepts at most %s",
 			signed, a.cfg.LedgerTime.UTC().Format(time.RFC3339), a.now.Sub(a.cfg.LedgerTime).Round(time.Second), a.cfg.MaxLedgerAge)
 	default:
 		a.pass("ledger-fresh")

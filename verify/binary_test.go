@@ -11,6 +11,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -101,11 +102,11 @@ func TestBuildsPinAndAdmit(t *testing.T) {
 		rule     string
 		verdicts [3]schemas.Verdict
 	}{
-		{"clean", agentPath, nil, verify.RuleOK, admittedAll},
-		{"uncommitted edit (vcs.modified=true)", testkit.BuildAgent(t, testkit.BuildOptions{Dirty: true}), transfer.ErrDirtyBuild, verify.RuleDirtyBuild, softAll},
-		{"-buildvcs=false", testkit.BuildAgent(t, testkit.BuildOptions{NoVCS: true}), transfer.ErrUnknownBuild, verify.RuleUnknownBuild, softAll},
-		{"stripped (-ldflags=-s -w keeps build info)", testkit.BuildAgent(t, testkit.BuildOptions{LDFlags: "-s -w"}), nil, verify.RuleOK, admittedAll},
-		{"not a Go binary", notGo, transfer.ErrUnknownBuild, verify.RuleUnknownBuild, softAll},
+		{"clean", agentPath, nil, rules.OK, admittedAll},
+		{"uncommitted edit (vcs.modified=true)", testkit.BuildAgent(t, testkit.BuildOptions{Dirty: true}), transfer.ErrDirtyBuild, rules.DirtyBuild, softAll},
+		{"-buildvcs=false", testkit.BuildAgent(t, testkit.BuildOptions{NoVCS: true}), transfer.ErrUnknownBuild, rules.UnknownBuild, softAll},
+		{"stripped (-ldflags=-s -w keeps build info)", testkit.BuildAgent(t, testkit.BuildOptions{LDFlags: "-s -w"}), nil, rules.OK, admittedAll},
+		{"not a Go binary", notGo, transfer.ErrUnknownBuild, rules.UnknownBuild, softAll},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,7 +140,7 @@ func TestBuildMetadataReadFromDisk(t *testing.T) {
 	w := newWorld(t)
 	w.apply(t, testkit.Seal(t, p, w.rel))
 	v := w.admit(t, verify.ModeOff, nil, instr(nil), verify.Dispatch{AgentBinary: dirty})
-	if v.Verdict != verify.Refused || v.Rule != verify.RuleBuildMismatch {
+	if v.Verdict != verify.Refused || v.Rule != rules.BuildMismatch {
 		t.Fatalf("%s / %s (%s)", v.Verdict, v.Rule, v.Reason)
 	}
 }
@@ -162,7 +163,7 @@ func TestSignedSizeCompared(t *testing.T) {
 		}
 		p.Size = uint64(fi.Size() + delta) // the right digest, a wrong size
 		w.apply(t, testkit.Seal(t, p, w.rel))
-		expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath}, verify.RuleAgentDigestMismatch, refusedAll)
+		expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath}, rules.AgentDigestMismatch, refusedAll)
 		v := w.admit(t, verify.ModeOff, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath})
 		if want := fmt.Sprintf("is %d bytes here; the pin at ledger index 3 for agent v1.0.0 says %d bytes", fi.Size(), fi.Size()+delta); !strings.Contains(v.Reason, want) {
 			t.Errorf("reason %q lacks %q", v.Reason, want)
@@ -179,7 +180,7 @@ func TestSignedSizeCompared(t *testing.T) {
 		i := instr(func(i *schemas.Instruction) {
 			i.Provision = []schemas.Provision{{Dest: ".provision/policy.json", Digest: schemas.SHA256Digest(body), Size: size}}
 		})
-		expect(t, w, nil, i, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionMismatch, refusedAll)
+		expect(t, w, nil, i, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, rules.ProvisionMismatch, refusedAll)
 		v := w.admit(t, verify.ModeOff, nil, i, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov})
 		if want := fmt.Sprintf(".provision/policy.json is 12 bytes here; the instruction says %d bytes", size); !strings.Contains(v.Reason, want) {
 			t.Errorf("reason %q lacks %q", v.Reason, want)
@@ -229,11 +230,11 @@ func TestPinOfEndedKeyDoesNotShadow(t *testing.T) {
 					i.NotBefore, i.Expires = at.Add(-time.Minute).Unix(), at.Add(time.Hour).Unix()
 				})
 				v := verify.Admit(w.st, c, verify.Dispatch{Raw: testkit.Seal(t, i, w.op), AgentBinary: other})
-				if v.Verdict != verify.Refused || v.Rule != verify.RuleAgentDigestMismatch {
+				if v.Verdict != verify.Refused || v.Rule != rules.AgentDigestMismatch {
 					t.Fatalf("%s: the ended key's binary: %s/%s (%s)", mode, v.Verdict, v.Rule, v.Reason)
 				}
 				v = verify.Admit(w.st, c, verify.Dispatch{Raw: testkit.Seal(t, i, w.op), AgentBinary: agentPath})
-				if !v.Admitted() || v.Rule != verify.RuleOK {
+				if !v.Admitted() || v.Rule != rules.OK {
 					t.Fatalf("%s: the standing pin's binary: %s/%s (%s)", mode, v.Verdict, v.Rule, v.Reason)
 				}
 			}

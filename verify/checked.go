@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/rules"
 )
 
 // Checked is an admission whose checks have run, all but the runner's
@@ -16,7 +17,7 @@ type Checked struct{ a *admission }
 // Check runs every check of Admit on dispatch d against the authority
 // state st, except the runner's history: cfg.History is not consulted
 // (Decide takes the history). Like Admit, it never panics: a panic in a
-// check is a RuleInternal finding.
+// check is a rules.Internal finding.
 func Check(st *delegation.State, cfg Config, d Dispatch) *Checked {
 	a := newAdmission(st, cfg, d)
 	a.protect(func() { a.check(d) })
@@ -25,8 +26,8 @@ func Check(st *delegation.State, cfg Config, d Dispatch) *Checked {
 
 // Refusing is a Checked admission of d that runs no check and fails rule
 // with err as its reason: the runner's ledger could not be trusted (rule
-// RuleLedgerUnverified, RuleLedgerInconsistent, RuleRootUntrusted,
-// RuleVKeyMismatch, RuleLedgerUnwitnessed) or read (RuleInternal).
+// rules.LedgerUnverified, rules.LedgerInconsistent, rules.RootUntrusted,
+// rules.VKeyMismatch, rules.LedgerUnwitnessed) or read (rules.Internal).
 func Refusing(cfg Config, d Dispatch, rule string, err error) *Checked {
 	a := newAdmission(nil, cfg, d)
 	a.fail(rule, "%v", err)
@@ -44,15 +45,15 @@ func (c *Checked) Decide(h History) *Verdict {
 }
 
 // Unrecordable turns verdict v, which Decide returned and whose decision
-// could not be encoded (err), into a refusal under RuleInternal that can
+// could not be encoded (err), into a refusal under rules.Internal that can
 // be: the failed rule and the reason only, no comparisons, checks, claim
 // or raised marks. A decision too large to record is never an admission.
 func (c *Checked) Unrecordable(v *Verdict, err error) *Verdict {
-	r, _ := LookupRule(RuleInternal)
+	r, _ := LookupRule(rules.Internal)
 	out := *v
-	out.Verdict, out.Rule, out.Class, out.NextAct = Refused, RuleInternal, r.Class, r.NextAct
+	out.Verdict, out.Rule, out.Class, out.NextAct = Refused, rules.Internal, r.Class, r.NextAct
 	out.Reason = fmt.Sprintf("the decision (%s, rule %s) could not be recorded: %v", v.Verdict, v.Rule, err)
-	out.Failed = []Finding{{Rule: RuleInternal, Reason: out.Reason}}
+	out.Failed = []Finding{{Rule: rules.Internal, Reason: out.Reason}}
 	out.Compared, out.Passed, out.Claim = nil, nil, nil
 	out.HighWater = c.a.carried()
 	return &out

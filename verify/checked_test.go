@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -16,7 +17,7 @@ import (
 // claim.
 func TestUnrecordableIsRefused(t *testing.T) {
 	c := &Checked{&admission{cfg: Config{HighWater: MarkMap{"agent": "v1.0.0"}}, named: []string{"agent"}}}
-	v := &Verdict{Verdict: Admitted, Rule: RuleOK, Mode: ModeOff, Machine: "runner-1", InstructionDigest: schemas.SHA256Digest(nil), Time: time.Unix(1, 0),
+	v := &Verdict{Verdict: Admitted, Rule: rules.OK, Mode: ModeOff, Machine: "runner-1", InstructionDigest: schemas.SHA256Digest(nil), Time: time.Unix(1, 0),
 		HighWater: map[string]string{"agent": "v2.0.0"}, Signer: strings.Repeat("a", 64), Claim: &schemas.Claim{Session: "s", Until: 2}}
 	for i := range schemas.MaxChecks + 1 {
 		v.Passed = append(v.Passed, fmt.Sprintf("check-%d", i))
@@ -27,7 +28,7 @@ func TestUnrecordableIsRefused(t *testing.T) {
 		t.Fatalf("the oversized decision encoded: %v", err)
 	}
 	r := c.Unrecordable(v, err)
-	if r.Verdict != Refused || r.Rule != RuleInternal || r.Claim != nil || r.HighWater["agent"] != "v1.0.0" {
+	if r.Verdict != Refused || r.Rule != rules.Internal || r.Claim != nil || r.HighWater["agent"] != "v1.0.0" {
 		t.Fatalf("refusal %s/%s claim %v marks %v", r.Verdict, r.Rule, r.Claim, r.HighWater)
 	}
 	if _, err := schemas.Encode(Decision(r)); err != nil {

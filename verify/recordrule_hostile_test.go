@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -15,7 +16,7 @@ func TestHostileRecordOnlyRule(t *testing.T) {
 	for _, rule := range []string{"threshold-not-met", "exceeds-parent", "issued-at-range", "malformed-record", "no-such-rule"} {
 		for _, mode := range []verify.Mode{verify.ModeOff, verify.ModeWarn, verify.ModeEnforce} {
 			v := verify.RefuseLedger(verify.Config{Machine: "m", Mode: mode, Now: time.Now}, verify.Dispatch{Raw: []byte("x")}, rule, errors.New("e"))
-			if v.Verdict != verify.Refused || v.Rule != verify.RuleInternal || v.Class != verify.ClassInternal {
+			if v.Verdict != verify.Refused || v.Rule != rules.Internal || v.Class != rules.ClassInternal {
 				t.Errorf("%s under %s: %s %s (%s), want refused internal-error", rule, mode, v.Verdict, v.Rule, v.Class)
 			}
 		}

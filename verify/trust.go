@@ -8,11 +8,12 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 )
 
 // ErrRootUntrusted: a log's first root record is not the one the reader
-// was told to trust (--trust-root, RuleRootUntrusted).
+// was told to trust (--trust-root, rules.RootUntrusted).
 var ErrRootUntrusted = errors.New("the ledger's first root is not the trusted one")
 
 // Trust is what a reader of a ledger trusts from outside it, parsed
@@ -25,7 +26,7 @@ type Trust struct {
 	TrustRoot string
 	// Policy, when set, is the c2sp.org/tlog-policy the authority log's
 	// latest checkpoint must meet: its quorum of witnesses cosigned it
-	// (RuleLedgerUnwitnessed otherwise). The runner then judges the
+	// (rules.LedgerUnwitnessed otherwise). The runner then judges the
 	// ledger's age (Config.MaxLedgerAge) by the witnessed time, not the
 	// writer's own.
 	Policy *formats.Policy
@@ -67,7 +68,7 @@ func (t Trust) CheckWitnessed(l *ledger.Log, k *formats.LogKey, cp formats.Check
 
 // CheckRoot returns an error when the first root of the authority state
 // st is not the one t.TrustRoot names (nil when TrustRoot is ""): a
-// *ledger.TrustError (RuleRootUntrusted) wrapping ErrRootUntrusted, with
+// *ledger.TrustError (rules.RootUntrusted) wrapping ErrRootUntrusted, with
 // both digests ("none" when st holds no root).
 func (t Trust) CheckRoot(st *delegation.State) error {
 	if t.TrustRoot == "" {
@@ -83,11 +84,11 @@ func (t Trust) CheckRoot(st *delegation.State) error {
 	return nil
 }
 
-// rootUntrusted is the *ledger.TrustError (RuleRootUntrusted, wrapping
+// rootUntrusted is the *ledger.TrustError (rules.RootUntrusted, wrapping
 // ErrRootUntrusted) of a log whose first root record has the digest
 // found, not the trusted one.
 func rootUntrusted(trusted, found string) error {
-	return &ledger.TrustError{Rule: RuleRootUntrusted, Log: "authority", What: "the first root record's digest",
+	return &ledger.TrustError{Rule: rules.RootUntrusted, Log: "authority", What: "the first root record's digest",
 		Expected: trusted, Found: found, Err: ErrRootUntrusted}
 }
 
@@ -112,7 +113,7 @@ func (t Trust) CheckFirst(first []byte) error {
 // must be the root t.TrustRoot names, and with the cosignatures stored
 // for it, it must meet t.Policy at now (each when set). It returns the
 // refusal of the first that does not hold: a *ledger.TrustError
-// (RuleVKeyMismatch, RuleRootUntrusted) or an error wrapping
+// (rules.VKeyMismatch, rules.RootUntrusted) or an error wrapping
 // formats.ErrQuorum or formats.ErrPolicyLog; else nil, also when the log
 // cannot be opened or its checkpoint does not verify for another reason
 // (that is the caller's to report: a runner refuses each admission, and

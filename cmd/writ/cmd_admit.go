@@ -13,6 +13,7 @@ import (
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/internal/jsonobject"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/transfer"
 	"github.com/writ-ledger/writ/verify"
@@ -46,7 +47,7 @@ func printRules(c *cli.Context) error {
 	for _, r := range verify.Rules {
 		refuses := "always"
 		switch {
-		case r.ID == verify.RuleOK:
+		case r.ID == rules.OK:
 			refuses = "never"
 		case r.Governed():
 			refuses = "enforce"
@@ -186,11 +187,11 @@ func admit(c *cli.Context) error {
 // failed (run: the dispatch may run), exit 3 for an internal error, 1
 // when the dispatch may not run.
 func verdictExit(c *cli.Context, v *verify.Verdict, run bool) error {
-	if run && v.Rule != verify.RuleOK {
+	if run && v.Rule != rules.OK {
 		diag(c, levelWarning, "admitted under --mode %s although rule %s failed; --mode enforce would refuse it", v.Mode, v.Rule)
 	}
 	switch {
-	case v.Rule == verify.RuleInternal:
+	case v.Rule == rules.Internal:
 		return &exitError{code: exitInternal, err: fmt.Errorf("internal error during admission"), silent: true}
 	case !run:
 		return &exitError{code: exitNo, err: fmt.Errorf("refused"), silent: true}

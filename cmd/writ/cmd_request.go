@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
-	"github.com/writ-ledger/writ/verify"
 )
 
 // requestAdmission sends one request to an admission server and prints
@@ -54,7 +54,7 @@ func requestAdmission(c *cli.Context) error {
 	if err := printVerdict(c, res, true); err != nil {
 		return err
 	}
-	if res.Error != "" && res.Rule != verify.RuleInternal {
+	if res.Error != "" && res.Rule != rules.Internal {
 		return noErr(errors.New(res.Error))
 	}
 	return verdictExit(c, &res.Verdict, res.Run)

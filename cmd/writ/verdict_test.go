@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -43,7 +44,7 @@ func encodeAsBefore(t *testing.T, v any) string {
 // object sorted; with and without a claim, recorded or not.
 func TestVerdictJSONAsBefore(t *testing.T) {
 	index := int64(7)
-	v := &verify.Verdict{Verdict: verify.Refused, Rule: verify.RuleReplay, Class: verify.ClassIntegrity, Reason: "a <replay> & more",
+	v := &verify.Verdict{Verdict: verify.Refused, Rule: rules.Replay, Class: rules.ClassIntegrity, Reason: "a <replay> & more",
 		NextAct: "n", Mode: verify.ModeWarn, InstructionID: "0123", InstructionDigest: schemas.SHA256Digest(nil), Signer: "ab",
 		Machine: "runner-1", Stream: "demo", Passed: []string{"envelope"}, Failed: []verify.Finding{{Rule: "replay", Reason: "again"}},
 		Compared: []schemas.DigestCheck{{Subject: "agent", Expected: "sha256:1", Actual: "sha256:2"}}}

@@ -43,7 +43,7 @@ func auditLedger(t *testing.T, logKey, runnerKey *sign.PrivateKey, decisionOrigi
 	}
 	defer dec.Close()
 	v := verify.RefuseLedger(verify.Config{Machine: "m", Mode: verify.ModeOff, Now: func() time.Time { return testkit.Epoch }},
-		verify.Dispatch{Raw: []byte("x")}, verify.RuleLedgerUnverified, os.ErrInvalid)
+		verify.Dispatch{Raw: []byte("x")}, rules.LedgerUnverified, os.ErrInvalid)
 	v.AuthoritySize, v.AuthorityRoot = head.Size, hexOf(head.Hash[:])
 	b, err := schemas.Encode(verify.Decision(v))
 	if err != nil {

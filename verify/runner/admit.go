@@ -7,6 +7,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -33,7 +34,7 @@ const (
 func (r *Runner) Admit(d verify.Dispatch) (*verify.Verdict, int64, error) {
 	s, err := r.safeSnapshot()
 	if err != nil {
-		v := verify.RefuseLedger(r.cfg, d, verify.RuleInternal, err)
+		v := verify.RefuseLedger(r.cfg, d, rules.Internal, err)
 		return v, 0, fmt.Errorf("%w: %w", ErrNotRecorded, err)
 	}
 	r.mu.Lock()
@@ -44,7 +45,7 @@ func (r *Runner) Admit(d verify.Dispatch) (*verify.Verdict, int64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.broken != nil {
-		v := verify.RefuseLedger(r.cfg, d, verify.RuleInternal, r.broken)
+		v := verify.RefuseLedger(r.cfg, d, rules.Internal, r.broken)
 		return v, 0, fmt.Errorf("%w: an earlier commit failed: %w", ErrNotRecorded, r.broken)
 	}
 	if cur := r.snap.Load(); !s.transient && (cur != s || gen != r.hwGen) {
@@ -126,11 +127,11 @@ func (r *Runner) record(v *verify.Verdict, rec *schemas.Decision, b []byte, next
 }
 
 // safeSnapshot is snapshot with a panic turned into a refusal under
-// verify.RuleInternal for this admission (recorded like any other).
+// rules.Internal for this admission (recorded like any other).
 func (r *Runner) safeSnapshot() (s *snapshot, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			s, err = &snapshot{transient: true, rule: verify.RuleInternal, err: fmt.Errorf("internal error reading the authority log: %v", p)}, nil
+			s, err = &snapshot{transient: true, rule: rules.Internal, err: fmt.Errorf("internal error reading the authority log: %v", p)}, nil
 		}
 	}()
 	return r.snapshot()

@@ -10,9 +10,9 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
-	"github.com/writ-ledger/writ/verify"
 )
 
 const platform = "linux/amd64"
@@ -37,8 +37,8 @@ func TestMain(m *testing.M) {
 // and its receipts; package verify's tests assert every other rule of the
 // vocabulary, and leave these to this package.
 var runnerRules = []string{
-	verify.RuleRevoked, verify.RuleInternal, verify.RuleLedgerUnverified, verify.RuleLedgerInconsistent, verify.RuleRootUntrusted, verify.RuleVKeyMismatch,
-	verify.RuleLedgerUnwitnessed, verify.RuleReplay, verify.RuleWorkClaimed, verify.RuleReceiptMissing, verify.RuleReceiptInvalid,
+	rules.Revoked, rules.Internal, rules.LedgerUnverified, rules.LedgerInconsistent, rules.RootUntrusted, rules.VKeyMismatch,
+	rules.LedgerUnwitnessed, rules.Replay, rules.WorkClaimed, rules.ReceiptMissing, rules.ReceiptInvalid,
 }
 
 // asserted holds the rules a test asserted in all three modes.

@@ -24,6 +24,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
 	"golang.org/x/mod/sumdb/note"
@@ -268,7 +269,7 @@ func TestHostileWitnessRegressionRunnerForgeries(t *testing.T) {
 		r := l.open(t, verify.ModeEnforce, trust, nil)
 		v, _, err := r.Admit(verify.Dispatch{Raw: l.signed(t, 10+i, nil), AgentBinary: agentPath})
 		r.Close()
-		if err != nil || v.Rule != verify.RuleLedgerUnwitnessed {
+		if err != nil || v.Rule != rules.LedgerUnwitnessed {
 			t.Errorf("forgery %d: %v %s/%s %q", i, err, v.Verdict, v.Rule, v.Reason)
 		}
 	}
@@ -298,7 +299,7 @@ func TestHostileWitnessRunnerStaleFutureVerdict(t *testing.T) {
 	l.attach(t, func(h []byte) string { return cosignLine(t, h, "witness.example/a", wa, l.now().Add(6*time.Minute)) })
 	r := l.open(t, verify.ModeEnforce, verify.Trust{Policy: p}, nil)
 	v, _, err := r.Admit(verify.Dispatch{Raw: l.signed(t, 1, nil), AgentBinary: agentPath})
-	if err != nil || v.Rule != verify.RuleLedgerUnwitnessed {
+	if err != nil || v.Rule != rules.LedgerUnwitnessed {
 		t.Fatalf("a cosignature 6 min ahead: %v %s/%s %q", err, v.Verdict, v.Rule, v.Reason)
 	}
 	l.clock.Store(10 * 60)

@@ -18,7 +18,7 @@ import (
 // replayed into a fresh authority state at the time the log accepted it
 // (its signatures, its signer's authority, the time rule), exactly as an
 // append judged it, and its first root must have the digest trustRoot
-// when one is given (verify.RuleRootUntrusted's check); every decision of a
+// when one is given (rules.RootUntrusted's check); every decision of a
 // decisions section must decode strictly. An export that fails any check
 // stores nothing: the replica keeps what it held. trusted maps a section
 // name to the verifier key its checkpoints must verify under. Errors: a

@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/transfer"
 	"github.com/writ-ledger/writ/verify"
@@ -106,7 +107,7 @@ func TestRunnerManyArtifacts(t *testing.T) {
 	l.append(t, pin(7, "0.9.0"), pin(manyArtifacts-1, "0.9.0"))
 	for i, n := range []int{7, manyArtifacts - 1} {
 		id := manyArtifacts + 3*i
-		l.admitEach(t, verify.Trust{}, nil, [3]verify.Dispatch{dispatch(n, id), dispatch(n, id+1), dispatch(n, id+2)}, verify.RuleRollback, softAll)
+		l.admitEach(t, verify.Trust{}, nil, [3]verify.Dispatch{dispatch(n, id), dispatch(n, id+1), dispatch(n, id+2)}, rules.Rollback, softAll)
 	}
 	// And an artifact admitted once more still works.
 	r = l.open(t, verify.ModeOff, verify.Trust{}, nil)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -58,8 +59,8 @@ type Runner struct {
 // HighWater, LedgerTime, History and Receipts are the Runner's to set.
 //
 // An authority log that fails verification does not fail Open: every
-// admission is then refused under verify.RuleLedgerUnverified, verify.RuleRootUntrusted
-// or verify.RuleLedgerInconsistent, with the evidence, and recorded. Errors: a
+// admission is then refused under rules.LedgerUnverified, rules.RootUntrusted
+// or rules.LedgerInconsistent, with the evidence, and recorded. Errors: a
 // ledger directory that cannot be opened (ledger.ErrNotALog,
 // ledger.ErrLocked, key errors), or ErrNotRecorded wrapping a decision log
 // that is damaged or whose latest decision cannot be read.
@@ -100,7 +101,7 @@ func Open(dir string, trust verify.Trust, kp ledger.KeyParams, cfg verify.Config
 }
 
 // now reads the runner's clock; a clock that fails is an error, not a
-// panic (the admission reports the same failure as verify.RuleInternal).
+// panic (the admission reports the same failure as rules.Internal).
 func (r *Runner) now() (t time.Time, err error) {
 	if r.cfg.Now == nil {
 		return time.Now(), nil
@@ -151,7 +152,7 @@ func (r *Runner) snapshot() (*snapshot, error) {
 	case errors.Is(err, ledger.ErrLocked) && cur != nil:
 		// The log changed and cannot be read: deciding on the old state
 		// could miss a revocation. Refuse this one; the next looks again.
-		return &snapshot{transient: true, rule: verify.RuleLedgerUnverified,
+		return &snapshot{transient: true, rule: rules.LedgerUnverified,
 			err: fmt.Errorf("the authority log changed since this runner last read it, and another process still holds it; refusing rather than deciding on the old state (retry when that process is done): %w", err)}, nil
 	case err != nil:
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -207,7 +208,7 @@ func TestRunnerReplay(t *testing.T) {
 		t.Fatalf("first admission: %v %+v %d", err, v, index)
 	}
 	r.Close()
-	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: once}, verify.RuleReplay, refusedAll)
+	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: once}, rules.Replay, refusedAll)
 	r = l.open(t, verify.ModeOff, verify.Trust{}, nil)
 	v, _, _ = r.Admit(verify.Dispatch{Raw: once, AgentBinary: agentPath})
 	if !strings.Contains(v.Reason, "already admitted on this runner (decision 0)") {
@@ -222,7 +223,7 @@ func TestRunnerReplay(t *testing.T) {
 		mode    verify.Mode
 		verdict schemas.Verdict
 		rule    string
-	}{{verify.ModeEnforce, verify.Refused, verify.RuleUnsigned}, {verify.ModeOff, verify.AdmittedUnsigned, verify.RuleUnsigned}, {verify.ModeOff, verify.Refused, verify.RuleReplay}} {
+	}{{verify.ModeEnforce, verify.Refused, rules.Unsigned}, {verify.ModeOff, verify.AdmittedUnsigned, rules.Unsigned}, {verify.ModeOff, verify.Refused, rules.Replay}} {
 		r := l.open(t, step.mode, verify.Trust{}, nil)
 		v, _, err := r.Admit(verify.Dispatch{Raw: unsigned, AgentBinary: agentPath})
 		r.Close()
@@ -246,7 +247,7 @@ func TestRunnerReplay(t *testing.T) {
 				t.Error(err)
 			case v.Verdict == verify.Admitted:
 				admitted.Add(1)
-			case v.Rule == verify.RuleReplay:
+			case v.Rule == rules.Replay:
 				replays.Add(1)
 			default:
 				t.Errorf("%s/%s: %s", v.Verdict, v.Rule, v.Reason)
@@ -287,17 +288,17 @@ func TestRunnerClaims(t *testing.T) {
 	}
 	r.Close()
 	// Another session, and no session, in each mode, each after a restart.
-	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: l.signed(t, 3, claim("s2", false))}, verify.RuleWorkClaimed, refusedAll)
-	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: l.signed(t, 4, nil)}, verify.RuleWorkClaimed, refusedAll)
+	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: l.signed(t, 3, claim("s2", false))}, rules.WorkClaimed, refusedAll)
+	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: l.signed(t, 4, nil)}, rules.WorkClaimed, refusedAll)
 	r = l.open(t, verify.ModeOff, verify.Trust{}, nil)
 	v := admit(5, claim("s2", true))
-	if v.Rule != verify.RuleWorkClaimed || !strings.Contains(v.Reason, "claimed by session s1 (key "+l.op.Public().ID()+") until 2026-11-29T10:30:00Z (decision 1); this instruction comes from session s2") {
+	if v.Rule != rules.WorkClaimed || !strings.Contains(v.Reason, "claimed by session s1 (key "+l.op.Public().ID()+") until 2026-11-29T10:30:00Z (decision 1); this instruction comes from session s2") {
 		t.Fatalf("another session releasing: %s/%s %q", v.Verdict, v.Rule, v.Reason)
 	}
 	// Another key naming the holder's session does not hold the claim, and
 	// an unsigned instruction naming it neither holds nor takes it.
 	v = l.admitBy(t, r, l.op2, 11, claim("s1", true))
-	if v.Rule != verify.RuleWorkClaimed || !strings.Contains(v.Reason, "this instruction comes from session s1, signed by key "+l.op2.Public().ID()) {
+	if v.Rule != rules.WorkClaimed || !strings.Contains(v.Reason, "this instruction comes from session s1, signed by key "+l.op2.Public().ID()) {
 		t.Fatalf("another key, same session: %s/%s %q", v.Verdict, v.Rule, v.Reason)
 	}
 	unsignedClaim := testkit.Instruction(fmt.Sprintf("%032x", 12))
@@ -307,7 +308,7 @@ func TestRunnerClaims(t *testing.T) {
 		t.Fatalf("an unsigned claim under off: %s, claim %+v", v.Verdict, v.Claim)
 	}
 	// Another stream is not claimed.
-	if v := admit(6, func(i *schemas.Instruction) { i.Stream = "demo" }); v.Rule != verify.RuleWorkClaimed {
+	if v := admit(6, func(i *schemas.Instruction) { i.Stream = "demo" }); v.Rule != rules.WorkClaimed {
 		t.Fatalf("same stream without session: %s", v.Rule)
 	}
 	// s1 releases; then s2 may claim.
@@ -319,7 +320,7 @@ func TestRunnerClaims(t *testing.T) {
 	}
 	// The claim lapses at until (exclusive).
 	l.clock.Store(30*60 - 1)
-	if v := admit(9, claim("s3", false)); v.Rule != verify.RuleWorkClaimed {
+	if v := admit(9, claim("s3", false)); v.Rule != rules.WorkClaimed {
 		t.Fatalf("a second before the claim lapses: %s", v.Rule)
 	}
 	l.clock.Store(30 * 60)
@@ -347,7 +348,7 @@ func TestRunnerClaims(t *testing.T) {
 			v, _, err := r.Admit(verify.Dispatch{Raw: raw, AgentBinary: agentPath})
 			if err == nil && v.Admitted() {
 				won.Add(1)
-			} else if err != nil || v.Rule != verify.RuleWorkClaimed {
+			} else if err != nil || v.Rule != rules.WorkClaimed {
 				t.Errorf("%v %s/%s %s", err, v.Verdict, v.Rule, v.Reason)
 			}
 		}()
@@ -368,13 +369,13 @@ func TestRunnerReceipts(t *testing.T) {
 	atSize := l.receipt(t, at)
 	l.append(t, l.signed(t, 2, nil)) // the log grows past the receipt's tree
 	require := func(c *verify.Config) { c.RequireReceipt = true }
-	l.admitIn(t, verify.Trust{}, require, verify.Dispatch{Raw: l.signed(t, 3, nil)}, verify.RuleReceiptMissing, refusedAll)
+	l.admitIn(t, verify.Trust{}, require, verify.Dispatch{Raw: l.signed(t, 3, nil)}, rules.ReceiptMissing, refusedAll)
 	// A receipt for other bytes, and one from a log forked under the same key.
 	other := l.receipt(t, at+1)
-	l.admitIn(t, verify.Trust{}, require, verify.Dispatch{Raw: raw, Receipt: other}, verify.RuleReceiptInvalid, refusedAll)
+	l.admitIn(t, verify.Trust{}, require, verify.Dispatch{Raw: raw, Receipt: other}, rules.ReceiptInvalid, refusedAll)
 	// An empty receipt is a receipt given, and fails, required or not.
-	l.admitIn(t, verify.Trust{}, require, verify.Dispatch{Raw: raw, ReceiptGiven: true}, verify.RuleReceiptInvalid, refusedAll)
-	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: raw, Receipt: []byte{}, ReceiptGiven: true}, verify.RuleReceiptInvalid, refusedAll)
+	l.admitIn(t, verify.Trust{}, require, verify.Dispatch{Raw: raw, ReceiptGiven: true}, rules.ReceiptInvalid, refusedAll)
+	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: raw, Receipt: []byte{}, ReceiptGiven: true}, rules.ReceiptInvalid, refusedAll)
 	fork := newRunnerLedger(t)
 	fork.logKey = l.logKey
 	forkDir := t.TempDir()
@@ -385,7 +386,7 @@ func TestRunnerReceipts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.admitIn(t, verify.Trust{}, require, verify.Dispatch{Raw: raw, Receipt: forkReceipt}, verify.RuleReceiptInvalid, refusedAll)
+	l.admitIn(t, verify.Trust{}, require, verify.Dispatch{Raw: raw, Receipt: forkReceipt}, rules.ReceiptInvalid, refusedAll)
 	// The genuine receipt, for a tree smaller than the verified one.
 	r := l.open(t, verify.ModeEnforce, verify.Trust{}, require)
 	v, _, err := r.Admit(verify.Dispatch{Raw: raw, Receipt: atSize, AgentBinary: agentPath})
@@ -415,26 +416,26 @@ func TestRunnerLedgerRules(t *testing.T) {
 		t.Fatalf("%v %+v", err, v)
 	}
 	r.Close()
-	l.admitIn(t, verify.Trust{TrustRoot: "sha256:" + strings.Repeat("0", 64)}, nil, verify.Dispatch{Raw: l.signed(t, 2, nil)}, verify.RuleRootUntrusted, refusedAll)
+	l.admitIn(t, verify.Trust{TrustRoot: "sha256:" + strings.Repeat("0", 64)}, nil, verify.Dispatch{Raw: l.signed(t, 2, nil)}, rules.RootUntrusted, refusedAll)
 	// A --vkey of another key (the same origin) than the log's.
 	other, err := formats.VerifierKey(runnerOrigin, testkit.Key(t, 99).Public())
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.admitIn(t, verify.Trust{VKey: testLogKey(t, other)}, nil, verify.Dispatch{Raw: l.signed(t, 2, nil)}, verify.RuleVKeyMismatch, refusedAll)
+	l.admitIn(t, verify.Trust{VKey: testLogKey(t, other)}, nil, verify.Dispatch{Raw: l.signed(t, 2, nil)}, rules.VKeyMismatch, refusedAll)
 
 	// A fork: the same origin and key, another history of the same size.
 	os.RemoveAll(filepath.Join(l.dir, ledger.AuthorityDir))
 	createAuthority(t, filepath.Join(l.dir, ledger.AuthorityDir), runnerOrigin, l.logKey, nil).Close()
 	l.append(t, l.baseEntries(t, 29*24*time.Hour)...)
-	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: l.signed(t, 3, nil)}, verify.RuleLedgerInconsistent, refusedAll)
+	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: l.signed(t, 3, nil)}, rules.LedgerInconsistent, refusedAll)
 
 	// One stored entry changed on disk.
 	m := newRunnerLedger(t)
 	if err := testkit.FlipStoredEntry(filepath.Join(m.dir, ledger.AuthorityDir), 1); err != nil {
 		t.Fatal(err)
 	}
-	m.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: m.signed(t, 1, nil)}, verify.RuleLedgerUnverified, refusedAll)
+	m.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: m.signed(t, 1, nil)}, rules.LedgerUnverified, refusedAll)
 }
 
 // TestRunnerReloadsAuthority: a revocation appended while the runner is
@@ -460,7 +461,7 @@ func TestRunnerReloadsAuthority(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, _, _ := r.Admit(verify.Dispatch{Raw: l.signed(t, 2, nil), AgentBinary: agentPath})
-	if v.Verdict != verify.Refused || v.Rule != verify.RuleLedgerUnverified || !strings.Contains(v.Reason, "another process still holds it") {
+	if v.Verdict != verify.Refused || v.Rule != rules.LedgerUnverified || !strings.Contains(v.Reason, "another process still holds it") {
 		t.Fatalf("while the changed log is held: %s/%s %s", v.Verdict, v.Rule, v.Reason)
 	}
 	// Admissions arriving meanwhile do not each wait again: eight at once
@@ -471,7 +472,7 @@ func TestRunnerReloadsAuthority(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if v, _, _ := r.Admit(verify.Dispatch{Raw: l.signed(t, 100+n, nil), AgentBinary: agentPath}); v.Rule != verify.RuleLedgerUnverified {
+			if v, _, _ := r.Admit(verify.Dispatch{Raw: l.signed(t, 100+n, nil), AgentBinary: agentPath}); v.Rule != rules.LedgerUnverified {
 				t.Errorf("while held: %s/%s", v.Verdict, v.Rule)
 			}
 		}()
@@ -482,23 +483,23 @@ func TestRunnerReloadsAuthority(t *testing.T) {
 	}
 	holder.Close()
 	v, _, _ = r.Admit(verify.Dispatch{Raw: l.signed(t, 2, nil), AgentBinary: agentPath})
-	if v.Verdict != verify.Refused || v.Rule != verify.RuleRevoked || v.AuthoritySize != 6 {
+	if v.Verdict != verify.Refused || v.Rule != rules.Revoked || v.AuthoritySize != 6 {
 		t.Fatalf("after a revocation: %s/%s (authority size %d) %s", v.Verdict, v.Rule, v.AuthoritySize, v.Reason)
 	}
 	r.Close()
-	l.admitEach(t, verify.Trust{}, nil, [3]verify.Dispatch{{Raw: l.signed(t, 3, nil)}, {Raw: l.signed(t, 4, nil)}, {Raw: l.signed(t, 5, nil)}}, verify.RuleRevoked, unsignedish)
+	l.admitEach(t, verify.Trust{}, nil, [3]verify.Dispatch{{Raw: l.signed(t, 3, nil)}, {Raw: l.signed(t, 4, nil)}, {Raw: l.signed(t, 5, nil)}}, rules.Revoked, unsignedish)
 }
 
 // TestRunnerTightens: a rule listed in AlwaysRefuse refuses in every
 // mode; the list cannot name what is not a rule, nor ok.
 func TestRunnerTightens(t *testing.T) {
 	l := newRunnerLedger(t)
-	refuse, err := verify.ParseRefuse([]string{verify.RuleUnsigned})
+	refuse, err := verify.ParseRefuse([]string{rules.Unsigned})
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.admitIn(t, verify.Trust{}, func(c *verify.Config) { c.AlwaysRefuse = refuse },
-		verify.Dispatch{Raw: bare(t, testkit.Instruction(fmt.Sprintf("%032x", 1)))}, verify.RuleUnsigned, refusedAll)
+		verify.Dispatch{Raw: bare(t, testkit.Instruction(fmt.Sprintf("%032x", 1)))}, rules.Unsigned, refusedAll)
 	for bad, want := range map[string]string{
 		"ok":       `"ok" is the rule of a verdict with no failure`,
 		"unsgined": `"unsgined" is not a rule id (see writ admit --rules)`,
@@ -515,7 +516,7 @@ func TestRunnerTightens(t *testing.T) {
 func TestRunnerFailsClosed(t *testing.T) {
 	l := newRunnerLedger(t)
 	l.admitIn(t, verify.Trust{}, func(c *verify.Config) { c.Now = func() time.Time { panic("clock failed") } },
-		verify.Dispatch{Raw: l.signed(t, 1, nil)}, verify.RuleInternal, refusedAll)
+		verify.Dispatch{Raw: l.signed(t, 1, nil)}, rules.Internal, refusedAll)
 }
 
 // TestRunnerClaimOfRevokedKey: a claim stops holding the stream when its
@@ -528,7 +529,7 @@ func TestRunnerClaimOfRevokedKey(t *testing.T) {
 	if v := l.admitBy(t, r, l.op2, 1, func(i *schemas.Instruction) { i.Claim = &schemas.Claim{Session: "evil", Until: until} }); v.Verdict != verify.Admitted {
 		t.Fatalf("claim: %s/%s %s", v.Verdict, v.Rule, v.Reason)
 	}
-	if v := l.admitBy(t, r, l.op, 2, func(*schemas.Instruction) {}); v.Rule != verify.RuleWorkClaimed {
+	if v := l.admitBy(t, r, l.op, 2, func(*schemas.Instruction) {}); v.Rule != rules.WorkClaimed {
 		t.Fatalf("while the claim holds: %s/%s", v.Verdict, v.Rule)
 	}
 	rev := &schemas.Revocation{V: 1, Target: l.op2.Public().ID(), Reason: "compromised", IssuedAt: testkit.Epoch.Add(-time.Second).Unix()}

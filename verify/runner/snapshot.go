@@ -13,6 +13,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
 	"golang.org/x/mod/sumdb/tlog"
@@ -31,8 +32,8 @@ type snapshot struct {
 	transient bool
 
 	// rule and err, when err is not nil, say why nothing may be admitted
-	// under this snapshot (verify.RuleLedgerUnverified, verify.RuleVKeyMismatch, verify.RuleRootUntrusted,
-	// verify.RuleLedgerInconsistent) and carry the evidence.
+	// under this snapshot (rules.LedgerUnverified, rules.VKeyMismatch, rules.RootUntrusted,
+	// rules.LedgerInconsistent) and carry the evidence.
 	rule string
 	err  error
 
@@ -87,7 +88,7 @@ func loadSnapshot(dir string, trust verify.Trust, now func() (time.Time, error),
 		return nil, err
 	}
 	if err != nil {
-		s.rule, s.err = verify.RuleLedgerUnverified, err
+		s.rule, s.err = rules.LedgerUnverified, err
 		return s, nil
 	}
 	defer auth.Close()
@@ -102,11 +103,11 @@ func loadSnapshot(dir string, trust verify.Trust, now func() (time.Time, error),
 		return s, nil
 	}
 	if err != nil {
-		s.rule, s.err = verify.RuleLedgerUnverified, err
+		s.rule, s.err = rules.LedgerUnverified, err
 		return s, nil
 	}
 	if err := trust.CheckRoot(a.State); err != nil {
-		s.rule, s.err = verify.RuleRootUntrusted, err
+		s.rule, s.err = rules.RootUntrusted, err
 		return s, nil
 	}
 	for _, t := range trusted {
@@ -114,7 +115,7 @@ func loadSnapshot(dir string, trust verify.Trust, now func() (time.Time, error),
 			continue
 		}
 		if _, err := auth.CheckConsistent(*t, a.Checkpoint); err != nil {
-			s.rule, s.err = verify.RuleLedgerInconsistent, err
+			s.rule, s.err = rules.LedgerInconsistent, err
 			return s, nil
 		}
 	}
@@ -123,7 +124,7 @@ func loadSnapshot(dir string, trust verify.Trust, now func() (time.Time, error),
 		s.recheck = w.Recheck
 	}
 	if err != nil {
-		s.rule, s.err = verify.RuleLedgerUnwitnessed, err
+		s.rule, s.err = rules.LedgerUnwitnessed, err
 		return s, nil
 	}
 	s.state, s.cp = a.State, a.Checkpoint

@@ -60,8 +60,8 @@ type Replica struct {
 // proven against its signed checkpoint, is the first root). Errors: those
 // of replica.Sync, a *delegation.RecordError for an entry the authority
 // rules refuse (with its index), and a *ledger.TrustError wrapping
-// verify.ErrRootUntrusted (verify.RuleRootUntrusted, with both digests) or
-// ledger.ErrVKeyMismatch (verify.RuleVKeyMismatch, with both key names).
+// verify.ErrRootUntrusted (rules.RootUntrusted, with both digests) or
+// ledger.ErrVKeyMismatch (rules.VKeyMismatch, with both key names).
 func (r *Replica) Sync(ctx context.Context) (replica.Synced, error) {
 	res, err := r.sync(ctx)
 	if errors.Is(err, replica.ErrHistoryRepaired) {

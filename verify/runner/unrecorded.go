@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -14,9 +15,9 @@ func notRecorded(v *verify.Verdict) *verify.Verdict {
 	if v == nil || v.Verdict == verify.Refused {
 		return v
 	}
-	r, _ := verify.LookupRule(verify.RuleInternal)
+	r, _ := verify.LookupRule(rules.Internal)
 	out := *v
 	out.Reason = fmt.Sprintf("the decision (%s, rule %s) was not recorded, so the dispatch must not run", v.Verdict, v.Rule)
-	out.Verdict, out.Rule, out.Class, out.NextAct = verify.Refused, verify.RuleInternal, r.Class, r.NextAct
+	out.Verdict, out.Rule, out.Class, out.NextAct = verify.Refused, rules.Internal, r.Class, r.NextAct
 	return &out
 }

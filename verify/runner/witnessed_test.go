@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
 	"golang.org/x/mod/sumdb/note"
@@ -75,12 +76,12 @@ func TestRunnerWitnessPolicy(t *testing.T) {
 		return func(h []byte) string { return cosignLine(t, h, "witness.example/b", wb, at) }
 	}
 
-	l.admitIn(t, trust, nil, verify.Dispatch{Raw: l.signed(t, 1, nil)}, verify.RuleLedgerUnwitnessed, refusedAll)
+	l.admitIn(t, trust, nil, verify.Dispatch{Raw: l.signed(t, 1, nil)}, rules.LedgerUnwitnessed, refusedAll)
 	l.attach(t, byA(testkit.Epoch))
 	r := l.open(t, verify.ModeOff, trust, nil)
 	v, _, err := r.Admit(verify.Dispatch{Raw: l.signed(t, 2, nil), AgentBinary: agentPath})
 	r.Close()
-	if err != nil || v.Rule != verify.RuleLedgerUnwitnessed || v.Verdict != verify.Refused ||
+	if err != nil || v.Rule != rules.LedgerUnwitnessed || v.Verdict != verify.Refused ||
 		!strings.Contains(v.Reason, "quorum group q: 2 of [a b]; cosigned by [a]; missing [b]") {
 		t.Fatalf("one cosignature: %v %s/%s %q", err, v.Verdict, v.Rule, v.Reason)
 	}
@@ -94,7 +95,7 @@ func TestRunnerWitnessPolicy(t *testing.T) {
 	r = l.open(t, verify.ModeEnforce, trust, age)
 	v, _, err = r.Admit(verify.Dispatch{Raw: l.signed(t, 4, nil), AgentBinary: agentPath})
 	r.Close()
-	if err != nil || v.Rule != verify.RuleStaleLedger || !strings.Contains(v.Reason, "cosigned by the witness quorum at") {
+	if err != nil || v.Rule != rules.StaleLedger || !strings.Contains(v.Reason, "cosigned by the witness quorum at") {
 		t.Fatalf("witnessed time: %v %s/%s %q", err, v.Verdict, v.Rule, v.Reason)
 	}
 	// Without the policy the writer's own time says fresh.
