@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -179,5 +180,26 @@ func TestRequestNoServer(t *testing.T) {
 	var op *net.OpError
 	if res != nil || !errors.Is(err, admission.ErrConnect) || !errors.As(err, &op) || op.Op != "dial" {
 		t.Fatalf("Request = %+v, %v; want nil, ErrConnect from dial", res, err)
+	}
+}
+
+// TestRequestNoVerdict: a server of the right user that reads the request
+// and hangs up without answering is ErrNoVerdict: the request was sent,
+// so the client cannot tell whether a decision was made.
+func TestRequestNoVerdict(t *testing.T) {
+	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			io.Copy(io.Discard, io.LimitReader(c, 1)) // the request has begun
+			c.Close()
+		}
+	}()
+	res, err := admission.NewClient(ln.Addr().String()).Request(context.Background(), admission.Request{Dispatch: instruction(1), AgentBinary: agentPath})
+	if res != nil || !errors.Is(err, admission.ErrNoVerdict) {
+		t.Fatalf("Request = %+v, %v; want nil, ErrNoVerdict", res, err)
 	}
 }

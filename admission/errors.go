@@ -20,9 +20,9 @@ var (
 	// and does not replace it.
 	ErrNotSocket = errors.New("exists and is not a socket")
 
-	// ErrInternal: a panic while serving one request. Serve answers that
+	// errInternal: a panic while serving one request. Serve answers that
 	// request {"error", "run": false} and stops.
-	ErrInternal = errors.New("internal error")
+	errInternal = errors.New("internal error")
 
 	// ErrConnect: the client could not connect to the server or send its
 	// request. The server decided nothing.

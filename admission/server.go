@@ -75,7 +75,7 @@ type Server struct {
 // flight are answered (and their decisions recorded). It also returns,
 // after the same wait, when ln is closed (nil) or when the server can go
 // on no longer: an error wrapping runner.ErrNotRecorded when Runner could
-// not make a decision durable, or ErrInternal for a panic while serving.
+// not make a decision durable, or an internal error for a panic while serving.
 // Serve closes ln before it returns. A failed accept (out of descriptors,
 // an aborted connection) is retried after a pause of 5 ms, doubling up to
 // a second.
@@ -140,7 +140,7 @@ func (s *Server) serveOne(conn net.Conn) (fatal error) {
 	defer func() {
 		if p := recover(); p != nil {
 			enc.Encode(rejection{Error: fmt.Sprintf("internal error: %v", p)})
-			fatal = fmt.Errorf("%w serving a request: %v", ErrInternal, p)
+			fatal = fmt.Errorf("%w serving a request: %v", errInternal, p)
 		}
 	}()
 	conn.SetDeadline(time.Now().Add(orDefault(s.RequestTimeout, DefaultRequestTimeout)))

@@ -64,15 +64,15 @@ func (s *State) findParent(index int64, signer sign.PublicKey, child *schemas.De
 		}
 	}
 	if why == depthZero {
-		return nil, refuse(index, RuleNotAttenuated, fmt.Errorf("no delegation of key %s (e.g. ledger index %d) covers this one: %w", signer.ID(), p.Index, ErrNoRedelegation))
+		return nil, refuse(index, RuleNotAttenuated, fmt.Errorf("no delegation of key %s (e.g. ledger index %d) covers this one: %w", signer.ID(), p.Index, errNoRedelegation))
 	}
 	return nil, refusef(index, RuleNotAttenuated, "no delegation of key %s (e.g. ledger index %d) covers this one: %s", signer.ID(), p.Index, why)
 }
 
-// ErrNoRedelegation is wrapped by a RuleNotAttenuated refusal whose
+// errNoRedelegation is wrapped by a RuleNotAttenuated refusal whose
 // parent delegation has re-delegation depth 0: no narrowing helps, the
 // parent itself must be delegated again with a depth of 1 or more.
-var ErrNoRedelegation = errors.New(depthZero)
+var errNoRedelegation = errors.New(depthZero)
 
 const depthZero = "the parent's re-delegation depth is 0"
 

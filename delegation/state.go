@@ -345,7 +345,7 @@ func (e *RecordError) NextAct() string {
 		rule = d.Rule
 	}
 	switch {
-	case errors.Is(e.Err, ErrNoRedelegation):
+	case errors.Is(e.Err, errNoRedelegation):
 		// No narrowing helps: the parent may not be re-delegated at all.
 		return "the delegation behind the signer has re-delegation depth 0, so it may not be re-delegated; its signer must delegate that key again with --depth 1 or more (`writ delegate --action delegate,... --depth N`)"
 	case rule == RuleMalformed && errors.Is(e.Err, schemas.ErrInvalid):

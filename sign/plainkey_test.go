@@ -228,3 +228,20 @@ func FuzzParsePlainKeyPEM(f *testing.F) {
 		}
 	})
 }
+
+// TestLoadPlainKeyPublicFile: a public key file given where the private
+// key goes is refused with ErrPublicKeyFile, which a caller branches on to
+// say which file to give.
+func TestLoadPlainKeyPublicFile(t *testing.T) {
+	prefix := filepath.Join(t.TempDir(), "k")
+	if _, err := sign.GeneratePlainKeyFiles(prefix, rand.Reader); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(prefix+".pub", 0o600); err != nil { // past the mode check
+		t.Fatal(err)
+	}
+	_, err := sign.LoadPlainKey(prefix + ".pub")
+	if !errors.Is(err, sign.ErrPublicKeyFile) || !strings.Contains(err.Error(), "give the private key file") {
+		t.Fatalf("LoadPlainKey(PREFIX.pub) = %v, want ErrPublicKeyFile", err)
+	}
+}

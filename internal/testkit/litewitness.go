@@ -35,11 +35,11 @@ const (
 	WitnessctlPackage  = "filippo.io/torchwood/cmd/witnessctl"
 )
 
-// ErrNoLitewitness is returned (wrapped, with the go command's output) by
+// errNoLitewitness is returned (wrapped, with the go command's output) by
 // BuildLitewitness when the go command cannot build litewitness and
 // witnessctl: no go command, or modules that cannot be downloaded. Both
 // are pure Go (SQLite through modernc.org/sqlite, no cgo).
-var ErrNoLitewitness = errors.New("litewitness could not be built")
+var errNoLitewitness = errors.New("litewitness could not be built")
 
 // LitewitnessStartTimeout bounds how long StartLitewitness waits for one
 // litewitness process to answer HTTP.
@@ -53,7 +53,7 @@ type LitewitnessBinaries struct {
 // BuildLitewitness builds LitewitnessPackage and WitnessctlPackage into
 // dir with `go build`, run from the root of the module of the current
 // directory (go env GOMOD), so at the version its go.mod requires. The
-// error wraps ErrNoLitewitness.
+// error wraps errNoLitewitness.
 func BuildLitewitness(dir string) (LitewitnessBinaries, error) {
 	var b LitewitnessBinaries
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
@@ -62,12 +62,12 @@ func BuildLitewitness(dir string) (LitewitnessBinaries, error) {
 		err = errors.New("not in a module")
 	}
 	if err != nil {
-		return b, fmt.Errorf("testkit: %w: no module root from `go env GOMOD` (%w)", ErrNoLitewitness, err)
+		return b, fmt.Errorf("testkit: %w: no module root from `go env GOMOD` (%w)", errNoLitewitness, err)
 	}
 	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), LitewitnessPackage, WitnessctlPackage)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return b, fmt.Errorf("testkit: %w: go build in %s: %v\n%s", ErrNoLitewitness, root, err, out)
+		return b, fmt.Errorf("testkit: %w: go build in %s: %v\n%s", errNoLitewitness, root, err, out)
 	}
 	return LitewitnessBinaries{Litewitness: filepath.Join(dir, "litewitness"), Witnessctl: filepath.Join(dir, "witnessctl")}, nil
 }
@@ -361,7 +361,7 @@ func (p *LitewitnessProcess) witnessctl(args ...string) ([]byte, error) {
 func Litewitness(t testing.TB, cfg LitewitnessConfig) *LitewitnessProcess {
 	t.Helper()
 	bins, err := BuildLitewitness(t.TempDir())
-	if errors.Is(err, ErrNoLitewitness) {
+	if errors.Is(err, errNoLitewitness) {
 		if os.Getenv(RequireLitewitnessEnv) == "1" {
 			t.Fatalf("%v\n%s=1 requires it", err, RequireLitewitnessEnv)
 		}

@@ -24,9 +24,9 @@ import (
 // installed. CI sets it.
 const RequireNginxEnv = "WRIT_REQUIRE_NGINX"
 
-// ErrNoNginx is returned (wrapped) by NginxBinary and StartNginx when no
+// errNoNginx is returned (wrapped) by NginxBinary and StartNginx when no
 // nginx binary is found on PATH nor at /usr/sbin/nginx.
-var ErrNoNginx = errors.New("nginx is not installed (Debian: apt-get install -y nginx)")
+var errNoNginx = errors.New("nginx is not installed (Debian: apt-get install -y nginx)")
 
 // NginxStartTimeout bounds how long StartNginx waits for one nginx
 // process to answer HTTP before giving up on it.
@@ -38,7 +38,7 @@ const readyPath = "/.testkit-ready"
 
 // NginxBinary returns the absolute path of the nginx binary: the one on
 // PATH, else /usr/sbin/nginx (not on a non-root user's PATH on Debian).
-// The error wraps ErrNoNginx when neither exists.
+// The error wraps errNoNginx when neither exists.
 func NginxBinary() (string, error) {
 	if p, err := exec.LookPath("nginx"); err == nil {
 		return filepath.Abs(p)
@@ -47,7 +47,7 @@ func NginxBinary() (string, error) {
 	if fi, err := os.Stat(sbin); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
 		return sbin, nil
 	}
-	return "", fmt.Errorf("testkit: %w", ErrNoNginx)
+	return "", fmt.Errorf("testkit: %w", errNoNginx)
 }
 
 // StartNginx runs a real nginx serving the directory root over plain
@@ -71,7 +71,7 @@ func NginxBinary() (string, error) {
 // The kernel picks a free port; if nginx fails to bind it, StartNginx
 // tries another, 4 tries in all. It returns once nginx answers HTTP, or
 // an error quoting nginx's error log (at the latest after
-// NginxStartTimeout); the error wraps ErrNoNginx without nginx.
+// NginxStartTimeout); the error wraps errNoNginx without nginx.
 //
 // stop sends SIGTERM, waits up to 10 s (then kills), removes the
 // temporary directory and returns an error if nginx had exited on its
@@ -116,7 +116,7 @@ func StartNginx(root string) (url string, stop func() error, err error) {
 func Nginx(t testing.TB, root string) string {
 	t.Helper()
 	url, stop, err := StartNginx(root)
-	if errors.Is(err, ErrNoNginx) {
+	if errors.Is(err, errNoNginx) {
 		if os.Getenv(RequireNginxEnv) == "1" {
 			t.Fatalf("%v; %s=1 requires it", err, RequireNginxEnv)
 		}

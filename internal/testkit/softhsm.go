@@ -17,9 +17,9 @@ import (
 // installed. CI sets it.
 const RequireSoftHSMEnv = "WRIT_REQUIRE_SOFTHSM"
 
-// ErrNoSoftHSM is returned (wrapped) by NewSoftHSMToken when softhsm2-util
+// errNoSoftHSM is returned (wrapped) by NewSoftHSMToken when softhsm2-util
 // or the SoftHSM2 PKCS#11 module is not installed.
-var ErrNoSoftHSM = errors.New("SoftHSM2 is not installed (Debian: apt-get install -y softhsm2)")
+var errNoSoftHSM = errors.New("SoftHSM2 is not installed (Debian: apt-get install -y softhsm2)")
 
 // The test token's label and PINs.
 const (
@@ -47,10 +47,10 @@ type SoftHSMToken struct {
 }
 
 // SoftHSMInstalled returns the absolute paths of softhsm2-util (on PATH)
-// and of the SoftHSM2 PKCS#11 module, or an error wrapping ErrNoSoftHSM.
+// and of the SoftHSM2 PKCS#11 module, or an error wrapping errNoSoftHSM.
 func SoftHSMInstalled() (util, module string, err error) {
 	if util, err = exec.LookPath("softhsm2-util"); err != nil {
-		return "", "", fmt.Errorf("testkit: %w: no softhsm2-util on PATH", ErrNoSoftHSM)
+		return "", "", fmt.Errorf("testkit: %w: no softhsm2-util on PATH", errNoSoftHSM)
 	}
 	if util, err = filepath.Abs(util); err != nil {
 		return "", "", err
@@ -60,14 +60,14 @@ func SoftHSMInstalled() (util, module string, err error) {
 			return util, p, nil
 		}
 	}
-	return "", "", fmt.Errorf("testkit: %w: no libsofthsm2.so in %s", ErrNoSoftHSM, strings.Join(softHSMModules, ", "))
+	return "", "", fmt.Errorf("testkit: %w: no libsofthsm2.so in %s", errNoSoftHSM, strings.Join(softHSMModules, ", "))
 }
 
 // NewSoftHSMToken creates, under dir, a SoftHSM2 config whose token
 // directory is dir/tokens, initializes one token labelled SoftHSMLabel
 // with SoftHSMSOPIN and SoftHSMPIN (softhsm2-util --init-token --free),
 // and writes dir/pin. It sets no environment variable. The error wraps
-// ErrNoSoftHSM when SoftHSM2 is not installed.
+// errNoSoftHSM when SoftHSM2 is not installed.
 func NewSoftHSMToken(dir string) (*SoftHSMToken, error) {
 	util, module, err := SoftHSMInstalled()
 	if err != nil {
@@ -145,7 +145,7 @@ func SoftHSM(t testing.TB) (module string, uri func(object string) string) {
 		t.Skip("skipping: this test binary was built without cgo (no C compiler), so it has no token keys")
 	}
 	tok, err := NewSoftHSMToken(t.TempDir())
-	if errors.Is(err, ErrNoSoftHSM) {
+	if errors.Is(err, errNoSoftHSM) {
 		if os.Getenv(RequireSoftHSMEnv) == "1" {
 			t.Fatalf("%v; %s=1 requires it", err, RequireSoftHSMEnv)
 		}

@@ -78,21 +78,21 @@ func CheckPage(page, report []byte) error {
 	return nil
 }
 
-// ErrNoChromium is Chromium's error when the browser is required
+// errNoChromium is Chromium's error when the browser is required
 // (WRIT_REQUIRE_CHROMIUM is set, as CI sets it) and not installed.
-var ErrNoChromium = errors.New("chromium is required (WRIT_REQUIRE_CHROMIUM) and not installed")
+var errNoChromium = errors.New("chromium is required (WRIT_REQUIRE_CHROMIUM) and not installed")
 
 // Chromium returns the path of the chromium browser on $PATH, or "" when
 // there is none and WRIT_REQUIRE_CHROMIUM is not set: the caller then
 // checks the page as written only. A browser required and missing is
-// ErrNoChromium, so that CI fails instead of skipping the rendered check.
+// errNoChromium, so that CI fails instead of skipping the rendered check.
 func Chromium() (string, error) {
 	browser, err := exec.LookPath("chromium")
 	if err == nil {
 		return browser, nil
 	}
 	if os.Getenv("WRIT_REQUIRE_CHROMIUM") != "" {
-		return "", ErrNoChromium
+		return "", errNoChromium
 	}
 	return "", nil
 }
