@@ -16,6 +16,7 @@ import (
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 // engineer and the pin of the test agent, judged at testkit.Epoch.
 type ledgerRunner struct {
 	dir string
-	kp  ledger.KeyParams
+	kp  ledgerdir.KeyParams
 }
 
 func epoch() time.Time { return testkit.Epoch }
@@ -74,7 +75,7 @@ func newRunner(dir string) (*ledgerRunner, error) {
 		}
 		entries = append(entries, env)
 	}
-	l, err := ledger.CreateWithHistory(filepath.Join(dir, ledger.AuthorityDir), "example.com/admission", logKey, epoch)
+	l, err := ledger.CreateWithHistory(filepath.Join(dir, ledgerdir.AuthorityDir), "example.com/admission", logKey, epoch)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func newRunner(dir string) (*ledgerRunner, error) {
 	if _, err := l.Append(entries); err != nil {
 		return nil, err
 	}
-	kp := ledger.KeyParams{Recipients: []age.Recipient{id.Recipient()}, Identities: []age.Identity{id}, Rand: rand.Reader}
+	kp := ledgerdir.KeyParams{Recipients: []age.Recipient{id.Recipient()}, Identities: []age.Identity{id}, Rand: rand.Reader}
 	return &ledgerRunner{dir: dir, kp: kp}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -74,11 +75,11 @@ func openDirSource(t *testing.T, dir string) tiles.Source {
 }
 
 // openDecisions opens (or makes) the decision log at dir and closes it.
-func openDecisions(dir string, kp ledger.KeyParams) error {
+func openDecisions(dir string, kp ledgerdir.KeyParams) error {
 	if kp.Rand == nil {
 		kp.Rand = rand.Reader
 	}
-	l, err := ledger.OpenDecisions(dir, "example.com/runner-test", kp)
+	l, err := ledgerdir.OpenDecisions(dir, "example.com/runner-test", kp)
 	if err != nil {
 		return err
 	}

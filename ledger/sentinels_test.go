@@ -8,6 +8,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 )
 
 // The sentinels a caller branches on are reachable with errors.Is.
@@ -27,7 +28,7 @@ func TestErrClosed(t *testing.T) {
 
 func TestErrNoRunnerKey(t *testing.T) {
 	dir := t.TempDir()
-	if err := openDecisions(dir, ledger.KeyParams{}); err != nil {
+	if err := openDecisions(dir, ledgerdir.KeyParams{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"runner.key", "runner.pub", "runner.protection"} {
@@ -35,7 +36,7 @@ func TestErrNoRunnerKey(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := openDecisions(dir, ledger.KeyParams{}); !errors.Is(err, ledger.ErrNoRunnerKey) {
+	if err := openDecisions(dir, ledgerdir.KeyParams{}); !errors.Is(err, ledger.ErrNoRunnerKey) {
 		t.Fatalf("a decision log without its runner key: %v, want ErrNoRunnerKey", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
 )
@@ -117,7 +118,7 @@ func LoadAdmissionLedger(l AdmissionLedger, dir string) (*verify.Authority, *led
 	if _, err := runner.ImportLedger(into, path, map[string]string{"authority": l.AuthorityVKey}, l.TrustRoot); err != nil {
 		return nil, nil, fmt.Errorf("ledger %s: import: %w", l.Name, err)
 	}
-	log, err := ledger.OpenReadOnly(filepath.Join(into, ledger.AuthorityDir))
+	log, err := ledger.OpenReadOnly(filepath.Join(into, ledgerdir.AuthorityDir))
 	if err != nil {
 		return nil, nil, err
 	}

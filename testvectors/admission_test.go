@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"filippo.io/age"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
@@ -150,7 +150,7 @@ func TestAdmissionVectorsRunner(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kp := ledger.KeyParams{Recipients: []age.Recipient{id.Recipient()}, Identities: []age.Identity{id}, Rand: rand.Reader}
+			kp := ledgerdir.KeyParams{Recipients: []age.Recipient{id.Recipient()}, Identities: []age.Identity{id}, Rand: rand.Reader}
 			files := filepath.Join(dir, "files")
 			if err := os.Mkdir(files, 0o700); err != nil {
 				t.Fatal(err)

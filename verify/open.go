@@ -4,17 +4,18 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 )
 
-// InitAuthority creates the ledger at d (ledger.Dir.Init: d absent or
+// InitAuthority creates the ledger at d (ledgerdir.Dir.Init: d absent or
 // empty, the checkpoint key as key says, an authority log with origin)
 // and appends root, its first entry, through the authority gate as every
 // later append is (LoadAuthority, Authority.Append): atomically, so that
 // when root is refused nothing of the ledger is left. It returns the
 // authority, whose Log is open for appending (the caller closes it).
 // Errors: root's refusal (a *delegation.RecordError and the like) as a
-// *ledger.FirstEntryError; else those of ledger.Dir.Init.
-func InitAuthority(d ledger.Dir, origin string, key ledger.NewKey, root []byte) (*Authority, error) {
+// *ledgerdir.FirstEntryError; else those of ledgerdir.Dir.Init.
+func InitAuthority(d ledgerdir.Dir, origin string, key ledgerdir.NewKey, root []byte) (*Authority, error) {
 	var a *Authority
 	_, err := d.Init(origin, key, func(l *ledger.Log) error {
 		var err error
@@ -50,15 +51,15 @@ func (e *LoadError) Unwrap() error { return e.Err }
 // that one (Trust.CheckRoot); when trust.Policy is set the latest
 // checkpoint must meet it now (Trust.CheckWitnessed). With unlock nil the
 // log is opened for reading only; else its checkpoint key is unlocked as
-// unlock says (ledger.Dir.OpenAuthorityKeyed), so that Authority.Append
+// unlock says (ledgerdir.Dir.OpenAuthorityKeyed), so that Authority.Append
 // works. The caller closes Authority.Log. Errors: those of opening
-// (ledger.Dir.OpenLog, ledger.Dir.OpenAuthorityKeyed) as they are; a
+// (ledgerdir.Dir.OpenLog, ledgerdir.Dir.OpenAuthorityKeyed) as they are; a
 // failed verification as a *LoadError.
-func OpenAuthority(d ledger.Dir, trust Trust, unlock *ledger.Unlock) (*Authority, error) {
+func OpenAuthority(d ledgerdir.Dir, trust Trust, unlock *ledgerdir.Unlock) (*Authority, error) {
 	var l *ledger.Log
 	var err error
 	if unlock == nil {
-		l, err = d.OpenLog(ledger.AuthorityLog)
+		l, err = d.OpenLog(ledgerdir.AuthorityLog)
 	} else {
 		l, err = d.OpenAuthorityKeyed(*unlock)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -25,8 +26,8 @@ func TestOpenAuthority(t *testing.T) {
 	rootKey := testkit.Key(t, 1)
 	r := testkit.Root(1, rootKey)
 	r.IssuedAt, r.Expires = time.Now().Add(-time.Hour).Unix(), time.Now().Add(time.Hour).Unix()
-	d := ledger.Dir(filepath.Join(t.TempDir(), "ledger"))
-	a, err := verify.InitAuthority(d, "example.com/open", ledger.NewKey{Recipients: []age.Recipient{id.Recipient()}, Rand: rand.Reader}, testkit.Seal(t, r, rootKey))
+	d := ledgerdir.Dir(filepath.Join(t.TempDir(), "ledger"))
+	a, err := verify.InitAuthority(d, "example.com/open", ledgerdir.NewKey{Recipients: []age.Recipient{id.Recipient()}, Rand: rand.Reader}, testkit.Seal(t, r, rootKey))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,13 +60,13 @@ func TestOpenAuthority(t *testing.T) {
 		t.Fatalf("another key: %v, want a *LoadError wrapping a *ledger.TrustError", err)
 	}
 
-	_, err = verify.OpenAuthority(ledger.Dir(t.TempDir()), verify.Trust{}, nil)
+	_, err = verify.OpenAuthority(ledgerdir.Dir(t.TempDir()), verify.Trust{}, nil)
 	if err == nil || errors.As(err, &le) {
 		t.Fatalf("no ledger: %v, want the open's error, not a *LoadError", err)
 	}
 
 	// Keyed: the identities unlock the checkpoint key, so Append works.
-	unlock := &ledger.Unlock{Identities: func() ([]age.Identity, error) { return []age.Identity{id}, nil }}
+	unlock := &ledgerdir.Unlock{Identities: func() ([]age.Identity, error) { return []age.Identity{id}, nil }}
 	a, err = verify.OpenAuthority(d, verify.Trust{}, unlock)
 	if err != nil {
 		t.Fatal(err)

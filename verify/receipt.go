@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -36,12 +36,12 @@ func (e *ReceiptEntryError) Unwrap() error { return e.Err }
 // states it is for; else err itself (the receipt does not parse, the log
 // does not open, or it holds the same bytes there: the receipt is not
 // this log's).
-func ExplainReceipt(dir ledger.Dir, receipt, entry []byte, err error) error {
+func ExplainReceipt(dir ledgerdir.Dir, receipt, entry []byte, err error) error {
 	index, size, perr := formats.ReceiptPosition(receipt)
 	if perr != nil {
 		return err
 	}
-	log, oerr := dir.OpenLog(ledger.AuthorityLog)
+	log, oerr := dir.OpenLog(ledgerdir.AuthorityLog)
 	if oerr != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 
 	"filippo.io/age"
 	"github.com/writ-ledger/writ/internal/testkit"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -25,9 +25,9 @@ func TestExplainReceipt(t *testing.T) {
 	rootKey := testkit.Key(t, 1)
 	r := testkit.Root(1, rootKey)
 	r.IssuedAt, r.Expires = time.Now().Add(-time.Hour).Unix(), time.Now().Add(time.Hour).Unix()
-	d := ledger.Dir(filepath.Join(t.TempDir(), "ledger"))
+	d := ledgerdir.Dir(filepath.Join(t.TempDir(), "ledger"))
 	root := testkit.Seal(t, r, rootKey)
-	a, err := verify.InitAuthority(d, "example.com/explain", ledger.NewKey{Recipients: []age.Recipient{id.Recipient()}, Rand: rand.Reader}, root)
+	a, err := verify.InitAuthority(d, "example.com/explain", ledgerdir.NewKey{Recipients: []age.Recipient{id.Recipient()}, Rand: rand.Reader}, root)
 	if err != nil {
 		t.Fatal(err)
 	}

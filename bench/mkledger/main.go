@@ -30,6 +30,7 @@ import (
 	"filippo.io/age"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 )
@@ -75,7 +76,7 @@ func main() {
 	now := time.Now()
 	rec, err := sign.ScryptRecipient([]byte(*pass), sign.MinWorkFactor)
 	check(err)
-	log, err := ledger.Init(*dir, "bench.example/ledger", ledger.KeyParams{Recipients: []age.Recipient{rec}, Rand: rand.Reader})
+	log, err := ledgerdir.Init(*dir, "bench.example/ledger", ledgerdir.KeyParams{Recipients: []age.Recipient{rec}, Rand: rand.Reader})
 	check(err)
 	root, op, rel := key(1), key(10), key(11)
 	var raw [][]byte
@@ -176,7 +177,7 @@ func makeDecisions(dir string, n int, pass []byte, t int64, days int) {
 	check(err)
 	rec, err := sign.ScryptRecipient(pass, sign.MinWorkFactor)
 	check(err)
-	dec, err := ledger.OpenDecisions(dir, "bench.example/ledger", ledger.KeyParams{Recipients: []age.Recipient{rec}, Identities: []age.Identity{id}, Rand: rand.Reader})
+	dec, err := ledgerdir.OpenDecisions(dir, "bench.example/ledger", ledgerdir.KeyParams{Recipients: []age.Recipient{rec}, Identities: []age.Identity{id}, Rand: rand.Reader})
 	check(err)
 	verdicts := schemas.Verdicts
 	rules := []string{"ok", "unsigned", "unsigned", "agent-digest-mismatch"}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 )
 
 func main() {
@@ -31,7 +32,7 @@ func main() {
 	if *dir == "" || *runs < 100 {
 		fail("-dir is required, and -runs at least 100")
 	}
-	log, err := ledger.OpenReadOnly(filepath.Join(*dir, ledger.AuthorityDir))
+	log, err := ledger.OpenReadOnly(filepath.Join(*dir, ledgerdir.AuthorityDir))
 	if err != nil {
 		fail("%v", err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/internal/jsonobject"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/transfer"
@@ -87,7 +87,7 @@ func runnerFlags() []cli.Flag {
 type runnerSetup struct {
 	dir   string
 	trust verify.Trust
-	kp    ledger.KeyParams
+	kp    ledgerdir.KeyParams
 	cfg   verify.Config
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
@@ -55,7 +55,7 @@ func explain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := verify.OpenAuthority(ledger.Dir(c.String("ledger")), verify.Trust{VKey: vkey}, nil)
+	a, err := verify.OpenAuthority(ledgerdir.Dir(c.String("ledger")), verify.Trust{VKey: vkey}, nil)
 	if err != nil {
 		return authorityErr(err)
 	}

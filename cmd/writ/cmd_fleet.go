@@ -17,6 +17,7 @@ import (
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -64,12 +65,12 @@ func fleetCommands() []*cli.Command {
 // openEitherLog opens the authority log, or with --decisions the decision
 // log, of the ledger at --dir for reading.
 func openEitherLog(c *cli.Context) (*ledger.Log, string, error) {
-	name := ledger.AuthorityLog
+	name := ledgerdir.AuthorityLog
 	if c.Bool("decisions") {
-		name = ledger.DecisionsLog
+		name = ledgerdir.DecisionsLog
 	}
-	l, err := ledger.Dir(c.String("dir")).OpenLog(name)
-	if errors.Is(err, ledger.ErrNoDecisionLog) {
+	l, err := ledgerdir.Dir(c.String("dir")).OpenLog(name)
+	if errors.Is(err, ledgerdir.ErrNoDecisionLog) {
 		err = logOpenErr(err, c.String("dir"))
 	}
 	return l, name, err
@@ -150,7 +151,7 @@ func ledgerSync(c *cli.Context) error {
 		return inputErr(fmt.Errorf("--from: %w", err))
 	}
 	dir := c.String("dir")
-	if _, err := os.Stat(filepath.Join(dir, ledger.AuthorityDir)); err != nil && vkey == "" {
+	if _, err := os.Stat(filepath.Join(dir, ledgerdir.AuthorityDir)); err != nil && vkey == "" {
 		return usageErr("%s holds no authority log yet: give --vkey (the log's checkpoint verifier key, `writ ledger vkey` on the writer) to create a replica", dir)
 	}
 	policy, err := readPolicy(c)

@@ -14,6 +14,7 @@ import (
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
@@ -31,21 +32,21 @@ var logFlag = &cli.StringFlag{Name: "log", Value: "authority", Usage: "which log
 // openLog opens the log named by --log for reading.
 func openLog(c *cli.Context) (*ledger.Log, error) {
 	name := c.String("log")
-	if name != ledger.AuthorityLog && name != ledger.DecisionsLog {
+	if name != ledgerdir.AuthorityLog && name != ledgerdir.DecisionsLog {
 		return nil, usageErr("--log %q: authority or decisions", name)
 	}
-	log, err := ledger.Dir(c.String("dir")).OpenLog(name)
+	log, err := ledgerdir.Dir(c.String("dir")).OpenLog(name)
 	if err != nil {
 		return nil, logOpenErr(err, c.String("dir"))
 	}
 	return log, nil
 }
 
-// logOpenErr gives an error of ledger.Dir.OpenLog its exit code: a ledger
+// logOpenErr gives an error of ledgerdir.Dir.OpenLog its exit code: a ledger
 // without a decision log yet is bad usage, others are openErr's (a
 // deleted decision log, an *ledger.IntegrityError, is a no).
 func logOpenErr(err error, dir string) error {
-	if errors.Is(err, ledger.ErrNoDecisionLog) {
+	if errors.Is(err, ledgerdir.ErrNoDecisionLog) {
 		return usageErr("%s has no decision log yet (it is created by the first `writ admit`)", dir)
 	}
 	return openErr(err)
@@ -134,8 +135,8 @@ func initLedger(c *cli.Context, dir, origin string, root []byte) (*verify.Author
 	if err != nil {
 		return nil, err
 	}
-	auth, err := verify.InitAuthority(ledger.Dir(dir), origin, key, root)
-	var fe *ledger.FirstEntryError
+	auth, err := verify.InitAuthority(ledgerdir.Dir(dir), origin, key, root)
+	var fe *ledgerdir.FirstEntryError
 	if errors.As(err, &fe) {
 		return nil, recordErr(fmt.Errorf("root record %s: %w", c.String("root"), fe.Err))
 	} else if err != nil {
@@ -146,28 +147,28 @@ func initLedger(c *cli.Context, dir, origin string, root []byte) (*verify.Author
 
 // newCheckpointKey says which key a new ledger's checkpoints are signed
 // with: a new key file, or the token key --checkpoint-key names.
-func newCheckpointKey(c *cli.Context) (ledger.NewKey, error) {
+func newCheckpointKey(c *cli.Context) (ledgerdir.NewKey, error) {
 	ref := c.String("checkpoint-key")
 	if ref == "" {
 		to, err := newKeyRecipients(c, "the new checkpoint key")
 		if err != nil {
-			return ledger.NewKey{}, err
+			return ledgerdir.NewKey{}, err
 		}
-		return ledger.NewKey{Recipients: to, Rand: rand.Reader}, nil
+		return ledgerdir.NewKey{Recipients: to, Rand: rand.Reader}, nil
 	}
 	if !sign.IsTokenURI(ref) {
-		return ledger.NewKey{}, usageErr("--checkpoint-key %q: a PKCS#11 URI (pkcs11:token=T;object=O); a key file is made by ledger init itself", ref)
+		return ledgerdir.NewKey{}, usageErr("--checkpoint-key %q: a PKCS#11 URI (pkcs11:token=T;object=O); a key file is made by ledger init itself", ref)
 	}
 	for _, f := range []string{"passphrase-file", "work-factor", "recipient"} {
 		if c.IsSet(f) {
-			return ledger.NewKey{}, usageErr("--%s is for a checkpoint key file: a key in a token is kept by the token", f)
+			return ledgerdir.NewKey{}, usageErr("--%s is for a checkpoint key file: a key in a token is kept by the token", f)
 		}
 	}
 	key, err := sign.LoadKey(ref, sign.KeyOptions{PIN: tokenPIN(c)})
 	if err != nil {
-		return ledger.NewKey{}, keyErr(err)
+		return ledgerdir.NewKey{}, keyErr(err)
 	}
-	return ledger.NewKey{TokenURI: ref, Token: key}, nil
+	return ledgerdir.NewKey{TokenURI: ref, Token: key}, nil
 }
 
 func ledgerVKey(c *cli.Context) error {
@@ -175,7 +176,7 @@ func ledgerVKey(c *cli.Context) error {
 	if errors.Is(err, ledger.ErrLocked) && c.String("log") == "decisions" {
 		// A running admission server holds the decision log: its key
 		// follows from the runner's public key and the authority origin.
-		vkey, kerr := ledger.DecisionsVerifierKey(c.String("dir"))
+		vkey, kerr := ledgerdir.DecisionsVerifierKey(c.String("dir"))
 		if kerr != nil {
 			return openErr(kerr)
 		}
@@ -211,7 +212,7 @@ func ledgerAppend(c *cli.Context) error {
 	if err := collectable(c, policy); err != nil {
 		return err
 	}
-	auth, err := verify.OpenAuthority(ledger.Dir(c.String("dir")), verify.Trust{}, unlockCheckpointKey(c))
+	auth, err := verify.OpenAuthority(ledgerdir.Dir(c.String("dir")), verify.Trust{}, unlockCheckpointKey(c))
 	var le *verify.LoadError
 	if errors.As(err, &le) {
 		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", le.Err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
@@ -376,8 +377,8 @@ func recordErr(err error) error {
 // unlockCheckpointKey says how the commands that sign (append, receipts,
 // refresh) unlock the checkpoint key of --dir: a token key's PIN, or the
 // key file's identities (--identity, or a passphrase asked for only then).
-func unlockCheckpointKey(c *cli.Context) *ledger.Unlock {
-	return &ledger.Unlock{
+func unlockCheckpointKey(c *cli.Context) *ledgerdir.Unlock {
+	return &ledgerdir.Unlock{
 		Identities: func() ([]age.Identity, error) { return unlockIdentities(c, "the ledger's checkpoint key") },
 		PIN:        tokenPIN(c),
 	}
@@ -386,7 +387,7 @@ func unlockCheckpointKey(c *cli.Context) *ledger.Unlock {
 // openAuthorityKeyed opens the authority log of --dir with its checkpoint
 // key unlocked, for commands that sign (receipts, refresh).
 func openAuthorityKeyed(c *cli.Context) (*ledger.Log, error) {
-	log, err := ledger.Dir(c.String("dir")).OpenAuthorityKeyed(*unlockCheckpointKey(c))
+	log, err := ledgerdir.Dir(c.String("dir")).OpenAuthorityKeyed(*unlockCheckpointKey(c))
 	if err != nil {
 		return nil, keyedOpenErr(err)
 	}

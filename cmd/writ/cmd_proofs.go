@@ -12,6 +12,7 @@ import (
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
@@ -89,7 +90,7 @@ func receiptErr(c *cli.Context, err error, receipt, entry []byte) error {
 		}
 		return noErr(err)
 	}
-	err = verify.ExplainReceipt(ledger.Dir(dir), receipt, entry, err)
+	err = verify.ExplainReceipt(ledgerdir.Dir(dir), receipt, entry, err)
 	if re := (*verify.ReceiptEntryError)(nil); errors.As(err, &re) && re.Stored != "" {
 		return noErr(fmt.Errorf("%s is not the entry the receipt is for: the receipt says entry %d, which is %s in this log, and %s is %s", c.String("entry"), re.Index, re.Stored, c.String("entry"), re.Given),
 			fmt.Sprintf("write the entry's exact bytes with `writ ledger entry --dir %s --index %d --out FILE` and verify against that", dir, re.Index))
@@ -225,7 +226,7 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 		return usageErr("give exactly one of --vkey KEY and --dir DIR")
 	}
 	if vkey == nil {
-		log, err := ledger.Dir(c.String("dir")).OpenLog(ledger.AuthorityLog)
+		log, err := ledgerdir.Dir(c.String("dir")).OpenLog(ledgerdir.AuthorityLog)
 		if err != nil {
 			return openErr(err)
 		}
@@ -277,7 +278,7 @@ func ledgerExport(c *cli.Context) error {
 	if err := checkOutput(c, "out", c.String("out")); err != nil {
 		return err
 	}
-	names, logs, err := ledger.Dir(dir).OpenExport(c.Bool("authority-only"))
+	names, logs, err := ledgerdir.Dir(dir).OpenExport(c.Bool("authority-only"))
 	if err != nil {
 		return openErr(err)
 	}

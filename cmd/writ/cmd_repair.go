@@ -11,6 +11,7 @@ import (
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify/runner"
@@ -82,7 +83,7 @@ func repairErr(c *cli.Context, dir string, err error) error {
 	var te *ledger.TrustError
 	if errors.As(err, &te) && te.Rule == rules.VKeyMismatch {
 		flag := "--vkey"
-		if te.Log == ledger.DecisionsDir {
+		if te.Log == ledgerdir.DecisionsDir {
 			flag = "--decisions-vkey"
 		}
 		return noErr(fmt.Errorf("nothing changed: the export was not restored: %w", err),

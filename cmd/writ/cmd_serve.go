@@ -13,7 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/verify/runner"
 )
 
@@ -66,7 +66,7 @@ func serveAdmission(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := setup.trust.Refusal(filepath.Join(setup.dir, ledger.AuthorityDir), time.Now()); err != nil {
+	if err := setup.trust.Refusal(filepath.Join(setup.dir, ledgerdir.AuthorityDir), time.Now()); err != nil {
 		// A wrong --vkey, --trust-root or --policy is refused before
 		// anything is created or served, not at each request.
 		return noErr(fmt.Errorf("not serving: %w", err))

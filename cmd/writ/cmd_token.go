@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/token"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -86,7 +86,7 @@ func verifyToken(c *cli.Context) error {
 	// The authority, read and verified in full: once now, and again
 	// inside any dial decision a record must open.
 	authority := func() (*delegation.State, error) {
-		a, err := verify.OpenAuthority(ledger.Dir(dir), verify.Trust{VKey: vkey}, nil)
+		a, err := verify.OpenAuthority(ledgerdir.Dir(dir), verify.Trust{VKey: vkey}, nil)
 		if err != nil {
 			return nil, err
 		}

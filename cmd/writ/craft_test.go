@@ -16,6 +16,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 )
@@ -212,9 +213,9 @@ func cmdRawAppend(ts *testscript.TestScript, neg bool, args []string) {
 	id, err := sign.ScryptIdentity([]byte(ts.Getenv("WRIT_PASSPHRASE")))
 	ts.Check(err)
 	dir := ts.MkAbs(args[0])
-	key, err := sign.LoadPrivateKey(filepath.Join(dir, ledger.CheckpointKey+".key"), id)
+	key, err := sign.LoadPrivateKey(filepath.Join(dir, ledgerdir.CheckpointKey+".key"), id)
 	ts.Check(err)
-	l, err := ledger.Open(filepath.Join(dir, ledger.AuthorityDir), key)
+	l, err := ledger.Open(filepath.Join(dir, ledgerdir.AuthorityDir), key)
 	ts.Check(err)
 	defer l.Close()
 	var entries [][]byte

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/schemas"
@@ -123,7 +123,7 @@ func bigLedger(t *testing.T, dir string) []byte {
 			batch = nil
 		}
 	}
-	l, err := ledger.OpenAuthority(filepath.Join(dir, "L"), nil)
+	l, err := ledgerdir.OpenAuthority(filepath.Join(dir, "L"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

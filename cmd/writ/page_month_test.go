@@ -14,7 +14,7 @@ import (
 	"filippo.io/age"
 	"github.com/writ-ledger/writ/internal/auditview/auditviewtest"
 	"github.com/writ-ledger/writ/internal/testkit"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 )
@@ -33,8 +33,8 @@ func monthLedger(t *testing.T, dir, pass string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kp := ledger.KeyParams{Recipients: []age.Recipient{rec}, Identities: []age.Identity{id}, Rand: rand.Reader}
-	auth, err := ledger.Init(dir, "example.com/month", kp)
+	kp := ledgerdir.KeyParams{Recipients: []age.Recipient{rec}, Identities: []age.Identity{id}, Rand: rand.Reader}
+	auth, err := ledgerdir.Init(dir, "example.com/month", kp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func monthLedger(t *testing.T, dir, pass string) {
 		t.Fatal(err)
 	}
 	auth.Close()
-	dec, err := ledger.OpenDecisions(dir, "example.com/month", kp)
+	dec, err := ledgerdir.OpenDecisions(dir, "example.com/month", kp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/witness"
 )
@@ -55,7 +56,7 @@ func policyForLedger(c *cli.Context, p *formats.Policy, k *formats.LogKey, dir s
 	}
 	if k == nil {
 		var err error
-		if k, err = ledger.Dir(dir).VerifierKey(); err != nil {
+		if k, err = ledgerdir.Dir(dir).VerifierKey(); err != nil {
 			return nil // the command reports the ledger itself
 		}
 	}

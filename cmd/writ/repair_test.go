@@ -12,6 +12,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 )
 
@@ -34,7 +35,7 @@ func TestDamageAdviceIsSafe(t *testing.T) {
 		t.Run(string(kind), func(t *testing.T) {
 			dir := filepath.Join(work, string(kind))
 			copyTree(t, base, dir)
-			store := filepath.Join(dir, ledger.AuthorityDir)
+			store := filepath.Join(dir, ledgerdir.AuthorityDir)
 			if err := testkit.DamageStore(store, kind); err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +141,7 @@ func adviceLedger(t *testing.T) (string, string) {
 // the authority log in dir.
 func ledgerEntries(t *testing.T, dir string) ([][]byte, string) {
 	t.Helper()
-	l, err := ledger.OpenAuthority(dir, nil)
+	l, err := ledgerdir.OpenAuthority(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,12 +191,12 @@ func TestRepairBusyChangesNothing(t *testing.T) {
 	t.Setenv("WRIT_PASSPHRASE", "pw")
 	t.Chdir(t.TempDir())
 	dir, export := adviceLedger(t)
-	dec, err := ledger.Create(filepath.Join(dir, ledger.DecisionsDir), "example.com/damage/decisions/0123456789abcdef", testkit.Key(t, 3), nil)
+	dec, err := ledger.Create(filepath.Join(dir, ledgerdir.DecisionsDir), "example.com/damage/decisions/0123456789abcdef", testkit.Key(t, 3), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dec.Close()
-	if err := testkit.DamageStore(filepath.Join(dir, ledger.AuthorityDir), testkit.ManifestTruncated); err != nil {
+	if err := testkit.DamageStore(filepath.Join(dir, ledgerdir.AuthorityDir), testkit.ManifestTruncated); err != nil {
 		t.Fatal(err)
 	}
 	before := testkit.Snapshot(t, dir)

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/keys"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 )
 
 // runnerKeyProtectionFlag chooses, at a runner's first admission, how its
@@ -45,8 +46,8 @@ var runnerSecretFlags = []string{"passphrase-file", "identity", "recipient"}
 // recipients a new one is encrypted to. Resolve's refusals are bad usage
 // naming the flags (runnerKeyUsage); a statement that does not read is
 // bad input.
-func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
-	kp := ledger.KeyParams{Rand: rand.Reader}
+func runnerKeyParams(c *cli.Context, dir string) (ledgerdir.KeyParams, error) {
+	kp := ledgerdir.KeyParams{Rand: rand.Reader}
 	if err := isLedgerDir(dir); err != nil {
 		return kp, err // before any note about a key that will not be made
 	}
@@ -66,7 +67,7 @@ func runnerKeyParams(c *cli.Context, dir string) (ledger.KeyParams, error) {
 	case keys.ProtectFile:
 		if !r.Exists && (os.Getenv("WRIT_PASSPHRASE") != "" || c.IsSet("work-factor")) {
 			diag(c, levelNote, "this runner's new key is kept as file (%s unencrypted, mode 0600); WRIT_PASSPHRASE and --work-factor do not apply to it; --%s passphrase at the first admission keeps it age-encrypted instead",
-				filepath.Join(dir, ledger.RunnerKey+".key"), runnerKeyProtectionFlag.Name)
+				filepath.Join(dir, ledgerdir.RunnerKey+".key"), runnerKeyProtectionFlag.Name)
 		}
 	case keys.ProtectToken:
 		kp.PIN = tokenPIN(c)
@@ -114,17 +115,17 @@ func runnerKeyUsage(r keys.Resolved, choice keys.Choice, err error) error {
 // own directory, or a file (an export is audited with --export, or
 // imported with writ ledger import).
 func isLedgerDir(dir string) error {
-	fi, err := os.Stat(filepath.Join(dir, ledger.AuthorityDir))
+	fi, err := os.Stat(filepath.Join(dir, ledgerdir.AuthorityDir))
 	if err == nil && fi.IsDir() {
 		return nil
 	}
-	hint := "--ledger takes the ledger directory, the one that holds " + ledger.AuthorityDir + "/ (made by writ ledger init or writ ledger import --dir DIR)"
-	if filepath.Base(filepath.Clean(dir)) == ledger.AuthorityDir {
-		hint = "--ledger " + filepath.Dir(filepath.Clean(dir)) + ": the ledger is the directory above " + ledger.AuthorityDir + "/"
+	hint := "--ledger takes the ledger directory, the one that holds " + ledgerdir.AuthorityDir + "/ (made by writ ledger init or writ ledger import --dir DIR)"
+	if filepath.Base(filepath.Clean(dir)) == ledgerdir.AuthorityDir {
+		hint = "--ledger " + filepath.Dir(filepath.Clean(dir)) + ": the ledger is the directory above " + ledgerdir.AuthorityDir + "/"
 	} else if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		hint = dir + " is a file, not a ledger directory; a runner's ledger is made by writ ledger import --dir DIR from an export (writ ledger export), or synced with writ ledger sync --dir DIR"
 	} else if err != nil {
 		hint = dir + " does not exist; " + hint
 	}
-	return inputErr(fmt.Errorf("--ledger %s: %w: it holds no %s log", dir, ledger.ErrNotALog, ledger.AuthorityDir), hint)
+	return inputErr(fmt.Errorf("--ledger %s: %w: it holds no %s log", dir, ledger.ErrNotALog, ledgerdir.AuthorityDir), hint)
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/exitcode"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 )
 
 // Line is a command line after Interspersed: the arguments urfave/cli
@@ -355,7 +355,7 @@ func Strict(cmds []*cli.Command, f cli.OnUsageErrorFunc, prefix string) {
 						err := &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("--%s is required (see writ %s --help)", name, path)}
 						if name == "dir" || name == "ledger" {
 							for _, a := range ctx.Args().Slice() {
-								if fi, serr := os.Stat(filepath.Join(a, ledger.AuthorityDir)); serr == nil && fi.IsDir() {
+								if fi, serr := os.Stat(filepath.Join(a, ledgerdir.AuthorityDir)); serr == nil && fi.IsDir() {
 									err.Hints = []string{fmt.Sprintf("%s is a ledger: give it as --%s %s", a, name, a)}
 									break
 								}

@@ -14,7 +14,7 @@ import (
 	"syscall"
 
 	"github.com/writ-ledger/writ/internal/exitcode"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 )
 
 // hints says, for the flags that take a file and are most often given
@@ -95,7 +95,7 @@ func Error(flag, path string) error {
 	if h, ok := hints[flag]; ok {
 		hs = append(hs, h)
 	}
-	if _, serr := os.Stat(filepath.Join(path, ledger.AuthorityDir)); serr == nil {
+	if _, serr := os.Stat(filepath.Join(path, ledgerdir.AuthorityDir)); serr == nil {
 		hs = append(hs, path+" is a ledger directory: a ledger is given with --dir (or --ledger)")
 	}
 	return &exitcode.Error{Code: exitcode.Usage, Err: &dirError{what: what, pe: &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}}, Hints: hs}

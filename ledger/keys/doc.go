@@ -19,7 +19,7 @@
 // [ErrTokenKeyExists], [ErrNoTokenKey], [ErrProtectionFixed],
 // [ErrSecretUnused].
 //
-// Package ledger opens the logs with these keys (ledger.OpenDecisions,
-// ledger.OpenAuthorityWith, ledger.InitWithKey); this package imports no
+// Package ledger opens the logs with these keys (ledgerdir.OpenDecisions,
+// ledgerdir.OpenAuthorityWith, ledgerdir.InitWithKey); this package imports no
 // log.
 package keys

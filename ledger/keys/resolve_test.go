@@ -6,13 +6,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/keys"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 )
 
 func TestRunnerName(t *testing.T) {
-	if keys.Runner != ledger.RunnerKey {
-		t.Fatalf("keys.Runner %q, ledger.RunnerKey %q", keys.Runner, ledger.RunnerKey)
+	if keys.Runner != ledgerdir.RunnerKey {
+		t.Fatalf("keys.Runner %q, ledgerdir.RunnerKey %q", keys.Runner, ledgerdir.RunnerKey)
 	}
 }
 
@@ -21,7 +21,7 @@ func TestRunnerName(t *testing.T) {
 func TestResolve(t *testing.T) {
 	fresh := t.TempDir()
 	made := t.TempDir() // a runner whose key is kept as file
-	if err := openDecisions(made, ledger.KeyParams{}); err != nil {
+	if err := openDecisions(made, ledgerdir.KeyParams{}); err != nil {
 		t.Fatal(err)
 	}
 	const uri = "pkcs11:token=T;object=O"

@@ -14,7 +14,7 @@ import (
 )
 
 // Runner names the runner key's files in a ledger directory: DIR/runner
-// + ".key", ".pub", ".uri" (ledger.RunnerKey is the same name).
+// + ".key", ".pub", ".uri" (ledgerdir.RunnerKey is the same name).
 const Runner = "runner"
 
 // StatementFile names, inside a ledger directory, the statement of how
@@ -104,7 +104,7 @@ func ParseProtection(s string) (Protection, error) {
 
 // RunnerExists reports whether the ledger at dir has a runner key (a key
 // file DIR/runner.key, or a token key's URI DIR/runner.uri), that is,
-// whether ledger.OpenDecisions will unlock a key rather than make one.
+// whether ledgerdir.OpenDecisions will unlock a key rather than make one.
 func RunnerExists(dir string) bool {
 	for _, ext := range []string{".key", ".uri"} {
 		if _, err := os.Lstat(filepath.Join(dir, Runner+ext)); err == nil {

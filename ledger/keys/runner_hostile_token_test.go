@@ -15,6 +15,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/keys"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -57,19 +58,19 @@ func writeFile(t *testing.T, path, data string, mode os.FileMode) {
 // makes an admission sign with another key or with a weaker one.
 func TestHostileTokenRunnerStatementEdits(t *testing.T) {
 	dir := t.TempDir()
-	if err := openDecisions(dir, ledger.KeyParams{}); err != nil {
+	if err := openDecisions(dir, ledgerdir.KeyParams{}); err != nil {
 		t.Fatal(err)
 	}
 	stmt := filepath.Join(dir, keys.StatementFile)
 	keyPath := filepath.Join(dir, "runner.key")
 	for _, s := range []string{"passphrase\n", "pkcs11\n", "file\nfile\n", "file", " file\n", "file\r\n", "FILE\n", strings.Repeat("file\n", 20)} {
 		writeFile(t, stmt, s, 0o644)
-		if err := openDecisions(dir, ledger.KeyParams{}); err == nil {
+		if err := openDecisions(dir, ledgerdir.KeyParams{}); err == nil {
 			t.Errorf("runner.protection %q: admitted", s)
 		}
 	}
 	writeFile(t, stmt, "file\n", 0o644)
-	if err := openDecisions(dir, ledger.KeyParams{}); err != nil {
+	if err := openDecisions(dir, ledgerdir.KeyParams{}); err != nil {
 		t.Fatal(err)
 	}
 	// Another plain key of this user, 0600: a file, then a symlink.
@@ -80,12 +81,12 @@ func TestHostileTokenRunnerStatementEdits(t *testing.T) {
 	orig, _ := os.ReadFile(keyPath)
 	otherKey, _ := os.ReadFile(other + ".key")
 	writeFile(t, keyPath, string(otherKey), 0o600)
-	if err := openDecisions(dir, ledger.KeyParams{}); !errors.Is(err, ledger.ErrWrongKey) {
+	if err := openDecisions(dir, ledgerdir.KeyParams{}); !errors.Is(err, ledger.ErrWrongKey) {
 		t.Errorf("another plain key in runner.key: %v", err)
 	}
 	os.Remove(keyPath)
 	os.Symlink(other+".key", keyPath)
-	if err := openDecisions(dir, ledger.KeyParams{}); !errors.Is(err, ledger.ErrWrongKey) {
+	if err := openDecisions(dir, ledgerdir.KeyParams{}); !errors.Is(err, ledger.ErrWrongKey) {
 		t.Errorf("runner.key a symlink to another key: %v", err)
 	}
 	// Stated as pkcs11 with a planted runner.uri beside the plain key.
@@ -93,7 +94,7 @@ func TestHostileTokenRunnerStatementEdits(t *testing.T) {
 	writeFile(t, keyPath, string(orig), 0o600)
 	writeFile(t, stmt, "pkcs11\n", 0o644)
 	writeFile(t, filepath.Join(dir, "runner.uri"), "pkcs11:token=t;object=o?pin-source=/nonexistent\n", 0o644)
-	if err := openDecisions(dir, ledger.KeyParams{}); err == nil {
+	if err := openDecisions(dir, ledgerdir.KeyParams{}); err == nil {
 		t.Error("stated pkcs11 with a planted runner.uri: admitted")
 	}
 	// A runner key owned by another user (as root).
@@ -101,12 +102,12 @@ func TestHostileTokenRunnerStatementEdits(t *testing.T) {
 	writeFile(t, stmt, "file\n", 0o644)
 	if os.Getuid() == 0 {
 		os.Chown(keyPath, 65534, 65534)
-		if err := openDecisions(dir, ledger.KeyParams{}); !errors.Is(err, sign.ErrKeyFileOwner) {
+		if err := openDecisions(dir, ledgerdir.KeyParams{}); !errors.Is(err, sign.ErrKeyFileOwner) {
 			t.Errorf("runner.key owned by uid 65534: %v", err)
 		}
 		os.Chown(keyPath, 0, 0)
 	}
-	if err := openDecisions(dir, ledger.KeyParams{}); err != nil {
+	if err := openDecisions(dir, ledgerdir.KeyParams{}); err != nil {
 		t.Fatalf("restored: %v", err)
 	}
 }
@@ -134,30 +135,30 @@ func TestHostileTokenStoredURISwaps(t *testing.T) {
 	// The runner.
 	rdir := filepath.Join(tmp, "runner")
 	os.MkdirAll(rdir, 0o700)
-	kp := ledger.KeyParams{Protection: keys.ProtectToken, TokenKey: uri("runner")}
+	kp := ledgerdir.KeyParams{Protection: keys.ProtectToken, TokenKey: uri("runner")}
 	if err := openDecisions(rdir, kp); err != nil {
 		t.Fatal(err)
 	}
-	if err := openDecisions(rdir, ledger.KeyParams{}); err != nil {
+	if err := openDecisions(rdir, ledgerdir.KeyParams{}); err != nil {
 		t.Fatal(err)
 	}
 	ruri, rpub := filepath.Join(rdir, "runner.uri"), filepath.Join(rdir, "runner.pub")
 	origURI, origPub := read(t, ruri), read(t, rpub)
 	writeFile(t, ruri, uri("attacker")+"\n", 0o644)
 	writeFile(t, rpub, attackerPub, 0o644)
-	if err := openDecisions(rdir, ledger.KeyParams{}); !errors.Is(err, ledger.ErrWrongKey) {
+	if err := openDecisions(rdir, ledgerdir.KeyParams{}); !errors.Is(err, ledger.ErrWrongKey) {
 		t.Errorf("runner.uri and runner.pub swapped to another token key: %v", err)
 	}
 	writeFile(t, rpub, origPub, 0o644)
 	writeFile(t, ruri, strings.TrimSuffix(origURI, "\n")+"&pin-value=HOSTILEPIN99\n", 0o644)
-	if err := openDecisions(rdir, ledger.KeyParams{}); err == nil || strings.Contains(err.Error(), "HOSTILEPIN99") {
+	if err := openDecisions(rdir, ledgerdir.KeyParams{}); err == nil || strings.Contains(err.Error(), "HOSTILEPIN99") {
 		t.Errorf("a pin-value in runner.uri: %v", err)
 	}
 	writeFile(t, ruri, origURI, 0o644)
 	// Stated as file, with a plain key planted: the log's key decides.
 	stmt := filepath.Join(rdir, keys.StatementFile)
 	writeFile(t, stmt, "file\n", 0o644)
-	if err := openDecisions(rdir, ledger.KeyParams{}); err == nil {
+	if err := openDecisions(rdir, ledgerdir.KeyParams{}); err == nil {
 		t.Error("a token runner stated as file, no runner.key: admitted")
 	}
 	if _, err := sign.GeneratePlainKeyFiles(filepath.Join(tmp, "planted"), rand.Reader); err != nil {
@@ -165,12 +166,12 @@ func TestHostileTokenStoredURISwaps(t *testing.T) {
 	}
 	planted, _ := os.ReadFile(filepath.Join(tmp, "planted.key"))
 	writeFile(t, filepath.Join(rdir, "runner.key"), string(planted), 0o600)
-	if err := openDecisions(rdir, ledger.KeyParams{}); !errors.Is(err, ledger.ErrWrongKey) {
+	if err := openDecisions(rdir, ledgerdir.KeyParams{}); !errors.Is(err, ledger.ErrWrongKey) {
 		t.Errorf("a token runner stated as file with a planted runner.key: %v", err)
 	}
 	os.Remove(filepath.Join(rdir, "runner.key"))
 	writeFile(t, stmt, "pkcs11\n", 0o644)
-	if err := openDecisions(rdir, ledger.KeyParams{}); err != nil {
+	if err := openDecisions(rdir, ledgerdir.KeyParams{}); err != nil {
 		t.Fatalf("restored runner: %v", err)
 	}
 
@@ -180,7 +181,7 @@ func TestHostileTokenStoredURISwaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	cdir := filepath.Join(tmp, "ledger")
-	l, err := ledger.InitWithKey(cdir, "example.com/hostile", uri("checkpoint"), key)
+	l, err := ledgerdir.InitWithKey(cdir, "example.com/hostile", uri("checkpoint"), key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestHostileTokenStoredURISwaps(t *testing.T) {
 	curi, cpub := filepath.Join(cdir, "checkpoint.uri"), filepath.Join(cdir, "checkpoint.pub")
 	writeFile(t, curi, uri("attacker")+"\n", 0o644)
 	writeFile(t, cpub, attackerPub, 0o644)
-	if _, err := ledger.OpenAuthorityWith(cdir, sign.KeyOptions{}); !errors.Is(err, ledger.ErrWrongKey) {
+	if _, err := ledgerdir.OpenAuthorityWith(cdir, sign.KeyOptions{}); !errors.Is(err, ledger.ErrWrongKey) {
 		t.Errorf("checkpoint.uri and checkpoint.pub swapped to another token key: %v", err)
 	}
 }

@@ -10,19 +10,19 @@ import (
 	"testing"
 
 	"filippo.io/age"
-	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/keys"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/sign"
 )
 
 const runnerOrigin = "example.com/runner-test"
 
 // openDecisions opens (or makes) the decision log at dir and closes it.
-func openDecisions(dir string, kp ledger.KeyParams) error {
+func openDecisions(dir string, kp ledgerdir.KeyParams) error {
 	if kp.Rand == nil {
 		kp.Rand = rand.Reader
 	}
-	l, err := ledger.OpenDecisions(dir, runnerOrigin, kp)
+	l, err := ledgerdir.OpenDecisions(dir, runnerOrigin, kp)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func TestRunnerKeyKeptAsFile(t *testing.T) {
 	if p, ok, err := keys.RunnerProtection(dir); p != 0 || ok || err != nil {
 		t.Fatalf("before the first admission: %v %v %v", p, ok, err)
 	}
-	if err := openDecisions(dir, ledger.KeyParams{}); err != nil {
+	if err := openDecisions(dir, ledgerdir.KeyParams{}); err != nil {
 		t.Fatal(err)
 	}
 	keyPath := filepath.Join(dir, "runner.key")
@@ -91,7 +91,7 @@ func TestRunnerKeyKeptAsFile(t *testing.T) {
 		t.Fatalf("stated: %v %v %v", p, ok, err)
 	}
 	// Reopened as stated, or with the stated protection named.
-	for _, kp := range []ledger.KeyParams{{}, {Protection: keys.ProtectFile}} {
+	for _, kp := range []ledgerdir.KeyParams{{}, {Protection: keys.ProtectFile}} {
 		if err := openDecisions(dir, kp); err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestRunnerKeyKeptAsFile(t *testing.T) {
 	// Not as another protection, nor with a secret.
 	id, _ := sign.ScryptIdentity([]byte("pw"))
 	stmt := filepath.Join(dir, "runner.protection")
-	for kp, want := range map[*ledger.KeyParams]string{
+	for kp, want := range map[*ledgerdir.KeyParams]string{
 		{Protection: keys.ProtectPassphrase}: "runner key: runner key protection: the runner key is kept as file (" + stmt + "), not passphrase: the protection is chosen at the runner's first admission and fixed after",
 		{Identities: []age.Identity{id}}:     "runner key: runner key protection: the runner key is kept as file (" + stmt + "): it is not encrypted, and takes no identity or passphrase",
 	} {
@@ -111,7 +111,7 @@ func TestRunnerKeyKeptAsFile(t *testing.T) {
 	if err := os.Chmod(keyPath, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	err = openDecisions(dir, ledger.KeyParams{})
+	err = openDecisions(dir, ledgerdir.KeyParams{})
 	if !errors.Is(err, sign.ErrKeyFilePermissions) || !strings.Contains(err.Error(), "mode 0640, want 0600: a plain key file must be readable only by its owner") {
 		t.Fatalf("mode 0640: %v", err)
 	}
@@ -124,7 +124,7 @@ func TestRunnerKeyKeptAsFile(t *testing.T) {
 	if _, _, err := keys.RunnerProtection(dir); !errors.Is(err, keys.ErrProtection) || err.Error() != want {
 		t.Fatalf("lost statement: %v", err)
 	}
-	if err := openDecisions(dir, ledger.KeyParams{}); !errors.Is(err, keys.ErrProtection) {
+	if err := openDecisions(dir, ledgerdir.KeyParams{}); !errors.Is(err, keys.ErrProtection) {
 		t.Fatalf("open without the statement: %v", err)
 	}
 }
@@ -132,7 +132,7 @@ func TestRunnerKeyKeptAsFile(t *testing.T) {
 func TestRunnerKeyKeptWithPassphrase(t *testing.T) {
 	id, _ := sign.ScryptIdentity([]byte("pw"))
 	r, _ := sign.ScryptRecipient([]byte("pw"), sign.MinWorkFactor)
-	for _, kp := range []ledger.KeyParams{
+	for _, kp := range []ledgerdir.KeyParams{
 		{Recipients: []age.Recipient{r}}, // inferred from the recipients
 		{Recipients: []age.Recipient{r}, Protection: keys.ProtectPassphrase},
 	} {
@@ -146,10 +146,10 @@ func TestRunnerKeyKeptWithPassphrase(t *testing.T) {
 		if !strings.HasPrefix(read(t, filepath.Join(dir, "runner.key")), "-----BEGIN AGE ENCRYPTED FILE-----\n") {
 			t.Fatal("runner.key is not age-encrypted")
 		}
-		if err := openDecisions(dir, ledger.KeyParams{Identities: []age.Identity{id}}); err != nil {
+		if err := openDecisions(dir, ledgerdir.KeyParams{Identities: []age.Identity{id}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := openDecisions(dir, ledger.KeyParams{Protection: keys.ProtectFile}); !errors.Is(err, keys.ErrProtection) {
+		if err := openDecisions(dir, ledgerdir.KeyParams{Protection: keys.ProtectFile}); !errors.Is(err, keys.ErrProtection) {
 			t.Fatalf("opened as file: %v", err)
 		}
 		// A runner made before the statement existed is kept with a
@@ -160,7 +160,7 @@ func TestRunnerKeyKeptWithPassphrase(t *testing.T) {
 		if p, ok, err := keys.RunnerProtection(dir); p != keys.ProtectPassphrase || !ok || err != nil {
 			t.Fatalf("without a statement: %v %v %v", p, ok, err)
 		}
-		if err := openDecisions(dir, ledger.KeyParams{Identities: []age.Identity{id}}); err != nil {
+		if err := openDecisions(dir, ledgerdir.KeyParams{Identities: []age.Identity{id}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -169,7 +169,7 @@ func TestRunnerKeyKeptWithPassphrase(t *testing.T) {
 func TestRunnerKeyProtectionRefused(t *testing.T) {
 	r, _ := sign.ScryptRecipient([]byte("pw"), sign.MinWorkFactor)
 	// A file key takes no recipients, and a protection must be one.
-	for kp, want := range map[*ledger.KeyParams]string{
+	for kp, want := range map[*ledgerdir.KeyParams]string{
 		{Protection: keys.ProtectFile, Recipients: []age.Recipient{r}}: "creating runner key: runner key protection: a key kept as file is not encrypted to recipients",
 		{Protection: 7}:                      "creating runner key: runner key protection: Protection(7) is none of file, passphrase, pkcs11",
 		{Protection: keys.ProtectPassphrase}: "creating runner key: no recipient to encrypt the key file to",
@@ -184,14 +184,14 @@ func TestRunnerKeyProtectionRefused(t *testing.T) {
 	}
 	// A failed first admission leaves no key and no statement.
 	dir := t.TempDir()
-	if _, err := ledger.OpenDecisions(dir, "bad origin", ledger.KeyParams{Rand: rand.Reader}); err == nil {
+	if _, err := ledgerdir.OpenDecisions(dir, "bad origin", ledgerdir.KeyParams{Rand: rand.Reader}); err == nil {
 		t.Fatal("a bad origin made a decision log")
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("a failed creation left %v", entries)
 	}
 	// A statement that is not one protection's name and a newline.
-	if err := openDecisions(dir, ledger.KeyParams{}); err != nil {
+	if err := openDecisions(dir, ledgerdir.KeyParams{}); err != nil {
 		t.Fatal(err)
 	}
 	stmt := filepath.Join(dir, "runner.protection")
@@ -207,7 +207,7 @@ func TestRunnerKeyProtectionRefused(t *testing.T) {
 		if !errors.Is(err, keys.ErrProtection) || err.Error() != want {
 			t.Fatalf("%q: %v", bad, err)
 		}
-		if err := openDecisions(dir, ledger.KeyParams{}); !errors.Is(err, keys.ErrProtection) {
+		if err := openDecisions(dir, ledgerdir.KeyParams{}); !errors.Is(err, keys.ErrProtection) {
 			t.Fatalf("%q: open gave %v", bad, err)
 		}
 	}

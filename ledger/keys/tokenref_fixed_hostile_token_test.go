@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/writ-ledger/writ/internal/testkit"
-	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/keys"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -32,14 +32,14 @@ func TestHostileTokenKeyRefUnbounded(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.CheckpointKeyRef(dir); !errors.Is(err, keys.ErrKeyRef) || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := ledgerdir.CheckpointKeyRef(dir); !errors.Is(err, keys.ErrKeyRef) || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("a FIFO as checkpoint.uri: %v", err)
 	}
 	os.Remove(fifo)
 	if err := os.WriteFile(fifo, []byte(strings.Repeat("p", 8<<20)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.CheckpointKeyRef(dir); !errors.Is(err, keys.ErrKeyRef) || !strings.Contains(err.Error(), "8388608 bytes, at most 4097 expected") {
+	if _, err := ledgerdir.CheckpointKeyRef(dir); !errors.Is(err, keys.ErrKeyRef) || !strings.Contains(err.Error(), "8388608 bytes, at most 4097 expected") {
 		t.Fatalf("an 8 MiB checkpoint.uri: %v", err)
 	}
 }
@@ -92,14 +92,14 @@ func TestHostileTokenStoredModulePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	cdir := filepath.Join(tmp, "ledger")
-	l, err := ledger.InitWithKey(cdir, "example.com/hostile", uri("checkpoint"), key)
+	l, err := ledgerdir.InitWithKey(cdir, "example.com/hostile", uri("checkpoint"), key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
 	rdir := filepath.Join(tmp, "runner")
 	os.MkdirAll(rdir, 0o700)
-	if err := openDecisions(rdir, ledger.KeyParams{Protection: keys.ProtectToken, TokenKey: uri("runner")}); err != nil {
+	if err := openDecisions(rdir, ledgerdir.KeyParams{Protection: keys.ProtectToken, TokenKey: uri("runner")}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, path string }{
@@ -115,9 +115,9 @@ func TestHostileTokenStoredModulePath(t *testing.T) {
 		orig, _ := os.ReadFile(c.path)
 		writeFile(t, c.path, strings.TrimSuffix(string(orig), "\n")+"&module-path="+so+"\n", 0o644)
 		if c.name == "checkpoint.uri" {
-			_, err = ledger.OpenAuthorityWith(cdir, sign.KeyOptions{})
+			_, err = ledgerdir.OpenAuthorityWith(cdir, sign.KeyOptions{})
 		} else {
-			err = openDecisions(rdir, ledger.KeyParams{})
+			err = openDecisions(rdir, ledgerdir.KeyParams{})
 		}
 		if _, serr := os.Stat(marker); serr == nil {
 			t.Errorf("%s: module-path=%s added to the stored URI: writ dlopened it and its code ran (then: %v)", c.name, so, err)
@@ -155,12 +155,12 @@ func TestHostileTokenLongURIWrittenNotRead(t *testing.T) {
 		t.Fatalf("LoadKey of the 4096-byte URI: %v", err)
 	}
 	dir := filepath.Join(t.TempDir(), "ledger")
-	l, err := ledger.InitWithKey(dir, "example.com/long", long, key)
+	l, err := ledgerdir.InitWithKey(dir, "example.com/long", long, key)
 	if err != nil {
 		t.Fatalf("InitWithKey refused it (fine): %v", err)
 	}
 	l.Close()
-	if _, err := ledger.OpenAuthorityWith(dir, sign.KeyOptions{}); err != nil {
+	if _, err := ledgerdir.OpenAuthorityWith(dir, sign.KeyOptions{}); err != nil {
 		t.Errorf("InitWithKey wrote checkpoint.uri, which OpenAuthorityWith then refuses (errors.Is ErrKeyRef: %v): %v", errors.Is(err, keys.ErrKeyRef), err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -158,7 +159,7 @@ func TestServeLeases(t *testing.T) {
 		t.Fatalf("after idling: size %d", n)
 	}
 	time.Sleep(400 * time.Millisecond)
-	l, err := ledger.OpenWaiting(w.dir, testkit.Key(t, 1), 5*time.Second)
+	l, err := ledgerdir.OpenWaiting(w.dir, testkit.Key(t, 1), 5*time.Second)
 	if err != nil {
 		t.Fatalf("a writer after the server idled: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/rules"
@@ -28,7 +29,7 @@ import (
 func tabledLedger(t *testing.T, origin string, keyN byte, batches int) (string, []string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "ledger")
-	store := filepath.Join(dir, ledger.AuthorityDir)
+	store := filepath.Join(dir, ledgerdir.AuthorityDir)
 	l, err := ledger.CreateWithHistory(store, origin, testkit.Key(t, keyN), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func wantLost(t *testing.T, dir string, before []byte, res *repair.RepairResult,
 func TestRepairRefusesLostNewestTable(t *testing.T) {
 	for _, manifest := range []bool{true, false} {
 		dir, _ := tabledLedger(t, "example.com/newest", 1, 4)
-		store := filepath.Join(dir, ledger.AuthorityDir)
+		store := filepath.Join(dir, ledgerdir.AuthorityDir)
 		names := tables(t, store)
 		if err := os.Truncate(names[len(names)-1], 100); err != nil {
 			t.Fatal(err)
@@ -123,7 +124,7 @@ func TestRepairRefusesLostNewestTable(t *testing.T) {
 // decision log recorded a decision judged against it; Repair refuses.
 func TestRepairFloorFromDecisions(t *testing.T) {
 	dir, _ := tabledLedger(t, "example.com/decided", 1, 4)
-	store := filepath.Join(dir, ledger.AuthorityDir)
+	store := filepath.Join(dir, ledgerdir.AuthorityDir)
 	l, err := ledger.OpenReadOnly(store)
 	if err != nil {
 		t.Fatal(err)
@@ -142,11 +143,11 @@ func TestRepairFloorFromDecisions(t *testing.T) {
 	// Without the decision log nothing in the directory shows the newest
 	// checkpoint: the rebuilt log is the older one (LIMITATIONS.md).
 	alone := filepath.Join(t.TempDir(), "ledger")
-	copyDir(t, store, filepath.Join(alone, ledger.AuthorityDir))
+	copyDir(t, store, filepath.Join(alone, ledgerdir.AuthorityDir))
 	if res, err := repair.Repair(alone, repair.RepairOptions{}); err != nil || res.Logs[0].Action != "rebuilt" || res.Logs[0].Size != size-3 {
 		t.Fatalf("Repair without the decision log = %+v, %v", res, err)
 	}
-	dec, err := ledger.Create(filepath.Join(dir, ledger.DecisionsDir), "example.com/decided/decisions/0123456789abcdef", testkit.Key(t, 3), nil)
+	dec, err := ledger.Create(filepath.Join(dir, ledgerdir.DecisionsDir), "example.com/decided/decisions/0123456789abcdef", testkit.Key(t, 3), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func cutLastRecord(t *testing.T, path string) {
 // changed, naming the size it needs; the newest export restores.
 func TestRepairRestoreFloor(t *testing.T) {
 	dir, exports := tabledLedger(t, "example.com/floor", 1, 4)
-	store := filepath.Join(dir, ledger.AuthorityDir)
+	store := filepath.Join(dir, ledgerdir.AuthorityDir)
 	if err := os.Remove(tables(t, store)[1]); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestRepairRestoreFloor(t *testing.T) {
 func TestRepairRestoreOtherLedger(t *testing.T) {
 	dir, _ := tabledLedger(t, "example.com/mine", 1, 3)
 	_, other := tabledLedger(t, "example.com/other", 2, 3)
-	store := filepath.Join(dir, ledger.AuthorityDir)
+	store := filepath.Join(dir, ledgerdir.AuthorityDir)
 	if err := os.Remove(tables(t, store)[1]); err != nil {
 		t.Fatal(err)
 	}
@@ -241,12 +242,12 @@ func TestRepairRestoreOtherLedger(t *testing.T) {
 // is refused with ErrLocked before anything changes.
 func TestRepairTakesEveryLockFirst(t *testing.T) {
 	dir, exports := tabledLedger(t, "example.com/busy", 1, 3)
-	dec, err := ledger.Create(filepath.Join(dir, ledger.DecisionsDir), "example.com/busy/decisions/0123456789abcdef", testkit.Key(t, 3), nil)
+	dec, err := ledger.Create(filepath.Join(dir, ledgerdir.DecisionsDir), "example.com/busy/decisions/0123456789abcdef", testkit.Key(t, 3), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dec.Close()
-	if err := testkit.DamageStore(filepath.Join(dir, ledger.AuthorityDir), testkit.ManifestTruncated); err != nil {
+	if err := testkit.DamageStore(filepath.Join(dir, ledgerdir.AuthorityDir), testkit.ManifestTruncated); err != nil {
 		t.Fatal(err)
 	}
 	before := testkit.Snapshot(t, dir)

@@ -11,6 +11,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/ledger/replica"
 )
@@ -19,7 +20,7 @@ import (
 // one entry, and returns its store.
 func decisionsLog(t *testing.T, dir string) string {
 	t.Helper()
-	store := filepath.Join(dir, ledger.DecisionsDir)
+	store := filepath.Join(dir, ledgerdir.DecisionsDir)
 	dec, err := ledger.Create(store, "example.com/decisions/0123456789abcdef", testkit.Key(t, 3), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func decisionsLog(t *testing.T, dir string) string {
 func TestUndoTakesEveryLockFirst(t *testing.T) {
 	dir, _ := tabledLedger(t, "example.com/undo", 1, 3)
 	decStore := decisionsLog(t, dir)
-	for _, store := range []string{filepath.Join(dir, ledger.AuthorityDir), decStore} {
+	for _, store := range []string{filepath.Join(dir, ledgerdir.AuthorityDir), decStore} {
 		if err := testkit.DamageStore(store, testkit.ManifestTruncated); err != nil {
 			t.Fatal(err)
 		}
@@ -72,13 +73,13 @@ func TestUndoTakesEveryLockFirst(t *testing.T) {
 func TestRestoreLeavesUnexportedLogAside(t *testing.T) {
 	dir, exports := tabledLedger(t, "example.com/aside", 1, 3)
 	decStore := decisionsLog(t, dir)
-	for _, store := range []string{filepath.Join(dir, ledger.AuthorityDir), decStore} {
+	for _, store := range []string{filepath.Join(dir, ledgerdir.AuthorityDir), decStore} {
 		if err := testkit.DamageStore(store, testkit.TableMissing); err != nil {
 			t.Fatal(err)
 		}
 	}
 	stores := map[string][]byte{}
-	for _, store := range []string{filepath.Join(dir, ledger.AuthorityDir), decStore} {
+	for _, store := range []string{filepath.Join(dir, ledgerdir.AuthorityDir), decStore} {
 		stores[store] = testkit.Snapshot(t, store)
 	}
 	// Each store lost its only table holding its key: the keys are given.
@@ -86,7 +87,7 @@ func TestRestoreLeavesUnexportedLogAside(t *testing.T) {
 	for name, k := range map[string]struct {
 		origin string
 		n      byte
-	}{ledger.AuthorityDir: {"example.com/aside", 1}, ledger.DecisionsDir: {"example.com/decisions/0123456789abcdef", 3}} {
+	}{ledgerdir.AuthorityDir: {"example.com/aside", 1}, ledgerdir.DecisionsDir: {"example.com/decisions/0123456789abcdef", 3}} {
 		vkey, err := formats.VerifierKey(k.origin, testkit.Key(t, k.n).Public())
 		if err != nil {
 			t.Fatal(err)
@@ -97,11 +98,11 @@ func TestRestoreLeavesUnexportedLogAside(t *testing.T) {
 	if err != nil || len(res.Logs) != 2 || res.Logs[0].Action != "restored" || res.Logs[0].Size != 9 || res.Logs[1].Action != "set-aside" {
 		t.Fatalf("Repair = %+v, %v", res, err)
 	}
-	checkEntries(t, filepath.Join(dir, ledger.AuthorityDir), entries(9))
+	checkEntries(t, filepath.Join(dir, ledgerdir.AuthorityDir), entries(9))
 	if _, err := repair.UndoRepair(dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, store := range []string{filepath.Join(dir, ledger.AuthorityDir), decStore} {
+	for _, store := range []string{filepath.Join(dir, ledgerdir.AuthorityDir), decStore} {
 		if !bytes.Equal(stores[store], testkit.Snapshot(t, store)) {
 			t.Fatalf("undo did not put %s back", store)
 		}
@@ -116,7 +117,7 @@ func TestRestoreLeavesUnexportedLogAside(t *testing.T) {
 // (vkey-mismatch) and restores its own.
 func TestRestoreDecisionsUnderRunnerKey(t *testing.T) {
 	dir, _ := tabledLedger(t, "example.com/runner", 1, 2)
-	auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledger.AuthorityDir))
+	auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledgerdir.AuthorityDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,13 +143,13 @@ func TestRestoreDecisionsUnderRunnerKey(t *testing.T) {
 		}
 		return path
 	}
-	mine := export(3, filepath.Join(dir, ledger.DecisionsDir))
+	mine := export(3, filepath.Join(dir, ledgerdir.DecisionsDir))
 	other := export(4, filepath.Join(t.TempDir(), "other"))
 	auth.Close()
-	if err := os.WriteFile(filepath.Join(dir, ledger.RunnerKey+".pub"), testkit.Key(t, 3).Public().PEM(), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ledgerdir.RunnerKey+".pub"), testkit.Key(t, 3).Public().PEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	decStore := filepath.Join(dir, ledger.DecisionsDir)
+	decStore := filepath.Join(dir, ledgerdir.DecisionsDir)
 	if err := testkit.DamageStore(decStore, testkit.TableMissing); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 )
 
@@ -16,7 +17,7 @@ import (
 func NextAct(se *ledger.StoreError) string {
 	r, _ := rules.Lookup(se.Rule())
 	dir := se.Dir
-	if b := filepath.Base(dir); b == ledger.AuthorityDir || b == ledger.DecisionsDir {
+	if b := filepath.Base(dir); b == ledgerdir.AuthorityDir || b == ledgerdir.DecisionsDir {
 		dir = filepath.Dir(dir)
 	}
 	act := strings.ReplaceAll(r.StoreAct, "--dir DIR", "--dir "+humanize.ShellQuote(dir))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
@@ -51,7 +52,7 @@ func planRepair(dir string, names []string, given map[string]string) ([]*logPlan
 	for _, name := range names {
 		p := &logPlan{name: name, store: filepath.Join(dir, name)}
 		var fn ledger.EntryFunc
-		if name == ledger.DecisionsDir {
+		if name == ledgerdir.DecisionsDir {
 			dec, fn = p, decided.entry
 		} else {
 			auth = p
@@ -113,9 +114,9 @@ func (p *logPlan) check(given string, fn ledger.EntryFunc) error {
 // as p.pub) and the log's origin, when that is known; else none.
 func (p *logPlan) findKey(dir string, auth, dec *logPlan) {
 	p.stored = cmp.Or(p.stored, p.files.vkey)
-	pubName := ledger.CheckpointKey
-	if p.name == ledger.DecisionsDir {
-		pubName = ledger.RunnerKey
+	pubName := ledgerdir.CheckpointKey
+	if p.name == ledgerdir.DecisionsDir {
+		pubName = ledgerdir.RunnerKey
 	}
 	pub, err := sign.LoadPublicKey(filepath.Join(dir, pubName+".pub"))
 	if err == nil {
@@ -125,10 +126,10 @@ func (p *logPlan) findKey(dir string, auth, dec *logPlan) {
 		origin := p.files.origin
 		switch {
 		case origin != "":
-		case p.name == ledger.AuthorityDir && dec != nil:
-			origin, _, _ = strings.Cut(vkeyOrigin(dec.stored), ledger.DecisionsSuffix)
-		case p.name == ledger.DecisionsDir && auth != nil && vkeyOrigin(auth.stored) != "":
-			origin = vkeyOrigin(auth.stored) + ledger.DecisionsSuffix + pub.ID()[:16]
+		case p.name == ledgerdir.AuthorityDir && dec != nil:
+			origin, _, _ = strings.Cut(vkeyOrigin(dec.stored), ledgerdir.DecisionsSuffix)
+		case p.name == ledgerdir.DecisionsDir && auth != nil && vkeyOrigin(auth.stored) != "":
+			origin = vkeyOrigin(auth.stored) + ledgerdir.DecisionsSuffix + pub.ID()[:16]
 		}
 		if origin != "" {
 			p.stored, _ = formats.VerifierKey(origin, pub)

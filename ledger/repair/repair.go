@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/sign"
 )
@@ -126,7 +127,7 @@ func Repair(dir string, opts RepairOptions) (*RepairResult, error) {
 		opts.Now = time.Now
 	}
 	var names []string
-	for _, name := range []string{ledger.AuthorityDir, ledger.DecisionsDir} {
+	for _, name := range []string{ledgerdir.AuthorityDir, ledgerdir.DecisionsDir} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			names = append(names, name)
 		}
@@ -195,7 +196,7 @@ func rebuild(dir, aside string, plans []*logPlan, check func(name, store string)
 	}()
 	var auth, dec *logPlan
 	for _, p := range plans {
-		if p.name == ledger.AuthorityDir {
+		if p.name == ledgerdir.AuthorityDir {
 			auth = p
 		} else {
 			dec = p
@@ -459,7 +460,7 @@ func UndoRepair(dir string) (*UndoResult, error) {
 		return nil, err
 	}
 	var names, stores []string
-	for _, name := range []string{ledger.AuthorityDir, ledger.DecisionsDir} {
+	for _, name := range []string{ledgerdir.AuthorityDir, ledgerdir.DecisionsDir} {
 		if exists(filepath.Join(aside, name)) {
 			names = append(names, name)
 			if exists(filepath.Join(dir, name)) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/ledger/replica"
 )
@@ -42,7 +43,7 @@ func TestRepairEachDamage(t *testing.T) {
 	for _, tc := range storeDamage {
 		t.Run(string(tc.kind), func(t *testing.T) {
 			dir, want, export, vkey := damagedLedger(t, tc.kind)
-			store := filepath.Join(dir, ledger.AuthorityDir)
+			store := filepath.Join(dir, ledgerdir.AuthorityDir)
 			before := testkit.Snapshot(t, store)
 			err := openVerifyErr(store)
 			var se *ledger.StoreError
@@ -75,7 +76,7 @@ func TestRepairEachDamage(t *testing.T) {
 				}
 				// The store lost its verifier key with its only table, and
 				// the directory keeps no checkpoint.pub: the key is given.
-				vkeys := map[string]string{ledger.AuthorityDir: vkey}
+				vkeys := map[string]string{ledgerdir.AuthorityDir: vkey}
 				res, err = repair.Repair(dir, repair.RepairOptions{VKeys: vkeys, Restore: func(d string, trust repair.RestoreTrust) error {
 					_, err := replica.ImportWith(d, export, replica.ImportOptions{Trusted: trust.VKeys, TrustedKeys: trust.Keys, Floors: trust.Floors})
 					return err
@@ -107,7 +108,7 @@ func TestRepairEachDamage(t *testing.T) {
 func damagedLedger(t *testing.T, kind testkit.Damage) (string, [][]byte, string, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "ledger")
-	l, err := ledger.CreateWithHistory(filepath.Join(dir, ledger.AuthorityDir), "example.com/damage", testkit.Key(t, 1), nil)
+	l, err := ledger.CreateWithHistory(filepath.Join(dir, ledgerdir.AuthorityDir), "example.com/damage", testkit.Key(t, 1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func damagedLedger(t *testing.T, kind testkit.Damage) (string, [][]byte, string,
 	f.Close()
 	vkey := l.VerifierKey()
 	l.Close()
-	if err := testkit.DamageStore(filepath.Join(dir, ledger.AuthorityDir), kind); err != nil {
+	if err := testkit.DamageStore(filepath.Join(dir, ledgerdir.AuthorityDir), kind); err != nil {
 		t.Fatal(err)
 	}
 	return dir, want, export, vkey

@@ -8,6 +8,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/repair"
 )
 
@@ -18,7 +19,7 @@ import (
 // holds the newest signed checkpoint, and Repair refuses.
 func TestRepairFloorFromWriteAheadLog(t *testing.T) {
 	dir, _ := tabledLedger(t, "example.com/wal", 1, 2)
-	store := filepath.Join(dir, ledger.AuthorityDir)
+	store := filepath.Join(dir, ledgerdir.AuthorityDir)
 	l, err := ledger.Open(store, testkit.Key(t, 1))
 	if err != nil {
 		t.Fatal(err)
@@ -28,11 +29,11 @@ func TestRepairFloorFromWriteAheadLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	crashed, spoiled := filepath.Join(t.TempDir(), "ledger"), filepath.Join(t.TempDir(), "ledger")
-	copyDir(t, store, filepath.Join(crashed, ledger.AuthorityDir))
-	copyDir(t, store, filepath.Join(spoiled, ledger.AuthorityDir))
+	copyDir(t, store, filepath.Join(crashed, ledgerdir.AuthorityDir))
+	copyDir(t, store, filepath.Join(spoiled, ledgerdir.AuthorityDir))
 	l.Close()
 	change := func(dir string, what []byte) {
-		mems, _ := filepath.Glob(filepath.Join(dir, ledger.AuthorityDir, "*.mem"))
+		mems, _ := filepath.Glob(filepath.Join(dir, ledgerdir.AuthorityDir, "*.mem"))
 		if len(mems) != 1 {
 			t.Fatalf("write-ahead logs: %v", mems)
 		}

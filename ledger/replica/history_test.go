@@ -12,6 +12,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -76,7 +77,7 @@ func TestHistoryExportImport(t *testing.T) {
 	if _, err := Import(replica, path, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ledger.Open(filepath.Join(replica, ledger.AuthorityDir), nil)
+	r, err := ledger.Open(filepath.Join(replica, ledgerdir.AuthorityDir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -167,7 +168,7 @@ func openLocals(dir string, locals map[string]*ledger.Log) (recovered map[string
 		open := ledger.Open
 		if name == "authority" {
 			open = func(dir string, key *sign.PrivateKey) (*ledger.Log, error) {
-				return ledger.OpenWaiting(dir, key, ledger.WriterLockWait)
+				return ledgerdir.OpenWaiting(dir, key, ledgerdir.WriterLockWait)
 			}
 		}
 		l, err := open(p, nil)
@@ -209,9 +210,9 @@ type importPlan struct {
 
 func sectionDir(name string) string {
 	if name == "decisions" {
-		return ledger.DecisionsDir
+		return ledgerdir.DecisionsDir
 	}
-	return ledger.AuthorityDir
+	return ledgerdir.AuthorityDir
 }
 
 // planImport is the verifying pass: nothing is written.
@@ -328,7 +329,7 @@ func checkOrigins(plan []importPlan, locals map[string]*ledger.Log) error {
 	}
 	for _, p := range plan {
 		if p.sec.Name == "authority" {
-			if strings.Contains(p.sec.Origin, ledger.DecisionsSuffix) {
+			if strings.Contains(p.sec.Origin, ledgerdir.DecisionsSuffix) {
 				return fmt.Errorf("%w: the authority section's origin %q is a decision log's", ErrExport, p.sec.Origin)
 			}
 			authority = p.sec.Origin
@@ -338,9 +339,9 @@ func checkOrigins(plan []importPlan, locals map[string]*ledger.Log) error {
 		if p.sec.Name != "decisions" {
 			continue
 		}
-		rest, ok := strings.CutPrefix(p.sec.Origin, authority+ledger.DecisionsSuffix)
+		rest, ok := strings.CutPrefix(p.sec.Origin, authority+ledgerdir.DecisionsSuffix)
 		if authority == "" || !ok || len(rest) != 16 {
-			return fmt.Errorf("%w: the decisions section's origin %q is not %s%s<16 hex> (the authority log's)", ErrExport, p.sec.Origin, authority, ledger.DecisionsSuffix)
+			return fmt.Errorf("%w: the decisions section's origin %q is not %s%s<16 hex> (the authority log's)", ErrExport, p.sec.Origin, authority, ledgerdir.DecisionsSuffix)
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 )
 
 // writer is a source ledger: an authority log and a decision log.
@@ -24,11 +25,11 @@ func newWriter(t *testing.T, origin string, seed byte, n int) *writer {
 	t.Helper()
 	w := &writer{dir: t.TempDir()}
 	var err error
-	if w.auth, err = ledger.CreateWithHistory(filepath.Join(w.dir, ledger.AuthorityDir), origin, testkit.Key(t, seed), nil); err != nil {
+	if w.auth, err = ledger.CreateWithHistory(filepath.Join(w.dir, ledgerdir.AuthorityDir), origin, testkit.Key(t, seed), nil); err != nil {
 		t.Fatal(err)
 	}
 	runner := testkit.Key(t, seed+1)
-	if w.decis, err = ledger.Create(filepath.Join(w.dir, ledger.DecisionsDir), origin+ledger.DecisionsSuffix+runner.Public().ID()[:16], runner, nil); err != nil {
+	if w.decis, err = ledger.Create(filepath.Join(w.dir, ledgerdir.DecisionsDir), origin+ledgerdir.DecisionsSuffix+runner.Public().ID()[:16], runner, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.auth.Close(); w.decis.Close() })
@@ -70,7 +71,7 @@ func (w *writer) export(t *testing.T, names ...string) string {
 
 func verifyReplica(t *testing.T, dir string, want int64) {
 	t.Helper()
-	for _, sub := range []string{ledger.AuthorityDir, ledger.DecisionsDir} {
+	for _, sub := range []string{ledgerdir.AuthorityDir, ledgerdir.DecisionsDir} {
 		l, err := ledger.Open(filepath.Join(dir, sub), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -126,7 +127,7 @@ func TestImportResumes(t *testing.T) {
 	}
 	w.add(t, 5)
 	path := w.export(t)
-	leftover(t, filepath.Join(replica, ledger.AuthorityDir), 5, 3, true)
+	leftover(t, filepath.Join(replica, ledgerdir.AuthorityDir), 5, 3, true)
 	got, err := Import(replica, path, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestImportResumes(t *testing.T) {
 	if _, err := Import(fresh, w.export(t, "authority"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	leftover(t, filepath.Join(fresh, ledger.AuthorityDir), 0, 4, false)
+	leftover(t, filepath.Join(fresh, ledgerdir.AuthorityDir), 0, 4, false)
 	if _, err := Import(fresh, path, nil, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -147,7 +148,7 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 		if err == nil && opts.Seen != nil {
 			// Nothing new: each view is compared with the replica's tree,
 			// which is the published one.
-			local, lerr := ledger.OpenWaiting(dir, nil, ledger.WriterLockWait)
+			local, lerr := ledgerdir.OpenWaiting(dir, nil, ledgerdir.WriterLockWait)
 			if lerr != nil {
 				return res, lerr
 			}
@@ -176,7 +177,7 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 // the checkpoint's origin and opts.VKey.
 func openReplica(dir string, signed []byte, opts SyncOptions) (*ledger.Log, bool, error) {
 	if _, err := os.Stat(dir); err == nil {
-		l, err := ledger.OpenWaiting(dir, nil, ledger.WriterLockWait)
+		l, err := ledgerdir.OpenWaiting(dir, nil, ledgerdir.WriterLockWait)
 		if err != nil {
 			return nil, false, err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify/internal/replay"
@@ -23,15 +24,15 @@ func errVKeyMismatch(log, given, remembered string) error {
 		Expected: given, Found: remembered, Err: ledger.ErrVKeyMismatch}
 }
 
-// decisionsExpected is ledger.HasDecisions for an audit: a decision log is
+// decisionsExpected is ledgerdir.HasDecisions for an audit: a decision log is
 // expected when the caller gave its key (o.DecisionsVKey) or the
 // auditor's state remembers one. Its absence is deletion evidence (an
 // *ledger.IntegrityError) when the state remembers the log or the runner
 // key that signs it exists; else, when only a key was given, it refuses
 // that key, which signs nothing here (errNoDecisionLog).
 func decisionsExpected(dir string, o Options, st *auditState) (bool, error) {
-	has, err := ledger.HasDecisions(dir, o.DecisionsVKey != "" || st.Decisions != nil)
-	if err != nil && o.DecisionsVKey != "" && st.Decisions == nil && !ledger.RunnerKeyExists(dir) {
+	has, err := ledgerdir.HasDecisions(dir, o.DecisionsVKey != "" || st.Decisions != nil)
+	if err != nil && o.DecisionsVKey != "" && st.Decisions == nil && !ledgerdir.RunnerKeyExists(dir) {
 		err = errNoDecisionLog(o.DecisionsVKey, err)
 	}
 	return has, err

@@ -6,6 +6,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/keys"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/internal/replay"
 	"golang.org/x/mod/sumdb/tlog"
@@ -29,13 +30,13 @@ type dirReader struct {
 
 func (d dirSource) open(rep *Report) (reader, error) {
 	dir := string(d)
-	auth, err := ledger.OpenAuthority(dir, nil)
+	auth, err := ledgerdir.OpenAuthority(dir, nil)
 	if err != nil {
 		return nil, err
 	}
 	rep.progressTotal = auth.Size()
-	if has, _ := ledger.HasDecisions(dir, false); has {
-		if dec, err := ledger.OpenDecisionsReadOnly(dir); err == nil {
+	if has, _ := ledgerdir.HasDecisions(dir, false); has {
+		if dec, err := ledgerdir.OpenDecisionsReadOnly(dir); err == nil {
 			rep.progressTotal += dec.Size()
 			dec.Close()
 		}
@@ -51,7 +52,7 @@ func (r *dirReader) authority() (auditLog, error) { return &dirLog{l: r.auth, hi
 // tree hashes the decisions need, each proven against the verified root.
 func (r *dirReader) decisions(formats.Checkpoint) (auditLog, error) {
 	r.auth.Close()
-	auth, err := ledger.OpenAuthority(r.dir, nil)
+	auth, err := ledgerdir.OpenAuthority(r.dir, nil)
 	if err != nil {
 		r.auth = nil
 		return nil, err
@@ -64,7 +65,7 @@ func (r *dirReader) decisions(formats.Checkpoint) (auditLog, error) {
 	if !has {
 		return nil, nil
 	}
-	if r.dec, err = ledger.OpenDecisionsReadOnly(r.dir); err != nil {
+	if r.dec, err = ledgerdir.OpenDecisionsReadOnly(r.dir); err != nil {
 		return nil, err
 	}
 	return &dirLog{l: r.dec}, nil

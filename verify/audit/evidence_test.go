@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
@@ -52,7 +53,7 @@ func forkedAfterAudit(t *testing.T) (a, b, vkey, state string) {
 	}
 	root, op := testkit.Key(t, 1), testkit.Key(t, 10)
 	for dir, stream := range map[string]string{a: "team/a", b: "team/b"} {
-		l := openAuthority(t, filepath.Join(dir, ledger.AuthorityDir), logKey, nil)
+		l := openAuthority(t, filepath.Join(dir, ledgerdir.AuthorityDir), logKey, nil)
 		vkey = l.VerifierKey()
 		if _, err := l.Append([][]byte{testkit.Seal(t, testkit.Delegation(op, []string{"instruct"}, stream, "m"), root)}); err != nil {
 			t.Fatal(err)

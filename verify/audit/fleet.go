@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/rules"
@@ -195,7 +195,7 @@ func RunFleet(ctx context.Context, f *Fleet, cache string, o Options, timeout ti
 			src, err = tiles.OpenSource(r.URL, timeout)
 		}
 		if err == nil {
-			_, err = runner.SyncDecisions(ctx, filepath.Join(dir, ledger.DecisionsDir), src, r.VKey)
+			_, err = runner.SyncDecisions(ctx, filepath.Join(dir, ledgerdir.DecisionsDir), src, r.VKey)
 		}
 		if err != nil {
 			rr.Failure = failure("decisions", err)
@@ -287,8 +287,8 @@ func onceEach(logs map[string]int, n int, l FleetLog) error {
 // authority replica, so that each runner's directory is a ledger
 // directory Dir reads.
 func linkAuthority(dir, authDir string) error {
-	link := filepath.Join(dir, ledger.AuthorityDir)
-	target, err := filepath.Abs(filepath.Join(authDir, ledger.AuthorityDir))
+	link := filepath.Join(dir, ledgerdir.AuthorityDir)
+	target, err := filepath.Abs(filepath.Join(authDir, ledgerdir.AuthorityDir))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"filippo.io/age"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -75,7 +76,7 @@ type runnerLedger struct {
 	dir                string
 	logKey             *sign.PrivateKey
 	root, op, op2, rel *sign.PrivateKey
-	kp                 ledger.KeyParams
+	kp                 ledgerdir.KeyParams
 	clock              atomic.Int64 // seconds after Epoch the runner's clock reads
 }
 
@@ -88,8 +89,8 @@ func newRunnerLedger(t *testing.T) *runnerLedger {
 		t.Fatal(err)
 	}
 	l := &runnerLedger{dir: t.TempDir(), logKey: testkit.Key(t, 50), root: testkit.Key(t, 1), op: testkit.Key(t, 10), op2: testkit.Key(t, 13), rel: testkit.Key(t, 11),
-		kp: ledger.KeyParams{Recipients: []age.Recipient{id.Recipient()}, Identities: []age.Identity{id}, Rand: rand.Reader}}
-	createAuthority(t, filepath.Join(l.dir, ledger.AuthorityDir), runnerOrigin, l.logKey, nil).Close()
+		kp: ledgerdir.KeyParams{Recipients: []age.Recipient{id.Recipient()}, Identities: []age.Identity{id}, Rand: rand.Reader}}
+	createAuthority(t, filepath.Join(l.dir, ledgerdir.AuthorityDir), runnerOrigin, l.logKey, nil).Close()
 	l.append(t, l.baseEntries(t, 30*24*time.Hour)...)
 	return l
 }
@@ -116,7 +117,7 @@ func (l *runnerLedger) baseEntries(t *testing.T, pinFor time.Duration) [][]byte 
 // does from another process, and returns the index of the first.
 func (l *runnerLedger) append(t *testing.T, entries ...[]byte) int64 {
 	t.Helper()
-	auth := openAuthority(t, filepath.Join(l.dir, ledger.AuthorityDir), l.logKey, l.now)
+	auth := openAuthority(t, filepath.Join(l.dir, ledgerdir.AuthorityDir), l.logKey, l.now)
 	defer auth.Close()
 	i, err := auth.Append(entries)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
@@ -25,7 +26,7 @@ func auditLedger(t *testing.T, logKey, runnerKey *sign.PrivateKey, decisionOrigi
 	t.Helper()
 	dir := t.TempDir()
 	root := testkit.Key(t, 1)
-	auth := createAuthority(t, filepath.Join(dir, ledger.AuthorityDir), "example.com/audit", logKey, nil)
+	auth := createAuthority(t, filepath.Join(dir, ledgerdir.AuthorityDir), "example.com/audit", logKey, nil)
 	defer auth.Close()
 	if _, err := auth.Append([][]byte{testkit.Seal(t, testkit.Root(1, root), root)}); err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func auditLedger(t *testing.T, logKey, runnerKey *sign.PrivateKey, decisionOrigi
 	if decisionOrigin == "" {
 		decisionOrigin = "example.com/audit/decisions/" + runnerKey.Public().ID()[:16]
 	}
-	dec, err := ledger.Create(filepath.Join(dir, ledger.DecisionsDir), decisionOrigin, runnerKey, nil)
+	dec, err := ledger.Create(filepath.Join(dir, ledgerdir.DecisionsDir), decisionOrigin, runnerKey, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/verify/audit"
 )
@@ -36,11 +37,11 @@ func TestHostileStateOverflow(t *testing.T) {
 	for _, d := range []struct {
 		sub string
 		key interface{}
-	}{{ledger.AuthorityDir, logKey}, {ledger.DecisionsDir, runnerKey}} {
+	}{{ledgerdir.AuthorityDir, logKey}, {ledgerdir.DecisionsDir, runnerKey}} {
 		_ = d
 	}
-	a := openAuthority(t, filepath.Join(dir, ledger.AuthorityDir), logKey, nil)
-	dl := openAuthority(t, filepath.Join(dir, ledger.DecisionsDir), runnerKey, nil)
+	a := openAuthority(t, filepath.Join(dir, ledgerdir.AuthorityDir), logKey, nil)
+	dl := openAuthority(t, filepath.Join(dir, ledgerdir.DecisionsDir), runnerKey, nil)
 	logs = append(logs, a, dl)
 	for _, l := range logs {
 		head, err := l.Checkpoint()

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
@@ -206,7 +206,7 @@ func (h runnerHistory) lookup(key string) (int64, *schemas.Decision, error) {
 // AdmitAtLedger is one admission at a ledger directory: Open, Admit,
 // Close (see both). It returns the verdict and its decision index; errors
 // are those of Open and Admit.
-func AdmitAtLedger(dir string, trust verify.Trust, kp ledger.KeyParams, cfg verify.Config, d verify.Dispatch) (*verify.Verdict, int64, error) {
+func AdmitAtLedger(dir string, trust verify.Trust, kp ledgerdir.KeyParams, cfg verify.Config, d verify.Dispatch) (*verify.Verdict, int64, error) {
 	r, err := Open(dir, trust, kp, cfg)
 	if err != nil {
 		return nil, 0, err

@@ -20,6 +20,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -132,7 +133,7 @@ func newSplitSetup(t *testing.T) *splitSetup {
 	l := newRunnerLedger(t) // size 5
 	l.append(t, testkit.Seal(t, testkit.Delegation(testkit.Key(t, 77), []string{"instruct"}, "demo", "runner-*"), l.root))
 	l.append(t, testkit.Seal(t, testkit.Delegation(testkit.Key(t, 78), []string{"instruct"}, "demo", "runner-*"), l.root))
-	auth := openAuthority(t, filepath.Join(l.dir, ledger.AuthorityDir), l.logKey, l.now)
+	auth := openAuthority(t, filepath.Join(l.dir, ledgerdir.AuthorityDir), l.logKey, l.now)
 	defer auth.Close()
 	vkey := auth.VerifierKey()
 	if auth.Size() != 7 {
@@ -246,7 +247,7 @@ func TestHostileWitnessRegressionRunnerForgeries(t *testing.T) {
 	l := newRunnerLedger(t)
 	wa, wb := testkit.Key(t, 60), testkit.Key(t, 61)
 	va, _ := formats.CosignerKey("witness.example/a", wa.Public())
-	auth, err := ledger.OpenReadOnly(filepath.Join(l.dir, ledger.AuthorityDir))
+	auth, err := ledger.OpenReadOnly(filepath.Join(l.dir, ledgerdir.AuthorityDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestHostileWitnessRunnerStaleFutureVerdict(t *testing.T) {
 	l := newRunnerLedger(t)
 	wa := testkit.Key(t, 60)
 	va, _ := formats.CosignerKey("witness.example/a", wa.Public())
-	auth, err := ledger.OpenReadOnly(filepath.Join(l.dir, ledger.AuthorityDir))
+	auth, err := ledger.OpenReadOnly(filepath.Join(l.dir, ledgerdir.AuthorityDir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
@@ -48,7 +49,7 @@ func TestImportRunsAuthorityChecks(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			auth := createAuthority(t, filepath.Join(dir, ledger.AuthorityDir), "example.com/imp", testkit.Key(t, 50), nil)
+			auth := createAuthority(t, filepath.Join(dir, ledgerdir.AuthorityDir), "example.com/imp", testkit.Key(t, 50), nil)
 			if _, err := auth.Append(base); err != nil {
 				t.Fatal(err)
 			}

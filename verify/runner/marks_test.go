@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/internal/testkit"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/transfer"
@@ -84,7 +84,7 @@ func TestRunnerManyArtifacts(t *testing.T) {
 	r.Close()
 
 	// Every decision is bounded, and the log verifies and audits.
-	dec, err := ledger.OpenDecisionsReadOnly(l.dir)
+	dec, err := ledgerdir.OpenDecisionsReadOnly(l.dir)
 	if err != nil {
 		t.Fatal(err)
 	}

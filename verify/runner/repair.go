@@ -3,8 +3,8 @@ package runner
 import (
 	"time"
 
-	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -37,15 +37,15 @@ type RepairOptions struct {
 func RepairLedger(dir string, o RepairOptions) (*repair.RepairResult, error) {
 	opts := repair.RepairOptions{VKeys: map[string]string{}}
 	if o.VKey != nil {
-		opts.VKeys[ledger.AuthorityDir] = o.VKey.String()
+		opts.VKeys[ledgerdir.AuthorityDir] = o.VKey.String()
 	}
 	if o.DecisionsVKey != nil {
-		opts.VKeys[ledger.DecisionsDir] = o.DecisionsVKey.String()
+		opts.VKeys[ledgerdir.DecisionsDir] = o.DecisionsVKey.String()
 	}
 	trust := verify.Trust{VKey: o.VKey, TrustRoot: o.TrustRoot, Policy: o.Policy}
 	if trust.TrustRoot != "" || trust.Policy != nil {
 		opts.Check = func(name, store string) error {
-			if name != ledger.AuthorityDir {
+			if name != ledgerdir.AuthorityDir {
 				return nil
 			}
 			return trust.Refusal(store, time.Now())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/verify/runner"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestRepairLedgerTrust(t *testing.T) {
 	dir := t.TempDir()
 	r1 := testkit.Key(t, 1)
-	auth := createAuthority(t, filepath.Join(dir, ledger.AuthorityDir), "example.com/rep", testkit.Key(t, 50), nil)
+	auth := createAuthority(t, filepath.Join(dir, ledgerdir.AuthorityDir), "example.com/rep", testkit.Key(t, 50), nil)
 	if _, err := auth.Append([][]byte{testkit.Seal(t, testkit.Root(1, r1), r1)}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -64,9 +65,9 @@ type Runner struct {
 // ledger directory that cannot be opened (ledger.ErrNotALog,
 // ledger.ErrLocked, key errors), or ErrNotRecorded wrapping a decision log
 // that is damaged or whose latest decision cannot be read.
-func Open(dir string, trust verify.Trust, kp ledger.KeyParams, cfg verify.Config) (*Runner, error) {
+func Open(dir string, trust verify.Trust, kp ledgerdir.KeyParams, cfg verify.Config) (*Runner, error) {
 	origin := ""
-	if auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledger.AuthorityDir)); err == nil {
+	if auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledgerdir.AuthorityDir)); err == nil {
 		origin = auth.Origin()
 		if trust.VKey == nil {
 			trust.VKey = auth.Key()
@@ -75,7 +76,7 @@ func Open(dir string, trust verify.Trust, kp ledger.KeyParams, cfg verify.Config
 	} else if !errors.Is(err, ledger.ErrTampered) {
 		return nil, err
 	}
-	dec, err := ledger.OpenDecisions(dir, origin, kp)
+	dec, err := ledgerdir.OpenDecisions(dir, origin, kp)
 	if err != nil {
 		if errors.Is(err, ledger.ErrTampered) {
 			return nil, fmt.Errorf("%w: decision log: %w", ErrNotRecorded, err)
@@ -129,7 +130,7 @@ func (r *Runner) snapshot() (*snapshot, error) {
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
 	cur := r.snap.Load()
-	sig := dirSignature(filepath.Join(r.dir, ledger.AuthorityDir))
+	sig := dirSignature(filepath.Join(r.dir, ledgerdir.AuthorityDir))
 	if cur != nil && cur.sig == sig && !cur.recheckDue(r.now) {
 		return cur, nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
@@ -30,7 +31,7 @@ type runnerLedger struct {
 	dir                string
 	logKey             *sign.PrivateKey
 	root, op, op2, rel *sign.PrivateKey
-	kp                 ledger.KeyParams
+	kp                 ledgerdir.KeyParams
 	clock              atomic.Int64 // seconds after Epoch the runner's clock reads
 }
 
@@ -43,8 +44,8 @@ func newRunnerLedger(t *testing.T) *runnerLedger {
 		t.Fatal(err)
 	}
 	l := &runnerLedger{dir: t.TempDir(), logKey: testkit.Key(t, 50), root: testkit.Key(t, 1), op: testkit.Key(t, 10), op2: testkit.Key(t, 13), rel: testkit.Key(t, 11),
-		kp: ledger.KeyParams{Recipients: []age.Recipient{id.Recipient()}, Identities: []age.Identity{id}, Rand: rand.Reader}}
-	createAuthority(t, filepath.Join(l.dir, ledger.AuthorityDir), runnerOrigin, l.logKey, nil).Close()
+		kp: ledgerdir.KeyParams{Recipients: []age.Recipient{id.Recipient()}, Identities: []age.Identity{id}, Rand: rand.Reader}}
+	createAuthority(t, filepath.Join(l.dir, ledgerdir.AuthorityDir), runnerOrigin, l.logKey, nil).Close()
 	l.append(t, l.baseEntries(t, 30*24*time.Hour)...)
 	return l
 }
@@ -71,7 +72,7 @@ func (l *runnerLedger) baseEntries(t *testing.T, pinFor time.Duration) [][]byte 
 // does from another process, and returns the index of the first.
 func (l *runnerLedger) append(t *testing.T, entries ...[]byte) int64 {
 	t.Helper()
-	auth := openAuthority(t, filepath.Join(l.dir, ledger.AuthorityDir), l.logKey, l.now)
+	auth := openAuthority(t, filepath.Join(l.dir, ledgerdir.AuthorityDir), l.logKey, l.now)
 	defer auth.Close()
 	i, err := auth.Append(entries)
 	if err != nil {
@@ -83,7 +84,7 @@ func (l *runnerLedger) append(t *testing.T, entries ...[]byte) int64 {
 // receipt returns the authority log's receipt for entry index.
 func (l *runnerLedger) receipt(t *testing.T, index int64) []byte {
 	t.Helper()
-	auth, err := ledger.Open(filepath.Join(l.dir, ledger.AuthorityDir), l.logKey)
+	auth, err := ledger.Open(filepath.Join(l.dir, ledgerdir.AuthorityDir), l.logKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func (l *runnerLedger) admitEach(t *testing.T, trust verify.Trust, edit func(*ve
 // checks it records the verdict, the rule and the mode.
 func (l *runnerLedger) checkRecorded(t *testing.T, index int64, v *verify.Verdict) {
 	t.Helper()
-	dec, err := ledger.OpenDecisionsReadOnly(l.dir)
+	dec, err := ledgerdir.OpenDecisionsReadOnly(l.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +380,7 @@ func TestRunnerReceipts(t *testing.T) {
 	fork := newRunnerLedger(t)
 	fork.logKey = l.logKey
 	forkDir := t.TempDir()
-	forked := createAuthority(t, filepath.Join(forkDir, ledger.AuthorityDir), runnerOrigin, l.logKey, nil)
+	forked := createAuthority(t, filepath.Join(forkDir, ledgerdir.AuthorityDir), runnerOrigin, l.logKey, nil)
 	forked.Append([][]byte{raw})
 	forkReceipt, err := forked.Receipt(0)
 	forked.Close()
@@ -425,14 +426,14 @@ func TestRunnerLedgerRules(t *testing.T) {
 	l.admitIn(t, verify.Trust{VKey: testLogKey(t, other)}, nil, verify.Dispatch{Raw: l.signed(t, 2, nil)}, rules.VKeyMismatch, refusedAll)
 
 	// A fork: the same origin and key, another history of the same size.
-	os.RemoveAll(filepath.Join(l.dir, ledger.AuthorityDir))
-	createAuthority(t, filepath.Join(l.dir, ledger.AuthorityDir), runnerOrigin, l.logKey, nil).Close()
+	os.RemoveAll(filepath.Join(l.dir, ledgerdir.AuthorityDir))
+	createAuthority(t, filepath.Join(l.dir, ledgerdir.AuthorityDir), runnerOrigin, l.logKey, nil).Close()
 	l.append(t, l.baseEntries(t, 29*24*time.Hour)...)
 	l.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: l.signed(t, 3, nil)}, rules.LedgerInconsistent, refusedAll)
 
 	// One stored entry changed on disk.
 	m := newRunnerLedger(t)
-	if err := testkit.FlipStoredEntry(filepath.Join(m.dir, ledger.AuthorityDir), 1); err != nil {
+	if err := testkit.FlipStoredEntry(filepath.Join(m.dir, ledgerdir.AuthorityDir), 1); err != nil {
 		t.Fatal(err)
 	}
 	m.admitIn(t, verify.Trust{}, nil, verify.Dispatch{Raw: m.signed(t, 1, nil)}, rules.LedgerUnverified, refusedAll)
@@ -450,7 +451,7 @@ func TestRunnerReloadsAuthority(t *testing.T) {
 	// The revocation lands while another process still holds the log:
 	// the runner cannot read it, and refuses rather than decide on what
 	// it read before.
-	holder, err := ledger.Open(filepath.Join(l.dir, ledger.AuthorityDir), l.logKey)
+	holder, err := ledger.Open(filepath.Join(l.dir, ledgerdir.AuthorityDir), l.logKey)
 	if err == nil {
 		holder.Now = l.now
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
@@ -82,8 +83,8 @@ func dirSignature(dir string) string {
 // another process holds the log, so that the caller can keep its current
 // snapshot; every other failure is a snapshot that refuses.
 func loadSnapshot(dir string, trust verify.Trust, now func() (time.Time, error), trusted ...*formats.Checkpoint) (*snapshot, error) {
-	s := &snapshot{sig: dirSignature(filepath.Join(dir, ledger.AuthorityDir)), dir: dir, roots: map[int64]tlog.Hash{}}
-	auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledger.AuthorityDir))
+	s := &snapshot{sig: dirSignature(filepath.Join(dir, ledgerdir.AuthorityDir)), dir: dir, roots: map[int64]tlog.Hash{}}
+	auth, err := ledger.OpenReadOnly(filepath.Join(dir, ledgerdir.AuthorityDir))
 	if errors.Is(err, ledger.ErrLocked) {
 		return nil, err
 	}
@@ -209,7 +210,7 @@ func (s *snapshot) provePrefix(size int64, root tlog.Hash) error {
 		err  error
 	)
 	for wait := 10 * time.Millisecond; ; wait *= 2 {
-		auth, err = ledger.OpenReadOnly(filepath.Join(s.dir, ledger.AuthorityDir))
+		auth, err = ledger.OpenReadOnly(filepath.Join(s.dir, ledgerdir.AuthorityDir))
 		if !errors.Is(err, ledger.ErrLocked) || wait > time.Second {
 			break
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -108,7 +109,7 @@ func (r *Replica) sync(ctx context.Context) (replica.Synced, error) {
 	if r.Policy != nil {
 		seen = func(published []byte, _ string) []replica.SeenCheckpoint { return r.witnessViews(ctx, published) }
 	}
-	res, err := replica.Sync(ctx, filepath.Join(r.Dir, ledger.AuthorityDir), r.Source, replica.SyncOptions{
+	res, err := replica.Sync(ctx, filepath.Join(r.Dir, ledgerdir.AuthorityDir), r.Source, replica.SyncOptions{
 		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, Seen: seen, Progress: r.Progress,
 		Anchor: verify.Trust{TrustRoot: r.TrustRoot}.CheckFirst,
 		Check: func(fresh bool) (ledger.EntryFunc, func() error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -80,7 +81,7 @@ func TestReplicaSync(t *testing.T) {
 	if !errors.As(err, &re) || re.Index != 2 || !strings.Contains(err.Error(), "out-of-scope: the signer may not delegate") {
 		t.Fatalf("sync of a refused record: %v", err)
 	}
-	l, err := ledger.OpenReadOnly(filepath.Join(r.Dir, ledger.AuthorityDir))
+	l, err := ledger.OpenReadOnly(filepath.Join(r.Dir, ledgerdir.AuthorityDir))
 	if err != nil {
 		t.Fatal(err)
 	}

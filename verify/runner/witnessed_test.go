@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
@@ -33,7 +34,7 @@ func cosignLine(t *testing.T, head []byte, name string, key *sign.PrivateKey, at
 // checkpoint, as the writer does after collecting them.
 func (l *runnerLedger) attach(t *testing.T, lines ...func(head []byte) string) {
 	t.Helper()
-	auth := openAuthority(t, filepath.Join(l.dir, ledger.AuthorityDir), l.logKey, l.now)
+	auth := openAuthority(t, filepath.Join(l.dir, ledgerdir.AuthorityDir), l.logKey, l.now)
 	defer auth.Close()
 	head, err := auth.Checkpoint()
 	if err != nil {
@@ -58,7 +59,7 @@ func TestRunnerWitnessPolicy(t *testing.T) {
 	wa, wb := testkit.Key(t, 60), testkit.Key(t, 61)
 	va, _ := formats.CosignerKey("witness.example/a", wa.Public())
 	vb, _ := formats.CosignerKey("witness.example/b", wb.Public())
-	auth, err := ledger.OpenReadOnly(filepath.Join(l.dir, ledger.AuthorityDir))
+	auth, err := ledger.OpenReadOnly(filepath.Join(l.dir, ledgerdir.AuthorityDir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package ledger_test
+package ledgerdir_test
 
 import (
 	"crypto/rand"
@@ -11,6 +11,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/keys"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 )
 
 // TestInitAtomic: a failed Init leaves nothing of the ledger behind, and
@@ -21,7 +22,7 @@ func TestInitAtomic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyFile := ledger.NewKey{Recipients: []age.Recipient{id.Recipient()}, Rand: rand.Reader}
+	keyFile := ledgerdir.NewKey{Recipients: []age.Recipient{id.Recipient()}, Rand: rand.Reader}
 	refused := errors.New("root refused")
 	fail := func(l *ledger.Log) error {
 		if _, err := l.Append([][]byte{[]byte("entry")}); err != nil {
@@ -33,11 +34,11 @@ func TestInitAtomic(t *testing.T) {
 
 	// A directory Init creates is removed again.
 	absent := filepath.Join(parent, "new")
-	if _, err := ledger.Dir(absent).Init("example.com/atomic", keyFile, fail); !errors.Is(err, refused) {
+	if _, err := ledgerdir.Dir(absent).Init("example.com/atomic", keyFile, fail); !errors.Is(err, refused) {
 		t.Fatalf("Init: %v, want the first step's error", err)
 	}
-	var fe *ledger.FirstEntryError
-	if _, err := ledger.Dir(absent).Init("example.com/atomic", keyFile, fail); !errors.As(err, &fe) || err.Error() != refused.Error() {
+	var fe *ledgerdir.FirstEntryError
+	if _, err := ledgerdir.Dir(absent).Init("example.com/atomic", keyFile, fail); !errors.As(err, &fe) || err.Error() != refused.Error() {
 		t.Fatalf("Init: %v, want a *FirstEntryError with the first step's message", err)
 	}
 	if _, err := os.Lstat(absent); !errors.Is(err, os.ErrNotExist) {
@@ -50,13 +51,13 @@ func TestInitAtomic(t *testing.T) {
 	if err := os.Mkdir(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tokenWithModule := ledger.NewKey{TokenURI: "pkcs11:token=t;object=o?module-path=/lib/x.so", Token: testkit.Key(t, 3)}
+	tokenWithModule := ledgerdir.NewKey{TokenURI: "pkcs11:token=t;object=o?module-path=/lib/x.so", Token: testkit.Key(t, 3)}
 	for _, step := range []struct {
-		key   ledger.NewKey
+		key   ledgerdir.NewKey
 		first func(*ledger.Log) error
 		want  error
 	}{{keyFile, fail, refused}, {tokenWithModule, nil, keys.ErrKeyRef}} {
-		if _, err := ledger.Dir(empty).Init("example.com/atomic", step.key, step.first); !errors.Is(err, step.want) {
+		if _, err := ledgerdir.Dir(empty).Init("example.com/atomic", step.key, step.first); !errors.Is(err, step.want) {
 			t.Fatalf("Init: %v, want %v", err, step.want)
 		}
 		if entries, err := os.ReadDir(empty); err != nil || len(entries) != 0 {
@@ -73,7 +74,7 @@ func TestInitAtomic(t *testing.T) {
 	if err := os.WriteFile(mine, []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.Dir(full).Init("example.com/atomic", keyFile, fail); err == nil {
+	if _, err := ledgerdir.Dir(full).Init("example.com/atomic", keyFile, fail); err == nil {
 		t.Fatal("Init into a directory that is not empty succeeded")
 	}
 	if b, err := os.ReadFile(mine); err != nil || string(b) != "mine" {
@@ -84,7 +85,7 @@ func TestInitAtomic(t *testing.T) {
 	}
 
 	// A successful Init keeps what it made.
-	l, err := ledger.Dir(empty).Init("example.com/atomic", keyFile, func(l *ledger.Log) error { _, err := l.Append([][]byte{[]byte("root")}); return err })
+	l, err := ledgerdir.Dir(empty).Init("example.com/atomic", keyFile, func(l *ledger.Log) error { _, err := l.Append([][]byte{[]byte("root")}); return err })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package ledger
+package ledgerdir
 
 import (
 	"github.com/writ-ledger/writ/ledger/keys"

@@ -1,9 +1,10 @@
-package ledger
+package ledgerdir
 
 import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/keys"
 	"github.com/writ-ledger/writ/sign"
 )
@@ -27,7 +28,7 @@ func CheckpointKeyRef(dir string) (string, error) {
 // one DIR/checkpoint.pub names. Errors: those of sign.LoadKey (sign.ErrToken
 // and the like), keys.ErrKeyRef, ErrWrongKey for a token key that is not the
 // ledger's, and those of OpenWaiting.
-func OpenAuthorityWith(dir string, o sign.KeyOptions) (*Log, error) {
+func OpenAuthorityWith(dir string, o sign.KeyOptions) (*ledger.Log, error) {
 	ref, err := CheckpointKeyRef(dir)
 	if err != nil {
 		return nil, err
@@ -49,6 +50,6 @@ func OpenAuthorityWith(dir string, o sign.KeyOptions) (*Log, error) {
 // DIR/checkpoint.pub), never a key file; a URI naming a module-path is
 // refused (keys.ErrKeyRef): the module of a stored key comes from
 // $WRIT_PKCS11_MODULE. Errors: those of Init and keys.ErrKeyRef.
-func InitWithKey(dir, origin, ref string, key *sign.PrivateKey) (*Log, error) {
+func InitWithKey(dir, origin, ref string, key *sign.PrivateKey) (*ledger.Log, error) {
 	return Dir(dir).Init(origin, NewKey{TokenURI: ref, Token: key}, nil)
 }

@@ -1,4 +1,4 @@
-package ledger
+package ledgerdir
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"filippo.io/age"
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/keys"
 	"github.com/writ-ledger/writ/sign"
@@ -65,7 +66,7 @@ func (e *FirstEntryError) Unwrap() error { return e.Err }
 // empty is refused before anything is made). Errors: first's, as a
 // *FirstEntryError; else those of making the directory, the key
 // (sign.ErrExists and kin, keys.ErrKeyRef) and the log.
-func (d Dir) Init(origin string, key NewKey, first func(*Log) error) (*Log, error) {
+func (d Dir) Init(origin string, key NewKey, first func(*ledger.Log) error) (*ledger.Log, error) {
 	created, err := prepareDir(string(d), origin)
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func (d Dir) Init(origin string, key NewKey, first func(*Log) error) (*Log, erro
 }
 
 // create writes the checkpoint key and creates the authority log.
-func (d Dir) create(origin string, key NewKey) (*Log, error) {
+func (d Dir) create(origin string, key NewKey) (*ledger.Log, error) {
 	k := key.Token
 	if k == nil {
 		var err error
@@ -95,7 +96,7 @@ func (d Dir) create(origin string, key NewKey) (*Log, error) {
 	} else if err := keys.WriteRef(string(d), CheckpointKey, key.TokenURI, k); err != nil {
 		return nil, err
 	}
-	return CreateWithHistory(d.AuthorityStore(), origin, k, nil)
+	return ledger.CreateWithHistory(d.AuthorityStore(), origin, k, nil)
 }
 
 // removeInit removes what a failed Init made: the authority store and the
@@ -145,7 +146,7 @@ const (
 // OpenDecisionsReadOnly). Errors: ErrNoDecisionLog (wrapped, naming d)
 // for a decision log not made yet, HasDecisions' *IntegrityError for one
 // that was deleted, an unknown name, and those of the open.
-func (d Dir) OpenLog(name string) (*Log, error) {
+func (d Dir) OpenLog(name string) (*ledger.Log, error) {
 	switch name {
 	case AuthorityLog:
 		return OpenAuthority(string(d), nil)
@@ -165,7 +166,7 @@ func (d Dir) OpenLog(name string) (*Log, error) {
 // is false. It returns their names (AuthorityLog, DecisionsLog) and the
 // open logs, in that order; the caller closes them. On an error, none is
 // left open. Errors: those of OpenLog and HasDecisions.
-func (d Dir) OpenExport(authorityOnly bool) ([]string, []*Log, error) {
+func (d Dir) OpenExport(authorityOnly bool) ([]string, []*ledger.Log, error) {
 	auth, err := d.OpenLog(AuthorityLog)
 	if err != nil {
 		return nil, nil, err
@@ -176,14 +177,14 @@ func (d Dir) OpenExport(authorityOnly bool) ([]string, []*Log, error) {
 			auth.Close()
 			return nil, nil, err
 		}
-		return []string{AuthorityLog}, []*Log{auth}, nil
+		return []string{AuthorityLog}, []*ledger.Log{auth}, nil
 	}
 	dec, err := d.OpenLog(DecisionsLog)
 	if err != nil {
 		auth.Close()
 		return nil, nil, err
 	}
-	return []string{AuthorityLog, DecisionsLog}, []*Log{auth, dec}, nil
+	return []string{AuthorityLog, DecisionsLog}, []*ledger.Log{auth, dec}, nil
 }
 
 // VerifierKey returns the verifier key the authority log of d stores
@@ -192,7 +193,7 @@ func (d Dir) OpenExport(authorityOnly bool) ([]string, []*Log, error) {
 // writer left is an error) and closed again. It proves nothing about the
 // log: a reader that trusts a key states it.
 func (d Dir) VerifierKey() (*formats.LogKey, error) {
-	l, err := OpenReadOnly(d.AuthorityStore())
+	l, err := ledger.OpenReadOnly(d.AuthorityStore())
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +217,7 @@ type Unlock struct {
 // (OpenAuthority). Errors: keys.ErrKeyRef for a malformed DIR/checkpoint.uri;
 // u.Identities' own error, as it is; those of OpenAuthorityWith
 // (sign.ErrToken and kin, ErrWrongKey) and OpenAuthority.
-func (d Dir) OpenAuthorityKeyed(u Unlock) (*Log, error) {
+func (d Dir) OpenAuthorityKeyed(u Unlock) (*ledger.Log, error) {
 	ref, err := CheckpointKeyRef(string(d))
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package ledger
+package ledgerdir
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"filippo.io/age"
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/keys"
 	"github.com/writ-ledger/writ/sign"
@@ -54,7 +55,7 @@ type KeyParams struct {
 // (DIR/checkpoint.key, encrypted with kp) and an empty authority log with
 // the given origin, and returns that log open for appending: Dir.Init
 // without a first step. The caller appends the root record.
-func Init(dir, origin string, kp KeyParams) (*Log, error) {
+func Init(dir, origin string, kp KeyParams) (*ledger.Log, error) {
 	return Dir(dir).Init(origin, NewKey{Recipients: kp.Recipients, Rand: kp.Rand}, nil)
 }
 
@@ -65,7 +66,7 @@ func Init(dir, origin string, kp KeyParams) (*Log, error) {
 // writer left needs recovery that only a writing open performs);
 // otherwise the checkpoint key is unlocked with them, so that Append
 // works.
-func OpenAuthority(dir string, ids []age.Identity) (*Log, error) {
+func OpenAuthority(dir string, ids []age.Identity) (*ledger.Log, error) {
 	if len(ids) == 0 {
 		return openReading(filepath.Join(dir, AuthorityDir))
 	}
@@ -87,11 +88,11 @@ const WriterLockWait = 15 * time.Second
 
 // OpenWaiting is Open, retrying for up to wait while another process
 // holds the log (ErrLocked after that).
-func OpenWaiting(dir string, key *sign.PrivateKey, wait time.Duration) (*Log, error) {
+func OpenWaiting(dir string, key *sign.PrivateKey, wait time.Duration) (*ledger.Log, error) {
 	deadline := time.Now().Add(wait)
 	for pause := 10 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
-		l, err := Open(dir, key)
-		if !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
+		l, err := ledger.Open(dir, key)
+		if !errors.Is(err, ledger.ErrLocked) || time.Now().After(deadline) {
 			return l, err
 		}
 		time.Sleep(pause)
@@ -107,10 +108,10 @@ func HasDecisions(dir string, expected bool) (bool, error) {
 		return true, nil
 	}
 	if RunnerKeyExists(dir) {
-		return false, &IntegrityError{Index: -1, What: "decision log missing", Detail: "the runner key exists, so the decision log was deleted"}
+		return false, &ledger.IntegrityError{Index: -1, What: "decision log missing", Detail: "the runner key exists, so the decision log was deleted"}
 	}
 	if expected {
-		return false, &IntegrityError{Index: -1, What: "decision log missing", Detail: "a decision log verifier key was given, but the ledger has no decision log"}
+		return false, &ledger.IntegrityError{Index: -1, What: "decision log missing", Detail: "a decision log verifier key was given, but the ledger has no decision log"}
 	}
 	return false, nil
 }
@@ -128,7 +129,7 @@ func HasDecisions(dir string, expected bool) (bool, error) {
 // are removed again. A runner key without its decision log means the log
 // was deleted: that is an *IntegrityError (ErrTampered), and nothing is
 // created.
-func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
+func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*ledger.Log, error) {
 	keyPath := filepath.Join(dir, RunnerKey+".key")
 	logDir := filepath.Join(dir, DecisionsDir)
 	var keyErr error
@@ -145,7 +146,7 @@ func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 		if err != nil {
 			return nil, fmt.Errorf("creating runner key: %w", err)
 		}
-		l, err := Create(logDir, authorityOrigin+DecisionsSuffix+key.Public().ID()[:16], key, nil)
+		l, err := ledger.Create(logDir, authorityOrigin+DecisionsSuffix+key.Public().ID()[:16], key, nil)
 		if err != nil {
 			removeRunnerKey(dir)
 			os.RemoveAll(logDir)
@@ -153,15 +154,15 @@ func OpenDecisions(dir, authorityOrigin string, kp KeyParams) (*Log, error) {
 		}
 		return l, nil
 	case keyErr == nil && errors.Is(logErr, os.ErrNotExist):
-		return nil, &IntegrityError{Index: -1, What: "decision log missing", Detail: "the runner key exists, so the decision log was deleted; nothing was created"}
+		return nil, &ledger.IntegrityError{Index: -1, What: "decision log missing", Detail: "the runner key exists, so the decision log was deleted; nothing was created"}
 	case errors.Is(keyErr, os.ErrNotExist) && logErr == nil:
-		return nil, fmt.Errorf("%w: %s holds a decision log but not the runner key (%s) that signs it: this is another runner's ledger, or the key was removed; admit where that key is, or give this runner a directory of its own (writ ledger import --dir NEW FILE from an export of the authority log)", ErrNoRunnerKey, dir, keyPath)
+		return nil, fmt.Errorf("%w: %s holds a decision log but not the runner key (%s) that signs it: this is another runner's ledger, or the key was removed; admit where that key is, or give this runner a directory of its own (writ ledger import --dir NEW FILE from an export of the authority log)", ledger.ErrNoRunnerKey, dir, keyPath)
 	}
 	key, err := loadRunnerKey(dir, kp)
 	if err != nil {
 		return nil, fmt.Errorf("runner key: %w", err)
 	}
-	return Open(logDir, key)
+	return ledger.Open(logDir, key)
 }
 
 // RunnerKeyExists reports whether the ledger at dir has a runner key, that
@@ -172,7 +173,7 @@ func RunnerKeyExists(dir string) bool {
 
 // OpenDecisionsReadOnly opens the decision log of the ledger at dir for
 // reading and verifying, read-only when Badger can (see openReading).
-func OpenDecisionsReadOnly(dir string) (*Log, error) {
+func OpenDecisionsReadOnly(dir string) (*ledger.Log, error) {
 	return openReading(filepath.Join(dir, DecisionsDir))
 }
 
@@ -180,12 +181,12 @@ func OpenDecisionsReadOnly(dir string) (*Log, error) {
 // with other readers, nothing written, no memtable or block cache
 // allocated), else as Open does, for a store a crashed writer left that
 // needs the recovery only a writing open performs.
-func openReading(dir string) (*Log, error) {
-	l, err := OpenReadOnly(dir)
-	if err == nil || errors.Is(err, ErrLocked) || errors.Is(err, ErrNotALog) || errors.Is(err, ErrTampered) {
+func openReading(dir string) (*ledger.Log, error) {
+	l, err := ledger.OpenReadOnly(dir)
+	if err == nil || errors.Is(err, ledger.ErrLocked) || errors.Is(err, ledger.ErrNotALog) || errors.Is(err, ledger.ErrTampered) {
 		return l, err
 	}
-	return Open(dir, nil)
+	return ledger.Open(dir, nil)
 }
 
 // DecisionsVerifierKey returns the verifier key of the decision log of

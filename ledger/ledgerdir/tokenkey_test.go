@@ -1,4 +1,4 @@
-package ledger_test
+package ledgerdir_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/keys"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -23,7 +24,7 @@ func TestTokenCheckpointKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "ledger")
-	l, err := ledger.InitWithKey(dir, "example.com/token", uri("checkpoint"), key)
+	l, err := ledgerdir.InitWithKey(dir, "example.com/token", uri("checkpoint"), key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,13 +32,13 @@ func TestTokenCheckpointKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
-	if _, err := os.Stat(filepath.Join(dir, ledger.CheckpointKey+".key")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, ledgerdir.CheckpointKey+".key")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a key file next to a token key: %v", err)
 	}
-	if ref, err := ledger.CheckpointKeyRef(dir); err != nil || ref != uri("checkpoint") {
+	if ref, err := ledgerdir.CheckpointKeyRef(dir); err != nil || ref != uri("checkpoint") {
 		t.Fatalf("CheckpointKeyRef = %q, %v", ref, err)
 	}
-	l, err = ledger.OpenAuthorityWith(dir, sign.KeyOptions{})
+	l, err = ledgerdir.OpenAuthorityWith(dir, sign.KeyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,17 +55,17 @@ func TestTokenCheckpointKey(t *testing.T) {
 	if _, err := sign.GenerateTokenKey(uri("other"), sign.KeyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ref := filepath.Join(dir, ledger.CheckpointKey+".uri")
+	ref := filepath.Join(dir, ledgerdir.CheckpointKey+".uri")
 	if err := os.WriteFile(ref, []byte(uri("other")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.OpenAuthorityWith(dir, sign.KeyOptions{}); !errors.Is(err, ledger.ErrWrongKey) {
+	if _, err := ledgerdir.OpenAuthorityWith(dir, sign.KeyOptions{}); !errors.Is(err, ledger.ErrWrongKey) {
 		t.Fatalf("another token key: %v", err)
 	}
 	if err := os.WriteFile(ref, []byte("/etc/passwd\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.OpenAuthorityWith(dir, sign.KeyOptions{}); !errors.Is(err, keys.ErrKeyRef) {
+	if _, err := ledgerdir.OpenAuthorityWith(dir, sign.KeyOptions{}); !errors.Is(err, keys.ErrKeyRef) {
 		t.Fatalf("a file path in checkpoint.uri: %v", err)
 	}
 }
