@@ -83,7 +83,7 @@
 // # Keys
 //
 // The checkpoint key and the runner key are kept in files or in a
-// PKCS#11 token, as package ledger/keys says; [OpenDecisions] makes or
+// PKCS#11 token, as package ledger/keys says; ledgerdir.OpenDecisions makes or
 // unlocks the runner key as DIR/runner.protection states.
 //
 // # Verification
