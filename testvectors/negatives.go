@@ -16,6 +16,20 @@ import (
 // negatives builds the refusal vectors. Payload defects are signed
 // correctly, so the defect is the only reason to refuse.
 func negatives(k1, k2, k3, k4 *sign.PrivateKey, instr []byte) []Vector {
+	out := envelopeNegatives(k3, k4, instr)
+	out = append(out, rootNegatives(k1, k2, k3)...)
+	return append(out, limitNegatives(k2, k4, instr)...)
+}
+
+// order8 is a point of small order (8) in its canonical encoding.
+var order8 = []byte{0xc7, 0x17, 0x6a, 0x70, 0x3d, 0x4d, 0xd8, 0x4f, 0xba, 0x3c, 0x0b, 0x76, 0x0d, 0x10, 0x67, 0x0f,
+	0x2a, 0x20, 0x53, 0xfa, 0x2c, 0x39, 0xcc, 0xc6, 0x4e, 0xc7, 0xfd, 0x77, 0x92, 0xac, 0x03, 0x7a}
+
+// also is v with more acceptable error classes.
+func also(v Vector, classes ...string) Vector { v.AlsoAcceptable = classes; return v }
+
+// envelopeNegatives are instructions a verifier refuses for their encoding, envelope or signature.
+func envelopeNegatives(k3, k4 *sign.PrivateKey, instr []byte) []Vector {
 	inst, ik := schemas.KindInstruction, string(schemas.KindInstruction)
 	stranger := key(9)
 	signed := func(payload []byte) []byte { return seal(inst, payload, k4) }
@@ -46,56 +60,6 @@ func negatives(k1, k2, k3, k4 *sign.PrivateKey, instr []byte) []Vector {
 	badSig := bytes.Clone(good)
 	badSig[len(badSig)-1] ^= 1
 	changed := bytes.Replace(good, []byte("deploy/web"), []byte("deploy/db!"), 1)
-	// A COSE_Sign of a 2-of-3 root whose second signature entry repeats
-	// the first (same key id, same bytes); and one whose second entry is
-	// k2's key id carrying k1's signature bytes.
-	root23 := enc(sampleRoot(2, k1, k2, k3))
-	twice := func(sameKid bool) []byte {
-		m := new(cose.SignMessage)
-		if err := m.UnmarshalCBOR(seal(schemas.KindRoot, root23, k1, k2)); err != nil {
-			panic(err)
-		}
-		if sameKid {
-			m.Signatures[1] = m.Signatures[0]
-		} else {
-			m.Signatures[1].Signature = bytes.Clone(m.Signatures[0].Signature)
-		}
-		return must(m.MarshalCBOR())
-	}
-	dupKeysRoot := sampleRoot(1, k1)
-	dupKeysRoot.Keys = [][]byte{k1.Public().Raw(), k1.Public().Raw()}
-	dupKeysRoot.Threshold = 2
-	th0 := sampleRoot(1, k1)
-	th0.Threshold = 0
-	th2 := sampleRoot(1, k1)
-	th2.Threshold = 2
-	// A small-order point (order 8) listed as a root key.
-	order8 := []byte{0xc7, 0x17, 0x6a, 0x70, 0x3d, 0x4d, 0xd8, 0x4f, 0xba, 0x3c, 0x0b, 0x76, 0x0d, 0x10, 0x67, 0x0f,
-		0x2a, 0x20, 0x53, 0xfa, 0x2c, 0x39, 0xcc, 0xc6, 0x4e, 0xc7, 0xfd, 0x77, 0x92, 0xac, 0x03, 0x7a}
-	smallRoot := sampleRoot(1, k1)
-	smallRoot.Keys = [][]byte{k1.Public().Raw(), order8}
-	if bytes.Compare(smallRoot.Keys[0], smallRoot.Keys[1]) > 0 {
-		smallRoot.Keys[0], smallRoot.Keys[1] = smallRoot.Keys[1], smallRoot.Keys[0]
-	}
-	// The root's own key plus a point of order 8: a canonical point, not
-	// of small order, with a torsion component, whose secret is k1's.
-	p1, _ := new(edwards25519.Point).SetBytes(k1.Public().Raw())
-	t8, _ := new(edwards25519.Point).SetBytes(order8)
-	twinRoot := sampleRoot(1, k1)
-	twinRoot.Keys = [][]byte{k1.Public().Raw(), new(edwards25519.Point).Add(p1, t8).Bytes()}
-	slices.SortFunc(twinRoot.Keys, bytes.Compare)
-	twinRoot.Threshold = 2
-	orderTrust := Vector{Name: "trusted-key-small-order", Comment: "a verifier's trusted key that is a point of order 8",
-		Kind: ik, Signed: true, TrustedKeys: []string{hexOf(order8)}, Threshold: 1, Input: hexOf(good), Expect: "invalid", Error: ClassInvalidKey,
-		AlsoAcceptable: []string{ClassUnknownKey}}
-	shortTrust := Vector{Name: "trusted-key-wrong-length", Comment: "a trusted key of 31 bytes",
-		Kind: ik, Signed: true, TrustedKeys: []string{hexOf(k4.Public().Raw()[:31])}, Threshold: 1, Input: hexOf(good), Expect: "invalid", Error: ClassInvalidKey,
-		AlsoAcceptable: []string{ClassUnknownKey}}
-	also := func(v Vector, classes ...string) Vector { v.AlsoAcceptable = classes; return v }
-	hostileArray := []byte{0x9b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0}
-	hostileBytes := []byte{0x5b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0}
-	hostileEnvelope := []byte{0xd2, 0x9b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0}
-
 	return []Vector{
 		invalid("payload-duplicate-key", "the payload map repeats the key \"v\"", ik, ClassDuplicateKey, signed(dupPayload), true, 1, k4),
 		invalid("header-duplicate-key", "the protected header repeats label 1 (alg); the signature covers those bytes", ik, ClassDuplicateKey,
@@ -128,6 +92,48 @@ func negatives(k1, k2, k3, k4 *sign.PrivateKey, instr []byte) []Vector {
 		invalid("unprotected-header", "a kid in the unprotected header, which writ refuses", ik, ClassMalformedEnvelope,
 			sign1(hdr(-8, k4), header(map[int64]any{4: k4.Public().IDBytes()}), instr, k4), true, 1, k4),
 		invalid("untagged", "a COSE_Sign1 without tag 18", ik, ClassMalformedEnvelope, good[1:], true, 1, k4),
+	}
+}
+
+// rootNegatives are roots a verifier refuses: thresholds not met, keys listed twice, small-order or torsion keys.
+func rootNegatives(k1, k2, k3 *sign.PrivateKey) []Vector {
+	// A COSE_Sign of a 2-of-3 root whose second signature entry repeats
+	// the first (same key id, same bytes); and one whose second entry is
+	// k2's key id carrying k1's signature bytes.
+	root23 := must(schemas.Encode(sampleRoot(2, k1, k2, k3)))
+	twice := func(sameKid bool) []byte {
+		m := new(cose.SignMessage)
+		if err := m.UnmarshalCBOR(seal(schemas.KindRoot, root23, k1, k2)); err != nil {
+			panic(err)
+		}
+		if sameKid {
+			m.Signatures[1] = m.Signatures[0]
+		} else {
+			m.Signatures[1].Signature = bytes.Clone(m.Signatures[0].Signature)
+		}
+		return must(m.MarshalCBOR())
+	}
+	dupKeysRoot := sampleRoot(1, k1)
+	dupKeysRoot.Keys = [][]byte{k1.Public().Raw(), k1.Public().Raw()}
+	dupKeysRoot.Threshold = 2
+	th0 := sampleRoot(1, k1)
+	th0.Threshold = 0
+	th2 := sampleRoot(1, k1)
+	th2.Threshold = 2
+	smallRoot := sampleRoot(1, k1)
+	smallRoot.Keys = [][]byte{k1.Public().Raw(), order8}
+	if bytes.Compare(smallRoot.Keys[0], smallRoot.Keys[1]) > 0 {
+		smallRoot.Keys[0], smallRoot.Keys[1] = smallRoot.Keys[1], smallRoot.Keys[0]
+	}
+	// The root's own key plus a point of order 8: a canonical point, not
+	// of small order, with a torsion component, whose secret is k1's.
+	p1, _ := new(edwards25519.Point).SetBytes(k1.Public().Raw())
+	t8, _ := new(edwards25519.Point).SetBytes(order8)
+	twinRoot := sampleRoot(1, k1)
+	twinRoot.Keys = [][]byte{k1.Public().Raw(), new(edwards25519.Point).Add(p1, t8).Bytes()}
+	slices.SortFunc(twinRoot.Keys, bytes.Compare)
+	twinRoot.Threshold = 2
+	return []Vector{
 		also(invalid("threshold-same-key-twice", "a 2-of-3 root whose two signature entries are the same key and bytes", string(schemas.KindRoot),
 			ClassDuplicateSigner, twice(true), true, 2, k1, k2, k3), ClassThreshold),
 		invalid("threshold-signature-repeated", "a 2-of-3 root whose second key id carries the first key's signature", string(schemas.KindRoot),
@@ -146,6 +152,24 @@ func negatives(k1, k2, k3, k4 *sign.PrivateKey, instr []byte) []Vector {
 		invalid("root-key-wrong-length", "a root listing a 31-byte key: the root schema requires 32 bytes", string(schemas.KindRoot), ClassInvalidField,
 			seal(schemas.KindRoot, must(canon.Marshal(map[string]any{"v": 1, "version": 1, "keys": [][]byte{k1.Public().Raw()[:31]},
 				"threshold": 1, "issued_at": t0, "expires": t0 + day})), k1), true, 1, k1),
+	}
+}
+
+// limitNegatives are inputs refused for a trusted key or a size over a limit.
+func limitNegatives(k2, k4 *sign.PrivateKey, instr []byte) []Vector {
+	inst, ik := schemas.KindInstruction, string(schemas.KindInstruction)
+	good := seal(inst, instr, k4)
+	orderTrust := Vector{Name: "trusted-key-small-order", Comment: "a verifier's trusted key that is a point of order 8",
+		Kind: ik, Signed: true, TrustedKeys: []string{hexOf(order8)}, Threshold: 1, Input: hexOf(good), Expect: "invalid", Error: ClassInvalidKey,
+		AlsoAcceptable: []string{ClassUnknownKey}}
+	shortTrust := Vector{Name: "trusted-key-wrong-length", Comment: "a trusted key of 31 bytes",
+		Kind: ik, Signed: true, TrustedKeys: []string{hexOf(k4.Public().Raw()[:31])}, Threshold: 1, Input: hexOf(good), Expect: "invalid", Error: ClassInvalidKey,
+		AlsoAcceptable: []string{ClassUnknownKey}}
+	hostileArray := []byte{0x9b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0}
+	hostileBytes := []byte{0x5b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0}
+	hostileEnvelope := []byte{0xd2, 0x9b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0}
+
+	return []Vector{
 		orderTrust,
 		shortTrust,
 		also(invalid("declared-length-array", "16 bytes declaring an array of 2^63-1 elements (refused before allocating; also truncated)",
