@@ -163,78 +163,99 @@ func startNginxOnce(bin, root string) (url string, stop func() error, bindFailed
 	tok := make([]byte, 16)
 	rand.Read(tok)
 	token := hex.EncodeToString(tok)
-	conf, errorLog := filepath.Join(dir, "nginx.conf"), filepath.Join(dir, "error.log")
+	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, []byte(nginxConf(dir, root, port, token)), 0o600); err != nil {
 		return fail(false, fmt.Errorf("testkit: nginx config: %w", err))
 	}
-	cmd := exec.Command(bin, "-p", dir+"/", "-c", conf, "-e", errorLog)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	p := &nginxProc{errorLog: filepath.Join(dir, "error.log"), exited: make(chan struct{})}
+	p.cmd = exec.Command(bin, "-p", dir+"/", "-c", conf, "-e", p.errorLog)
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	if err := p.cmd.Start(); err != nil {
 		return fail(false, fmt.Errorf("testkit: starting %s: %w", bin, err))
 	}
-	exited, waitErr := make(chan struct{}), error(nil)
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	logs := func() string {
-		b, _ := os.ReadFile(errorLog)
-		return fmt.Sprintf("nginx output:\n%s\nnginx error.log:\n%s", out.String(), b)
-	}
-
-	// terminate stops the master, which stops its workers; SIGKILL would
-	// leave the workers running, so it is only the last resort.
-	terminate := func() (killed bool) {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-			return false
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			return true
-		}
-	}
+	go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }()
 	url = fmt.Sprintf("http://127.0.0.1:%d", port)
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(NginxStartTimeout)
-	for {
-		select {
-		case <-exited:
-			l := logs()
-			return fail(strings.Contains(l, "Address already in use"),
-				fmt.Errorf("testkit: nginx exited before serving (%v) on port %d\n%s", waitErr, port, l))
-		default:
-		}
-		if ready(client, url, token) {
-			break
-		} else if time.Now().After(deadline) {
-			terminate()
-			l := logs()
-			return fail(strings.Contains(l, "Address already in use"),
-				fmt.Errorf("testkit: nginx did not answer on %s within %v\n%s", url, NginxStartTimeout, l))
-		}
-		time.Sleep(25 * time.Millisecond)
+	if err := p.waitReady(url, token); err != nil {
+		return fail(strings.Contains(err.Error(), "Address already in use"), err)
 	}
-	client.CloseIdleConnections()
 	var once sync.Once
 	var stopErr error
 	stop = func() error {
 		once.Do(func() {
 			defer os.RemoveAll(dir)
-			select {
-			case <-exited:
-				stopErr = fmt.Errorf("testkit: nginx on %s had exited by itself (%v)\n%s", url, waitErr, logs())
-				return
-			default:
-			}
-			if terminate() {
-				stopErr = fmt.Errorf("testkit: nginx on %s ignored SIGTERM for 10s; killed\n%s", url, logs())
-			} else if waitErr != nil {
-				stopErr = fmt.Errorf("testkit: nginx on %s: %v\n%s", url, waitErr, logs())
-			}
+			stopErr = p.stop(url)
 		})
 		return stopErr
 	}
 	return url, stop, false, nil
+}
+
+// nginxProc is one running nginx master: its output, error log and exit.
+type nginxProc struct {
+	cmd      *exec.Cmd
+	out      bytes.Buffer
+	errorLog string
+	exited   chan struct{}
+	waitErr  error // set before exited is closed
+}
+
+// logs is nginx's output and error log, for an error message.
+func (p *nginxProc) logs() string {
+	b, _ := os.ReadFile(p.errorLog)
+	return fmt.Sprintf("nginx output:\n%s\nnginx error.log:\n%s", p.out.String(), b)
+}
+
+// terminate stops the master, which stops its workers; SIGKILL would
+// leave the workers running, so it is only the last resort.
+func (p *nginxProc) terminate() (killed bool) {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return false
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.exited
+		return true
+	}
+}
+
+// waitReady waits until nginx serves readyPath with token at url, or
+// fails: nginx exited, or did not answer within NginxStartTimeout (then
+// it is stopped). The error carries nginx's logs.
+func (p *nginxProc) waitReady(url, token string) error {
+	client := &http.Client{Timeout: time.Second}
+	defer client.CloseIdleConnections()
+	deadline := time.Now().Add(NginxStartTimeout)
+	for {
+		select {
+		case <-p.exited:
+			return fmt.Errorf("testkit: nginx exited before serving (%v) on %s\n%s", p.waitErr, url, p.logs())
+		default:
+		}
+		if ready(client, url, token) {
+			return nil
+		} else if time.Now().After(deadline) {
+			p.terminate()
+			return fmt.Errorf("testkit: nginx did not answer on %s within %v\n%s", url, NginxStartTimeout, p.logs())
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// stop stops nginx, saying so when it had exited by itself, ignored
+// SIGTERM, or exited with an error.
+func (p *nginxProc) stop(url string) error {
+	select {
+	case <-p.exited:
+		return fmt.Errorf("testkit: nginx on %s had exited by itself (%v)\n%s", url, p.waitErr, p.logs())
+	default:
+	}
+	if p.terminate() {
+		return fmt.Errorf("testkit: nginx on %s ignored SIGTERM for 10s; killed\n%s", url, p.logs())
+	} else if p.waitErr != nil {
+		return fmt.Errorf("testkit: nginx on %s: %v\n%s", url, p.waitErr, p.logs())
+	}
+	return nil
 }
 
 // ready says whether url serves readyPath with token.
