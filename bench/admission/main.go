@@ -76,25 +76,7 @@ func main() {
 	}
 	waitSocket(sock)
 
-	for range 5 { // warm the page cache and the server
-		request(sock, b.dispatch("agent"), b.bigAgent, b.provDir)
-	}
-	var total, hash, rest, checks, record, rtt, probe []float64
-	probeFile := openProbe(work)
-	for range *requests {
-		// The fsync floor, in the same run and conditions: a 512-byte
-		// write and fsync right after hashing the agent, between requests.
-		probe = append(probe, fsyncProbe(probeFile, b.bigAgent))
-		start := time.Now()
-		a := request(sock, b.dispatch("agent"), b.bigAgent, b.provDir)
-		rtt = append(rtt, float64(time.Since(start).Microseconds()))
-		total = append(total, float64(a.TotalUS))
-		hash = append(hash, float64(a.HashUS))
-		rest = append(rest, float64(a.TotalUS-a.HashUS))
-		record = append(record, float64(a.RecordUS))
-		checks = append(checks, float64(a.TotalUS-a.HashUS-a.RecordUS))
-	}
-	probeFile.Close()
+	lat := measureLatency(sock, b, work, *requests)
 	bigRate := throughput(sock, b, "agent", b.bigAgent, *clients, *seconds)
 	smallRate := throughput(sock, b, "agent-small", b.smallAgent, *clients, *seconds)
 	commitLimit := groupCommitLimit(work, *clients, *seconds)
@@ -120,20 +102,20 @@ func main() {
 	row := func(name string, xs []float64) {
 		fmt.Printf("  %-26s p50 %8.0f   p99 %8.0f   max %8.0f\n", name, pct(xs, 50), pct(xs, 99), pct(xs, 100))
 	}
-	row("total", total)
-	row("hashing", hash)
-	row("everything else", rest)
-	row("  of which checks", checks)
-	row("  of which durable record", record)
-	row("client round trip", rtt)
-	row("fsync floor (probe)", probe)
-	limit := pct(probe, 99) + 500
+	row("total", lat.total)
+	row("hashing", lat.hash)
+	row("everything else", lat.rest)
+	row("  of which checks", lat.checks)
+	row("  of which durable record", lat.record)
+	row("client round trip", lat.rtt)
+	row("fsync floor (probe)", lat.probe)
+	limit := pct(lat.probe, 99) + 500
 	verdict := "target met"
-	if pct(rest, 99) > limit {
+	if pct(lat.rest, 99) > limit {
 		verdict = "target NOT met"
 	}
 	fmt.Printf("everything but hashing, p99 %.0f µs / (fsync floor p99 + 500 µs = %.0f µs): %.2f (%s)\n",
-		pct(rest, 99), limit, pct(rest, 99)/limit, verdict)
+		pct(lat.rest, 99), limit, pct(lat.rest, 99)/limit, verdict)
 	fmt.Println("(fsync floor: a 512-byte write and fsync on this disk right after hashing the agent, as the server does, between the requests)")
 	fmt.Printf("decisions per second, %d concurrent clients, %.0f s each:\n", *clients, *seconds)
 	fmt.Printf("  %.1f MiB agent: %8.1f /s\n", float64(b.bigBytes)/(1<<20), bigRate)
@@ -143,6 +125,34 @@ func main() {
 	fmt.Printf("    the %.1f MiB agent's rate / hashing that agent alone on every core (%.1f /s): %.2f (no target)\n",
 		float64(b.smallBytes)/(1<<20), hashRate, smallRate/hashRate)
 	fmt.Printf("every decision durable; the decision log audits: %d decisions\n", report.Decisions)
+}
+
+// latencies are the per-request figures of the sequential run, in µs.
+type latencies struct{ total, hash, rest, checks, record, rtt, probe []float64 }
+
+// measureLatency warms the server, then sends requests sequential
+// dispatches, each after an fsync probe (the floor, in the same run).
+func measureLatency(sock string, b *bench, work string, requests int) latencies {
+	for range 5 { // warm the page cache and the server
+		request(sock, b.dispatch("agent"), b.bigAgent, b.provDir)
+	}
+	var l latencies
+	probeFile := openProbe(work)
+	for range requests {
+		// The fsync floor, in the same run and conditions: a 512-byte
+		// write and fsync right after hashing the agent, between requests.
+		l.probe = append(l.probe, fsyncProbe(probeFile, b.bigAgent))
+		start := time.Now()
+		a := request(sock, b.dispatch("agent"), b.bigAgent, b.provDir)
+		l.rtt = append(l.rtt, float64(time.Since(start).Microseconds()))
+		l.total = append(l.total, float64(a.TotalUS))
+		l.hash = append(l.hash, float64(a.HashUS))
+		l.rest = append(l.rest, float64(a.TotalUS-a.HashUS))
+		l.record = append(l.record, float64(a.RecordUS))
+		l.checks = append(l.checks, float64(a.TotalUS-a.HashUS-a.RecordUS))
+	}
+	probeFile.Close()
+	return l
 }
 
 // throughput runs clients goroutines sending fresh dispatches for seconds

@@ -139,6 +139,19 @@ func (b *bench) main(n int) {
 	fmt.Printf("steady-state sync (nothing new): %d requests (goal 1, the checkpoint), %d bytes fetched (wire %d), wall %.2fs\n",
 		s.Requests, s.Bytes, wire, d.Seconds())
 
+	b.appendRounds(size, sync, log)
+
+	rsize, rroot, d := b.verify(b.rep)
+	w = b.head(b.big)
+	if rsize != w.Size || rroot != w.RootHash {
+		fail("writ ledger verify of the replica: size %d root %s; the writer's: size %d root %s", rsize, rroot, w.Size, w.RootHash)
+	}
+	fmt.Printf("replica verified end to end: %d entries, root %s (the writer's), wall %.2fs\n", rsize, rroot, d.Seconds())
+}
+
+// appendRounds appends each round's records to the big ledger (of size
+// entries), publishes and syncs them, and prints one table row a round.
+func (b *bench) appendRounds(size int64, sync func(...string) (syncOut, time.Duration), log *accessLog) {
 	files, err := filepath.Glob(filepath.Join(b.extraDir, "*.cose"))
 	if err != nil || len(files) != extra {
 		fail("%s holds %d records, not %d (%v)", b.extraDir, len(files), extra, err)
@@ -162,8 +175,9 @@ func (b *bench) main(n int) {
 			}
 			newBytes += fi.Size()
 		}
+		var p publishOut
 		da := b.append(pass, batch, size)
-		d = b.writ(&p, "ledger", "publish", "--dir", b.big, "--to", b.pub)
+		d := b.writ(&p, "ledger", "publish", "--dir", b.big, "--to", b.pub)
 		if p.Before != size || p.After != size+int64(k) {
 			fail("publish after appending %d: %+v, expected %d → %d", k, p, size, size+int64(k))
 		}
@@ -172,7 +186,7 @@ func (b *bench) main(n int) {
 		}
 		s, ds := sync()
 		b.sameRoot(fmt.Sprintf("sync of %d new entries", k), s)
-		reqs, bad, wire = log.served(s.Requests)
+		reqs, bad, wire := log.served(s.Requests)
 		if s.Before != size || s.After != size+int64(k) || reqs != s.Requests || bad != 0 {
 			fail("sync of %d new entries: %+v; nginx served %d requests (%d not 200)", k, s, reqs, bad)
 		}
@@ -181,13 +195,6 @@ func (b *bench) main(n int) {
 		size = s.After
 	}
 	tw.Flush()
-
-	rsize, rroot, d := b.verify(b.rep)
-	w = b.head(b.big)
-	if rsize != w.Size || rroot != w.RootHash {
-		fail("writ ledger verify of the replica: size %d root %s; the writer's: size %d root %s", rsize, rroot, w.Size, w.RootHash)
-	}
-	fmt.Printf("replica verified end to end: %d entries, root %s (the writer's), wall %.2fs\n", rsize, rroot, d.Seconds())
 }
 
 // loadavg returns the 1, 5 and 15 minute load averages, or "unknown".
