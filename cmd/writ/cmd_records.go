@@ -132,18 +132,11 @@ func previousRoot(c *cli.Context) (*schemas.Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, err := sign.ParseEnvelope(data)
+	rec, err := delegation.ParseRootEnvelope(data)
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("--previous %s: %w", path, err))
 	}
-	rec, err := schemas.Decode(schemas.KindRoot, env.Payload)
-	if err == nil && env.Kind != schemas.KindRoot {
-		err = fmt.Errorf("a %s record", env.Kind)
-	}
-	if err != nil {
-		return nil, inputErr(fmt.Errorf("--previous %s: not a root record: %w", path, err))
-	}
-	return rec.(*schemas.Root), nil
+	return rec, nil
 }
 
 func delegateCommand() *cli.Command {
@@ -337,9 +330,9 @@ func instruct(c *cli.Context) error {
 			return err
 		}
 	}
-	prov, err := provisionList(c.StringSlice("provision"))
+	prov, err := transfer.Provisions(c.StringSlice("provision"))
 	if err != nil {
-		return err
+		return inputErr(err)
 	}
 	var engine *schemas.ArtifactRef
 	if e := c.String("engine"); e != "" {
