@@ -160,12 +160,12 @@ func delegateCommand() *cli.Command {
 }
 
 // actionSet reads --action, the one delegate flag documented as a list:
-// each value is one action or several separated by commas (commaList),
-// sorted and without repeats. The record's field rule (package schemas)
-// refuses an action it does not know.
+// each value is one action or several separated by commas (commaList).
+// delegation.NewDelegation sorts them and drops repeats; the record's
+// field rule (package schemas) refuses an action it does not know.
 func actionSet(values []string) []schemas.Action {
 	var out []schemas.Action
-	for _, a := range sortedSet(commaList(values)) {
+	for _, a := range commaList(values) {
 		out = append(out, schemas.Action(a))
 	}
 	return out
@@ -185,15 +185,6 @@ func commaList(values []string) []string {
 		}
 	}
 	return out
-}
-
-// sortedSet sorts values and drops repeats; each value is kept whole, as
-// typed (a pattern holding a comma or a space is refused by the record's
-// field rule, the rule every reader applies).
-func sortedSet(values []string) []string {
-	out := slices.Clone(values)
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 func delegate(c *cli.Context) error {
