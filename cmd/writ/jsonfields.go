@@ -17,6 +17,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/ledger/witness"
+	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
@@ -94,7 +95,7 @@ var results = map[string]resultDoc{
 	"admit":                  typed("", admission.Decision{}, "with --rules, one object per rule", ruleResult{}),
 	"admission serve":        {prose: "none: a server; it logs on stderr"},
 	"admission request":      typed("", admission.Response{}),
-	"token verify":           typed("", tokenResult{}),
+	"token verify":           typed("", verify.TokenResult{}),
 	"audit":                  typed("", audit.Report{}, "with --fleet", audit.FleetReport{}),
 	"quickstart":             typed("one object per step", quickstartLine{}),
 	"witness key generate":   typed("", witness.KeyFiles{}),

@@ -230,15 +230,6 @@ type ruleResult struct {
 	NextAct  string       `json:"next_act" doc:"what the operator does when it fails"`
 }
 
-type tokenResult struct {
-	Valid    bool     `json:"valid" doc:"true"`
-	Issuer   string   `json:"issuer" doc:"the token's issuer"`
-	Subject  string   `json:"subject" doc:"its subject"`
-	Audience []string `json:"audience" doc:"its audiences"`
-	Expires  string   `json:"expires" doc:"RFC 3339"`
-	KeyID    string   `json:"kid" doc:"the issuer key that signed it"`
-}
-
 type cosignResult struct {
 	Origin     string   `json:"origin" doc:"the log's origin"`
 	Size       int64    `json:"size" doc:"the checkpoint's size"`
