@@ -17,6 +17,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/ledger/witness"
+	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/audit"
 )
@@ -65,7 +66,7 @@ func typed(note string, first any, more ...any) resultDoc {
 var results = map[string]resultDoc{
 	"key generate":           typed("", keyResult{}),
 	"key id":                 typed("", keyIDResult{}),
-	"verify":                 typed("", verifyResult{}, "when the signature verifies but the payload is not its record", verifyPayloadResult{}, "when it does not verify", verifyFailure{}),
+	"verify":                 typed("", sign.ForeignResult{}, "when the signature verifies but the payload is not its record", sign.ForeignRecordResult{}, "when it does not verify", sign.ForeignFailure{}),
 	"root sign":              typed("", rootResult{}),
 	"delegate":               typed("", delegateResult{}),
 	"revoke":                 typed("", revokeResult{}),
