@@ -56,6 +56,15 @@ func Provisions(values []string) ([]schemas.Provision, error) {
 	return out, nil
 }
 
+// Comparison is a digest computed here against one computed elsewhere
+// (Compare, CompareReader), as `writ transfer verify` prints it under
+// --json.
+type Comparison struct {
+	Match    bool   `json:"match" doc:"whether the digests are equal"`
+	Expected string `json:"expected" doc:"the digest given"`
+	Actual   string `json:"actual" doc:"the digest computed here"`
+}
+
 // CompareReader is Compare for a stream: r is hashed to its end as it
 // is read, never held whole, with the algorithm expected names (which
 // must already be well formed: see ParseDigest), and a mismatch is a

@@ -1,6 +1,7 @@
 package transfer_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -66,5 +67,9 @@ func TestCompareReader(t *testing.T) {
 	}
 	if _, err := transfer.CompareReader(strings.NewReader("x"), "stdin", "sha1:00"); err == nil {
 		t.Error("malformed expected digest accepted")
+	}
+	b, _ := json.Marshal(transfer.Comparison{Match: true, Expected: want, Actual: want})
+	if wantJSON := `{"match":true,"expected":"` + want + `","actual":"` + want + `"}`; string(b) != wantJSON {
+		t.Errorf("Comparison JSON = %s, want %s", b, wantJSON)
 	}
 }

@@ -45,13 +45,13 @@ func transferVerify(c *cli.Context) error {
 	switch {
 	case errors.As(err, &mm):
 		if wantJSON(c) {
-			emitSorted(c, transferResult{Match: false, Expected: mm.Expected, Actual: mm.Actual})
+			emitSorted(c, transfer.Comparison{Match: false, Expected: mm.Expected, Actual: mm.Actual})
 		}
 		return noErr(err)
 	case err != nil:
 		return inputErr(err)
 	}
-	return emitSorted(c, transferResult{Match: true, Expected: c.String("expect"), Actual: actual}, "ok: "+actual)
+	return emitSorted(c, transfer.Comparison{Match: true, Expected: c.String("expect"), Actual: actual}, "ok: "+actual)
 }
 
 func downgradeCommand() *cli.Command {

@@ -18,6 +18,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/transfer"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/audit"
 )
@@ -75,7 +76,7 @@ var results = map[string]resultDoc{
 	"downgrade":              typed("", downgradeResult{}),
 	"pin":                    typed("", pinResult{}),
 	"instruct":               typed("", instructResult{}),
-	"transfer verify":        typed("", transferResult{}),
+	"transfer verify":        typed("", transfer.Comparison{}),
 	"authority explain":      typed("", delegation.Explanation{}),
 	"ledger init":            typed("", initResult{}),
 	"ledger vkey":            typed("", vkeyResult{}),

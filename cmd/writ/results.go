@@ -92,12 +92,6 @@ type instructResult struct {
 	InstructionID string `json:"instruction_id" doc:"32 hex: the id admit and audit name it by"`
 }
 
-type transferResult struct {
-	Match    bool   `json:"match" doc:"whether the digests are equal"`
-	Expected string `json:"expected" doc:"the digest given"`
-	Actual   string `json:"actual" doc:"the digest computed here"`
-}
-
 type initResult struct {
 	vkeyResult
 	RootDigest string `json:"root_digest" doc:"sha256:<hex> of the root record"`
