@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"filippo.io/age"
+	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/token"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -44,5 +46,32 @@ func TestVerifyToken(t *testing.T) {
 	res, err = verify.VerifyToken(d, verify.Trust{}, x509.NewCertPool(), "https://id.example", "a", "eyJhbGciOiJFZERTQSJ9.e30.AA")
 	if res != nil || err == nil || errors.As(err, &ae) {
 		t.Errorf("unknown issuer: %+v, %v", res, err)
+	}
+}
+
+// TestExplain: no ledger is an *AuthorityError with no explanation; a
+// key the root never delegated to is denied, with the explanation.
+func TestExplain(t *testing.T) {
+	var ae *verify.AuthorityError
+	d := ledger.Dir(filepath.Join(t.TempDir(), "ledger"))
+	req := delegation.Request{Key: testkit.Key(t, 5).Public(), Action: schemas.Action("instruct"), Stream: "s", Machine: "m", At: time.Now()}
+	if e, err := verify.Explain(d, verify.Trust{}, req); e != nil || !errors.As(err, &ae) {
+		t.Fatalf("no ledger: %+v, %v, want an *AuthorityError", e, err)
+	}
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootKey := testkit.Key(t, 1)
+	r := testkit.Root(1, rootKey)
+	r.IssuedAt, r.Expires = time.Now().Add(-time.Hour).Unix(), time.Now().Add(time.Hour).Unix()
+	a, err := verify.InitAuthority(d, "example.com/explain", ledger.NewKey{Recipients: []age.Recipient{id.Recipient()}, Rand: rand.Reader}, testkit.Seal(t, r, rootKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Log.Close()
+	var den *delegation.Denial
+	if e, err := verify.Explain(d, verify.Trust{}, req); e == nil || e.Allowed || !errors.As(err, &den) {
+		t.Errorf("undelegated key: %+v, %v, want a *delegation.Denial", e, err)
 	}
 }
