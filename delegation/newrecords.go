@@ -98,3 +98,49 @@ func NewRevocation(target, reason string, issuedAt time.Time) (*schemas.Revocati
 	}
 	return rec, nil
 }
+
+// NewIssuer returns an issuer record: tokens whose iss is issuer, their
+// keys at exactly jwksURI, for any of audiences (sorted, repeats
+// dropped). Errors: the record's *schemas.FieldError.
+func NewIssuer(issuer, jwksURI string, audiences []string, issuedAt time.Time) (*schemas.Issuer, error) {
+	rec := &schemas.Issuer{V: schemas.SchemaVersion, Issuer: issuer, JWKSURI: jwksURI,
+		Audiences: sortedSet(audiences), IssuedAt: issuedAt.Unix()}
+	if err := rec.Validate(); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// NewQuarantine returns a quarantine of machine until the given time
+// (the zero time: until lifted), or with lift its end. Errors: the
+// record's *schemas.FieldError (a lift with an end time among them).
+func NewQuarantine(machine string, until time.Time, lift bool, issuedAt time.Time) (*schemas.Quarantine, error) {
+	rec := &schemas.Quarantine{V: schemas.SchemaVersion, Machine: machine, Lift: lift, IssuedAt: issuedAt.Unix()}
+	if !until.IsZero() {
+		rec.Until = until.Unix()
+	}
+	if err := rec.Validate(); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// ParseRootEnvelope returns the root record a signed envelope carries,
+// without checking its signatures (a rotation's previous root: they
+// are checked against the ledger when the rotation is appended). Errors:
+// the envelope's parse error, or "not a root record" wrapping the
+// decoder's error or naming the kind the envelope carries.
+func ParseRootEnvelope(data []byte) (*schemas.Root, error) {
+	env, err := sign.ParseEnvelope(data)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := schemas.Decode(schemas.KindRoot, env.Payload)
+	if err == nil && env.Kind != schemas.KindRoot {
+		err = fmt.Errorf("a %s record", env.Kind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("not a root record: %w", err)
+	}
+	return rec.(*schemas.Root), nil
+}

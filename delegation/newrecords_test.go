@@ -86,3 +86,52 @@ func TestNewRecords(t *testing.T) {
 		t.Errorf("a bad target: %v", err)
 	}
 }
+
+// TestNewIssuerQuarantine: audiences sorted without repeats; a lift with
+// an end time, or a bad issuer URL, is the reader's field error.
+func TestNewIssuerQuarantine(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	is, err := delegation.NewIssuer("https://id.example", "https://id.example/jwks", []string{"b", "a", "b"}, now)
+	if err != nil || strings.Join(is.Audiences, " ") != "a b" {
+		t.Fatalf("NewIssuer = %+v, %v", is, err)
+	}
+	var fe *schemas.FieldError
+	if is, err := delegation.NewIssuer("http://id.example", "https://id.example/jwks", []string{"a"}, now); is != nil || !errors.As(err, &fe) {
+		t.Errorf("http issuer: %+v, %v", is, err)
+	}
+	q, err := delegation.NewQuarantine("runner-1", time.Time{}, false, now)
+	if err != nil || q.Until != 0 || q.Lift {
+		t.Fatalf("NewQuarantine = %+v, %v", q, err)
+	}
+	if q, err := delegation.NewQuarantine("runner-1", now.Add(time.Hour), true, now); q != nil || !errors.As(err, &fe) || fe.Field != "until" {
+		t.Errorf("lift with an end: %+v, %v", q, err)
+	}
+}
+
+// TestParseRootEnvelope: a signed root decodes; another kind, and bytes
+// that are no envelope, are refused.
+func TestParseRootEnvelope(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	k := testkit.Key(t, 1)
+	root, err := delegation.NewRoot(delegation.RootParams{Keys: []sign.PublicKey{k.Public()}, Threshold: 1, IssuedAt: now, Expires: now.Add(time.Hour), Signers: []sign.PublicKey{k.Public()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := schemas.Encode(root)
+	env, err := sign.Sign(schemas.KindRoot, payload, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := delegation.ParseRootEnvelope(env); err != nil || got.Version != root.Version {
+		t.Fatalf("ParseRootEnvelope = %+v, %v", got, err)
+	}
+	rev, _ := delegation.NewRevocation(k.Public().ID(), "lost", now)
+	payload, _ = schemas.Encode(rev)
+	env, _ = sign.Sign(schemas.KindRevocation, payload, k)
+	if got, err := delegation.ParseRootEnvelope(env); got != nil || err == nil || !strings.Contains(err.Error(), "not a root record") {
+		t.Errorf("a revocation: %+v, %v", got, err)
+	}
+	if got, err := delegation.ParseRootEnvelope([]byte("x")); got != nil || err == nil {
+		t.Errorf("garbage: %+v, %v", got, err)
+	}
+}

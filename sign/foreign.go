@@ -163,3 +163,45 @@ func foreignInfo(form string, alg cose.Algorithm, key PublicKey, payload []byte,
 	}
 	return info
 }
+
+// ForeignResult is what VerifyForeign found, as `writ verify` prints it
+// under --json.
+type ForeignResult struct {
+	Valid        bool   `json:"valid" doc:"whether the signature verifies and the payload is what it declares"`
+	Form         string `json:"form" doc:"the envelope: COSE_Sign1, COSE_Sign or DSSE"`
+	KeyID        string `json:"key_id" doc:"the key id (64 hex) of the key that verified"`
+	Alg          int64  `json:"alg" doc:"the COSE algorithm number of the signature that verified"`
+	PayloadBytes int    `json:"payload_bytes" doc:"the payload's size in bytes"`
+	ContentType  string `json:"content_type" doc:"the protected content type"`
+	Kind         string `json:"kind" doc:"the writ record kind, or \"\""`
+}
+
+// ForeignRecordResult is the result for a signature that verifies over
+// a payload that is not the record its content type declares
+// (ForeignInfo.RecordErr set).
+type ForeignRecordResult struct {
+	ForeignResult
+	SignatureValid bool   `json:"signature_valid" doc:"true: the signature verifies"`
+	RecordValid    bool   `json:"record_valid" doc:"false: the payload is not its record"`
+	DeclaredKind   string `json:"declared_kind" doc:"the record kind the content type names"`
+	Error          string `json:"error" doc:"why the payload is not that record"`
+}
+
+// ForeignFailure is the result for a signature that does not verify.
+type ForeignFailure struct {
+	Valid bool   `json:"valid" doc:"false"`
+	Error string `json:"error" doc:"why the signature does not verify"`
+}
+
+// Result returns i as its ForeignResult: Valid when the payload is what
+// its content type declares (RecordErr nil), Kind the writ kind it
+// decoded as ("" for none).
+func (i *ForeignInfo) Result() ForeignResult {
+	return ForeignResult{i.RecordErr == nil, i.Form, i.KeyID, int64(i.Alg), len(i.Payload), i.ContentType, string(i.Kind)}
+}
+
+// RecordResult returns i, whose RecordErr is set, as a
+// ForeignRecordResult.
+func (i *ForeignInfo) RecordResult() ForeignRecordResult {
+	return ForeignRecordResult{i.Result(), true, false, string(i.DeclaredKind), i.RecordErr.Error()}
+}

@@ -56,6 +56,17 @@ func TestVerifyForeignKind(t *testing.T) {
 			case tc.wantErr != nil && info.DeclaredKind != tc.kind:
 				t.Errorf("DeclaredKind = %q, want %q", info.DeclaredKind, tc.kind)
 			}
+			// The results: valid only when the payload is what it
+			// declares; otherwise the record result names both kinds.
+			res := info.Result()
+			if res.Valid != (tc.wantErr == nil) || res.Kind != string(tc.wantKind) || res.PayloadBytes != len(tc.payload) || res.KeyID != k.Public().ID() {
+				t.Errorf("Result() = %+v", res)
+			}
+			if tc.wantErr != nil {
+				if rr := info.RecordResult(); rr.Valid || !rr.SignatureValid || rr.RecordValid || rr.DeclaredKind != string(tc.kind) || rr.Error == "" {
+					t.Errorf("RecordResult() = %+v", rr)
+				}
+			}
 		})
 	}
 }

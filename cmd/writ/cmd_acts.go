@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -81,11 +80,8 @@ func issuerCommand() *cli.Command {
 			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			aud := slices.Clone(c.StringSlice("audience"))
-			slices.Sort(aud)
-			rec := &schemas.Issuer{V: schemas.SchemaVersion, Issuer: c.String("issuer"), JWKSURI: c.String("jwks-uri"),
-				Audiences: slices.Compact(aud), IssuedAt: time.Now().Unix()}
-			if err := rec.Validate(); err != nil {
+			rec, err := delegation.NewIssuer(c.String("issuer"), c.String("jwks-uri"), c.StringSlice("audience"), time.Now())
+			if err != nil {
 				return fieldFlagErr(c, err)
 			}
 			keys, err := loadSigningKeys(c, c.StringSlice("key"))
@@ -110,18 +106,18 @@ func quarantineCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			now := time.Now()
-			rec := &schemas.Quarantine{V: schemas.SchemaVersion, Machine: c.String("machine"), Lift: c.Bool("lift"), IssuedAt: now.Unix()}
+			var until time.Time
+			var err error
 			if u := c.String("until"); u != "" {
-				if rec.Lift {
+				if c.Bool("lift") {
 					return usageErr("--until and --lift do not go together")
 				}
-				t, err := parseTime("until", u, now)
-				if err != nil {
+				if until, err = parseTime("until", u, now); err != nil {
 					return err
 				}
-				rec.Until = t.Unix()
 			}
-			if err := rec.Validate(); err != nil {
+			rec, err := delegation.NewQuarantine(c.String("machine"), until, c.Bool("lift"), now)
+			if err != nil {
 				return fieldFlagErr(c, err)
 			}
 			keys, err := loadSigningKeys(c, c.StringSlice("key"))

@@ -55,21 +55,19 @@ func explain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := verify.OpenAuthority(ledgerdir.Dir(c.String("ledger")), verify.Trust{VKey: vkey}, nil)
-	if err != nil {
-		return authorityErr(err)
-	}
-	defer a.Log.Close()
 	req := delegation.Request{Key: key, Action: schemas.Action(c.String("action")), Stream: c.String("stream"), Machine: c.String("machine"), Artifact: c.String("artifact"), At: at}
-	e, err := a.State.Explain(req)
+	e, err := verify.Explain(ledgerdir.Dir(c.String("ledger")), verify.Trust{VKey: vkey}, req)
+	var ae *verify.AuthorityError
 	var d *delegation.Denial
-	if errors.As(err, &d) {
+	switch {
+	case errors.As(err, &ae):
+		return authorityErr(ae.Err)
+	case errors.As(err, &d):
 		if err := emitSorted(c, e, explainLines(e)...); err != nil {
 			return err
 		}
 		return &exitError{code: exitNo, err: d, silent: true}
-	}
-	if err != nil {
+	case err != nil:
 		return err // Explain refuses only with a *Denial
 	}
 	return emitSorted(c, e, explainLines(e)...)

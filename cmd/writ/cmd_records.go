@@ -132,18 +132,11 @@ func previousRoot(c *cli.Context) (*schemas.Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, err := sign.ParseEnvelope(data)
+	rec, err := delegation.ParseRootEnvelope(data)
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("--previous %s: %w", path, err))
 	}
-	rec, err := schemas.Decode(schemas.KindRoot, env.Payload)
-	if err == nil && env.Kind != schemas.KindRoot {
-		err = fmt.Errorf("a %s record", env.Kind)
-	}
-	if err != nil {
-		return nil, inputErr(fmt.Errorf("--previous %s: not a root record: %w", path, err))
-	}
-	return rec.(*schemas.Root), nil
+	return rec, nil
 }
 
 func delegateCommand() *cli.Command {
@@ -167,12 +160,12 @@ func delegateCommand() *cli.Command {
 }
 
 // actionSet reads --action, the one delegate flag documented as a list:
-// each value is one action or several separated by commas (commaList),
-// sorted and without repeats. The record's field rule (package schemas)
-// refuses an action it does not know.
+// each value is one action or several separated by commas (commaList).
+// delegation.NewDelegation sorts them and drops repeats; the record's
+// field rule (package schemas) refuses an action it does not know.
 func actionSet(values []string) []schemas.Action {
 	var out []schemas.Action
-	for _, a := range sortedSet(commaList(values)) {
+	for _, a := range commaList(values) {
 		out = append(out, schemas.Action(a))
 	}
 	return out
@@ -192,15 +185,6 @@ func commaList(values []string) []string {
 		}
 	}
 	return out
-}
-
-// sortedSet sorts values and drops repeats; each value is kept whole, as
-// typed (a pattern holding a comma or a space is refused by the record's
-// field rule, the rule every reader applies).
-func sortedSet(values []string) []string {
-	out := slices.Clone(values)
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 func delegate(c *cli.Context) error {
@@ -337,9 +321,9 @@ func instruct(c *cli.Context) error {
 			return err
 		}
 	}
-	prov, err := provisionList(c.StringSlice("provision"))
+	prov, err := transfer.Provisions(c.StringSlice("provision"))
 	if err != nil {
-		return err
+		return inputErr(err)
 	}
 	var engine *schemas.ArtifactRef
 	if e := c.String("engine"); e != "" {

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
-	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/token"
 	"github.com/writ-ledger/writ/verify"
@@ -83,31 +80,16 @@ func verifyToken(c *cli.Context) error {
 			return err
 		}
 	}
-	// The authority, read and verified in full: once now, and again
-	// inside any dial decision a record must open.
-	authority := func() (*delegation.State, error) {
-		a, err := verify.OpenAuthority(ledgerdir.Dir(dir), verify.Trust{VKey: vkey}, nil)
-		if err != nil {
-			return nil, err
-		}
-		a.Log.Close()
-		return a.State, nil
-	}
-	st, err := authority()
-	if err != nil {
-		return openErr(err)
-	}
-	f := &token.Fetcher{Roots: roots, Authority: authority, Now: time.Now}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	claims, err := token.Verify(ctx, st, f, issuer, c.String("audience"), string(raw), time.Now())
+	res, err := verify.VerifyToken(ledgerdir.Dir(dir), verify.Trust{VKey: vkey}, roots, issuer, c.String("audience"), string(raw))
+	var ae *verify.AuthorityError
 	switch {
+	case errors.As(err, &ae):
+		return openErr(ae.Err)
 	case errors.Is(err, token.ErrMalformed):
 		return inputErr(err)
 	case err != nil:
 		return noErr(err)
 	}
-	return emitSorted(c, tokenResult{true, claims.Issuer, claims.Subject, claims.Audience, claims.Expires.Format(time.RFC3339), claims.KeyID},
-		fmt.Sprintf("valid: token from %s for %s, audience %s, expires %s (key %s)", claims.Issuer, orNone(claims.Subject),
-			strings.Join(claims.Audience, ","), claims.Expires.Format(time.RFC3339), orNone(claims.KeyID)))
+	return emitSorted(c, res, fmt.Sprintf("valid: token from %s for %s, audience %s, expires %s (key %s)", res.Issuer, orNone(res.Subject),
+		strings.Join(res.Audience, ","), res.Expires, orNone(res.KeyID)))
 }

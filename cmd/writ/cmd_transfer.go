@@ -3,13 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/transfer"
 )
 
@@ -35,33 +31,27 @@ func transferVerify(c *cli.Context) error {
 		return err
 	}
 	expect := c.String("expect")
-	alg, _, err := transfer.ParseDigest(expect)
+	_, _, err := transfer.ParseDigest(expect)
 	if err != nil {
 		return usageErr("--expect: %v", err)
 	}
 	var actual string
-	if name := c.Args().First(); name == "-" {
-		// stdin: hashed as it streams, never held in memory.
-		if actual, _, err = transfer.DigestReader(c.App.Reader, alg); err != nil {
-			return inputErr(fmt.Errorf("reading stdin: %w", err))
-		}
-		if actual != expect {
-			err = &transfer.MismatchError{Path: "stdin", Expected: expect, Actual: actual}
-		}
-	} else {
-		actual, err = transfer.Compare(name, expect)
-	}
 	var mm *transfer.MismatchError
+	if name := c.Args().First(); name == "-" {
+		actual, err = transfer.CompareReader(c.App.Reader, "stdin", expect) // hashed as it streams
+	} else if actual, err = transfer.Compare(name, expect); err != nil && !errors.As(err, &mm) {
+		err = fmt.Errorf("FILE: %w", err)
+	}
 	switch {
 	case errors.As(err, &mm):
 		if wantJSON(c) {
-			emitSorted(c, transferResult{Match: false, Expected: mm.Expected, Actual: mm.Actual})
+			emitSorted(c, transfer.Comparison{Match: false, Expected: mm.Expected, Actual: mm.Actual})
 		}
 		return noErr(err)
 	case err != nil:
-		return inputErr(fmt.Errorf("FILE: %w", err))
+		return inputErr(err)
 	}
-	return emitSorted(c, transferResult{Match: true, Expected: c.String("expect"), Actual: actual}, "ok: "+actual)
+	return emitSorted(c, transfer.Comparison{Match: true, Expected: c.String("expect"), Actual: actual}, "ok: "+actual)
 }
 
 func downgradeCommand() *cli.Command {
@@ -82,13 +72,8 @@ func downgradeCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			v, err := transfer.ParseVersion(c.String("version"))
+			rec, err := transfer.NewDowngrade(c.String("artifact"), c.String("version"), c.String("reason"), now, exp)
 			if err != nil {
-				return usageErr("%v", err)
-			}
-			rec := &schemas.Downgrade{V: schemas.SchemaVersion, Artifact: c.String("artifact"), Version: v, Reason: c.String("reason"),
-				IssuedAt: now.Unix(), Expires: exp.Unix()}
-			if err := rec.Validate(); err != nil {
 				return fieldFlagErr(c, err)
 			}
 			keys, err := loadSigningKeys(c, c.StringSlice("key"))
@@ -98,28 +83,4 @@ func downgradeCommand() *cli.Command {
 			return finish(c, rec, keys, &downgradeResult{Artifact: rec.Artifact, Version: rec.Version})
 		},
 	}
-}
-
-// provisionList reads --provision SRC=.provision/NAME values: each source
-// is hashed (SHA-256) and sized here, sorted by destination.
-func provisionList(values []string) ([]schemas.Provision, error) {
-	var out []schemas.Provision
-	for _, v := range values {
-		src, dest, ok := strings.Cut(v, "=")
-		if !ok || src == "" {
-			return nil, usageErr("--provision %q: want SRC=.provision/NAME", v)
-		}
-		d, n, err := transfer.DigestFile(src)
-		if err != nil {
-			return nil, inputErr(fmt.Errorf("--provision %s: %w", src, err))
-		}
-		out = append(out, schemas.Provision{Dest: filepath.ToSlash(dest), Digest: d, Size: uint64(n)})
-	}
-	slices.SortFunc(out, func(a, b schemas.Provision) int { return strings.Compare(a.Dest, b.Dest) })
-	for i := 1; i < len(out); i++ {
-		if out[i].Dest == out[i-1].Dest {
-			return nil, usageErr("--provision names %s twice", out[i].Dest)
-		}
-	}
-	return out, nil
 }

@@ -45,7 +45,7 @@ func verifyEnvelope(c *cli.Context) error {
 	switch {
 	case errors.Is(err, sign.ErrBadSignature), errors.Is(err, sign.ErrAlgorithm):
 		if wantJSON(c) {
-			emitSorted(c, verifyFailure{false, err.Error()})
+			emitSorted(c, sign.ForeignFailure{Valid: false, Error: err.Error()})
 		}
 		return noErr(err)
 	case err != nil:
@@ -55,16 +55,14 @@ func verifyEnvelope(c *cli.Context) error {
 		// The signature verifies, but the payload is not the record its
 		// content type names: never report it as a writ record.
 		if wantJSON(c) {
-			emitSorted(c, verifyPayloadResult{verifyResult{false, info.Form, info.KeyID, int64(info.Alg), len(info.Payload), info.ContentType, ""},
-				true, false, string(info.DeclaredKind), info.RecordErr.Error()})
+			emitSorted(c, info.RecordResult())
 		}
 		return inputErr(fmt.Errorf("the %s signature by key %s verifies, but its payload is not a valid writ %s record (content type %s): %w",
 			info.Form, info.KeyID, info.DeclaredKind, info.ContentType, info.RecordErr))
 	}
-	kind := string(info.Kind)
 	line := fmt.Sprintf("valid: %s signed by key %s (alg %d), payload %d bytes", info.Form, info.KeyID, info.Alg, len(info.Payload))
-	if kind != "" {
-		line += ", writ " + kind + " record"
+	if info.Kind != "" {
+		line += ", writ " + string(info.Kind) + " record"
 	}
-	return emitSorted(c, verifyResult{true, info.Form, info.KeyID, int64(info.Alg), len(info.Payload), info.ContentType, kind}, line)
+	return emitSorted(c, info.Result(), line)
 }

@@ -19,6 +19,9 @@ import (
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/rules"
+	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/transfer"
+	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
@@ -66,7 +69,7 @@ func typed(note string, first any, more ...any) resultDoc {
 var results = map[string]resultDoc{
 	"key generate":           typed("", keyResult{}),
 	"key id":                 typed("", keyIDResult{}),
-	"verify":                 typed("", verifyResult{}, "when the signature verifies but the payload is not its record", verifyPayloadResult{}, "when it does not verify", verifyFailure{}),
+	"verify":                 typed("", sign.ForeignResult{}, "when the signature verifies but the payload is not its record", sign.ForeignRecordResult{}, "when it does not verify", sign.ForeignFailure{}),
 	"root sign":              typed("", rootResult{}),
 	"delegate":               typed("", delegateResult{}),
 	"revoke":                 typed("", revokeResult{}),
@@ -75,7 +78,7 @@ var results = map[string]resultDoc{
 	"downgrade":              typed("", downgradeResult{}),
 	"pin":                    typed("", pinResult{}),
 	"instruct":               typed("", instructResult{}),
-	"transfer verify":        typed("", transferResult{}),
+	"transfer verify":        typed("", transfer.Comparison{}),
 	"authority explain":      typed("", delegation.Explanation{}),
 	"ledger init":            typed("", initResult{}),
 	"ledger vkey":            typed("", vkeyResult{}),
@@ -96,7 +99,7 @@ var results = map[string]resultDoc{
 	"admit":                  typed("", admission.Decision{}, "with --rules, one object per rule", rules.Listing{}),
 	"admission serve":        {prose: "none: a server; it logs on stderr"},
 	"admission request":      typed("", admission.Response{}),
-	"token verify":           typed("", tokenResult{}),
+	"token verify":           typed("", verify.TokenResult{}),
 	"audit":                  typed("", audit.Report{}, "with --fleet", audit.FleetReport{}),
 	"quickstart":             typed("one object per step", quickstartLine{}),
 	"witness key generate":   typed("", witness.KeyFiles{}),

@@ -34,34 +34,6 @@ type keyResult struct {
 	PublicKey  string `json:"public_key" doc:"the public key file written"`
 }
 
-// verifyResult is writ verify's result for a signature that verifies.
-type verifyResult struct {
-	Valid        bool   `json:"valid" doc:"whether the signature verifies and the payload is what it declares"`
-	Form         string `json:"form" doc:"the envelope: COSE_Sign1, COSE_Sign or DSSE"`
-	KeyID        string `json:"key_id" doc:"the key id (64 hex) of the key that verified"`
-	Alg          int64  `json:"alg" doc:"the COSE algorithm number of the signature that verified"`
-	PayloadBytes int    `json:"payload_bytes" doc:"the payload's size in bytes"`
-	ContentType  string `json:"content_type" doc:"the protected content type"`
-	Kind         string `json:"kind" doc:"the writ record kind, or \"\""`
-}
-
-// verifyPayloadResult is writ verify's result for a signature that
-// verifies over a payload that is not the record it declares.
-type verifyPayloadResult struct {
-	verifyResult
-	SignatureValid bool   `json:"signature_valid" doc:"true: the signature verifies"`
-	RecordValid    bool   `json:"record_valid" doc:"false: the payload is not its record"`
-	DeclaredKind   string `json:"declared_kind" doc:"the record kind the content type names"`
-	Error          string `json:"error" doc:"why the payload is not that record"`
-}
-
-// verifyFailure is writ verify's result for a signature that does not
-// verify.
-type verifyFailure struct {
-	Valid bool   `json:"valid" doc:"false"`
-	Error string `json:"error" doc:"why the signature does not verify"`
-}
-
 // recorded is the part of the result every command that writes a record
 // prints; each one's result embeds it (finish fills it in).
 type recorded struct {
@@ -120,12 +92,6 @@ type instructResult struct {
 	InstructionID string `json:"instruction_id" doc:"32 hex: the id admit and audit name it by"`
 }
 
-type transferResult struct {
-	Match    bool   `json:"match" doc:"whether the digests are equal"`
-	Expected string `json:"expected" doc:"the digest given"`
-	Actual   string `json:"actual" doc:"the digest computed here"`
-}
-
 type initResult struct {
 	vkeyResult
 	RootDigest string `json:"root_digest" doc:"sha256:<hex> of the root record"`
@@ -167,13 +133,4 @@ type receiptResult struct {
 type listenResult struct {
 	Listen  string `json:"listen" doc:"the host:port it listens on"`
 	Message string `json:"message" doc:"the banner"`
-}
-
-type tokenResult struct {
-	Valid    bool     `json:"valid" doc:"true"`
-	Issuer   string   `json:"issuer" doc:"the token's issuer"`
-	Subject  string   `json:"subject" doc:"its subject"`
-	Audience []string `json:"audience" doc:"its audiences"`
-	Expires  string   `json:"expires" doc:"RFC 3339"`
-	KeyID    string   `json:"kid" doc:"the issuer key that signed it"`
 }
