@@ -258,6 +258,21 @@ func (r *Instruction) Validate() error {
 	if err := checkCommon(k, r.V, r.IssuedAt); err != nil {
 		return err
 	}
+	if err := r.validateFields(k); err != nil {
+		return err
+	}
+	if err := r.Claim.validate(k); err != nil {
+		return err
+	}
+	if c := r.Claim; c != nil && (c.Until <= r.IssuedAt || c.Until-r.IssuedAt > MaxClaimSeconds) {
+		return fieldErr(k, "claim.until", "must be after issued_at and at most %d seconds (30 days) after it", MaxClaimSeconds)
+	}
+	return r.validateProvision(k)
+}
+
+// validateFields checks an instruction's scalar fields: its names, digests,
+// brief, transport and window.
+func (r *Instruction) validateFields(k Kind) error {
 	switch {
 	case !instrIDRe.MatchString(r.ID):
 		return fieldErr(k, "id", "must be 32 lowercase hex digits")
@@ -284,12 +299,12 @@ func (r *Instruction) Validate() error {
 	case r.Expires <= r.NotBefore:
 		return fieldErr(k, "expires", "must be after not_before")
 	}
-	if err := r.Claim.validate(k); err != nil {
-		return err
-	}
-	if c := r.Claim; c != nil && (c.Until <= r.IssuedAt || c.Until-r.IssuedAt > MaxClaimSeconds) {
-		return fieldErr(k, "claim.until", "must be after issued_at and at most %d seconds (30 days) after it", MaxClaimSeconds)
-	}
+	return nil
+}
+
+// validateProvision checks an instruction's provision list: bounded,
+// plain .provision/<name> destinations, content digests, sorted by dest.
+func (r *Instruction) validateProvision(k Kind) error {
 	if len(r.Provision) > MaxProvision {
 		return fieldErr(k, "provision", "%d files: at most %d per instruction", len(r.Provision), MaxProvision)
 	}
@@ -357,6 +372,12 @@ func (r *Decision) Validate() error {
 	case r.AuthoritySize < 0:
 		return fieldErr(k, "authority_size", "must not be negative")
 	}
+	return r.validateLists(k)
+}
+
+// validateLists checks a decision's compared digests, claim, high-water
+// marks and passed and failed check ids.
+func (r *Decision) validateLists(k Kind) error {
 	if len(r.Compared) > MaxCompared {
 		return fieldErr(k, "compared", "%d comparisons: at most %d", len(r.Compared), MaxCompared)
 	}

@@ -131,64 +131,82 @@ func (p *Policy) parseLine(f []string, keys map[string]string) error {
 	}
 	switch f[0] {
 	case "log":
-		if len(f) < 2 || len(f) > 3 {
-			return errors.New("want `log <vkey> [<url>]`")
-		}
-		if len(p.Logs) == MaxPolicyLogs {
-			return fmt.Errorf("more than %d logs", MaxPolicyLogs)
-		}
-		k, err := VerifierPublicKey(f[1])
-		if err != nil {
-			return fmt.Errorf("log key: %w", err)
-		}
-		if err := claimKey(keys, k, "log "+f[1]); err != nil {
-			return err
-		}
-		l := PolicyLog{VKey: f[1], Origin: strings.SplitN(f[1], "+", 2)[0], key: k}
-		if len(f) == 3 {
-			if l.URL, err = policyURL(f[2]); err != nil {
-				return err
-			}
-		}
-		p.Logs = append(p.Logs, l)
+		return p.parseLog(f, keys)
 	case "witness":
-		if len(f) < 3 || len(f) > 4 {
-			return errors.New("want `witness <name> <vkey> [<url>]`")
-		}
-		if len(p.Witnesses) == MaxPolicyWitnesses {
-			return fmt.Errorf("more than %d witnesses", MaxPolicyWitnesses)
-		}
-		if err := p.newName(f[1]); err != nil {
-			return err
-		}
-		v, err := NewCosignerVerifier(f[2])
-		if err != nil {
-			return fmt.Errorf("witness %s: %w", f[1], err)
-		}
-		if err := claimKey(keys, v.Key(), "witness "+f[1]); err != nil {
-			return err
-		}
-		w := PolicyWitness{Name: f[1], VKey: f[2], verifier: v}
-		if len(f) == 4 {
-			if w.URL, err = policyURL(f[3]); err != nil {
-				return err
-			}
-		}
-		p.byName[w.Name] = len(p.Witnesses)
-		p.Witnesses = append(p.Witnesses, w)
+		return p.parseWitness(f, keys)
 	case "group":
 		return p.parseGroup(f)
 	case "quorum":
-		if len(f) != 2 {
-			return errors.New("want `quorum <name>`")
-		}
-		if f[1] != "none" && !p.defined(f[1]) {
-			return fmt.Errorf("quorum names %q, which no earlier witness or group line defines", f[1])
-		}
-		p.Quorum = f[1]
+		return p.parseQuorum(f)
 	default:
 		return fmt.Errorf("unknown keyword %q (want log, witness, group or quorum)", f[0])
 	}
+}
+
+// parseLog reads `log <vkey> [<url>]`.
+func (p *Policy) parseLog(f []string, keys map[string]string) error {
+	if len(f) < 2 || len(f) > 3 {
+		return errors.New("want `log <vkey> [<url>]`")
+	}
+	if len(p.Logs) == MaxPolicyLogs {
+		return fmt.Errorf("more than %d logs", MaxPolicyLogs)
+	}
+	k, err := VerifierPublicKey(f[1])
+	if err != nil {
+		return fmt.Errorf("log key: %w", err)
+	}
+	if err := claimKey(keys, k, "log "+f[1]); err != nil {
+		return err
+	}
+	l := PolicyLog{VKey: f[1], Origin: strings.SplitN(f[1], "+", 2)[0], key: k}
+	if len(f) == 3 {
+		if l.URL, err = policyURL(f[2]); err != nil {
+			return err
+		}
+	}
+	p.Logs = append(p.Logs, l)
+	return nil
+}
+
+// parseWitness reads `witness <name> <vkey> [<url>]`.
+func (p *Policy) parseWitness(f []string, keys map[string]string) error {
+	if len(f) < 3 || len(f) > 4 {
+		return errors.New("want `witness <name> <vkey> [<url>]`")
+	}
+	if len(p.Witnesses) == MaxPolicyWitnesses {
+		return fmt.Errorf("more than %d witnesses", MaxPolicyWitnesses)
+	}
+	if err := p.newName(f[1]); err != nil {
+		return err
+	}
+	v, err := NewCosignerVerifier(f[2])
+	if err != nil {
+		return fmt.Errorf("witness %s: %w", f[1], err)
+	}
+	if err := claimKey(keys, v.Key(), "witness "+f[1]); err != nil {
+		return err
+	}
+	w := PolicyWitness{Name: f[1], VKey: f[2], verifier: v}
+	if len(f) == 4 {
+		if w.URL, err = policyURL(f[3]); err != nil {
+			return err
+		}
+	}
+	p.byName[w.Name] = len(p.Witnesses)
+	p.Witnesses = append(p.Witnesses, w)
+	return nil
+}
+
+// parseQuorum reads `quorum <name>`; the name is none or an earlier
+// witness or group.
+func (p *Policy) parseQuorum(f []string) error {
+	if len(f) != 2 {
+		return errors.New("want `quorum <name>`")
+	}
+	if f[1] != "none" && !p.defined(f[1]) {
+		return fmt.Errorf("quorum names %q, which no earlier witness or group line defines", f[1])
+	}
+	p.Quorum = f[1]
 	return nil
 }
 
