@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -221,12 +220,5 @@ func printVerdict(c *cli.Context, res *admission.Response, served bool) error {
 		fmt.Sprintf("rule: %s (%s)", v.Rule, v.Class),
 		"reason: "+humanize.OneLine(v.Reason),
 		"next act: "+v.NextAct,
-		fmt.Sprintf("mode: %s  instruction: %s  signer: %s  decision: %s", v.Mode, orNone(v.InstructionID), orNone(v.Signer), decisionText(res.DecisionIndex)))
-}
-
-func orNone(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "none"
-	}
-	return s
+		fmt.Sprintf("mode: %s  instruction: %s  signer: %s  decision: %s", v.Mode, humanize.OrNone(v.InstructionID), humanize.OrNone(v.Signer), decisionText(res.DecisionIndex)))
 }
