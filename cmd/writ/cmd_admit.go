@@ -44,14 +44,7 @@ func printRules(c *cli.Context) error {
 	tw := tabwriter.NewWriter(c.App.Writer, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "RULE\tCLASS\tREFUSES\tCHECKS THAT")
 	for _, r := range verify.Rules {
-		refuses := "always"
-		switch {
-		case r.ID == rules.OK:
-			refuses = "never"
-		case r.Governed():
-			refuses = "enforce"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Class, refuses, r.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Class, r.Refuses(), r.Summary)
 	}
 	return tw.Flush()
 }
