@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
@@ -93,20 +92,11 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 			return nil, usageErr("--%s is required (see writ %s --help)", f, c.Command.FullName())
 		}
 	}
-	cfg := verify.Config{
-		Machine: machine, Platform: transfer.Platform(), Now: time.Now,
-		MaxLedgerAge: c.Duration("max-ledger-age"), RequireReceipt: c.Bool("require-receipt"),
-		ControlWorkspace: c.String("control-workspace"),
-	}
-	if err := cfg.Check(); err != nil {
+	cfg, err := verify.Settings{Machine: machine, Mode: c.String("mode"), MaxLedgerAge: c.Duration("max-ledger-age"),
+		Refuse: commaList(c.StringSlice("refuse")), RequireReceipt: c.Bool("require-receipt"),
+		ControlWorkspace: c.String("control-workspace")}.Config()
+	if err != nil {
 		return nil, usageErr("--%v", err)
-	}
-	var err error
-	if cfg.Mode, err = verify.ParseMode(c.String("mode")); err != nil {
-		return nil, usageErr("--%v", err)
-	}
-	if cfg.AlwaysRefuse, err = verify.ParseRefuse(commaList(c.StringSlice("refuse"))); err != nil {
-		return nil, usageErr("--refuse %v", err)
 	}
 	trust := verify.Trust{TrustRoot: c.String("trust-root")}
 	if trust.VKey, err = logKeyValue(c, "vkey"); err != nil {
