@@ -8,8 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
-	"github.com/writ-ledger/writ/internal/humanize"
-	"github.com/writ-ledger/writ/internal/jsonobject"
+	"github.com/writ-ledger/writ/internal/admitview"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
@@ -181,27 +180,14 @@ func verdictExit(c *cli.Context, v *verify.Verdict, run bool) error {
 	return nil
 }
 
-// printVerdict prints the verdict of admit and admission request: under
-// --json one object, the decision (served false: admit's, keys sorted) or
-// the server's whole answer (served true: admission request's, keys
-// sorted at every level, as it has always printed it); else the lines
-// people read, the decision <nil> when it was not recorded.
+// printVerdict prints the verdict of admit and admission request
+// (admitview): under --json one object, the decision (served false:
+// admit's) or the server's whole answer (served true: admission
+// request's); else the lines people read.
 func printVerdict(c *cli.Context, res *admission.Response, served bool) error {
-	var obj []byte
-	var err error
-	if !served {
-		obj, err = jsonobject.Sorted(res.Decision)
-	} else if obj, err = json.Marshal(res); err == nil {
-		obj, err = jsonobject.SortedAll(obj)
-	}
+	obj, err := admitview.JSON(res, served)
 	if err != nil {
 		return err
 	}
-	v := &res.Verdict
-	return emit(c, json.RawMessage(obj),
-		"verdict: "+string(v.Verdict),
-		fmt.Sprintf("rule: %s (%s)", v.Rule, v.Class),
-		"reason: "+humanize.OneLine(v.Reason),
-		"next act: "+v.NextAct,
-		fmt.Sprintf("mode: %s  instruction: %s  signer: %s  decision: %s", v.Mode, humanize.OrNone(v.InstructionID), humanize.OrNone(v.Signer), decisionText(res.DecisionIndex)))
+	return emit(c, json.RawMessage(obj), admitview.Lines(res)...)
 }
