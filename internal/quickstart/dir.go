@@ -25,4 +25,3 @@ func PrepareDir(dir string) (string, error) {
 	}
 	return dir, nil
 }
-
