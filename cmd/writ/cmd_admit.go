@@ -4,14 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
-	"github.com/writ-ledger/writ/internal/humanize"
-	"github.com/writ-ledger/writ/internal/jsonobject"
+	"github.com/writ-ledger/writ/internal/admitview"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
@@ -45,14 +42,7 @@ func printRules(c *cli.Context) error {
 	tw := tabwriter.NewWriter(c.App.Writer, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "RULE\tCLASS\tREFUSES\tCHECKS THAT")
 	for _, r := range verify.Rules {
-		refuses := "always"
-		switch {
-		case r.ID == rules.OK:
-			refuses = "never"
-		case r.Governed():
-			refuses = "enforce"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Class, refuses, r.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Class, r.Refuses(), r.Summary)
 	}
 	return tw.Flush()
 }
@@ -101,20 +91,11 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 			return nil, usageErr("--%s is required (see writ %s --help)", f, c.Command.FullName())
 		}
 	}
-	cfg := verify.Config{
-		Machine: machine, Platform: transfer.Platform(), Now: time.Now,
-		MaxLedgerAge: c.Duration("max-ledger-age"), RequireReceipt: c.Bool("require-receipt"),
-		ControlWorkspace: c.String("control-workspace"),
-	}
-	if err := cfg.Check(); err != nil {
+	cfg, err := verify.Settings{Machine: machine, Mode: c.String("mode"), MaxLedgerAge: c.Duration("max-ledger-age"),
+		Refuse: commaList(c.StringSlice("refuse")), RequireReceipt: c.Bool("require-receipt"),
+		ControlWorkspace: c.String("control-workspace")}.Config()
+	if err != nil {
 		return nil, usageErr("--%v", err)
-	}
-	var err error
-	if cfg.Mode, err = verify.ParseMode(c.String("mode")); err != nil {
-		return nil, usageErr("--%v", err)
-	}
-	if cfg.AlwaysRefuse, err = verify.ParseRefuse(commaList(c.StringSlice("refuse"))); err != nil {
-		return nil, usageErr("--refuse %v", err)
 	}
 	trust := verify.Trust{TrustRoot: c.String("trust-root")}
 	if trust.VKey, err = logKeyValue(c, "vkey"); err != nil {
@@ -199,34 +180,14 @@ func verdictExit(c *cli.Context, v *verify.Verdict, run bool) error {
 	return nil
 }
 
-// printVerdict prints the verdict of admit and admission request: under
-// --json one object, the decision (served false: admit's, keys sorted) or
-// the server's whole answer (served true: admission request's, keys
-// sorted at every level, as it has always printed it); else the lines
-// people read, the decision <nil> when it was not recorded.
+// printVerdict prints the verdict of admit and admission request
+// (admitview): under --json one object, the decision (served false:
+// admit's) or the server's whole answer (served true: admission
+// request's); else the lines people read.
 func printVerdict(c *cli.Context, res *admission.Response, served bool) error {
-	var obj []byte
-	var err error
-	if !served {
-		obj, err = jsonobject.Sorted(res.Decision)
-	} else if obj, err = json.Marshal(res); err == nil {
-		obj, err = jsonobject.SortedAll(obj)
-	}
+	obj, err := admitview.JSON(res, served)
 	if err != nil {
 		return err
 	}
-	v := &res.Verdict
-	return emit(c, json.RawMessage(obj),
-		"verdict: "+string(v.Verdict),
-		fmt.Sprintf("rule: %s (%s)", v.Rule, v.Class),
-		"reason: "+humanize.OneLine(v.Reason),
-		"next act: "+v.NextAct,
-		fmt.Sprintf("mode: %s  instruction: %s  signer: %s  decision: %s", v.Mode, orNone(v.InstructionID), orNone(v.Signer), decisionText(res.DecisionIndex)))
-}
-
-func orNone(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "none"
-	}
-	return s
+	return emit(c, json.RawMessage(obj), admitview.Lines(res)...)
 }

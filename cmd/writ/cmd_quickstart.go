@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/quickstart"
 )
@@ -27,17 +25,9 @@ type quickstartLine struct {
 // temporary directory), each step in-process through run, printing each
 // step's line as it is told.
 func quickstartAction(c *cli.Context) error {
-	dir := c.String("dir")
-	var err error
-	if dir == "" {
-		dir, err = os.MkdirTemp("", "writ-quickstart-")
-	} else if entries, rerr := os.ReadDir(dir); rerr == nil && len(entries) > 0 {
-		return usageErr("--dir %s: directory is not empty", dir)
-	} else {
-		err = os.MkdirAll(dir, 0o700)
-	}
+	dir, err := quickstart.PrepareDir(c.String("dir"))
 	if err != nil {
-		return inputErr(err)
+		return asExit(err)
 	}
 	_, err = quickstart.Run(quickstart.Options{Dir: dir, Run: run, Say: func(line string) {
 		emit(c, quickstartLine{Message: line}, line)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
@@ -79,13 +78,4 @@ func requestErr(c *cli.Context, err error) error {
 		return &exitError{code: exitInternal, err: err}
 	}
 	return noErr(err)
-}
-
-// decisionText is the decision index as the text result prints it: the
-// index, or <nil> when the decision was not recorded (the error follows).
-func decisionText(index *int64) string {
-	if index == nil {
-		return "<nil>"
-	}
-	return strconv.FormatInt(*index, 10)
 }

@@ -2,19 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
-	"github.com/writ-ledger/writ/ledger/ledgerdir"
-	"github.com/writ-ledger/writ/verify/runner"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/serving"
 )
 
 func admissionCommand() *cli.Command {
@@ -58,7 +51,8 @@ func serveAdmission(c *cli.Context) error {
 	if path == "" {
 		return usageErr("--socket is required (see writ admission serve --help)")
 	}
-	srv := &admission.Server{Warnf: func(format string, args ...any) { diag(c, levelWarning, format, args...) }}
+	warnf := func(format string, args ...any) { diag(c, levelWarning, format, args...) }
+	srv := &admission.Server{Warnf: warnf}
 	if err := admissionLimits(c, srv); err != nil {
 		return err
 	}
@@ -66,54 +60,18 @@ func serveAdmission(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := setup.trust.Refusal(filepath.Join(setup.dir, ledgerdir.AuthorityDir), time.Now()); err != nil {
-		// A wrong --vkey, --trust-root or --policy is refused before
-		// anything is created or served, not at each request.
-		return noErr(fmt.Errorf("not serving: %w", err))
-	}
-	ln, err := listenUnix(path)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(path)
-	defer ln.Close()
-	r, err := runner.Open(setup.dir, setup.trust, setup.kp, setup.cfg)
-	if err != nil {
-		if errors.Is(err, runner.ErrNotRecorded) {
-			return noErr(err)
-		}
+	err = serving.Admission{Server: srv, Socket: path, Dir: setup.dir, Trust: setup.trust, Key: setup.kp, Config: setup.cfg,
+		PublishDir: c.String("publish-decisions"), PublishEvery: c.Duration("publish-every"), Warnf: warnf,
+		Ready: func() {
+			diag(c, levelInfo, "serving admission for %s on %s (mode %s)", setup.cfg.Machine, path, setup.cfg.Mode)
+		}}.Run(context.Background())
+	switch err.(type) {
+	case nil:
+	case *exitcode.Error:
+		return asExit(err)
+	default:
 		return openErr(err)
-	}
-	defer r.Close()
-	// Caught from the moment the server says it serves: a SIGTERM then
-	// stops it after the admissions in flight, with the decision log closed.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	diag(c, levelInfo, "serving admission for %s on %s (mode %s)", setup.cfg.Machine, path, setup.cfg.Mode)
-	if to := c.String("publish-decisions"); to != "" {
-		stopPublishing := r.PublishEvery(to, c.Duration("publish-every"), func(err error) {
-			diag(c, levelWarning, "publishing the decision log into %s: %v", to, err)
-		})
-		defer stopPublishing()
-	}
-	srv.Runner = r
-	if err := srv.Serve(ctx, ln); err != nil {
-		return noErr(err)
 	}
 	diag(c, levelInfo, "admission server stopped")
 	return nil
-}
-
-// listenUnix is admission.Listen, its refusals worded for --socket.
-func listenUnix(path string) (net.Listener, error) {
-	ln, err := admission.Listen(path)
-	switch {
-	case errors.Is(err, admission.ErrNotSocket):
-		return nil, usageErr("--socket %s exists and is not a socket; refusing to replace it", path)
-	case errors.Is(err, admission.ErrSocketInUse):
-		return nil, usageErr("--socket %s: another server is listening there", path)
-	case err != nil:
-		return nil, inputErr(err)
-	}
-	return ln, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/token"
 	"github.com/writ-ledger/writ/verify"
@@ -90,6 +91,6 @@ func verifyToken(c *cli.Context) error {
 	case err != nil:
 		return noErr(err)
 	}
-	return emitSorted(c, res, fmt.Sprintf("valid: token from %s for %s, audience %s, expires %s (key %s)", res.Issuer, orNone(res.Subject),
-		strings.Join(res.Audience, ","), res.Expires, orNone(res.KeyID)))
+	return emitSorted(c, res, fmt.Sprintf("valid: token from %s for %s, audience %s, expires %s (key %s)", res.Issuer, humanize.OrNone(res.Subject),
+		strings.Join(res.Audience, ","), res.Expires, humanize.OrNone(res.KeyID)))
 }

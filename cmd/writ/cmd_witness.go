@@ -10,10 +10,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/humanize"
-	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/internal/serving"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/sign"
-	"golang.org/x/mod/sumdb/tlog"
 )
 
 // A witness key is a writ key (PREFIX.key, PREFIX.pub, as `writ key
@@ -119,56 +118,33 @@ func witnessKeyErr(err error, name string) error {
 }
 
 // errTokenWitnessName: a witness key in a token has no PREFIX.vkey to
-// name it.
+// name it (witness.ErrTokenName).
 var errTokenWitnessName = usageErr("--name is required with a key in a token: give the name its verifier key was made with (a schema-less URL such as witness.example/w1)")
-
-// witnessName returns the witness's name: from PREFIX.vkey beside the
-// key file, checked against the key, else --name; for a key in a token
-// (a PKCS#11 URI), --name, which is then required.
-func witnessName(c *cli.Context, keyFile string, k *sign.PrivateKey) (string, error) {
-	flag := c.String("name")
-	if sign.IsTokenURI(keyFile) {
-		if flag == "" {
-			return "", errTokenWitnessName
-		}
-		return flag, nil
-	}
-	name, err := witness.KeyName(keyFile, k, flag)
-	if errors.Is(err, witness.ErrNoName) {
-		return "", usageErr("no %s.vkey beside the key: give --name, the name its verifier key was made with", strings.TrimSuffix(keyFile, ".key"))
-	}
-	return name, witnessKeyErr(err, flag)
-}
 
 func witnessServe(c *cli.Context) error {
 	if err := wantArgs(c, 0, "no arguments"); err != nil {
 		return err
 	}
-	logs := c.StringSlice("log")
-	for _, l := range logs {
-		if _, err := formats.NewVerifier(l); err != nil {
-			return usageErr("--log %q: not an Ed25519 signed-note verifier key (<origin>+<8 hex>+<base64>): %v", l, err)
-		}
+	if err := serving.CheckWitnessLogs(c.StringSlice("log")); err != nil {
+		return asExit(err)
 	}
-	if sign.IsTokenURI(c.String("key")) && c.String("name") == "" {
+	keyRef, given := c.String("key"), c.String("name")
+	if sign.IsTokenURI(keyRef) && given == "" {
 		return errTokenWitnessName // before the PIN is asked
 	}
-	keys, err := loadSigningKeys(c, []string{c.String("key")})
+	keys, err := loadSigningKeys(c, []string{keyRef})
 	if err != nil {
 		return err
 	}
-	name, err := witnessName(c, c.String("key"), keys[0])
-	if err != nil {
+	name, err := witness.ResolveName(keyRef, keys[0], given)
+	if errors.Is(err, witness.ErrNoName) {
+		return usageErr("no %s.vkey beside the key: give --name, the name its verifier key was made with", strings.TrimSuffix(keyRef, ".key"))
+	} else if err := witnessKeyErr(err, given); err != nil {
 		return err
 	}
-	w, err := witness.New(witness.Config{Name: name, Key: keys[0], Dir: c.String("dir"), Logs: logs})
-	switch {
-	case errors.Is(err, witness.ErrLocked):
-		return &exitError{code: exitBusy, err: err, hints: []string{"another writ witness serve has this directory; stop it, or give another --dir"}}
-	case errors.Is(err, witness.ErrCorruptState):
-		return noErr(err, "the witness does not start without the state it cosigned from: restore the file, or investigate; never delete it to get going")
-	case err != nil:
-		return inputErr(err)
+	w, err := serving.OpenWitness(witness.Config{Name: name, Key: keys[0], Dir: c.String("dir"), Logs: c.StringSlice("log")})
+	if err != nil {
+		return asExit(err)
 	}
 	defer w.Close()
 	return serveHTTP(c, w.Handler(), witness.MaxRequestSize, nil, func(addr string) string {
@@ -185,32 +161,28 @@ func witnessAddCheckpoint(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cp, err := witness.ParseCheckpoint(signed)
+	sub, err := witness.NewSubmission(signed, c.Int64("old"))
 	if err != nil {
 		return inputErr(fmt.Errorf("%s: %w", c.Args().First(), err))
 	}
-	old := c.Int64("old")
-	var proof tlog.TreeProof
 	if path := c.String("proof"); path != "" {
 		data, err := readWhole(c, path, maxInput)
 		if err != nil {
 			return err
 		}
-		f, err := formats.ParseConsistencyProofFile(data)
-		if err != nil {
+		var pe *witness.ProofSizeError
+		switch err := sub.ReadProof(data, c.IsSet("old")); {
+		case errors.As(err, &pe) && pe.From:
+			return usageErr("--old %d, but the proof in %s is from size %d", pe.Want, path, pe.Got)
+		case errors.As(err, &pe):
+			return inputErr(fmt.Errorf("the proof in %s is to size %d, the checkpoint's size is %d", path, pe.Got, pe.Want))
+		case err != nil:
 			return inputErr(fmt.Errorf("%s: not the output of writ ledger consistency --json: %w", path, err))
 		}
-		if c.IsSet("old") && old != f.OldSize {
-			return usageErr("--old %d, but the proof in %s is from size %d", old, path, f.OldSize)
-		}
-		if f.NewSize != cp.Size {
-			return inputErr(fmt.Errorf("the proof in %s is to size %d, the checkpoint's size is %d", path, f.NewSize, cp.Size))
-		}
-		old, proof = f.OldSize, f.Path
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), witness.ClientTimeout)
 	defer cancel()
-	sigs, err := (&witness.Client{}).AddCheckpoint(ctx, c.String("url"), old, proof, signed)
+	sigs, err := (&witness.Client{}).AddCheckpoint(ctx, c.String("url"), sub.Old, sub.Proof, sub.Signed)
 	var conflict *witness.ConflictError
 	switch {
 	case errors.As(err, &conflict):
@@ -221,7 +193,7 @@ func witnessAddCheckpoint(c *cli.Context) error {
 		return inputErr(err)
 	}
 	if wantJSON(c) {
-		return emitSorted(c, witness.NewCosignatures(cp, sigs))
+		return emitSorted(c, witness.NewCosignatures(sub.Checkpoint, sigs))
 	}
 	_, err = c.App.Writer.Write(sigs)
 	return err

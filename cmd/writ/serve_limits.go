@@ -23,14 +23,6 @@ func httpLimitFlags() []cli.Flag {
 	}
 }
 
-// httpLimits reads httpLimitFlags (serving.HTTPLimits.Bound); a
-// server's requests carry at most maxBody bytes of body.
-func httpLimits(c *cli.Context, maxBody int64) (httpbound.Limits, error) {
-	l, err := serving.HTTPLimits{MaxInFlight: c.Int("max-in-flight"), MaxPerClient: c.Int("max-per-client"),
-		MaxConns: c.Int("max-conns"), ReadTimeout: c.Duration("read-timeout")}.Bound(maxBody)
-	return l, asExit(err)
-}
-
 // maxAnswerFlag bounds the memory ledger serve's answers hold, all
 // requests together (publish.ServeOptions.MaxAnswerBytes), in MiB.
 var maxAnswerFlag = &cli.IntFlag{Name: "max-answer-mib", Value: publish.DefaultMaxAnswerBytes >> 20,
