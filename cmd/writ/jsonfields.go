@@ -30,7 +30,9 @@ type resultDoc = jsonobject.Doc
 // typed is a command's result printed as the struct types of the
 // examples (jsonobject.Typed): the first always, each later one under its
 // condition.
-func typed(note string, first any, more ...any) resultDoc { return jsonobject.Typed(note, first, more...) }
+func typed(note string, first any, more ...any) resultDoc {
+	return jsonobject.Typed(note, first, more...)
+}
 
 // results documents each command's JSON result under --json (keyed by
 // the command's full name). Shapes are listed in --help; the tests fail
