@@ -1,8 +1,9 @@
 // Package exitcode is the small error vocabulary writ's command-line
 // plumbing (internal/fileio, internal/dirhint, internal/cliflags,
 // internal/secrets) returns: an error that carries the exit code the
-// command line gives it, and the hints printed after it. It imports
-// nothing of writ.
+// command line gives it, and the hints printed after it; Of finds it in
+// an error's chain, or a caller's own Carrier. It imports nothing of
+// writ.
 //
 // The codes are README.md's: 0 success, 1 a verdict of no, 2 bad usage
 // or input, 3 internal error, 4 busy (another process holds the input).
