@@ -151,6 +151,3 @@ func repairUndo(c *cli.Context, dir string) error {
 	}
 	return emit(c, res, lines...)
 }
-
-// storeHint is the next act for a refused log store (repair.NextAct).
-func storeHint(se *ledger.StoreError) string { return repair.NextAct(se) }

@@ -5,8 +5,6 @@ package main
 // reading stdin and stdout from the command's context.
 
 import (
-	"errors"
-
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/dirhint"
 	"github.com/writ-ledger/writ/internal/exitcode"
@@ -47,7 +45,7 @@ func directoryErr(flag, path string) error { return asExit(dirhint.Error(flag, p
 // explainDirectory is dirhint.Explain for bad input: a verdict of no, or
 // an internal error, keeps its code and message.
 func explainDirectory(args []string, err error) error {
-	if ee := exitOf(err); ee != nil && ee.code != exitUsage {
+	if xe := exitcode.Of(err); xe != nil && xe.Code != exitUsage {
 		return err
 	}
 	return asExit(dirhint.Explain(args, err))
@@ -61,18 +59,4 @@ func asExit(err error) error {
 		return &exitError{code: xe.Code, err: xe.Err, hints: xe.Hints}
 	}
 	return err
-}
-
-// exitOf returns the exit error err carries: the command line's own, or
-// an *exitcode.Error made one; nil if it carries neither.
-func exitOf(err error) *exitError {
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee
-	}
-	var xe *exitcode.Error
-	if errors.As(err, &xe) {
-		return &exitError{code: xe.Code, err: err, hints: xe.Hints}
-	}
-	return nil
 }

@@ -5,8 +5,6 @@ package main
 // and its doc tag is what --help says about it.
 
 import (
-	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -25,37 +23,15 @@ import (
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
-// resultDoc documents one command's JSON result: the struct types it
-// prints (each shape, and when it prints it), or, for a command whose
-// result has no type yet, prose.
-type resultDoc struct {
-	note   string  // said first: how many objects, when
-	shapes []shape // the struct types printed
-	prose  string  // the fields in prose, for a result without a type
-}
-
-// shape is one struct type a command prints, and when.
-type shape struct {
-	when string // "" for the result, else the condition ("with --undo")
-	t    reflect.Type
-}
+// resultDoc documents one command's JSON result (jsonobject.Doc: its
+// struct types, or prose for a result without a type yet).
+type resultDoc = jsonobject.Doc
 
 // typed is a command's result printed as the struct types of the
-// examples: the first always, each later one under its condition. A
-// type that writes itself (MarshalJSON) names the struct it writes with
-// a JSONShape method.
+// examples (jsonobject.Typed): the first always, each later one under its
+// condition.
 func typed(note string, first any, more ...any) resultDoc {
-	typeOf := func(v any) reflect.Type {
-		if s, ok := v.(interface{ JSONShape() any }); ok {
-			v = s.JSONShape()
-		}
-		return reflect.TypeOf(v)
-	}
-	d := resultDoc{note: note, shapes: []shape{{t: typeOf(first)}}}
-	for i := 0; i+1 < len(more); i += 2 {
-		d.shapes = append(d.shapes, shape{when: more[i].(string), t: typeOf(more[i+1])})
-	}
-	return d
+	return jsonobject.Typed(note, first, more...)
 }
 
 // results documents each command's JSON result under --json (keyed by
@@ -97,7 +73,7 @@ var results = map[string]resultDoc{
 	"ledger serve":           typed("one object once it listens", listenResult{}),
 	"ledger sync":            typed("", syncedJSON{}),
 	"admit":                  typed("", admission.Decision{}, "with --rules, one object per rule", rules.Listing{}),
-	"admission serve":        {prose: "none: a server; it logs on stderr"},
+	"admission serve":        {Prose: "none: a server; it logs on stderr"},
 	"admission request":      typed("", admission.Response{}),
 	"token verify":           typed("", verify.TokenResult{}),
 	"audit":                  typed("", audit.Report{}, "with --fleet", audit.FleetReport{}),
@@ -106,33 +82,6 @@ var results = map[string]resultDoc{
 	"witness serve":          typed("one object once it listens", listenResult{}),
 	"witness add-checkpoint": typed("", witness.Cosignatures{}),
 	"witness checkpoint":     typed("", witness.ServedCheckpoint{}),
-}
-
-// text is the result's documentation as --help shows it.
-func (d resultDoc) text() string {
-	if d.prose != "" {
-		return "JSON result (--json): " + d.prose + "."
-	}
-	var b strings.Builder
-	b.WriteString("JSON result (--json)")
-	if d.note != "" {
-		b.WriteString(", " + d.note)
-	}
-	b.WriteString(":")
-	for _, s := range d.shapes {
-		if s.when != "" {
-			b.WriteString("\n" + s.when + ":")
-		}
-		fs := jsonobject.Fields(s.t)
-		width := 0
-		for _, f := range fs {
-			width = max(width, len(f.Name))
-		}
-		for _, f := range fs {
-			fmt.Fprintf(&b, "\n  %-*s  %s", width, f.Name, f.Doc)
-		}
-	}
-	return b.String()
 }
 
 // documentJSON appends each command's JSON fields to its --help, and
@@ -152,7 +101,7 @@ func documentJSON(cmds []*cli.Command, prefix string) {
 			if c.Description != "" {
 				c.Description += "\n\n"
 			}
-			c.Description += doc.text()
+			c.Description += doc.Text()
 		}
 	}
 }

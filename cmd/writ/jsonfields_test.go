@@ -89,15 +89,15 @@ func checkJSONFields(t *testing.T, path string) {
 			continue
 		}
 		declared := map[string]bool{}
-		for _, s := range doc.shapes {
-			for _, f := range jsonobject.Fields(s.t) {
+		for _, s := range doc.Shapes {
+			for _, f := range jsonobject.Fields(s.Type) {
 				declared[f.Name] = true
 			}
 		}
 		for k := range seen[c] {
-			if doc.prose != "" && !regexp.MustCompile(`\b`+regexp.QuoteMeta(k)+`\b`).MatchString(doc.prose) {
-				t.Errorf("writ %s printed the JSON field %q, which its --help does not name: %s", c, k, doc.prose)
-			} else if doc.prose == "" && !declared[k] {
+			if doc.Prose != "" && !regexp.MustCompile(`\b`+regexp.QuoteMeta(k)+`\b`).MatchString(doc.Prose) {
+				t.Errorf("writ %s printed the JSON field %q, which its --help does not name: %s", c, k, doc.Prose)
+			} else if doc.Prose == "" && !declared[k] {
 				t.Errorf("writ %s printed the JSON field %q, which its result types do not declare", c, k)
 			}
 		}
@@ -137,21 +137,21 @@ func TestJSONFieldsCoverEveryCommand(t *testing.T) {
 // tag and a name its shape does not repeat, and each shape is a struct.
 func TestResultFieldsDocumented(t *testing.T) {
 	for name, doc := range results {
-		if doc.prose == "" && len(doc.shapes) == 0 {
+		if doc.Prose == "" && len(doc.Shapes) == 0 {
 			t.Errorf("writ %s: a result with neither a type nor prose", name)
 		}
-		for _, s := range doc.shapes {
-			if s.t.Kind() != reflect.Struct {
-				t.Errorf("writ %s: result type %v is not a struct", name, s.t)
+		for _, s := range doc.Shapes {
+			if s.Type.Kind() != reflect.Struct {
+				t.Errorf("writ %s: result type %v is not a struct", name, s.Type)
 				continue
 			}
 			seen := map[string]bool{}
-			for _, f := range jsonobject.Fields(s.t) {
+			for _, f := range jsonobject.Fields(s.Type) {
 				if f.Doc == "" {
-					t.Errorf("writ %s: %v's JSON field %q has no doc tag", name, s.t, f.Name)
+					t.Errorf("writ %s: %v's JSON field %q has no doc tag", name, s.Type, f.Name)
 				}
 				if seen[f.Name] {
-					t.Errorf("writ %s: %v declares the JSON field %q twice", name, s.t, f.Name)
+					t.Errorf("writ %s: %v declares the JSON field %q twice", name, s.Type, f.Name)
 				}
 				seen[f.Name] = true
 			}
@@ -162,7 +162,7 @@ func TestResultFieldsDocumented(t *testing.T) {
 // TestResultHelpText: --help lists a typed result's fields, one a line,
 // with their docs, and each condition's shape under it.
 func TestResultHelpText(t *testing.T) {
-	got := results["ledger repair"].text()
+	got := results["ledger repair"].Text()
 	for _, want := range []string{"JSON result (--json):\n  dir ", "\nwith --undo:\n  set_aside ", "\n  kept "} {
 		if !strings.Contains(got, want) {
 			t.Errorf("ledger repair's help lacks %q:\n%s", want, got)

@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/buildinfo"
 	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/diagnostic"
 	"github.com/writ-ledger/writ/internal/profile"
@@ -120,22 +121,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 }
 
 // version reports the module version and vcs revision this binary was
-// built from, as Go recorded them.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := info.Main.Version
-	for _, s := range info.Settings {
-		switch {
-		case s.Key == "vcs.revision":
-			v += " " + s.Value
-		case s.Key == "vcs.modified" && s.Value == "true":
-			v += " (modified)"
-		}
-	}
-	return v
-}
+// built from, as Go recorded them (buildinfo.Version).
+func version() string { return buildinfo.Version() }
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print one JSON object per result on stdout"}

@@ -7,9 +7,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/cliflags"
 )
 
 // emit prints one result: v as one JSON object with --json, else the human
@@ -41,24 +41,10 @@ func emit(c *cli.Context, v any, human ...string) error {
 // the ones `writ COMMAND --help` documents.
 var onEmit func(command string, v any)
 
-// wantJSON reports whether --json was given before or after the command
-// name: `writ --json CMD` and `writ CMD --json` are the same.
-func wantJSON(c *cli.Context) bool {
-	for _, x := range c.Lineage() {
-		if x.Bool("json") {
-			return true
-		}
-	}
-	return false
-}
+// wantJSON is cliflags.WantJSON: --json given before or after the
+// command name.
+func wantJSON(c *cli.Context) bool { return cliflags.WantJSON(c) }
 
-// cmdPath returns the command's full name, such as "ledger append".
-func cmdPath(c *cli.Context) string {
-	var names []string
-	for _, x := range c.Lineage() {
-		if x.Command != nil && x.Command.Name != "" && x.Command.Name != c.App.Name && (len(names) == 0 || names[0] != x.Command.Name) {
-			names = append([]string{x.Command.Name}, names...)
-		}
-	}
-	return strings.Join(names, " ")
-}
+// cmdPath is cliflags.CmdPath: the command's full name, such as "ledger
+// append".
+func cmdPath(c *cli.Context) string { return cliflags.CmdPath(c) }

@@ -1,14 +1,18 @@
 // Package exitcode is the small error vocabulary writ's command-line
 // plumbing (internal/fileio, internal/dirhint, internal/cliflags,
 // internal/secrets) returns: an error that carries the exit code the
-// command line gives it, and the hints printed after it. It imports
-// nothing of writ.
+// command line gives it, and the hints printed after it; Of finds it in
+// an error's chain, or a caller's own Carrier. It imports nothing of
+// writ.
 //
 // The codes are README.md's: 0 success, 1 a verdict of no, 2 bad usage
 // or input, 3 internal error, 4 busy (another process holds the input).
 package exitcode
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // The exit codes of writ's command line.
 const (
@@ -26,6 +30,13 @@ type Error struct {
 	Code  int
 	Err   error
 	Hints []string
+	// Silent: the command already printed its result (a verdict, a
+	// denial); nothing more is printed for the error.
+	Silent bool
+	// Flag and Rule, when Flag is set, name the operator's assertion the
+	// error refuses (the flag that gave it, such as "--fleet FILE") and
+	// the rule id it is refused under: a verdict of no naming both.
+	Flag, Rule string
 }
 
 // Error returns Err's message.
@@ -43,4 +54,26 @@ func Usagef(format string, args ...any) error {
 // Input marks err as bad input (exit 2), with optional hints.
 func Input(err error, hints ...string) error {
 	return &Error{Code: Usage, Err: err, Hints: hints}
+}
+
+// Carrier is an error of a caller's own type that carries an exit code:
+// ExitError returns it as an *Error (a new one each call, or the same).
+type Carrier interface {
+	error
+	ExitError() *Error
+}
+
+// Of returns the exit error err carries: the first Carrier in err's
+// chain (its ExitError), else the first *Error; nil if it carries
+// neither.
+func Of(err error) *Error {
+	var c Carrier
+	if errors.As(err, &c) {
+		return c.ExitError()
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
 }

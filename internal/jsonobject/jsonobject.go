@@ -1,7 +1,8 @@
 // Package jsonobject writes a struct as one JSON object whose keys are
 // sorted, as encoding/json writes a map: the bytes writ's results and the
 // admission protocol printed before they had types; and lists a struct's
-// JSON fields with their doc tags, the documentation of a typed result.
+// JSON fields with their doc tags, the documentation of a typed result
+// (Doc: its --help text).
 // It imports nothing of writ.
 package jsonobject
 
