@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
+	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/internal/jsonobject"
 	"github.com/writ-ledger/writ/internal/runnerkey"
@@ -114,7 +115,7 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	if cfg.Mode, err = verify.ParseMode(c.String("mode")); err != nil {
 		return nil, usageErr("--%v", err)
 	}
-	if cfg.AlwaysRefuse, err = verify.ParseRefuse(commaList(c.StringSlice("refuse"))); err != nil {
+	if cfg.AlwaysRefuse, err = verify.ParseRefuse(cliflags.CommaList(c.StringSlice("refuse"))); err != nil {
 		return nil, usageErr("--refuse %v", err)
 	}
 	trust := verify.Trust{TrustRoot: c.String("trust-root")}
