@@ -132,15 +132,3 @@ func quarantineCommand() *cli.Command {
 		},
 	}
 }
-
-// explainLines renders an authority answer for people.
-func explainLines(e *delegation.Explanation) []string {
-	if !e.Allowed {
-		return []string{"no: " + e.Rule, "reason: " + e.Reason}
-	}
-	lines := []string{"yes"}
-	for i, l := range e.Chain {
-		lines = append(lines, fmt.Sprintf("  %d. delegation at index %v (%v) to key %v, issued by %v", i+1, l.Index, l.Digest, l.Key, l.IssuedBy))
-	}
-	return lines
-}

@@ -31,27 +31,23 @@ func transferVerify(c *cli.Context) error {
 		return err
 	}
 	expect := c.String("expect")
-	_, _, err := transfer.ParseDigest(expect)
-	if err != nil {
+	if _, _, err := transfer.ParseDigest(expect); err != nil {
 		return usageErr("--expect: %v", err)
 	}
-	var actual string
+	res, err := transfer.Check(c.App.Reader, c.Args().First(), expect)
 	var mm *transfer.MismatchError
-	if name := c.Args().First(); name == "-" {
-		actual, err = transfer.CompareReader(c.App.Reader, "stdin", expect) // hashed as it streams
-	} else if actual, err = transfer.Compare(name, expect); err != nil && !errors.As(err, &mm) {
-		err = fmt.Errorf("FILE: %w", err)
-	}
 	switch {
 	case errors.As(err, &mm):
 		if wantJSON(c) {
-			emitSorted(c, transfer.Comparison{Match: false, Expected: mm.Expected, Actual: mm.Actual})
+			emitSorted(c, res)
 		}
 		return noErr(err)
+	case err != nil && c.Args().First() != "-":
+		return inputErr(fmt.Errorf("FILE: %w", err))
 	case err != nil:
 		return inputErr(err)
 	}
-	return emitSorted(c, transfer.Comparison{Match: true, Expected: c.String("expect"), Actual: actual}, "ok: "+actual)
+	return emitSorted(c, res, "ok: "+res.Actual)
 }
 
 func downgradeCommand() *cli.Command {
