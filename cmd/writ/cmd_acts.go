@@ -29,11 +29,7 @@ func revokeCommand() *cli.Command {
 			if err != nil {
 				return fieldFlagErr(c, err)
 			}
-			keys, err := loadSigningKeys(c, c.StringSlice("key"))
-			if err != nil {
-				return err
-			}
-			return finish(c, rec, keys, &revokeResult{Target: rec.Target})
+			return finishKeys(c, rec, c.StringSlice("key"), &revokeResult{Target: rec.Target})
 		},
 	}
 }
@@ -84,11 +80,7 @@ func issuerCommand() *cli.Command {
 			if err != nil {
 				return fieldFlagErr(c, err)
 			}
-			keys, err := loadSigningKeys(c, c.StringSlice("key"))
-			if err != nil {
-				return err
-			}
-			return finish(c, rec, keys, &issuerResult{Issuer: rec.Issuer})
+			return finishKeys(c, rec, c.StringSlice("key"), &issuerResult{Issuer: rec.Issuer})
 		},
 	}
 }
@@ -120,15 +112,11 @@ func quarantineCommand() *cli.Command {
 			if err != nil {
 				return fieldFlagErr(c, err)
 			}
-			keys, err := loadSigningKeys(c, c.StringSlice("key"))
-			if err != nil {
-				return err
-			}
 			what := "quarantine"
 			if rec.Lift {
 				what = "lift"
 			}
-			return finish(c, rec, keys, &quarantineResult{Machine: rec.Machine, Act: what})
+			return finishKeys(c, rec, c.StringSlice("key"), &quarantineResult{Machine: rec.Machine, Act: what})
 		},
 	}
 }

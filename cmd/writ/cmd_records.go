@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -22,18 +21,10 @@ func keysFlag(usage string) cli.Flag {
 }
 
 // oneKey returns the one --key path of a command whose record or check
-// takes exactly one key ("" when none is given). --key is a repeatable
-// flag everywhere, so that a second --key is refused here, naming why,
-// rather than silently replacing the first.
+// takes exactly one key ("" when none is given): cliflags.One, naming why.
 func oneKey(c *cli.Context, why string) (string, error) {
-	switch paths := c.StringSlice("key"); len(paths) {
-	case 0:
-		return "", nil
-	case 1:
-		return paths[0], nil
-	default:
-		return "", usageErr("--key given %d times: %s; give one --key", len(paths), why)
-	}
+	path, err := cliflags.One(c.StringSlice("key"), "key", why)
+	return path, asExit(err)
 }
 
 // finish encodes rec, signs it with keys (none: bare CBOR), writes it to
@@ -54,6 +45,16 @@ func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, res int
 	digest := schemas.SHA256Digest(out)
 	*res.base() = recorded{Kind: rec.Kind(), Digest: digest, Out: path, Signed: len(keys) > 0}
 	return emitSorted(c, res, append([]string{digest}, more...)...)
+}
+
+// finishKeys loads the signing keys refs names (loadSigningKeys), then
+// signs and writes rec with them (finish).
+func finishKeys(c *cli.Context, rec schemas.Record, refs []string, res interface{ base() *recorded }, more ...string) error {
+	keys, err := loadSigningKeys(c, refs)
+	if err != nil {
+		return err
+	}
+	return finish(c, rec, keys, res, more...)
 }
 
 func rootCommand() *cli.Command {
@@ -145,19 +146,6 @@ func delegateCommand() *cli.Command {
 	}
 }
 
-// actionSet reads --action, the one delegate flag documented as a list:
-// each value is one action or several separated by commas
-// (cliflags.CommaList).
-// delegation.NewDelegation sorts them and drops repeats; the record's
-// field rule (package schemas) refuses an action it does not know.
-func actionSet(values []string) []schemas.Action {
-	var out []schemas.Action
-	for _, a := range cliflags.CommaList(values) {
-		out = append(out, schemas.Action(a))
-	}
-	return out
-}
-
 func delegate(c *cli.Context) error {
 	now := time.Now()
 	nb, err := parseTime("not-before", c.String("not-before"), now)
@@ -172,7 +160,10 @@ func delegate(c *cli.Context) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	if slices.Contains(cliflags.CommaList(c.StringSlice("action")), "delegate") && c.Int("depth") == 0 {
+	p := delegation.DelegationParams{To: to, Actions: delegation.Actions(cliflags.CommaList(c.StringSlice("action"))),
+		Streams: c.StringSlice("stream"), Machines: c.StringSlice("machine"), Artifacts: c.StringSlice("artifact"),
+		NotBefore: nb, NotAfter: na, Depth: c.Int("depth"), IssuedAt: now}
+	if p.DelegatesNothing() {
 		// Valid, but the action grants nothing: every re-delegation by
 		// this key would be refused (its depth is 0).
 		diag(c, levelWarning, "--action delegate with --depth 0 (the default) lets this key re-delegate nothing: every re-delegation it signs will be refused; give --depth 1 or more for as many further links")
@@ -181,9 +172,7 @@ func delegate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := delegation.NewDelegation(delegation.DelegationParams{To: to, Actions: actionSet(c.StringSlice("action")),
-		Streams: c.StringSlice("stream"), Machines: c.StringSlice("machine"), Artifacts: c.StringSlice("artifact"),
-		NotBefore: nb, NotAfter: na, Depth: c.Int("depth"), IssuedAt: now})
+	rec, err := delegation.NewDelegation(p)
 	if errors.Is(err, delegation.ErrNegativeDepth) {
 		return usageErr("--depth must not be negative")
 	} else if err != nil {
@@ -233,12 +222,8 @@ func pin(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	keys, err := loadSigningKeys(c, []string{path})
-	if err != nil {
-		return err
-	}
 	res := &pinResult{Artifact: rec.Artifact, Version: rec.Version, Platform: rec.Platform, BinaryDigest: rec.Digest, Size: rec.Size, Build: rec.Build}
-	return finish(c, rec, keys, res, fmt.Sprintf("binary %s %s %s: %s, %d bytes", rec.Artifact, rec.Version, rec.Platform, rec.Digest, rec.Size))
+	return finishKeys(c, rec, []string{path}, res, fmt.Sprintf("binary %s %s %s: %s, %d bytes", rec.Artifact, rec.Version, rec.Platform, rec.Digest, rec.Size))
 }
 
 func instructCommand() *cli.Command {

@@ -72,11 +72,7 @@ func downgradeCommand() *cli.Command {
 			if err != nil {
 				return fieldFlagErr(c, err)
 			}
-			keys, err := loadSigningKeys(c, c.StringSlice("key"))
-			if err != nil {
-				return err
-			}
-			return finish(c, rec, keys, &downgradeResult{Artifact: rec.Artifact, Version: rec.Version})
+			return finishKeys(c, rec, c.StringSlice("key"), &downgradeResult{Artifact: rec.Artifact, Version: rec.Version})
 		},
 	}
 }

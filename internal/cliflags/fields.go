@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -62,4 +63,21 @@ func FieldFlag(cmd *cli.Command, err error) error {
 		}
 	}
 	return err
+}
+
+// One returns the one value of the repeatable flag name ("" when values,
+// its values, is empty): a flag such as --key, repeatable everywhere but
+// taking one value in some commands, where a second value is refused
+// rather than silently replacing the first. More than one is bad usage
+// (an *exitcode.Error, exit 2) saying how many were given and why (the
+// command's reason that it takes one).
+func One(values []string, name, why string) (string, error) {
+	switch len(values) {
+	case 0:
+		return "", nil
+	case 1:
+		return values[0], nil
+	default:
+		return "", exitcode.Usagef("--%s given %d times: %s; give one --%s", name, len(values), why, name)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -55,5 +56,26 @@ func TestFieldFlag(t *testing.T) {
 	}
 	if !HasFlag(cmd, "j") || HasFlag(cmd, "key") {
 		t.Errorf("HasFlag: an alias is a name, --key is not a flag of cmd")
+	}
+}
+
+func TestOne(t *testing.T) {
+	for _, tc := range []struct {
+		values []string
+		want   string
+		err    string
+	}{
+		{nil, "", ""},
+		{[]string{"a.key"}, "a.key", ""},
+		{[]string{"a.key", "b.key"}, "", "--key given 2 times: a pin carries one signature; give one --key"},
+	} {
+		got, err := One(tc.values, "key", "a pin carries one signature")
+		var ee *exitcode.Error
+		switch {
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("%q: %q %v, want %q", tc.values, got, err, tc.want)
+		case tc.err != "" && (!errors.As(err, &ee) || ee.Code != exitcode.Usage || err.Error() != tc.err):
+			t.Errorf("%q: %v, want exit 2 %q", tc.values, err, tc.err)
+		}
 	}
 }
