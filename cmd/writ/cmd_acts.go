@@ -34,15 +34,9 @@ func revokeCommand() *cli.Command {
 	}
 }
 
-// maxRevocationTarget bounds a --target file, in bytes. The file is a
-// signed record, at most schemas.MaxRecordSize (65,535) bytes once
-// wrapped, or a PEM public key, at most sign.MaxPublicKeyFile (16 KiB):
-// a larger file is neither, and is refused before it is read whole.
-const maxRevocationTarget = schemas.MaxRecordSize
-
 // revocationTarget accepts a key id or digest as is, or reads a file: a
 // PEM public key gives its key id, any other file (a signed record) the
-// digest of its bytes. A file over maxRevocationTarget bytes is bad input.
+// digest of its bytes. A file over delegation.MaxRevocationTarget bytes is bad input.
 func revocationTarget(c *cli.Context, v string) (string, error) {
 	if schemas.ValidKeyID(v) || schemas.ValidDigest(v) {
 		return v, nil
@@ -50,12 +44,12 @@ func revocationTarget(c *cli.Context, v string) (string, error) {
 	if _, err := os.Stat(v); err != nil || v == "-" {
 		return "", usageErr("--target %q: not a key id, a record digest, or a readable file", v)
 	}
-	data, over, err := readInput(c, v, maxRevocationTarget)
+	data, over, err := readInput(c, v, delegation.MaxRevocationTarget)
 	if err != nil {
 		return "", err
 	}
 	if over {
-		return "", inputErr(fmt.Errorf("--target %s: larger than %d bytes, the most a signed record or a public key file can be", v, maxRevocationTarget))
+		return "", inputErr(fmt.Errorf("--target %s: larger than %d bytes, the most a signed record or a public key file can be", v, delegation.MaxRevocationTarget))
 	}
 	target, err := delegation.RevocationTarget(data)
 	if err != nil {

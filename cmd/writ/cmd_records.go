@@ -315,13 +315,11 @@ func instruct(c *cli.Context) error {
 	if err != nil {
 		return fieldFlagErr(c, err)
 	}
-	var keys []*sign.PrivateKey
-	if !unsigned {
-		if keys, err = loadSigningKeys(c, []string{keyPath}); err != nil {
-			return err
-		}
+	res, id := &instructResult{InstructionID: rec.ID}, "instruction "+rec.ID+" (the id admit and audit name it by)"
+	if unsigned {
+		return finish(c, rec, nil, res, id)
 	}
-	return finish(c, rec, keys, &instructResult{InstructionID: rec.ID}, "instruction "+rec.ID+" (the id admit and audit name it by)")
+	return finishKeys(c, rec, []string{keyPath}, res, id)
 }
 
 // fieldFlagErr is inputErr for a record a signing command built that breaks

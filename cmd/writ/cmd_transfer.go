@@ -30,13 +30,11 @@ func transferVerify(c *cli.Context) error {
 	if err := wantArgs(c, 1, "one argument: the FILE received"); err != nil {
 		return err
 	}
-	expect := c.String("expect")
-	if _, _, err := transfer.ParseDigest(expect); err != nil {
-		return usageErr("--expect: %v", err)
-	}
-	res, err := transfer.Check(c.App.Reader, c.Args().First(), expect)
+	res, err := transfer.Check(c.App.Reader, c.Args().First(), c.String("expect"))
 	var mm *transfer.MismatchError
 	switch {
+	case errors.Is(err, transfer.ErrDigestSyntax):
+		return usageErr("--expect: %v", err)
 	case errors.As(err, &mm):
 		if wantJSON(c) {
 			emitSorted(c, res)
