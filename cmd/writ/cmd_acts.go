@@ -29,24 +29,14 @@ func revokeCommand() *cli.Command {
 			if err != nil {
 				return fieldFlagErr(c, err)
 			}
-			keys, err := loadSigningKeys(c, c.StringSlice("key"))
-			if err != nil {
-				return err
-			}
-			return finish(c, rec, keys, &revokeResult{Target: rec.Target})
+			return finishKeys(c, rec, c.StringSlice("key"), &revokeResult{Target: rec.Target})
 		},
 	}
 }
 
-// maxRevocationTarget bounds a --target file, in bytes. The file is a
-// signed record, at most schemas.MaxRecordSize (65,535) bytes once
-// wrapped, or a PEM public key, at most sign.MaxPublicKeyFile (16 KiB):
-// a larger file is neither, and is refused before it is read whole.
-const maxRevocationTarget = schemas.MaxRecordSize
-
 // revocationTarget accepts a key id or digest as is, or reads a file: a
 // PEM public key gives its key id, any other file (a signed record) the
-// digest of its bytes. A file over maxRevocationTarget bytes is bad input.
+// digest of its bytes. A file over delegation.MaxRevocationTarget bytes is bad input.
 func revocationTarget(c *cli.Context, v string) (string, error) {
 	if schemas.ValidKeyID(v) || schemas.ValidDigest(v) {
 		return v, nil
@@ -54,12 +44,12 @@ func revocationTarget(c *cli.Context, v string) (string, error) {
 	if _, err := os.Stat(v); err != nil || v == "-" {
 		return "", usageErr("--target %q: not a key id, a record digest, or a readable file", v)
 	}
-	data, over, err := readInput(c, v, maxRevocationTarget)
+	data, over, err := readInput(c, v, delegation.MaxRevocationTarget)
 	if err != nil {
 		return "", err
 	}
 	if over {
-		return "", inputErr(fmt.Errorf("--target %s: larger than %d bytes, the most a signed record or a public key file can be", v, maxRevocationTarget))
+		return "", inputErr(fmt.Errorf("--target %s: larger than %d bytes, the most a signed record or a public key file can be", v, delegation.MaxRevocationTarget))
 	}
 	target, err := delegation.RevocationTarget(data)
 	if err != nil {
@@ -84,11 +74,7 @@ func issuerCommand() *cli.Command {
 			if err != nil {
 				return fieldFlagErr(c, err)
 			}
-			keys, err := loadSigningKeys(c, c.StringSlice("key"))
-			if err != nil {
-				return err
-			}
-			return finish(c, rec, keys, &issuerResult{Issuer: rec.Issuer})
+			return finishKeys(c, rec, c.StringSlice("key"), &issuerResult{Issuer: rec.Issuer})
 		},
 	}
 }
@@ -120,27 +106,11 @@ func quarantineCommand() *cli.Command {
 			if err != nil {
 				return fieldFlagErr(c, err)
 			}
-			keys, err := loadSigningKeys(c, c.StringSlice("key"))
-			if err != nil {
-				return err
-			}
 			what := "quarantine"
 			if rec.Lift {
 				what = "lift"
 			}
-			return finish(c, rec, keys, &quarantineResult{Machine: rec.Machine, Act: what})
+			return finishKeys(c, rec, c.StringSlice("key"), &quarantineResult{Machine: rec.Machine, Act: what})
 		},
 	}
-}
-
-// explainLines renders an authority answer for people.
-func explainLines(e *delegation.Explanation) []string {
-	if !e.Allowed {
-		return []string{"no: " + e.Rule, "reason: " + e.Reason}
-	}
-	lines := []string{"yes"}
-	for i, l := range e.Chain {
-		lines = append(lines, fmt.Sprintf("  %d. delegation at index %v (%v) to key %v, issued by %v", i+1, l.Index, l.Digest, l.Key, l.IssuedBy))
-	}
-	return lines
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/internal/admitview"
+	"github.com/writ-ledger/writ/internal/cliflags"
+	"github.com/writ-ledger/writ/internal/runnerkey"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
@@ -69,7 +71,7 @@ func runnerFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "refuse", Usage: "refuse on `RULE` in every mode, whatever --mode says (repeat, or comma-separated; tightens only; `writ admit --rules` lists them)"},
 		&cli.BoolFlag{Name: "require-receipt", Usage: "admit only a dispatch whose receipt proves it is in the authority log this runner verified"},
 		&cli.StringFlag{Name: "control-workspace", Usage: "the control plane's workspace root, an absolute `PATH` on the sending host: a remote brief naming a path beneath it is refused (rule R30)"},
-		vkeyFlag, trustRootFlag, policyFlag, runnerKeyProtectionFlag, runnerTokenKeyFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
+		vkeyFlag, trustRootFlag, policyFlag, runnerkey.ProtectionFlag, runnerkey.TokenKeyFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
 	}
 }
 
@@ -92,7 +94,7 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 		}
 	}
 	cfg, err := verify.Settings{Machine: machine, Mode: c.String("mode"), MaxLedgerAge: c.Duration("max-ledger-age"),
-		Refuse: commaList(c.StringSlice("refuse")), RequireReceipt: c.Bool("require-receipt"),
+		Refuse: cliflags.CommaList(c.StringSlice("refuse")), RequireReceipt: c.Bool("require-receipt"),
 		ControlWorkspace: c.String("control-workspace")}.Config()
 	if err != nil {
 		return nil, usageErr("--%v", err)

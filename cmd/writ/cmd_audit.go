@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/auditview"
+	"github.com/writ-ledger/writ/internal/dirhint"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/verify/audit"
@@ -134,7 +135,7 @@ func runAudit(c *cli.Context, o audit.Options) (*audit.Report, error) {
 	var err error
 	switch dir, export := c.String("ledger"), c.String("export"); {
 	case dir != "":
-		if err := isLedgerDir(dir); err != nil {
+		if err := asExit(dirhint.LedgerDir(dir)); err != nil {
 			return nil, err
 		}
 		o.Progress = progressFor(c, "verifying", "entries")

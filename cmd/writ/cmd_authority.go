@@ -63,12 +63,12 @@ func explain(c *cli.Context) error {
 	case errors.As(err, &ae):
 		return authorityErr(ae.Err)
 	case errors.As(err, &d):
-		if err := emitSorted(c, e, explainLines(e)...); err != nil {
+		if err := emitSorted(c, e, e.Lines()...); err != nil {
 			return err
 		}
 		return &exitError{code: exitNo, err: d, silent: true}
 	case err != nil:
 		return err // Explain refuses only with a *Denial
 	}
-	return emitSorted(c, e, explainLines(e)...)
+	return emitSorted(c, e, e.Lines()...)
 }

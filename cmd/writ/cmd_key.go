@@ -2,11 +2,12 @@ package main
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/secrets"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -109,29 +110,12 @@ func keyID(c *cli.Context) error {
 	return emitSorted(c, keyIDResult{k.ID()}, k.ID())
 }
 
-// loadSigningKeys loads each --key: a private key file, all unlocked
-// with one passphrase (or --identity), asked only if a file is among
-// them; or a key in a PKCS#11 token (a pkcs11: URI), its PIN read from
-// the URI's pin-source, else asked on the terminal.
+// loadSigningKeys is secrets.Source.SigningKeys for the command: a key
+// that did not load is keyErr's bad input, with its token hint.
 func loadSigningKeys(c *cli.Context, refs []string) ([]*sign.PrivateKey, error) {
-	if len(refs) == 0 {
-		return nil, usageErr("--key is required")
+	keys, err := secretsOf(c).SigningKeys(refs)
+	if ke := (*secrets.KeyError)(nil); errors.As(err, &ke) {
+		return nil, keyErr(ke.Err)
 	}
-	o := sign.KeyOptions{PIN: tokenPIN(c)}
-	if slices.ContainsFunc(refs, func(r string) bool { return !sign.IsTokenURI(r) }) {
-		ids, err := unlockIdentities(c, "the signing key")
-		if err != nil {
-			return nil, err
-		}
-		o.Identities = ids
-	}
-	var keys []*sign.PrivateKey
-	for _, r := range refs {
-		k, err := sign.LoadKey(r, o)
-		if err != nil {
-			return nil, keyErr(err)
-		}
-		keys = append(keys, k)
-	}
-	return keys, nil
+	return keys, asExit(err)
 }

@@ -4,12 +4,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -22,33 +21,19 @@ func keysFlag(usage string) cli.Flag {
 }
 
 // oneKey returns the one --key path of a command whose record or check
-// takes exactly one key ("" when none is given). --key is a repeatable
-// flag everywhere, so that a second --key is refused here, naming why,
-// rather than silently replacing the first.
+// takes exactly one key ("" when none is given): cliflags.One, naming why.
 func oneKey(c *cli.Context, why string) (string, error) {
-	switch paths := c.StringSlice("key"); len(paths) {
-	case 0:
-		return "", nil
-	case 1:
-		return paths[0], nil
-	default:
-		return "", usageErr("--key given %d times: %s; give one --key", len(paths), why)
-	}
+	path, err := cliflags.One(c.StringSlice("key"), "key", why)
+	return path, asExit(err)
 }
 
 // finish encodes rec, signs it with keys (none: bare CBOR), writes it to
 // --out and prints its digest. res is the command's JSON result; finish
 // fills in its recorded part.
 func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, res interface{ base() *recorded }, more ...string) error {
-	payload, err := schemas.Encode(rec)
+	out, err := sign.EncodeRecord(rec, keys...)
 	if err != nil {
 		return fieldFlagErr(c, err)
-	}
-	out := payload
-	if len(keys) > 0 {
-		if out, err = sign.Sign(rec.Kind(), payload, keys...); err != nil {
-			return inputErr(err)
-		}
 	}
 	path := c.String("out")
 	if err := writeOutput(c, path, out); err != nil {
@@ -60,6 +45,16 @@ func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, res int
 	digest := schemas.SHA256Digest(out)
 	*res.base() = recorded{Kind: rec.Kind(), Digest: digest, Out: path, Signed: len(keys) > 0}
 	return emitSorted(c, res, append([]string{digest}, more...)...)
+}
+
+// finishKeys loads the signing keys refs names (loadSigningKeys), then
+// signs and writes rec with them (finish).
+func finishKeys(c *cli.Context, rec schemas.Record, refs []string, res interface{ base() *recorded }, more ...string) error {
+	keys, err := loadSigningKeys(c, refs)
+	if err != nil {
+		return err
+	}
+	return finish(c, rec, keys, res, more...)
 }
 
 func rootCommand() *cli.Command {
@@ -88,13 +83,9 @@ func rootSign(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var pubs []sign.PublicKey
-	for _, p := range c.StringSlice("pub") {
-		k, err := sign.LoadPublicKey(p)
-		if err != nil {
-			return inputErr(err)
-		}
-		pubs = append(pubs, k)
+	pubs, err := sign.LoadPublicKeys(c.StringSlice("pub"))
+	if err != nil {
+		return inputErr(err)
 	}
 	if len(pubs) == 0 {
 		return usageErr("--pub is required: the root's public keys")
@@ -107,12 +98,8 @@ func rootSign(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	signers := make([]sign.PublicKey, len(keys))
-	for i, k := range keys {
-		signers[i] = k.Public()
-	}
 	rec, err := delegation.NewRoot(delegation.RootParams{Keys: pubs, Threshold: c.Int("threshold"), IssuedAt: now, Expires: expires,
-		Previous: prev, Signers: signers})
+		Previous: prev, Signers: sign.PublicKeys(keys)})
 	if err != nil {
 		return inputErr(err)
 	}
@@ -159,34 +146,6 @@ func delegateCommand() *cli.Command {
 	}
 }
 
-// actionSet reads --action, the one delegate flag documented as a list:
-// each value is one action or several separated by commas (commaList).
-// delegation.NewDelegation sorts them and drops repeats; the record's
-// field rule (package schemas) refuses an action it does not know.
-func actionSet(values []string) []schemas.Action {
-	var out []schemas.Action
-	for _, a := range commaList(values) {
-		out = append(out, schemas.Action(a))
-	}
-	return out
-}
-
-// commaList splits each of values on commas and trims the spaces around
-// each part, for the flags whose help documents a comma-separated list
-// (--action, and --refuse of admit and admission serve). Every other
-// repeatable flag takes its value whole (DisableSliceFlagSeparator). An
-// empty part is kept, so that the record's or the rule's check refuses
-// "instruct,,pin" by name instead of reading it as two actions.
-func commaList(values []string) []string {
-	var out []string
-	for _, v := range values {
-		for _, s := range strings.Split(v, ",") {
-			out = append(out, strings.TrimSpace(s))
-		}
-	}
-	return out
-}
-
 func delegate(c *cli.Context) error {
 	now := time.Now()
 	nb, err := parseTime("not-before", c.String("not-before"), now)
@@ -201,7 +160,10 @@ func delegate(c *cli.Context) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	if slices.Contains(commaList(c.StringSlice("action")), "delegate") && c.Int("depth") == 0 {
+	p := delegation.DelegationParams{To: to, Actions: delegation.Actions(cliflags.CommaList(c.StringSlice("action"))),
+		Streams: c.StringSlice("stream"), Machines: c.StringSlice("machine"), Artifacts: c.StringSlice("artifact"),
+		NotBefore: nb, NotAfter: na, Depth: c.Int("depth"), IssuedAt: now}
+	if p.DelegatesNothing() {
 		// Valid, but the action grants nothing: every re-delegation by
 		// this key would be refused (its depth is 0).
 		diag(c, levelWarning, "--action delegate with --depth 0 (the default) lets this key re-delegate nothing: every re-delegation it signs will be refused; give --depth 1 or more for as many further links")
@@ -210,9 +172,7 @@ func delegate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := delegation.NewDelegation(delegation.DelegationParams{To: to, Actions: actionSet(c.StringSlice("action")),
-		Streams: c.StringSlice("stream"), Machines: c.StringSlice("machine"), Artifacts: c.StringSlice("artifact"),
-		NotBefore: nb, NotAfter: na, Depth: c.Int("depth"), IssuedAt: now})
+	rec, err := delegation.NewDelegation(p)
 	if errors.Is(err, delegation.ErrNegativeDepth) {
 		return usageErr("--depth must not be negative")
 	} else if err != nil {
@@ -262,12 +222,8 @@ func pin(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	keys, err := loadSigningKeys(c, []string{path})
-	if err != nil {
-		return err
-	}
 	res := &pinResult{Artifact: rec.Artifact, Version: rec.Version, Platform: rec.Platform, BinaryDigest: rec.Digest, Size: rec.Size, Build: rec.Build}
-	return finish(c, rec, keys, res, fmt.Sprintf("binary %s %s %s: %s, %d bytes", rec.Artifact, rec.Version, rec.Platform, rec.Digest, rec.Size))
+	return finishKeys(c, rec, []string{path}, res, fmt.Sprintf("binary %s %s %s: %s, %d bytes", rec.Artifact, rec.Version, rec.Platform, rec.Digest, rec.Size))
 }
 
 func instructCommand() *cli.Command {
@@ -359,46 +315,17 @@ func instruct(c *cli.Context) error {
 	if err != nil {
 		return fieldFlagErr(c, err)
 	}
-	var keys []*sign.PrivateKey
-	if !unsigned {
-		if keys, err = loadSigningKeys(c, []string{keyPath}); err != nil {
-			return err
-		}
+	res, id := &instructResult{InstructionID: rec.ID}, "instruction "+rec.ID+" (the id admit and audit name it by)"
+	if unsigned {
+		return finish(c, rec, nil, res, id)
 	}
-	return finish(c, rec, keys, &instructResult{InstructionID: rec.ID}, "instruction "+rec.ID+" (the id admit and audit name it by)")
+	return finishKeys(c, rec, []string{keyPath}, res, id)
 }
-
-// fieldFlags names the flag behind a record field where the names differ
-// by more than '_' for '-' and a plural 's': the delegation's key is the
-// delegate's (--to), not the signer's (--key).
-var fieldFlags = map[string]string{"delegation.key": "to"}
 
 // fieldFlagErr is inputErr for a record a signing command built that breaks
 // a field rule of its kind (schemas.FieldError): the rule every reader
-// applies. The message starts with the flag that gave the field, so the
-// operator sees which value to change ("--machine: delegation.machines:
-// pattern 0 "a,b": ...").
+// applies, its message starting with the flag that gave the field
+// (cliflags.FieldFlag).
 func fieldFlagErr(c *cli.Context, err error) error {
-	var fe *schemas.FieldError
-	if !errors.As(err, &fe) || c.Command == nil {
-		return inputErr(err)
-	}
-	top, _, _ := strings.Cut(fe.Field, ".")
-	dashed := strings.NewReplacer("_", "-", ".", "-")
-	for _, name := range []string{fieldFlags[string(fe.Kind)+"."+top], dashed.Replace(fe.Field), dashed.Replace(top), strings.TrimSuffix(dashed.Replace(top), "s")} {
-		if name != "" && hasFlag(c.Command, name) {
-			return inputErr(fmt.Errorf("--%s: %w", name, err))
-		}
-	}
-	return inputErr(err)
-}
-
-// hasFlag reports whether cmd takes a flag called name.
-func hasFlag(cmd *cli.Command, name string) bool {
-	for _, f := range cmd.Flags {
-		if slices.Contains(f.Names(), name) {
-			return true
-		}
-	}
-	return false
+	return inputErr(cliflags.FieldFlag(c.Command, err))
 }

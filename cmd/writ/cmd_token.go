@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"strings"
@@ -38,12 +37,6 @@ func tokenCommand() *cli.Command {
 	}
 }
 
-// maxCAFile bounds the --ca-file PEM bundle, in bytes: a whole system
-// bundle (Debian's ca-certificates.crt, 144 roots) is about 220 KB, and
-// an internal provider's roots a few KB; 1 MiB holds four system bundles
-// while a wrong path (a log, a device) is refused, not read whole.
-const maxCAFile = 1 << 20
-
 func verifyToken(c *cli.Context) error {
 	if err := wantArgs(c, 1, "one argument: the TOKEN, or - for stdin"); err != nil {
 		return err
@@ -56,24 +49,23 @@ func verifyToken(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	roots, err := x509.SystemCertPool()
-	if err != nil {
-		roots = x509.NewCertPool()
-	}
+	var bundles [][]byte
 	if p := c.String("ca-file"); p != "" {
 		if p == "-" {
 			return usageErr("--ca-file -: the TLS roots are read from a file; stdin is for the token")
 		}
-		pem, over, err := readInput(c, p, maxCAFile)
+		pem, over, err := readInput(c, p, token.MaxCAFile)
 		if err != nil {
 			return err
 		}
 		if over {
-			return inputErr(fmt.Errorf("--ca-file %s: larger than %d bytes, the limit for a PEM file of TLS roots", p, maxCAFile))
+			return inputErr(fmt.Errorf("--ca-file %s: larger than %d bytes, the limit for a PEM file of TLS roots", p, token.MaxCAFile))
 		}
-		if !roots.AppendCertsFromPEM(pem) {
-			return usageErr("--ca-file %s: no PEM certificate in it", p)
-		}
+		bundles = append(bundles, pem)
+	}
+	roots, err := token.Roots(bundles...)
+	if err != nil {
+		return usageErr("--ca-file %s: %v", c.String("ca-file"), err)
 	}
 	raw := []byte(c.Args().First())
 	if c.Args().First() == "-" {

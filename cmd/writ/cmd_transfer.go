@@ -30,28 +30,22 @@ func transferVerify(c *cli.Context) error {
 	if err := wantArgs(c, 1, "one argument: the FILE received"); err != nil {
 		return err
 	}
-	expect := c.String("expect")
-	_, _, err := transfer.ParseDigest(expect)
-	if err != nil {
-		return usageErr("--expect: %v", err)
-	}
-	var actual string
+	res, err := transfer.Check(c.App.Reader, c.Args().First(), c.String("expect"))
 	var mm *transfer.MismatchError
-	if name := c.Args().First(); name == "-" {
-		actual, err = transfer.CompareReader(c.App.Reader, "stdin", expect) // hashed as it streams
-	} else if actual, err = transfer.Compare(name, expect); err != nil && !errors.As(err, &mm) {
-		err = fmt.Errorf("FILE: %w", err)
-	}
 	switch {
+	case errors.Is(err, transfer.ErrDigestSyntax):
+		return usageErr("--expect: %v", err)
 	case errors.As(err, &mm):
 		if wantJSON(c) {
-			emitSorted(c, transfer.Comparison{Match: false, Expected: mm.Expected, Actual: mm.Actual})
+			emitSorted(c, res)
 		}
 		return noErr(err)
+	case err != nil && c.Args().First() != "-":
+		return inputErr(fmt.Errorf("FILE: %w", err))
 	case err != nil:
 		return inputErr(err)
 	}
-	return emitSorted(c, transfer.Comparison{Match: true, Expected: c.String("expect"), Actual: actual}, "ok: "+actual)
+	return emitSorted(c, res, "ok: "+res.Actual)
 }
 
 func downgradeCommand() *cli.Command {
@@ -76,11 +70,7 @@ func downgradeCommand() *cli.Command {
 			if err != nil {
 				return fieldFlagErr(c, err)
 			}
-			keys, err := loadSigningKeys(c, c.StringSlice("key"))
-			if err != nil {
-				return err
-			}
-			return finish(c, rec, keys, &downgradeResult{Artifact: rec.Artifact, Version: rec.Version})
+			return finishKeys(c, rec, c.StringSlice("key"), &downgradeResult{Artifact: rec.Artifact, Version: rec.Version})
 		},
 	}
 }

@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 )
 
 // listFlags are the repeatable flags whose help documents a
 // comma-separated list; their commands split the value themselves
-// (commaList; admit and admission serve share the runner flags). Every
+// (cliflags.CommaList; admit and admission serve share the runner flags). Every
 // other repeatable flag takes its value whole.
 var listFlags = map[string]bool{"delegate --action": true, "admit --refuse": true, "admission serve --refuse": true}
 
@@ -81,8 +82,8 @@ func TestOneValuePerFlag(t *testing.T) {
 				t.Fatalf("%s: help says comma-separated: %v, documented list: %v (%q)", key, documented, listFlags[key], sf.Usage)
 			}
 			if listFlags[key] {
-				if split := commaList(got); !slices.Equal(split, []string{"a", "b c", "d", "e"}) {
-					t.Fatalf("commaList(%q) = %q", got, split)
+				if split := cliflags.CommaList(got); !slices.Equal(split, []string{"a", "b c", "d", "e"}) {
+					t.Fatalf("CommaList(%q) = %q", got, split)
 				}
 			}
 		})

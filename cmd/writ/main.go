@@ -80,7 +80,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		// One flag value is one value: urfave/cli would split every
 		// repeatable flag's value on commas, so --machine 'a,b' signed two
 		// patterns. The flags documented as lists (--action, --refuse)
-		// split their values themselves (commaList).
+		// split their values themselves (cliflags.CommaList).
 		DisableSliceFlagSeparator: true,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return usageErr("%v", err)
