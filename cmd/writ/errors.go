@@ -14,6 +14,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/publish"
+	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
@@ -185,7 +186,7 @@ func report(stderr io.Writer, err error, asJSON bool) int {
 	var se *ledger.StoreError
 	if errors.As(err, &se) {
 		code, msg = exitNo, err.Error()
-		hints = append(hints, storeHint(se))
+		hints = append(hints, repair.NextAct(se))
 	}
 	if trustHint != "" {
 		hints = append(hints, trustHint)

@@ -85,7 +85,7 @@ var results = map[string]resultDoc{
 	"ledger append":          typed("one object per appended record", delegation.Applied{}),
 	"ledger checkpoint":      typed("", checkpointResult{}),
 	"ledger verify":          typed("", audit.Verified{}, "when not", audit.VerifyFailure{}),
-	"ledger repair":          typed("", repairJSON{}, "with --undo", repair.UndoResult{}),
+	"ledger repair":          typed("", repair.Summary{}, "with --undo", repair.UndoResult{}),
 	"ledger export":          typed("nothing with --out -", exportResult{}),
 	"ledger import":          typed("one object per imported log", replica.ImportedLog{}),
 	"ledger prove":           typed("", formats.InclusionProof{}),
