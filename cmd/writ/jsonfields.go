@@ -95,7 +95,7 @@ var results = map[string]resultDoc{
 	"ledger verify-receipt":  typed("", formats.VerifiedReceipt{}),
 	"ledger publish":         typed("", publishedJSON{}),
 	"ledger serve":           typed("one object once it listens", listenResult{}),
-	"ledger sync":            typed("", syncedJSON{}),
+	"ledger sync":            typed("", replica.SyncedResult{}),
 	"admit":                  typed("", admission.Decision{}, "with --rules, one object per rule", rules.Listing{}),
 	"admission serve":        {prose: "none: a server; it logs on stderr"},
 	"admission request":      typed("", admission.Response{}),
