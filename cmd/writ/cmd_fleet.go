@@ -7,12 +7,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
@@ -83,17 +81,6 @@ func openLogErr(err error) error {
 	return openErr(err)
 }
 
-// publishedJSON is ledger publish's result under --json.
-type publishedJSON struct {
-	After      int64               `json:"after" doc:"the published tree size after publishing (entries)"`
-	Before     int64               `json:"before" doc:"the published tree size before (entries)"`
-	Bytes      int64               `json:"bytes" doc:"bytes written"`
-	Files      int                 `json:"files" doc:"files written, the checkpoint included"`
-	Log        string              `json:"log" doc:"which log: authority or decisions"`
-	Origin     string              `json:"origin" doc:"the log's origin (the first line of its checkpoint)"`
-	Witnessing *formats.Witnessing `json:"witnessing,omitempty" doc:"what --policy found"`
-}
-
 func ledgerPublish(c *cli.Context) error {
 	if err := wantArgs(c, 0, "no arguments"); err != nil {
 		return err
@@ -108,10 +95,8 @@ func ledgerPublish(c *cli.Context) error {
 	}
 	defer l.Close()
 	p, err := runner.PublishVerified(l, c.String("to"), runner.PublishOptions{Authority: name == "authority", Policy: policy,
-		Progress: progressFor(c, "publishing", "tiles"), Verified: func() {
-			if policy == nil {
-				warnUnwitnessedPublish(c, l)
-			}
+		Progress: progressFor(c, "publishing", "tiles"), Unwitnessed: func(had, has int) {
+			diag(c, levelWarning, "the checkpoint published at %s carries %d signatures, this one %d: runners that sync under a witness policy will refuse it; publish with --policy after collecting cosignatures (`writ ledger checkpoint --refresh --policy FILE`)", c.String("to"), had, has)
 		}})
 	var unverified *runner.UnverifiedError
 	switch {
@@ -127,12 +112,8 @@ func ledgerPublish(c *cli.Context) error {
 	case err != nil:
 		return err
 	}
-	out := publishedJSON{Log: name, Origin: l.Origin(), Before: p.Before, After: p.After, Files: p.Files, Bytes: p.Bytes, Witnessing: p.Witnessing}
-	text := fmt.Sprintf("published %s log %s: %d → %d entries, %s, %d bytes, into %s", name, l.Origin(), p.Before, p.After, humanize.Plural(int64(p.Files), "file", "files"), p.Bytes, c.String("to"))
-	if p.Witnessing != nil {
-		text += "; " + humanize.Witnessed(*p.Witnessing)
-	}
-	return emit(c, out, text)
+	out := p.Result(name, l.Origin())
+	return emit(c, out, out.Text(c.String("to")))
 }
 
 func ledgerSync(c *cli.Context) error {
@@ -205,35 +186,4 @@ func syncErr(err error) error {
 		return inputErr(f.Err, f.Hints...)
 	}
 	return openErr(err)
-}
-
-// warnUnwitnessedPublish warns when the checkpoint about to be published
-// carries fewer signatures than the one already published at --to: a
-// witnessed publication replaced by an unwitnessed one stops every runner
-// that syncs under a witness policy until cosignatures are collected.
-func warnUnwitnessedPublish(c *cli.Context, l *ledger.Log) {
-	old, err := tiles.ReadFile(filepath.Join(c.String("to"), "checkpoint"), formats.MaxCheckpointSize)
-	if err != nil {
-		return
-	}
-	signed, err := l.CosignedCheckpoint()
-	if err != nil {
-		return
-	}
-	if had, has := signatureLines(old), signatureLines(signed); has < had {
-		diag(c, levelWarning, "the checkpoint published at %s carries %d signatures, this one %d: runners that sync under a witness policy will refuse it; publish with --policy after collecting cosignatures (`writ ledger checkpoint --refresh --policy FILE`)", c.String("to"), had, has)
-	}
-}
-
-// signatureLines counts a signed note's signature lines (the log's and
-// its witnesses'), without verifying them.
-func signatureLines(note []byte) int {
-	_, sigs, _ := strings.Cut(string(note), "\n\n")
-	n := 0
-	for _, line := range strings.Split(sigs, "\n") {
-		if strings.HasPrefix(line, formats.SigLinePrefix) {
-			n++
-		}
-	}
-	return n
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/writ-ledger/writ/transfer"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/audit"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // resultDoc documents one command's JSON result: the struct types it
@@ -93,7 +94,7 @@ var results = map[string]resultDoc{
 	"ledger entry":           typed("nothing with --out -", entryResult{}),
 	"ledger receipt":         typed("nothing with --out -", receiptResult{}),
 	"ledger verify-receipt":  typed("", formats.VerifiedReceipt{}),
-	"ledger publish":         typed("", publishedJSON{}),
+	"ledger publish":         typed("", runner.PublishedResult{}),
 	"ledger serve":           typed("one object once it listens", listenResult{}),
 	"ledger sync":            typed("", replica.SyncedResult{}),
 	"admit":                  typed("", admission.Decision{}, "with --rules, one object per rule", rules.Listing{}),
