@@ -45,21 +45,11 @@ func readPolicy(c *cli.Context) (*formats.Policy, error) {
 }
 
 // policyForLedger refuses, as bad input (exit 2), a policy whose log
-// lines do not name the log of key k, or else (k nil) the authority log of the
-// ledger at dir (its stored key, when it can be read): such a policy
-// could never be met, and a writer would sign a checkpoint before finding
-// out. A policy with no log line applies to any log (c2sp.org/tlog-policy).
+// lines do not name the log of key k, or else (k nil) the authority log of
+// the ledger at dir (ledgerdir.Dir.CheckPolicy): such a policy could
+// never be met, and a writer would sign a checkpoint before finding out.
 func policyForLedger(c *cli.Context, p *formats.Policy, k *formats.LogKey, dir string) error {
-	if p == nil || len(p.Logs) == 0 {
-		return nil
-	}
-	if k == nil {
-		var err error
-		if k, err = ledgerdir.Dir(dir).VerifierKey(); err != nil {
-			return nil // the command reports the ledger itself
-		}
-	}
-	if err := p.CheckLog(k); err != nil {
+	if err := ledgerdir.Dir(dir).CheckPolicy(p, k); err != nil {
 		return inputErr(fmt.Errorf("--policy %s: %w: its log lines name other logs", c.String("policy"), err),
 			"give the policy of this log: its `log` line is the log's verifier key (`writ ledger vkey`)")
 	}
