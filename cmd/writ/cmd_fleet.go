@@ -178,11 +178,11 @@ func emitSynced(c *cli.Context, res replica.Synced) error {
 // source that cannot be read or a replica that cannot be opened.
 func syncErr(err error) error {
 	switch f := runner.ClassifySync(err); f.Kind {
-	case runner.SyncRefused:
+	case runner.FailRefused:
 		return noErr(f.Err, f.Hints...)
-	case runner.SyncRecordRefused:
+	case runner.FailRecordRefused:
 		return recordErr(f.Err)
-	case runner.SyncBadInput:
+	case runner.FailBadInput:
 		return inputErr(f.Err, f.Hints...)
 	}
 	return openErr(err)

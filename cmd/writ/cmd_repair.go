@@ -6,12 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/writ-ledger/writ/internal/humanize"
-	"github.com/writ-ledger/writ/ledger"
-	"github.com/writ-ledger/writ/ledger/formats"
-	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/repair"
-	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify/runner"
 )
 
@@ -64,30 +59,20 @@ func ledgerRepair(c *cli.Context) error {
 	return printRepair(c, dir, res)
 }
 
-// repairErr gives a refused repair its exit code and hints: 4 when a log
-// is in use, 2 without a key to verify under, and for an export under
-// another key than the directory's, the key to pass to trust it.
+// repairErr gives a refused repair (runner.ClassifyRepair) its exit
+// code and hints: 4 when a log is in use, 2 without a key to verify
+// under, and for an export under another key than the directory's, the
+// key to pass to trust it.
 func repairErr(c *cli.Context, dir string, err error) error {
-	switch {
-	case errors.Is(err, ledger.ErrNotALog) || errors.Is(err, ledger.ErrLocked):
-		return openErr(err)
-	case errors.Is(err, repair.ErrNoVKey):
-		return inputErr(err)
-	case errors.Is(err, ledger.ErrTrust) && !c.IsSet("from") || errors.Is(err, formats.ErrQuorum):
-		return noErr(fmt.Errorf("nothing changed: %w", err)) // a key, root or policy given does not hold
-	case !c.IsSet("from") || errors.Is(err, ledger.ErrStoreDamaged):
-		return err
+	switch f := runner.ClassifyRepair(err, dir, c.IsSet("from")); f.Kind {
+	case runner.FailNotOpened:
+		return openErr(f.Err)
+	case runner.FailBadInput:
+		return inputErr(f.Err)
+	case runner.FailRefused:
+		return noErr(f.Err, f.Hints...)
 	}
-	var te *ledger.TrustError
-	if errors.As(err, &te) && te.Rule == rules.VKeyMismatch {
-		flag := "--vkey"
-		if te.Log == ledgerdir.DecisionsDir {
-			flag = "--decisions-vkey"
-		}
-		return noErr(fmt.Errorf("nothing changed: the export was not restored: %w", err),
-			fmt.Sprintf("the export is not of the %s log %s holds (whose key is %s): restore an export of that log, or, if its key really changed, pass the export's key with %s KEY", te.Log, humanize.ShellQuote(dir), te.Expected, flag))
-	}
-	return noErr(fmt.Errorf("nothing changed: the export was not restored: %w", err))
+	return err
 }
 
 // printRepair prints what a repair did (repair.Summarize), and how to
