@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/auditview"
-	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
@@ -42,68 +41,30 @@ func auditFleet(c *cli.Context, o audit.Options) error {
 	if err != nil {
 		return inputErr(fmt.Errorf("--cache: %w", err))
 	}
-	if c.String("html") != "" {
-		page, err := auditview.FleetHTML(rep)
-		if err != nil {
-			return err
-		}
-		if err := writeOutput(c, c.String("html"), page); err != nil {
-			return err
-		}
-	}
-	switch {
-	case wantJSON(c):
-		err = emit(c, rep)
-	case c.Bool("csv"):
-		var out []byte
-		if out, err = auditview.FleetCSV(rep); err == nil {
-			_, err = c.App.Writer.Write(out)
-		}
-	default:
-		err = emit(c, nil, auditview.FleetText(rep)...)
-	}
+	out, err := auditview.RenderFleet(rep, auditview.Format{CSV: c.Bool("csv"), HTML: c.String("html") != ""})
 	if err != nil {
 		return err
 	}
-	if !rep.OK {
-		if rep.Failure != nil {
-			return fleetFailure(c, rep.Failure)
-		}
-		return runnersFailed(c, rep)
+	if err := printAudit(c, rep, out); err != nil {
+		return err
 	}
-	return nil
+	return fleetRefused(c, rep.Refusal())
 }
 
-// runnersFailed is the error of a fleet audit in which runners' decision
-// logs did not verify. When every one of them failed under the key the
-// fleet file gives for it (vkey-mismatch), that assertion is refused,
-// naming the fleet file, as for the authority log's key.
-func runnersFailed(c *cli.Context, rep *audit.FleetReport) error {
-	failed, keys := rep.RunnersFailed()
-	err := fmt.Errorf("fleet audit failed: %d of %d runners' decision logs did not verify (see the report)", failed, len(rep.Runners))
-	if keys {
-		return &exitError{code: exitNo, err: err, flag: "--fleet " + c.String("fleet"), rule: rules.VKeyMismatch}
+// fleetRefused is the error of a failed fleet audit (nil for f nil): a
+// verdict of no that names the refused trust assertion, the fleet file's
+// (a log's key, no runner) or, for the authority log's failure, the flag
+// that gives it (--trust-root, --policy).
+func fleetRefused(c *cli.Context, f *audit.FleetRefusal) error {
+	if f == nil {
+		return nil
 	}
-	return noErr(err)
-}
-
-// fleetFailure is the error of a fleet audit that failed as a whole: the
-// authority log did not verify, or nothing was verified at all. A refused
-// trust assertion names where it came from: --trust-root, --policy, or
-// the fleet file for a log's key.
-func fleetFailure(c *cli.Context, f *audit.Failure) error {
-	fleetFlag := "--fleet " + c.String("fleet")
-	if f.Rule == rules.NothingVerified {
-		return &exitError{code: exitNo, err: fmt.Errorf("fleet audit failed: %s", f.Error), flag: fleetFlag, rule: f.Rule,
-			hints: []string{"a fleet audit without runners says nothing about what runners admitted"}}
+	err := errors.New(f.Message)
+	if f.FleetFile {
+		return &exitError{code: exitNo, err: err, flag: "--fleet " + c.String("fleet"), rule: f.Rule, hints: f.Hints}
 	}
-	err := fmt.Errorf("fleet audit failed: the %s log: %s", f.Log, strings.TrimSpace(f.Error))
-	flag, rule, ok := trustRefusal(f.Cause)
-	if !ok {
-		return noErr(err)
+	if flag, rule, ok := trustRefusal(f.Cause); ok {
+		return &exitError{code: exitNo, err: err, flag: flag, rule: rule}
 	}
-	if rule == rules.VKeyMismatch {
-		flag = fleetFlag
-	}
-	return &exitError{code: exitNo, err: err, flag: flag, rule: rule}
+	return noErr(err, f.Hints...)
 }

@@ -80,8 +80,9 @@ func auditOptions(c *cli.Context) (audit.Options, error) {
 		return audit.Options{}, err
 	}
 	o := audit.Options{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root"), Now: time.Now, Policy: policy}
-	if o.Since, o.Until, err = auditPeriod(c, time.Now()); err != nil {
-		return audit.Options{}, err
+	var pe *audit.PeriodError
+	if o.Since, o.Until, err = audit.ParsePeriod(c.String("since"), c.String("until"), time.Now()); errors.As(err, &pe) {
+		return audit.Options{}, inputErr(err, pe.Hints...)
 	}
 	if c.Bool("csv") && wantJSON(c) {
 		return audit.Options{}, usageErr("give at most one of --csv and --json")
@@ -96,35 +97,6 @@ func auditOptions(c *cli.Context) (audit.Options, error) {
 		return audit.Options{}, usageErr("give exactly one of --ledger DIR, --export FILE and --fleet FILE")
 	}
 	return o, nil
-}
-
-// auditPeriod reads --since and --until (zero when not given), relative
-// to now, refusing a period that starts after now or ends before it
-// starts.
-func auditPeriod(c *cli.Context, now time.Time) (since, until time.Time, err error) {
-	for _, f := range []struct {
-		name string
-		dst  *time.Time
-	}{{"since", &since}, {"until", &until}} {
-		if c.IsSet(f.name) {
-			if *f.dst, err = parseTime(f.name, c.String(f.name), now); err != nil {
-				return time.Time{}, time.Time{}, err
-			}
-		}
-	}
-	// A period that starts in the future counts nothing: a duration
-	// written without its minus sign (--since 720h for the last 30 days).
-	if v := c.String("since"); c.IsSet("since") && since.After(now) {
-		hint := "a duration counts from now: the last 30 days are --since -720h"
-		if d, perr := time.ParseDuration(v); perr == nil && d > 0 {
-			hint = fmt.Sprintf("a duration counts from now: for the last %s write --since -%s", v, v)
-		}
-		return time.Time{}, time.Time{}, &exitError{code: exitUsage, err: fmt.Errorf("--since %s is %s, after now: the period would hold no decisions", v, since.UTC().Format(time.RFC3339)), hints: []string{hint}}
-	}
-	if !since.IsZero() && !until.IsZero() && !until.After(since) {
-		return time.Time{}, time.Time{}, usageErr("--until %s is not after --since %s", c.String("until"), c.String("since"))
-	}
-	return since, until, nil
 }
 
 // runAudit verifies the ledger directory of --ledger or the export of
@@ -160,28 +132,11 @@ func runAudit(c *cli.Context, o audit.Options) (*audit.Report, error) {
 // CSV, the JSON or the text report on stdout; after a failed one the JSON
 // report, and the failure as a verdict of no.
 func renderAudit(c *cli.Context, rep *audit.Report) error {
-	if rep.OK && c.String("html") != "" {
-		page, err := auditview.HTML(rep, version())
-		if err != nil {
-			return err
-		}
-		if err := writeOutput(c, c.String("html"), page); err != nil {
-			return err
-		}
-	}
-	var err error
-	switch {
-	case rep.OK && c.Bool("csv"):
-		var out []byte
-		if out, err = auditview.CSV(rep); err == nil {
-			_, err = c.App.Writer.Write(out)
-		}
-	case wantJSON(c):
-		err = emit(c, rep)
-	case rep.OK:
-		err = emit(c, nil, auditview.Text(rep)...)
-	}
+	out, err := auditview.Render(rep, auditview.Format{CSV: c.Bool("csv"), HTML: c.String("html") != "", Version: version()})
 	if err != nil {
+		return err
+	}
+	if err := printAudit(c, rep, out); err != nil {
 		return err
 	}
 	if !rep.OK {
@@ -192,4 +147,23 @@ func renderAudit(c *cli.Context, rep *audit.Report) error {
 		return noErr(fmt.Errorf("audit failed: %s: %w", where, rep.Failure.Cause))
 	}
 	return nil
+}
+
+// printAudit prints an audit's report (rep, an *audit.Report or an
+// *audit.FleetReport) rendered as out: the page to --html when there is
+// one, then the JSON report, the CSV or the text on stdout.
+func printAudit(c *cli.Context, rep any, out auditview.Output) error {
+	if out.Page != nil {
+		if err := writeOutput(c, c.String("html"), out.Page); err != nil {
+			return err
+		}
+	}
+	switch {
+	case wantJSON(c):
+		return emit(c, rep)
+	case out.CSV != nil:
+		_, err := c.App.Writer.Write(out.CSV)
+		return err
+	}
+	return emit(c, nil, out.Text...)
 }

@@ -2,19 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"github.com/writ-ledger/writ/delegation"
-	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
@@ -22,7 +18,6 @@ import (
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
-	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
 )
 
@@ -86,17 +81,6 @@ func openLogErr(err error) error {
 	return openErr(err)
 }
 
-// publishedJSON is ledger publish's result under --json.
-type publishedJSON struct {
-	After      int64               `json:"after" doc:"the published tree size after publishing (entries)"`
-	Before     int64               `json:"before" doc:"the published tree size before (entries)"`
-	Bytes      int64               `json:"bytes" doc:"bytes written"`
-	Files      int                 `json:"files" doc:"files written, the checkpoint included"`
-	Log        string              `json:"log" doc:"which log: authority or decisions"`
-	Origin     string              `json:"origin" doc:"the log's origin (the first line of its checkpoint)"`
-	Witnessing *formats.Witnessing `json:"witnessing,omitempty" doc:"what --policy found"`
-}
-
 func ledgerPublish(c *cli.Context) error {
 	if err := wantArgs(c, 0, "no arguments"); err != nil {
 		return err
@@ -111,10 +95,8 @@ func ledgerPublish(c *cli.Context) error {
 	}
 	defer l.Close()
 	p, err := runner.PublishVerified(l, c.String("to"), runner.PublishOptions{Authority: name == "authority", Policy: policy,
-		Progress: progressFor(c, "publishing", "tiles"), Verified: func() {
-			if policy == nil {
-				warnUnwitnessedPublish(c, l)
-			}
+		Progress: progressFor(c, "publishing", "tiles"), Unwitnessed: func(had, has int) {
+			diag(c, levelWarning, "the checkpoint published at %s carries %d signatures, this one %d: runners that sync under a witness policy will refuse it; publish with --policy after collecting cosignatures (`writ ledger checkpoint --refresh --policy FILE`)", c.String("to"), had, has)
 		}})
 	var unverified *runner.UnverifiedError
 	switch {
@@ -130,12 +112,8 @@ func ledgerPublish(c *cli.Context) error {
 	case err != nil:
 		return err
 	}
-	out := publishedJSON{Log: name, Origin: l.Origin(), Before: p.Before, After: p.After, Files: p.Files, Bytes: p.Bytes, Witnessing: p.Witnessing}
-	text := fmt.Sprintf("published %s log %s: %d → %d entries, %s, %d bytes, into %s", name, l.Origin(), p.Before, p.After, humanize.Plural(int64(p.Files), "file", "files"), p.Bytes, c.String("to"))
-	if p.Witnessing != nil {
-		text += "; " + humanize.Witnessed(*p.Witnessing)
-	}
-	return emit(c, out, text)
+	out := p.Result(name, l.Origin())
+	return emit(c, out, out.Text(c.String("to")))
 }
 
 func ledgerSync(c *cli.Context) error {
@@ -191,123 +169,21 @@ func reportViews(c *cli.Context, r *runner.Replica) {
 	}
 }
 
-// syncedJSON is ledger sync's result under --json.
-type syncedJSON struct {
-	After      int64               `json:"after" doc:"entries the replica holds now"`
-	Before     int64               `json:"before" doc:"entries the replica held before"`
-	Bytes      int64               `json:"bytes" doc:"bytes fetched"`
-	Origin     string              `json:"origin" doc:"the log's origin (the first line of its checkpoint)"`
-	Refreshed  bool                `json:"refreshed" doc:"same tree, newer checkpoint stored"`
-	Requests   int                 `json:"requests" doc:"files fetched, the checkpoint included"`
-	RootHash   string              `json:"root_hash" doc:"hex"`
-	Witnessing *formats.Witnessing `json:"witnessing,omitempty" doc:"what --policy found"`
-}
-
 func emitSynced(c *cli.Context, res replica.Synced) error {
-	cost := fmt.Sprintf("%s, %d bytes", humanize.Plural(int64(res.Requests), "request", "requests"), res.Bytes)
-	text := fmt.Sprintf("synced authority log %s: %d → %d entries, tree root %x (%s)",
-		res.Checkpoint.Origin, res.Before, res.After, res.Checkpoint.Hash[:], cost)
-	out := syncedJSON{Origin: res.Checkpoint.Origin, Before: res.Before, After: res.After,
-		RootHash: hex.EncodeToString(res.Checkpoint.Hash[:]), Requests: res.Requests, Bytes: res.Bytes, Refreshed: res.Refreshed,
-		Witnessing: res.Witnessing}
-	if res.Before == res.After {
-		text = fmt.Sprintf("authority log %s is up to date: %d entries, tree root %x (%s)",
-			res.Checkpoint.Origin, res.After, res.Checkpoint.Hash[:], cost)
-		if res.Refreshed {
-			text += "; stored its newer checkpoint"
-		}
-	}
-	if res.Witnessing != nil {
-		text += "; " + humanize.Witnessed(*res.Witnessing)
-	}
-	return emit(c, out, text)
+	return emit(c, res.Result(), res.Text())
 }
 
-// syncErr gives a sync failure its exit code and evidence: 1 for what
-// the published log or its entries fail, 2 for a source that cannot be
-// read or a replica that cannot be opened.
+// syncErr gives a sync failure (runner.ClassifySync) its exit code and
+// evidence: 1 for what the published log or its entries fail, 2 for a
+// source that cannot be read or a replica that cannot be opened.
 func syncErr(err error) error {
-	var ie *ledger.InconsistencyError
-	var re *delegation.RecordError
-	var sv *replica.SplitViewError
-	switch {
-	case errors.As(err, &sv):
-		return noErr(fmt.Errorf("nothing synced: %w", err),
-			append(evidenceAs(sv.InconsistencyError, "the published signed checkpoint:", sv.Source+"'s signed checkpoint:"),
-				"treat the log as split: its key signed both; stop trusting it until its operators explain them")...)
-	case errors.As(err, &ie):
-		return noErr(fmt.Errorf("nothing synced: %w", err), evidence(ie)...)
-	case errors.As(err, &re):
-		return recordErr(fmt.Errorf("nothing synced: %w", err))
-	case errors.Is(err, replica.ErrSourceLog), errors.Is(err, formats.ErrCheckpointSignature), errors.Is(err, formats.ErrMalformedCheckpoint),
-		errors.Is(err, ledger.ErrTampered), errors.Is(err, verify.ErrRootUntrusted), errors.Is(err, ledger.ErrHistory):
-		return noErr(fmt.Errorf("nothing synced: %w", err))
-	case errors.Is(err, formats.ErrPolicyLog):
-		return inputErr(fmt.Errorf("nothing synced: %w", err), "give the policy of this log: its `log` line is the log's verifier key")
-	case errors.Is(err, formats.ErrQuorum):
-		return noErr(fmt.Errorf("nothing synced: %w", err),
-			"the writer collects its witnesses' cosignatures with `writ ledger checkpoint --refresh --policy`; sync again once they have cosigned",
-			"if the writer asks other witnesses than this policy requires, the two policies must be made to agree")
-	case errors.Is(err, tiles.ErrFetch):
-		return inputErr(fmt.Errorf("nothing synced: %w", err), "check --from; a source that stalls or sends more than a file can hold is cut off")
-	case errors.Is(err, ledger.ErrWrongKey):
-		return inputErr(err)
+	switch f := runner.ClassifySync(err); f.Kind {
+	case runner.FailRefused:
+		return noErr(f.Err, f.Hints...)
+	case runner.FailRecordRefused:
+		return recordErr(f.Err)
+	case runner.FailBadInput:
+		return inputErr(f.Err, f.Hints...)
 	}
 	return openErr(err)
-}
-
-// evidence gives both signed checkpoints of an inconsistency as hint
-// lines, each line of a note on its own (escaped as every diagnostic is).
-func evidence(ie *ledger.InconsistencyError) []string {
-	return evidenceAs(ie, "the replica's signed checkpoint:", "the published signed checkpoint:")
-}
-
-// evidenceAs is evidence with the two checkpoints labelled trusted and
-// found.
-func evidenceAs(ie *ledger.InconsistencyError, trusted, found string) []string {
-	var out []string
-	for _, n := range []struct {
-		what string
-		note []byte
-	}{{trusted, ie.TrustedSigned}, {found, ie.FoundSigned}} {
-		if len(n.note) == 0 {
-			continue
-		}
-		out = append(out, n.what)
-		for _, line := range strings.Split(strings.TrimSuffix(string(n.note), "\n"), "\n") {
-			out = append(out, "  "+humanize.OneLine(line))
-		}
-	}
-	return out
-}
-
-// warnUnwitnessedPublish warns when the checkpoint about to be published
-// carries fewer signatures than the one already published at --to: a
-// witnessed publication replaced by an unwitnessed one stops every runner
-// that syncs under a witness policy until cosignatures are collected.
-func warnUnwitnessedPublish(c *cli.Context, l *ledger.Log) {
-	old, err := tiles.ReadFile(filepath.Join(c.String("to"), "checkpoint"), formats.MaxCheckpointSize)
-	if err != nil {
-		return
-	}
-	signed, err := l.CosignedCheckpoint()
-	if err != nil {
-		return
-	}
-	if had, has := signatureLines(old), signatureLines(signed); has < had {
-		diag(c, levelWarning, "the checkpoint published at %s carries %d signatures, this one %d: runners that sync under a witness policy will refuse it; publish with --policy after collecting cosignatures (`writ ledger checkpoint --refresh --policy FILE`)", c.String("to"), had, has)
-	}
-}
-
-// signatureLines counts a signed note's signature lines (the log's and
-// its witnesses'), without verifying them.
-func signatureLines(note []byte) int {
-	_, sigs, _ := strings.Cut(string(note), "\n\n")
-	n := 0
-	for _, line := range strings.Split(sigs, "\n") {
-		if strings.HasPrefix(line, formats.SigLinePrefix) {
-			n++
-		}
-	}
-	return n
 }

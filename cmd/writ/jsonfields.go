@@ -21,6 +21,7 @@ import (
 	"github.com/writ-ledger/writ/transfer"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/audit"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // resultDoc documents one command's JSON result (jsonobject.Doc: its
@@ -61,7 +62,7 @@ var results = map[string]resultDoc{
 	"ledger append":          typed("one object per appended record", delegation.Applied{}),
 	"ledger checkpoint":      typed("", checkpointResult{}),
 	"ledger verify":          typed("", audit.Verified{}, "when not", audit.VerifyFailure{}),
-	"ledger repair":          typed("", repairJSON{}, "with --undo", repair.UndoResult{}),
+	"ledger repair":          typed("", repair.Summary{}, "with --undo", repair.UndoResult{}),
 	"ledger export":          typed("nothing with --out -", exportResult{}),
 	"ledger import":          typed("one object per imported log", replica.ImportedLog{}),
 	"ledger prove":           typed("", formats.InclusionProof{}),
@@ -69,9 +70,9 @@ var results = map[string]resultDoc{
 	"ledger entry":           typed("nothing with --out -", entryResult{}),
 	"ledger receipt":         typed("nothing with --out -", receiptResult{}),
 	"ledger verify-receipt":  typed("", formats.VerifiedReceipt{}),
-	"ledger publish":         typed("", publishedJSON{}),
+	"ledger publish":         typed("", runner.PublishedResult{}),
 	"ledger serve":           typed("one object once it listens", listenResult{}),
-	"ledger sync":            typed("", syncedJSON{}),
+	"ledger sync":            typed("", replica.SyncedResult{}),
 	"admit":                  typed("", admission.Decision{}, "with --rules, one object per rule", rules.Listing{}),
 	"admission serve":        {Prose: "none: a server; it logs on stderr"},
 	"admission request":      typed("", admission.Response{}),

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
@@ -46,21 +45,11 @@ func readPolicy(c *cli.Context) (*formats.Policy, error) {
 }
 
 // policyForLedger refuses, as bad input (exit 2), a policy whose log
-// lines do not name the log of key k, or else (k nil) the authority log of the
-// ledger at dir (its stored key, when it can be read): such a policy
-// could never be met, and a writer would sign a checkpoint before finding
-// out. A policy with no log line applies to any log (c2sp.org/tlog-policy).
+// lines do not name the log of key k, or else (k nil) the authority log of
+// the ledger at dir (ledgerdir.Dir.CheckPolicy): such a policy could
+// never be met, and a writer would sign a checkpoint before finding out.
 func policyForLedger(c *cli.Context, p *formats.Policy, k *formats.LogKey, dir string) error {
-	if p == nil || len(p.Logs) == 0 {
-		return nil
-	}
-	if k == nil {
-		var err error
-		if k, err = ledgerdir.Dir(dir).VerifierKey(); err != nil {
-			return nil // the command reports the ledger itself
-		}
-	}
-	if err := p.CheckLog(k); err != nil {
+	if err := ledgerdir.Dir(dir).CheckPolicy(p, k); err != nil {
 		return inputErr(fmt.Errorf("--policy %s: %w: its log lines name other logs", c.String("policy"), err),
 			"give the policy of this log: its `log` line is the log's verifier key (`writ ledger vkey`)")
 	}
@@ -85,56 +74,26 @@ func collectable(c *cli.Context, p *formats.Policy) error {
 }
 
 // collectCosignatures asks the policy's witnesses to cosign the log's
-// latest checkpoint and reports each answer on stderr. A quorum not met
-// is a no (exit 1): whatever was appended stays, and the hint says how
-// to collect again. The caller checked the policy with collectable
-// before appending or signing.
+// latest checkpoint and reports each answer on stderr
+// (publish.Collected.Answers). A quorum not met is a no (exit 1):
+// whatever was appended stays, and the hint says how to collect again.
+// The caller checked the policy with collectable before appending or
+// signing.
 func collectCosignatures(c *cli.Context, l *ledger.Log, p *formats.Policy) (*publish.Collected, error) {
 	if err := collectable(c, p); err != nil || p == nil {
 		return nil, err
 	}
-	res, err := publish.CollectCosignatures(context.Background(), l, p, witness.NewClient(c.Duration("witness-timeout")), c.Duration("witness-timeout"), time.Now)
-	for _, w := range res.Witnesses {
-		if w.Err != nil {
-			msg := humanize.OneLine(w.Err.Error())
-			if errors.Is(w.Err, context.DeadlineExceeded) {
-				msg += fmt.Sprintf(" (no answer within --witness-timeout %s)", c.Duration("witness-timeout"))
-			}
-			diag(c, levelWarning, "witness %s: %s", w.Name, msg)
-			continue
+	timeout := c.Duration("witness-timeout")
+	res, err := publish.CollectCosignatures(context.Background(), l, p, witness.NewClient(timeout), timeout, time.Now)
+	for _, a := range res.Answers(timeout) {
+		level := levelWarning
+		if a.Cosigned {
+			level = levelInfo
 		}
-		resent := ""
-		if w.Resent {
-			resent = fmt.Sprintf(", after resending from the size it held (%d)", w.Old)
-		}
-		diag(c, levelInfo, "witness %s cosigned size %d in %s%s", w.Name, res.Checkpoint.Size, w.Elapsed.Round(time.Millisecond), resent)
+		diag(c, level, "%s", a.Text)
 	}
-	hint := collectHint(c, res)
-	switch {
-	case errors.Is(err, formats.ErrQuorum):
-		return &res, noErr(fmt.Errorf("the new checkpoint (size %d) is not witnessed: %w", res.Checkpoint.Size, err), hint...)
-	case errors.Is(err, ledger.ErrHeadMoved):
-		return &res, noErr(fmt.Errorf("collecting cosignatures: %w (another writer signed a newer checkpoint meanwhile)", err), hint...)
-	case err != nil:
-		return &res, noErr(fmt.Errorf("collecting cosignatures: %w", err), hint...)
+	if err != nil {
+		return &res, noErr(res.Refusal(err), res.Hints(c.String("policy"), c.String("dir"))...)
 	}
 	return &res, nil
-}
-
-// collectHint says what to do when a collection falls short, from what
-// the witnesses answered: a retry helps only when they did not answer.
-func collectHint(c *cli.Context, res publish.Collected) []string {
-	retry := "run `writ ledger checkpoint --refresh --policy " + c.String("policy") + " --dir " + c.String("dir") + "` once the witnesses answer; runners with this policy keep the last witnessed checkpoint until then"
-	var out []string
-	for _, w := range res.Witnesses {
-		switch {
-		case errors.Is(w.Err, witness.ErrInconsistent), errors.Is(w.Err, publish.ErrWitnessAhead):
-			out = append(out, "witness "+w.Name+" holds a different history of this log (a fork, or a ledger restored from an older backup): do not retry; compare with `writ witness checkpoint --url "+w.URL+" --origin "+res.Checkpoint.Origin+"` and investigate")
-		case errors.Is(w.Err, publish.ErrBadCosignature):
-			out = append(out, "witness "+w.Name+" answered, but not under the key the policy gives it: check its witness line against the witness's verifier key")
-		case errors.Is(w.Err, witness.ErrUnknownLog), errors.Is(w.Err, witness.ErrForbidden):
-			out = append(out, "witness "+w.Name+" does not witness this log under this key: its operator adds the log's verifier key (`writ witness serve --log`)")
-		}
-	}
-	return append(out, retry)
 }

@@ -25,6 +25,13 @@ type PublishOptions struct {
 	// Verified, when set, runs once the log verified, before anything is
 	// written.
 	Verified func()
+	// Unwitnessed, when set and Policy is not, is told (before anything
+	// is written) when the checkpoint about to be published carries
+	// fewer signature lines (has) than the one already published at to
+	// (had): a witnessed publication replaced by an unwitnessed one stops
+	// every runner that syncs under a witness policy until cosignatures
+	// are collected.
+	Unwitnessed func(had, has int)
 }
 
 // Published is what PublishVerified did.
@@ -78,6 +85,7 @@ func PublishVerified(l *ledger.Log, to string, o PublishOptions) (Published, err
 			return err
 		}
 	}
+	o.warnUnwitnessed(l, to)
 	if o.Verified != nil {
 		o.Verified()
 	}
