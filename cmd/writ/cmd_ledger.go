@@ -42,12 +42,26 @@ func openLog(c *cli.Context) (*ledger.Log, error) {
 	return log, nil
 }
 
-// logOpenErr gives an error of ledgerdir.Dir.OpenLog its exit code: a ledger
-// without a decision log yet is bad usage, others are openErr's (a
-// deleted decision log, an *ledger.IntegrityError, is a no).
+// logOpenErr gives an error of opening a log of the ledger at dir its
+// exit code, whichever way a command opened it (ledgerdir.Dir.OpenLog,
+// ledgerdir.Dir.OpenAuthorityKeyed, verify.OpenAuthority): a ledger
+// without a decision log yet is bad usage; the command line's own error
+// (a passphrase not given) stays as it is; a token's failure is as keyErr
+// says; a log that opened but did not verify (*verify.LoadError) is a no;
+// others are openErr's (a deleted decision log, an *ledger.IntegrityError,
+// is a no).
 func logOpenErr(err error, dir string) error {
-	if errors.Is(err, ledgerdir.ErrNoDecisionLog) {
+	var ee *exitError
+	var le *verify.LoadError
+	switch {
+	case errors.Is(err, ledgerdir.ErrNoDecisionLog):
 		return usageErr("%s has no decision log yet (it is created by the first `writ admit`)", dir)
+	case errors.As(err, &ee):
+		return err
+	case errors.Is(err, sign.ErrToken) || errors.Is(err, sign.ErrTokenURI):
+		return keyErr(err)
+	case errors.As(err, &le):
+		return noErr(le.Err)
 	}
 	return openErr(err)
 }
@@ -106,43 +120,23 @@ func ledgerInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// The root is judged now, before anything is created, by the rules the
-	// ledger applies when it accepts it (the time rule included).
-	if _, err := delegation.NewState().Apply(rootBytes, time.Unix(time.Now().Unix(), 0)); err != nil {
-		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), err))
-	}
-	origin := c.String("origin")
-	if origin == "" {
-		b := make([]byte, 8)
-		rand.Read(b)
-		origin = "writ/ledger/" + hex.EncodeToString(b)
-	}
-	auth, err := initLedger(c, c.String("dir"), origin, rootBytes)
-	if err != nil {
-		return err
-	}
-	log := auth.Log
-	defer log.Close()
-	return emitSorted(c, initResult{vkeyResult{log.VerifierKey(), origin}, schemas.SHA256Digest(rootBytes), 0},
-		log.VerifierKey())
-}
-
-// initLedger creates the ledger at dir with its checkpoint key (a new key
-// file, or the token key --checkpoint-key names) and appends the root
-// record (verify.InitAuthority: nothing is left when that fails).
-func initLedger(c *cli.Context, dir, origin string, root []byte) (*verify.Authority, error) {
-	key, err := newCheckpointKey(c)
-	if err != nil {
-		return nil, err
-	}
-	auth, err := verify.InitAuthority(ledgerdir.Dir(dir), origin, key, root)
+	keyFailed := false // the checkpoint key's error is the command line's own
+	created, err := verify.NewLedger(ledgerdir.Dir(c.String("dir")), c.String("origin"), rootBytes, time.Now(),
+		func() (ledgerdir.NewKey, error) {
+			k, err := newCheckpointKey(c)
+			keyFailed = err != nil
+			return k, err
+		})
 	var fe *ledgerdir.FirstEntryError
-	if errors.As(err, &fe) {
-		return nil, recordErr(fmt.Errorf("root record %s: %w", c.String("root"), fe.Err))
-	} else if err != nil {
-		return nil, inputErr(err)
+	switch {
+	case keyFailed:
+		return err
+	case errors.As(err, &fe):
+		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), fe.Err))
+	case err != nil:
+		return inputErr(err)
 	}
-	return auth, nil
+	return emitSorted(c, created, created.VKey)
 }
 
 // newCheckpointKey says which key a new ledger's checkpoints are signed
@@ -217,7 +211,7 @@ func ledgerAppend(c *cli.Context) error {
 	if errors.As(err, &le) {
 		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", le.Err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	} else if err != nil {
-		return keyedOpenErr(err)
+		return logOpenErr(err, c.String("dir"))
 	}
 	log := auth.Log
 	defer log.Close()
@@ -389,32 +383,7 @@ func unlockCheckpointKey(c *cli.Context) *ledgerdir.Unlock {
 func openAuthorityKeyed(c *cli.Context) (*ledger.Log, error) {
 	log, err := ledgerdir.Dir(c.String("dir")).OpenAuthorityKeyed(*unlockCheckpointKey(c))
 	if err != nil {
-		return nil, keyedOpenErr(err)
+		return nil, logOpenErr(err, c.String("dir"))
 	}
 	return log, nil
-}
-
-// keyedOpenErr gives an error of opening the authority log with its key
-// its exit code: the identities' own (a passphrase not given), a token's
-// failure as keyErr says, others as openErr.
-func keyedOpenErr(err error) error {
-	var ee *exitError
-	switch {
-	case errors.As(err, &ee):
-		return err
-	case errors.Is(err, sign.ErrToken) || errors.Is(err, sign.ErrTokenURI):
-		return keyErr(err)
-	}
-	return openErr(err)
-}
-
-// authorityErr gives an error of verify.OpenAuthority (read-only) its
-// exit code: a log that does not verify is a no (exit 1), one that cannot
-// be opened openErr's.
-func authorityErr(err error) error {
-	var le *verify.LoadError
-	if errors.As(err, &le) {
-		return noErr(le.Err)
-	}
-	return openErr(err)
 }
