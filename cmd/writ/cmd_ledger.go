@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"filippo.io/age"
@@ -29,11 +28,20 @@ var trustRootFlag = &cli.StringFlag{Name: "trust-root", Usage: "refuse a ledger 
 
 var logFlag = &cli.StringFlag{Name: "log", Value: "authority", Usage: "which log: authority or decisions"}
 
-// openLog opens the log named by --log for reading.
-func openLog(c *cli.Context) (*ledger.Log, error) {
+// logName returns the log --log names: authority or decisions.
+func logName(c *cli.Context) (string, error) {
 	name := c.String("log")
 	if name != ledgerdir.AuthorityLog && name != ledgerdir.DecisionsLog {
-		return nil, usageErr("--log %q: authority or decisions", name)
+		return "", usageErr("--log %q: authority or decisions", name)
+	}
+	return name, nil
+}
+
+// openLog opens the log named by --log for reading.
+func openLog(c *cli.Context) (*ledger.Log, error) {
+	name, err := logName(c)
+	if err != nil {
+		return nil, err
 	}
 	log, err := ledgerdir.Dir(c.String("dir")).OpenLog(name)
 	if err != nil {
@@ -166,22 +174,15 @@ func newCheckpointKey(c *cli.Context) (ledgerdir.NewKey, error) {
 }
 
 func ledgerVKey(c *cli.Context) error {
-	log, err := openLog(c)
-	if errors.Is(err, ledger.ErrLocked) && c.String("log") == "decisions" {
-		// A running admission server holds the decision log: its key
-		// follows from the runner's public key and the authority origin.
-		vkey, kerr := ledgerdir.DecisionsVerifierKey(c.String("dir"))
-		if kerr != nil {
-			return openErr(kerr)
-		}
-		origin, _, _ := strings.Cut(vkey, "+")
-		return emitSorted(c, vkeyResult{vkey, origin}, vkey)
-	}
+	name, err := logName(c)
 	if err != nil {
 		return err
 	}
-	defer log.Close()
-	return emitSorted(c, vkeyResult{log.VerifierKey(), log.Origin()}, log.VerifierKey())
+	k, err := ledgerdir.Dir(c.String("dir")).LogKey(name)
+	if err != nil {
+		return logOpenErr(err, c.String("dir"))
+	}
+	return emitSorted(c, vkeyResult{k.String(), k.Name()}, k.String())
 }
 
 func ledgerAppend(c *cli.Context) error {
