@@ -207,29 +207,26 @@ func ledgerAppend(c *cli.Context) error {
 	if err := collectable(c, policy); err != nil {
 		return err
 	}
-	auth, err := verify.OpenAuthority(ledgerdir.Dir(c.String("dir")), verify.Trust{}, unlockCheckpointKey(c))
+	auth, applied, err := verify.AppendRecords(ledgerdir.Dir(c.String("dir")), entries, *unlockCheckpointKey(c))
+	var oe *ledgerdir.OpenError
 	var le *verify.LoadError
-	if errors.As(err, &le) {
+	var ae *verify.AppendError
+	switch {
+	case errors.As(err, &oe):
+		return logOpenErr(oe.Err, c.String("dir"))
+	case errors.As(err, &le):
 		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", le.Err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
-	} else if err != nil {
-		return logOpenErr(err, c.String("dir"))
+	case errors.As(err, &ae):
+		return recordErr(fmt.Errorf("nothing appended: %s: %w", c.Args().Get(ae.Record), ae.Err))
+	case errors.Is(err, ledger.ErrBatchTooLarge):
+		return inputErr(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches")
+	case errors.Is(err, ledger.ErrLocked):
+		return openErr(err)
+	case err != nil:
+		return noErr(fmt.Errorf("nothing appended: %w", err))
 	}
 	log := auth.Log
 	defer log.Close()
-	applied, err := auth.Append(entries)
-	if err != nil {
-		var re *delegation.RecordError
-		if errors.As(err, &re) {
-			return recordErr(fmt.Errorf("nothing appended: %s: %w", c.Args().Get(int(re.Index-auth.State.Size())), err))
-		}
-		if errors.Is(err, ledger.ErrBatchTooLarge) {
-			return inputErr(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches")
-		}
-		if errors.Is(err, ledger.ErrLocked) {
-			return openErr(err)
-		}
-		return noErr(fmt.Errorf("nothing appended: %w", err))
-	}
 	for _, a := range applied {
 		if err := emitSorted(c, a,
 			fmt.Sprintf("%d %s %s", a.Index, a.Kind, a.Digest)); err != nil {
