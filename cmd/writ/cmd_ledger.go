@@ -201,10 +201,7 @@ func ledgerAppend(c *cli.Context) error {
 		}
 		entries = append(entries, data)
 	}
-	if err := policyForLedger(c, policy, nil, c.String("dir")); err != nil {
-		return err
-	}
-	if err := collectable(c, policy); err != nil {
+	if err := writerPolicy(c, policy, nil); err != nil {
 		return err
 	}
 	auth, applied, err := verify.AppendRecords(ledgerdir.Dir(c.String("dir")), entries, *unlockCheckpointKey(c))
@@ -233,10 +230,7 @@ func ledgerAppend(c *cli.Context) error {
 			return err
 		}
 	}
-	res, err := collectCosignatures(c, log, policy)
-	if err == nil && res != nil {
-		diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, humanize.Witnessed(res.Witnessing))
-	}
+	_, err = collectWitnessed(c, log, policy)
 	var ee *exitError
 	if errors.As(err, &ee) && len(applied) > 0 {
 		// The records stay appended: say so, so that no one appends them
@@ -261,34 +255,8 @@ func ledgerCheckpoint(c *cli.Context) error {
 	}
 	var witnessing *formats.Witnessing
 	if c.Bool("refresh") {
-		if c.String("log") != "authority" {
-			return usageErr("--refresh signs the authority log's checkpoint; the decision log's is signed by every admit")
-		}
-		l, err := openAuthorityKeyed(c)
-		if err != nil {
+		if witnessing, err = refreshCheckpoint(c, policy); err != nil {
 			return err
-		}
-		err = policyForLedger(c, policy, l.Key(), "")
-		if err == nil {
-			err = collectable(c, policy)
-		}
-		if err != nil {
-			l.Close()
-			return err
-		}
-		err = l.Refresh()
-		if err != nil {
-			l.Close()
-			return noErr(fmt.Errorf("refreshing the checkpoint: %w", err))
-		}
-		res, err := collectCosignatures(c, l, policy)
-		l.Close()
-		if err != nil {
-			return err
-		}
-		if res != nil {
-			diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, humanize.Witnessed(res.Witnessing))
-			witnessing = &res.Witnessing
 		}
 	}
 	log, err := openLog(c)
@@ -311,6 +279,51 @@ func ledgerCheckpoint(c *cli.Context) error {
 		return noErr(fmt.Errorf("the %s log's stored checkpoint: %w", c.String("log"), err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
 	return emitSorted(c, checkpointResult{audit.LogSummary{Log: c.String("log"), Origin: cp.Origin, Size: cp.Size, RootHash: hex.EncodeToString(cp.Hash[:])}, string(signed), witnessing})
+}
+
+// refreshCheckpoint signs a new checkpoint of the authority log of --dir
+// (the same entries, the current time) with its key, once policy (nil:
+// none) is judged for the log (writerPolicy), and collects the
+// witnesses' cosignatures for it (collectWitnessed).
+func refreshCheckpoint(c *cli.Context, policy *formats.Policy) (*formats.Witnessing, error) {
+	if c.String("log") != "authority" {
+		return nil, usageErr("--refresh signs the authority log's checkpoint; the decision log's is signed by every admit")
+	}
+	l, err := openAuthorityKeyed(c)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	if err := writerPolicy(c, policy, l.Key()); err != nil {
+		return nil, err
+	}
+	if err := l.Refresh(); err != nil {
+		return nil, noErr(fmt.Errorf("refreshing the checkpoint: %w", err))
+	}
+	return collectWitnessed(c, l, policy)
+}
+
+// writerPolicy refuses, before a writer signs anything, a policy (nil:
+// none) for another log than the one of key k (nil: the key --dir
+// stores, policyForLedger), or one no collection could meet
+// (collectable).
+func writerPolicy(c *cli.Context, policy *formats.Policy, k *formats.LogKey) error {
+	if err := policyForLedger(c, policy, k, c.String("dir")); err != nil {
+		return err
+	}
+	return collectable(c, policy)
+}
+
+// collectWitnessed collects the witnesses' cosignatures for the latest
+// checkpoint of l (collectCosignatures) and says on stderr which quorum
+// cosigned it; it returns that witnessing, nil without a policy.
+func collectWitnessed(c *cli.Context, l *ledger.Log, policy *formats.Policy) (*formats.Witnessing, error) {
+	res, err := collectCosignatures(c, l, policy)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, humanize.Witnessed(res.Witnessing))
+	return &res.Witnessing, nil
 }
 
 // ledgerVerify verifies both logs of the ledger the way an audit does
