@@ -71,19 +71,28 @@ func (e *ReceiptProofError) Error() string { return e.Err.Error() }
 func (e *ReceiptProofError) Unwrap() error { return e.Err }
 
 // CheckReceipt checks an RFC 9942 receipt for entry (its exact bytes)
-// under the log key k: the entry is proven into the signed root
-// (ledger.VerifyReceipt), and the checkpoint the receipt carries is of
-// that tree and, with a policy (nil: none), cosigned by its quorum at
-// now (formats.CheckReceipt). dir is the ledger directory whose
-// authority log stores k, or "" when the caller gave k: a receipt by
-// another key is then not a refusal of a key the caller trusted (the
-// *ledger.TrustError is unwrapped), and a receipt for other bytes than
-// the log's entry at its index says so (ExplainReceipt). It returns what
-// the receipt proves: writ ledger verify-receipt's result. Errors: a
-// *ReceiptProofError when the entry is not proven; else
-// formats.CheckReceipt's (an *formats.UnwitnessedReceiptError, errors
-// wrapping formats.ErrReceipt).
+// under the log key k given by the caller, or, with k nil, the key the
+// authority log of the ledger directory dir stores (ledgerdir.Dir.LogKey):
+// the entry is proven into the signed root (ledger.VerifyReceipt), and
+// the checkpoint the receipt carries is of that tree and, with a policy
+// (nil: none), cosigned by its quorum at now (formats.CheckReceipt).
+// Under dir's own key a receipt by another key is not a refusal of a key
+// the caller trusted (the *ledger.TrustError is unwrapped), and a
+// receipt for other bytes than the log's entry at its index says so
+// (ExplainReceipt). It returns what the receipt proves: writ ledger
+// verify-receipt's result. Errors: dir's log not opened, as a
+// *ledgerdir.OpenError; a *ReceiptProofError when the entry is not
+// proven; else formats.CheckReceipt's (an
+// *formats.UnwitnessedReceiptError, errors wrapping formats.ErrReceipt).
 func CheckReceipt(receipt, entry []byte, k *formats.LogKey, dir ledgerdir.Dir, policy *formats.Policy, now time.Time) (*formats.VerifiedReceipt, error) {
+	if k == nil {
+		var err error
+		if k, err = dir.LogKey(ledgerdir.AuthorityLog); err != nil {
+			return nil, &ledgerdir.OpenError{Err: err}
+		}
+	} else {
+		dir = "" // a key the caller gave: no explanation from a directory
+	}
 	p, err := ledger.VerifyReceipt(receipt, entry, k.PublicKey())
 	var te *ledger.TrustError
 	if errors.As(err, &te) && dir != "" {

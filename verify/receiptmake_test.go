@@ -70,7 +70,7 @@ func TestReceiptAndCheck(t *testing.T) {
 	}{
 		{"valid", root, "", nil, func(err error) bool { return err == nil }},
 		{"valid, the directory's key", root, d, nil, func(err error) bool { return err == nil }},
-		{"other bytes", []byte("other"), "", nil, func(err error) bool {
+		{"other bytes, the caller's key", []byte("other"), "", nil, func(err error) bool {
 			return errors.As(err, &pe) && !errors.As(err, &re) && errors.Is(err, formats.ErrReceipt)
 		}},
 		{"other bytes, explained", []byte("other"), d, nil, func(err error) bool {
@@ -79,8 +79,16 @@ func TestReceiptAndCheck(t *testing.T) {
 		{"unwitnessed", root, "", policy, func(err error) bool {
 			return errors.As(err, &fue) && !fue.Carried && !errors.As(err, &pe)
 		}},
+		{"no ledger", root, ledgerdir.Dir(filepath.Join(t.TempDir(), "none")), nil, func(err error) bool {
+			var oe *ledgerdir.OpenError
+			return errors.As(err, &oe) && !errors.As(err, &pe)
+		}},
 	} {
-		got, err := verify.CheckReceipt(receipt, tc.entry, k, tc.dir, tc.policy, now)
+		key := k // the caller's key, or none: the directory's own
+		if tc.dir != "" {
+			key = nil
+		}
+		got, err := verify.CheckReceipt(receipt, tc.entry, key, tc.dir, tc.policy, now)
 		if !tc.check(err) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

@@ -95,9 +95,10 @@ func receiptErr(c *cli.Context, err error, receipt []byte) error {
 	return noErr(err)
 }
 
-// proofErr is bad usage for an out-of-range request, else as openErr.
+// proofErr is bad usage for an out-of-range request (a proof, or an
+// entry the log does not hold), else err as it is.
 func proofErr(err error) error {
-	if errors.Is(err, formats.ErrProof) {
+	if errors.Is(err, formats.ErrProof) || errors.Is(err, ledger.ErrNotFound) {
 		return inputErr(err)
 	}
 	return err
@@ -145,10 +146,7 @@ func ledgerEntry(c *cli.Context) error {
 	defer log.Close()
 	e, err := log.Entry(c.Int64("index"))
 	if err != nil {
-		if errors.Is(err, ledger.ErrNotFound) {
-			return inputErr(err)
-		}
-		return err
+		return proofErr(err)
 	}
 	out := c.String("out")
 	if err := writeOutput(c, out, e); err != nil || out == "-" {
@@ -180,11 +178,8 @@ func ledgerReceipt(c *cli.Context) error {
 		return proofErr(err)
 	}
 	out := c.String("out")
-	if err := writeOutput(c, out, r); err != nil {
-		return err
-	}
-	if out == "-" {
-		return nil // stdout carries the receipt itself
+	if err := writeOutput(c, out, r); err != nil || out == "-" {
+		return err // stdout carries the receipt itself
 	}
 	index, size := c.Int64("index"), log.Size()
 	return emitSorted(c, receiptResult{index, size, out, schemas.SHA256Digest(r), policy != nil},
@@ -202,11 +197,6 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	if (vkey == nil) == (c.String("dir") == "") {
 		return usageErr("give exactly one of --vkey KEY and --dir DIR")
 	}
-	if vkey == nil {
-		if vkey, err = ledgerdir.Dir(c.String("dir")).LogKey(ledgerdir.AuthorityLog); err != nil {
-			return openErr(err)
-		}
-	}
 	receipt, err := readWhole(c, c.Args().First(), schemas.MaxRecordSize)
 	if err != nil {
 		return err
@@ -219,13 +209,16 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := policyForLedger(c, policy, vkey, ""); err != nil {
+	if err := policyForLedger(c, policy, vkey, c.String("dir")); err != nil {
 		return err
 	}
 	out, err := verify.CheckReceipt(receipt, entry, vkey, ledgerdir.Dir(c.String("dir")), policy, time.Now())
+	var oe *ledgerdir.OpenError
 	var pe *verify.ReceiptProofError
 	var ue *formats.UnwitnessedReceiptError
 	switch {
+	case errors.As(err, &oe):
+		return openErr(oe.Err)
 	case errors.As(err, &pe):
 		return receiptErr(c, pe.Err, receipt)
 	case errors.As(err, &ue) && !ue.Carried:
