@@ -61,7 +61,7 @@ func explain(c *cli.Context) error {
 	var d *delegation.Denial
 	switch {
 	case errors.As(err, &ae):
-		return authorityErr(ae.Err)
+		return logOpenErr(ae.Err, "")
 	case errors.As(err, &d):
 		if err := emitSorted(c, e, e.Lines()...); err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"filippo.io/age"
@@ -29,11 +28,20 @@ var trustRootFlag = &cli.StringFlag{Name: "trust-root", Usage: "refuse a ledger 
 
 var logFlag = &cli.StringFlag{Name: "log", Value: "authority", Usage: "which log: authority or decisions"}
 
-// openLog opens the log named by --log for reading.
-func openLog(c *cli.Context) (*ledger.Log, error) {
+// logName returns the log --log names: authority or decisions.
+func logName(c *cli.Context) (string, error) {
 	name := c.String("log")
 	if name != ledgerdir.AuthorityLog && name != ledgerdir.DecisionsLog {
-		return nil, usageErr("--log %q: authority or decisions", name)
+		return "", usageErr("--log %q: authority or decisions", name)
+	}
+	return name, nil
+}
+
+// openLog opens the log named by --log for reading.
+func openLog(c *cli.Context) (*ledger.Log, error) {
+	name, err := logName(c)
+	if err != nil {
+		return nil, err
 	}
 	log, err := ledgerdir.Dir(c.String("dir")).OpenLog(name)
 	if err != nil {
@@ -42,12 +50,26 @@ func openLog(c *cli.Context) (*ledger.Log, error) {
 	return log, nil
 }
 
-// logOpenErr gives an error of ledgerdir.Dir.OpenLog its exit code: a ledger
-// without a decision log yet is bad usage, others are openErr's (a
-// deleted decision log, an *ledger.IntegrityError, is a no).
+// logOpenErr gives an error of opening a log of the ledger at dir its
+// exit code, whichever way a command opened it (ledgerdir.Dir.OpenLog,
+// ledgerdir.Dir.OpenAuthorityKeyed, verify.OpenAuthority): a ledger
+// without a decision log yet is bad usage; the command line's own error
+// (a passphrase not given) stays as it is; a token's failure is as keyErr
+// says; a log that opened but did not verify (*verify.LoadError) is a no;
+// others are openErr's (a deleted decision log, an *ledger.IntegrityError,
+// is a no).
 func logOpenErr(err error, dir string) error {
-	if errors.Is(err, ledgerdir.ErrNoDecisionLog) {
+	var ee *exitError
+	var le *verify.LoadError
+	switch {
+	case errors.Is(err, ledgerdir.ErrNoDecisionLog):
 		return usageErr("%s has no decision log yet (it is created by the first `writ admit`)", dir)
+	case errors.As(err, &ee):
+		return err
+	case errors.Is(err, sign.ErrToken) || errors.Is(err, sign.ErrTokenURI):
+		return keyErr(err)
+	case errors.As(err, &le):
+		return noErr(le.Err)
 	}
 	return openErr(err)
 }
@@ -106,43 +128,23 @@ func ledgerInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// The root is judged now, before anything is created, by the rules the
-	// ledger applies when it accepts it (the time rule included).
-	if _, err := delegation.NewState().Apply(rootBytes, time.Unix(time.Now().Unix(), 0)); err != nil {
-		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), err))
-	}
-	origin := c.String("origin")
-	if origin == "" {
-		b := make([]byte, 8)
-		rand.Read(b)
-		origin = "writ/ledger/" + hex.EncodeToString(b)
-	}
-	auth, err := initLedger(c, c.String("dir"), origin, rootBytes)
-	if err != nil {
-		return err
-	}
-	log := auth.Log
-	defer log.Close()
-	return emitSorted(c, initResult{vkeyResult{log.VerifierKey(), origin}, schemas.SHA256Digest(rootBytes), 0},
-		log.VerifierKey())
-}
-
-// initLedger creates the ledger at dir with its checkpoint key (a new key
-// file, or the token key --checkpoint-key names) and appends the root
-// record (verify.InitAuthority: nothing is left when that fails).
-func initLedger(c *cli.Context, dir, origin string, root []byte) (*verify.Authority, error) {
-	key, err := newCheckpointKey(c)
-	if err != nil {
-		return nil, err
-	}
-	auth, err := verify.InitAuthority(ledgerdir.Dir(dir), origin, key, root)
+	keyFailed := false // the checkpoint key's error is the command line's own
+	created, err := verify.NewLedger(ledgerdir.Dir(c.String("dir")), c.String("origin"), rootBytes, time.Now(),
+		func() (ledgerdir.NewKey, error) {
+			k, err := newCheckpointKey(c)
+			keyFailed = err != nil
+			return k, err
+		})
 	var fe *ledgerdir.FirstEntryError
-	if errors.As(err, &fe) {
-		return nil, recordErr(fmt.Errorf("root record %s: %w", c.String("root"), fe.Err))
-	} else if err != nil {
-		return nil, inputErr(err)
+	switch {
+	case keyFailed:
+		return err
+	case errors.As(err, &fe):
+		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), fe.Err))
+	case err != nil:
+		return inputErr(err)
 	}
-	return auth, nil
+	return emitSorted(c, created, created.VKey)
 }
 
 // newCheckpointKey says which key a new ledger's checkpoints are signed
@@ -172,22 +174,15 @@ func newCheckpointKey(c *cli.Context) (ledgerdir.NewKey, error) {
 }
 
 func ledgerVKey(c *cli.Context) error {
-	log, err := openLog(c)
-	if errors.Is(err, ledger.ErrLocked) && c.String("log") == "decisions" {
-		// A running admission server holds the decision log: its key
-		// follows from the runner's public key and the authority origin.
-		vkey, kerr := ledgerdir.DecisionsVerifierKey(c.String("dir"))
-		if kerr != nil {
-			return openErr(kerr)
-		}
-		origin, _, _ := strings.Cut(vkey, "+")
-		return emitSorted(c, vkeyResult{vkey, origin}, vkey)
-	}
+	name, err := logName(c)
 	if err != nil {
 		return err
 	}
-	defer log.Close()
-	return emitSorted(c, vkeyResult{log.VerifierKey(), log.Origin()}, log.VerifierKey())
+	k, err := ledgerdir.Dir(c.String("dir")).LogKey(name)
+	if err != nil {
+		return logOpenErr(err, c.String("dir"))
+	}
+	return emitSorted(c, vkeyResult{k.String(), k.Name()}, k.String())
 }
 
 func ledgerAppend(c *cli.Context) error {
@@ -206,45 +201,36 @@ func ledgerAppend(c *cli.Context) error {
 		}
 		entries = append(entries, data)
 	}
-	if err := policyForLedger(c, policy, nil, c.String("dir")); err != nil {
+	if err := writerPolicy(c, policy, nil); err != nil {
 		return err
 	}
-	if err := collectable(c, policy); err != nil {
-		return err
-	}
-	auth, err := verify.OpenAuthority(ledgerdir.Dir(c.String("dir")), verify.Trust{}, unlockCheckpointKey(c))
+	auth, applied, err := verify.AppendRecords(ledgerdir.Dir(c.String("dir")), entries, *unlockCheckpointKey(c))
+	var oe *ledgerdir.OpenError
 	var le *verify.LoadError
-	if errors.As(err, &le) {
+	var ae *verify.AppendError
+	switch {
+	case errors.As(err, &oe):
+		return logOpenErr(oe.Err, c.String("dir"))
+	case errors.As(err, &le):
 		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", le.Err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
-	} else if err != nil {
-		return keyedOpenErr(err)
+	case errors.As(err, &ae):
+		return recordErr(fmt.Errorf("nothing appended: %s: %w", c.Args().Get(ae.Record), ae.Err))
+	case errors.Is(err, ledger.ErrBatchTooLarge):
+		return inputErr(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches")
+	case errors.Is(err, ledger.ErrLocked):
+		return openErr(err)
+	case err != nil:
+		return noErr(fmt.Errorf("nothing appended: %w", err))
 	}
 	log := auth.Log
 	defer log.Close()
-	applied, err := auth.Append(entries)
-	if err != nil {
-		var re *delegation.RecordError
-		if errors.As(err, &re) {
-			return recordErr(fmt.Errorf("nothing appended: %s: %w", c.Args().Get(int(re.Index-auth.State.Size())), err))
-		}
-		if errors.Is(err, ledger.ErrBatchTooLarge) {
-			return inputErr(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches")
-		}
-		if errors.Is(err, ledger.ErrLocked) {
-			return openErr(err)
-		}
-		return noErr(fmt.Errorf("nothing appended: %w", err))
-	}
 	for _, a := range applied {
 		if err := emitSorted(c, a,
 			fmt.Sprintf("%d %s %s", a.Index, a.Kind, a.Digest)); err != nil {
 			return err
 		}
 	}
-	res, err := collectCosignatures(c, log, policy)
-	if err == nil && res != nil {
-		diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, humanize.Witnessed(res.Witnessing))
-	}
+	_, err = collectWitnessed(c, log, policy)
 	var ee *exitError
 	if errors.As(err, &ee) && len(applied) > 0 {
 		// The records stay appended: say so, so that no one appends them
@@ -269,34 +255,8 @@ func ledgerCheckpoint(c *cli.Context) error {
 	}
 	var witnessing *formats.Witnessing
 	if c.Bool("refresh") {
-		if c.String("log") != "authority" {
-			return usageErr("--refresh signs the authority log's checkpoint; the decision log's is signed by every admit")
-		}
-		l, err := openAuthorityKeyed(c)
-		if err != nil {
+		if witnessing, err = refreshCheckpoint(c, policy); err != nil {
 			return err
-		}
-		err = policyForLedger(c, policy, l.Key(), "")
-		if err == nil {
-			err = collectable(c, policy)
-		}
-		if err != nil {
-			l.Close()
-			return err
-		}
-		err = l.Refresh()
-		if err != nil {
-			l.Close()
-			return noErr(fmt.Errorf("refreshing the checkpoint: %w", err))
-		}
-		res, err := collectCosignatures(c, l, policy)
-		l.Close()
-		if err != nil {
-			return err
-		}
-		if res != nil {
-			diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, humanize.Witnessed(res.Witnessing))
-			witnessing = &res.Witnessing
 		}
 	}
 	log, err := openLog(c)
@@ -319,6 +279,51 @@ func ledgerCheckpoint(c *cli.Context) error {
 		return noErr(fmt.Errorf("the %s log's stored checkpoint: %w", c.String("log"), err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
 	return emitSorted(c, checkpointResult{audit.LogSummary{Log: c.String("log"), Origin: cp.Origin, Size: cp.Size, RootHash: hex.EncodeToString(cp.Hash[:])}, string(signed), witnessing})
+}
+
+// refreshCheckpoint signs a new checkpoint of the authority log of --dir
+// (the same entries, the current time) with its key, once policy (nil:
+// none) is judged for the log (writerPolicy), and collects the
+// witnesses' cosignatures for it (collectWitnessed).
+func refreshCheckpoint(c *cli.Context, policy *formats.Policy) (*formats.Witnessing, error) {
+	if c.String("log") != "authority" {
+		return nil, usageErr("--refresh signs the authority log's checkpoint; the decision log's is signed by every admit")
+	}
+	l, err := openAuthorityKeyed(c)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	if err := writerPolicy(c, policy, l.Key()); err != nil {
+		return nil, err
+	}
+	if err := l.Refresh(); err != nil {
+		return nil, noErr(fmt.Errorf("refreshing the checkpoint: %w", err))
+	}
+	return collectWitnessed(c, l, policy)
+}
+
+// writerPolicy refuses, before a writer signs anything, a policy (nil:
+// none) for another log than the one of key k (nil: the key --dir
+// stores, policyForLedger), or one no collection could meet
+// (collectable).
+func writerPolicy(c *cli.Context, policy *formats.Policy, k *formats.LogKey) error {
+	if err := policyForLedger(c, policy, k, c.String("dir")); err != nil {
+		return err
+	}
+	return collectable(c, policy)
+}
+
+// collectWitnessed collects the witnesses' cosignatures for the latest
+// checkpoint of l (collectCosignatures) and says on stderr which quorum
+// cosigned it; it returns that witnessing, nil without a policy.
+func collectWitnessed(c *cli.Context, l *ledger.Log, policy *formats.Policy) (*formats.Witnessing, error) {
+	res, err := collectCosignatures(c, l, policy)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	diag(c, levelInfo, "checkpoint of size %d %s", res.Checkpoint.Size, humanize.Witnessed(res.Witnessing))
+	return &res.Witnessing, nil
 }
 
 // ledgerVerify verifies both logs of the ledger the way an audit does
@@ -389,32 +394,7 @@ func unlockCheckpointKey(c *cli.Context) *ledgerdir.Unlock {
 func openAuthorityKeyed(c *cli.Context) (*ledger.Log, error) {
 	log, err := ledgerdir.Dir(c.String("dir")).OpenAuthorityKeyed(*unlockCheckpointKey(c))
 	if err != nil {
-		return nil, keyedOpenErr(err)
+		return nil, logOpenErr(err, c.String("dir"))
 	}
 	return log, nil
-}
-
-// keyedOpenErr gives an error of opening the authority log with its key
-// its exit code: the identities' own (a passphrase not given), a token's
-// failure as keyErr says, others as openErr.
-func keyedOpenErr(err error) error {
-	var ee *exitError
-	switch {
-	case errors.As(err, &ee):
-		return err
-	case errors.Is(err, sign.ErrToken) || errors.Is(err, sign.ErrTokenURI):
-		return keyErr(err)
-	}
-	return openErr(err)
-}
-
-// authorityErr gives an error of verify.OpenAuthority (read-only) its
-// exit code: a log that does not verify is a no (exit 1), one that cannot
-// be opened openErr's.
-func authorityErr(err error) error {
-	var le *verify.LoadError
-	if errors.As(err, &le) {
-		return noErr(le.Err)
-	}
-	return openErr(err)
 }

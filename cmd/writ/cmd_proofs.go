@@ -78,19 +78,16 @@ func proofCommands() []*cli.Command {
 	}
 }
 
-// receiptErr explains a receipt that does not verify for the entry given.
-// With --dir, when the log shows the entry file is not the entry at the
-// index the receipt states, it says so (verify.ExplainReceipt), rather
-// than leave it to read as a forged signature.
-func receiptErr(c *cli.Context, err error, receipt, entry []byte) error {
+// receiptErr explains a receipt that does not verify for the entry given
+// (a *verify.ReceiptProofError's Err): without --dir, with the entry and
+// tree size the receipt states; with --dir, when the log shows the entry
+// file is not the entry at that index (a *verify.ReceiptEntryError), it
+// says so, rather than leave it to read as a forged signature.
+func receiptErr(c *cli.Context, err error, receipt []byte) error {
 	dir := c.String("dir")
-	if dir == "" {
-		if index, size, perr := formats.ReceiptPosition(receipt); perr == nil {
-			return noErr(err, fmt.Sprintf("the receipt says it is for entry %d of a tree of %d entries; give --dir LEDGER to compare --entry with the log's entry %d", index, size, index))
-		}
-		return noErr(err)
+	if index, size, perr := formats.ReceiptPosition(receipt); dir == "" && perr == nil {
+		return noErr(err, fmt.Sprintf("the receipt says it is for entry %d of a tree of %d entries; give --dir LEDGER to compare --entry with the log's entry %d", index, size, index))
 	}
-	err = verify.ExplainReceipt(ledgerdir.Dir(dir), receipt, entry, err)
 	if re := (*verify.ReceiptEntryError)(nil); errors.As(err, &re) && re.Stored != "" {
 		return noErr(fmt.Errorf("%s is not the entry the receipt is for: the receipt says entry %d, which is %s in this log, and %s is %s", c.String("entry"), re.Index, re.Stored, c.String("entry"), re.Given),
 			fmt.Sprintf("write the entry's exact bytes with `writ ledger entry --dir %s --index %d --out FILE` and verify against that", dir, re.Index))
@@ -98,9 +95,10 @@ func receiptErr(c *cli.Context, err error, receipt, entry []byte) error {
 	return noErr(err)
 }
 
-// proofErr is bad usage for an out-of-range request, else as openErr.
+// proofErr is bad usage for an out-of-range request (a proof, or an
+// entry the log does not hold), else err as it is.
 func proofErr(err error) error {
-	if errors.Is(err, formats.ErrProof) {
+	if errors.Is(err, formats.ErrProof) || errors.Is(err, ledger.ErrNotFound) {
 		return inputErr(err)
 	}
 	return err
@@ -148,10 +146,7 @@ func ledgerEntry(c *cli.Context) error {
 	defer log.Close()
 	e, err := log.Entry(c.Int64("index"))
 	if err != nil {
-		if errors.Is(err, ledger.ErrNotFound) {
-			return inputErr(err)
-		}
-		return err
+		return proofErr(err)
 	}
 	out := c.String("out")
 	if err := writeOutput(c, out, e); err != nil || out == "-" {
@@ -175,39 +170,16 @@ func ledgerReceipt(c *cli.Context) error {
 	if err := policyForLedger(c, policy, log.Key(), ""); err != nil {
 		return err
 	}
-	r, err := log.Receipt(c.Int64("index"))
-	if err != nil {
+	r, err := verify.Receipt(log, c.Int64("index"), policy, time.Now())
+	if ue := (*verify.UnwitnessedError)(nil); errors.As(err, &ue) {
+		return noErr(fmt.Errorf("no receipt written: %w", ue.Err),
+			"collect the cosignatures first: `writ ledger checkpoint --refresh --policy "+c.String("policy")+" --dir "+c.String("dir")+"`, then ask again")
+	} else if err != nil {
 		return proofErr(err)
 	}
-	if policy != nil {
-		// The receipt carries the latest checkpoint with the cosignatures
-		// gathered for it: judge exactly that.
-		entry, err := log.Entry(c.Int64("index"))
-		if err != nil {
-			return proofErr(err)
-		}
-		p, err := ledger.VerifyReceipt(r, entry, log.Key().PublicKey())
-		if err != nil {
-			return err
-		}
-		_, err = formats.CheckReceipt(r, p, log.Key(), policy, time.Now())
-		var ue *formats.UnwitnessedReceiptError
-		if errors.As(err, &ue) && !ue.Carried {
-			err = fmt.Errorf("%w: no witness cosigned the latest checkpoint", formats.ErrQuorum)
-		} else if ue != nil {
-			err = ue.Err
-		}
-		if err != nil {
-			return noErr(fmt.Errorf("no receipt written: %w", err),
-				"collect the cosignatures first: `writ ledger checkpoint --refresh --policy "+c.String("policy")+" --dir "+c.String("dir")+"`, then ask again")
-		}
-	}
 	out := c.String("out")
-	if err := writeOutput(c, out, r); err != nil {
-		return err
-	}
-	if out == "-" {
-		return nil // stdout carries the receipt itself
+	if err := writeOutput(c, out, r); err != nil || out == "-" {
+		return err // stdout carries the receipt itself
 	}
 	index, size := c.Int64("index"), log.Size()
 	return emitSorted(c, receiptResult{index, size, out, schemas.SHA256Digest(r), policy != nil},
@@ -225,15 +197,6 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	if (vkey == nil) == (c.String("dir") == "") {
 		return usageErr("give exactly one of --vkey KEY and --dir DIR")
 	}
-	if vkey == nil {
-		log, err := ledgerdir.Dir(c.String("dir")).OpenLog(ledgerdir.AuthorityLog)
-		if err != nil {
-			return openErr(err)
-		}
-		vkey = log.Key()
-		log.Close()
-	}
-	key := vkey.PublicKey()
 	receipt, err := readWhole(c, c.Args().First(), schemas.MaxRecordSize)
 	if err != nil {
 		return err
@@ -246,27 +209,26 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := policyForLedger(c, policy, vkey, ""); err != nil {
+	if err := policyForLedger(c, policy, vkey, c.String("dir")); err != nil {
 		return err
 	}
-	p, err := ledger.VerifyReceipt(receipt, entry, key)
-	var te *ledger.TrustError
-	if errors.As(err, &te) && c.String("dir") != "" {
-		err = te.Err // the key is the ledger's own, not one the operator gave
-	}
-	if err != nil {
-		return receiptErr(c, err, receipt, entry)
-	}
-	out, err := formats.CheckReceipt(receipt, p, vkey, policy, time.Now())
+	out, err := verify.CheckReceipt(receipt, entry, vkey, ledgerdir.Dir(c.String("dir")), policy, time.Now())
+	var oe *ledgerdir.OpenError
+	var pe *verify.ReceiptProofError
 	var ue *formats.UnwitnessedReceiptError
-	if errors.As(err, &ue) && !ue.Carried {
+	switch {
+	case errors.As(err, &oe):
+		return openErr(oe.Err)
+	case errors.As(err, &pe):
+		return receiptErr(c, pe.Err, receipt)
+	case errors.As(err, &ue) && !ue.Carried:
 		return noErr(err, "ask the writer for a receipt after it collected its witnesses' cosignatures (`writ ledger append --policy`)")
-	} else if err != nil {
+	case err != nil:
 		return noErr(err)
 	}
 	// RFC 9942 signs the root only: the index and tree size travel
 	// unprotected, and several (index, size) pairs share one audit path.
-	text := fmt.Sprintf("valid: the entry is in the tree with root %x, signed by the log key; the receipt places it at index %d of %d entries, which the signature does not cover (compare the root with a checkpoint of that size)", p.RootHash[:], p.Index, p.TreeSize)
+	text := fmt.Sprintf("valid: the entry is in the tree with root %s, signed by the log key; the receipt places it at index %d of %d entries, which the signature does not cover (compare the root with a checkpoint of that size)", out.RootHash, out.Index, out.TreeSize)
 	if out.Witnessing != nil {
 		text += "; its tree's checkpoint is " + humanize.Witnessed(*out.Witnessing)
 	}
@@ -274,33 +236,25 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 }
 
 func ledgerExport(c *cli.Context) error {
-	dir := c.String("dir")
 	if err := checkOutput(c, "out", c.String("out")); err != nil {
 		return err
 	}
-	names, logs, err := ledgerdir.Dir(dir).OpenExport(c.Bool("authority-only"))
-	if err != nil {
-		return openErr(err)
-	}
-	for _, l := range logs {
-		defer l.Close()
-	}
 	var buf bytes.Buffer
-	if err := replica.ExportWith(&buf, names, logs, progressFor(c, "exporting", "entries")); err != nil {
+	x, err := replica.ExportDir(&buf, ledgerdir.Dir(c.String("dir")), c.Bool("authority-only"), progressFor(c, "exporting", "entries"))
+	if oe := (*ledgerdir.OpenError)(nil); errors.As(err, &oe) {
+		return openErr(oe.Err)
+	} else if err != nil {
 		return err
 	}
-	if err := writeOutput(c, c.String("out"), buf.Bytes()); err != nil {
+	if err := writeOutput(c, c.String("out"), buf.Bytes()); err != nil || c.String("out") == "-" {
 		return err
 	}
-	if c.String("out") == "-" {
-		return nil
+	sizes := make([]string, len(x.Logs))
+	for i, name := range x.Logs {
+		sizes[i] = fmt.Sprintf("%s %d", name, x.Sizes[i])
 	}
-	sizes := make([]string, len(logs))
-	for i, l := range logs {
-		sizes[i] = fmt.Sprintf("%s %d", names[i], l.Size())
-	}
-	return emitSorted(c, exportResult{c.String("out"), buf.Len(), names},
-		fmt.Sprintf("exported %s to %s (%d bytes)", strings.Join(sizes, ", "), c.String("out"), buf.Len()))
+	return emitSorted(c, exportResult{c.String("out"), x.Bytes, x.Logs},
+		fmt.Sprintf("exported %s to %s (%d bytes)", strings.Join(sizes, ", "), c.String("out"), x.Bytes))
 }
 
 func ledgerImport(c *cli.Context) error {

@@ -57,7 +57,7 @@ var results = map[string]resultDoc{
 	"instruct":               typed("", instructResult{}),
 	"transfer verify":        typed("", transfer.Comparison{}),
 	"authority explain":      typed("", delegation.Explanation{}),
-	"ledger init":            typed("", initResult{}),
+	"ledger init":            typed("", verify.Created{}),
 	"ledger vkey":            typed("", vkeyResult{}),
 	"ledger append":          typed("one object per appended record", delegation.Applied{}),
 	"ledger checkpoint":      typed("", checkpointResult{}),

@@ -92,12 +92,6 @@ type instructResult struct {
 	InstructionID string `json:"instruction_id" doc:"32 hex: the id admit and audit name it by"`
 }
 
-type initResult struct {
-	vkeyResult
-	RootDigest string `json:"root_digest" doc:"sha256:<hex> of the root record"`
-	Index      int64  `json:"index" doc:"the root's index: 0"`
-}
-
 type vkeyResult struct {
 	VKey   string `json:"vkey" doc:"the checkpoint verifier key"`
 	Origin string `json:"origin" doc:"the log's origin"`
