@@ -10,15 +10,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/auditview"
+	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // auditFleet is `writ audit --fleet FILE`.
 func auditFleet(c *cli.Context, o audit.Options) error {
-	for _, f := range []string{"state", "vkey", "decisions-vkey"} {
-		if c.String(f) != "" {
-			return usageErr("--%s does not go with --fleet: the fleet file names every log's key, and --cache keeps what the last audit verified", f)
-		}
+	if f := cliflags.Given(c, "state", "vkey", "decisions-vkey"); f != nil {
+		return usageErr("--%s does not go with --fleet: the fleet file names every log's key, and --cache keeps what the last audit verified", f[0])
 	}
 	data, err := readWhole(c, c.String("fleet"), audit.MaxFleetFile)
 	if err != nil {

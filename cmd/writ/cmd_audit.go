@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/auditview"
+	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/dirhint"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
@@ -87,13 +88,7 @@ func auditOptions(c *cli.Context) (audit.Options, error) {
 	if c.Bool("csv") && wantJSON(c) {
 		return audit.Options{}, usageErr("give at most one of --csv and --json")
 	}
-	given := 0
-	for _, f := range []string{"ledger", "export", "fleet"} {
-		if c.String(f) != "" {
-			given++
-		}
-	}
-	if given != 1 {
+	if len(cliflags.Given(c, "ledger", "export", "fleet")) != 1 {
 		return audit.Options{}, usageErr("give exactly one of --ledger DIR, --export FILE and --fleet FILE")
 	}
 	return o, nil
@@ -140,11 +135,7 @@ func renderAudit(c *cli.Context, rep *audit.Report) error {
 		return err
 	}
 	if !rep.OK {
-		where := rep.Failure.Log + " log"
-		if rep.Failure.Index >= 0 {
-			where += fmt.Sprintf(" entry %d", rep.Failure.Index)
-		}
-		return noErr(fmt.Errorf("audit failed: %s: %w", where, rep.Failure.Cause))
+		return noErr(fmt.Errorf("audit failed: %s: %w", rep.Failure.Where(), rep.Failure.Cause))
 	}
 	return nil
 }

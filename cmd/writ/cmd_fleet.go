@@ -58,27 +58,18 @@ func fleetCommands() []*cli.Command {
 }
 
 // openEitherLog opens the authority log, or with --decisions the decision
-// log, of the ledger at --dir for reading.
+// log, of the ledger at --dir for reading; an error carries its exit
+// code (logOpenErr).
 func openEitherLog(c *cli.Context) (*ledger.Log, string, error) {
 	name := ledgerdir.AuthorityLog
 	if c.Bool("decisions") {
 		name = ledgerdir.DecisionsLog
 	}
 	l, err := ledgerdir.Dir(c.String("dir")).OpenLog(name)
-	if errors.Is(err, ledgerdir.ErrNoDecisionLog) {
-		err = logOpenErr(err, c.String("dir"))
+	if err != nil {
+		return nil, name, logOpenErr(err, c.String("dir"))
 	}
-	return l, name, err
-}
-
-// openLogErr gives an error of openEitherLog its exit code: its own when
-// it has one, else openErr's.
-func openLogErr(err error) error {
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return err
-	}
-	return openErr(err)
+	return l, name, nil
 }
 
 func ledgerPublish(c *cli.Context) error {
@@ -91,7 +82,7 @@ func ledgerPublish(c *cli.Context) error {
 	}
 	l, name, err := openEitherLog(c)
 	if err != nil {
-		return openLogErr(err)
+		return err
 	}
 	defer l.Close()
 	p, err := runner.PublishVerified(l, c.String("to"), runner.PublishOptions{Authority: name == "authority", Policy: policy,

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/secrets"
 	"github.com/writ-ledger/writ/sign"
 )
@@ -68,10 +69,8 @@ func keyGenerateToken(c *cli.Context, uri string) error {
 	if pub == "" {
 		return usageErr("--pub FILE is required with a PKCS#11 URI as --out: the private key never leaves the token, its public key is written to FILE")
 	}
-	for _, f := range []string{"passphrase-file", "work-factor", "recipient"} {
-		if c.IsSet(f) {
-			return usageErr("--%s is for key files: a key in a token is kept by the token, not encrypted by writ", f)
-		}
+	if f := cliflags.Given(c, keyFileFlags...); f != nil {
+		return usageErr("--%s is for key files: a key in a token is kept by the token, not encrypted by writ", f[0])
 	}
 	if _, err := os.Lstat(pub); err == nil {
 		return usageErr("%s exists; writ does not overwrite files (remove it or choose another --pub)", pub)

@@ -10,6 +10,7 @@ import (
 	"filippo.io/age"
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
@@ -161,10 +162,8 @@ func newCheckpointKey(c *cli.Context) (ledgerdir.NewKey, error) {
 	if !sign.IsTokenURI(ref) {
 		return ledgerdir.NewKey{}, usageErr("--checkpoint-key %q: a PKCS#11 URI (pkcs11:token=T;object=O); a key file is made by ledger init itself", ref)
 	}
-	for _, f := range []string{"passphrase-file", "work-factor", "recipient"} {
-		if c.IsSet(f) {
-			return ledgerdir.NewKey{}, usageErr("--%s is for a checkpoint key file: a key in a token is kept by the token", f)
-		}
+	if f := cliflags.Given(c, keyFileFlags...); f != nil {
+		return ledgerdir.NewKey{}, usageErr("--%s is for a checkpoint key file: a key in a token is kept by the token", f[0])
 	}
 	key, err := sign.LoadKey(ref, sign.KeyOptions{PIN: tokenPIN(c)})
 	if err != nil {
@@ -353,11 +352,7 @@ func ledgerVerify(c *cli.Context) error {
 		}
 		return noErr(fmt.Errorf("%s log: %w", rep.Failure.Log, rep.Failure.Cause), "the ledger is not the one its checkpoints sign, or holds an entry writ would refuse; keep it as evidence")
 	}
-	var lines []string
-	for _, r := range v.Logs {
-		lines = append(lines, fmt.Sprintf("ok: %s log %s: %s, root %s", r.Log, r.Origin, humanize.Plural(r.Size, "entry", "entries"), r.RootHash))
-	}
-	return emitSorted(c, v, lines...)
+	return emitSorted(c, v, v.Lines()...)
 }
 
 // recordErr gives a refused record its exit code: 2 when it is malformed

@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -114,11 +112,7 @@ func ledgerProve(c *cli.Context) error {
 	if err != nil {
 		return proofErr(err)
 	}
-	return emitSorted(c, p,
-		fmt.Sprintf("entry %d in tree size %d", p.Index, p.TreeSize),
-		"leaf hash: "+hex.EncodeToString(p.LeafHash[:]),
-		"root hash: "+hex.EncodeToString(p.RootHash[:]),
-		"proof: "+strings.Join(formats.HexHashes(p.Path), " "))
+	return emitSorted(c, p, p.Lines()...)
 }
 
 func ledgerConsistency(c *cli.Context) error {
@@ -131,11 +125,8 @@ func ledgerConsistency(c *cli.Context) error {
 	if err != nil {
 		return proofErr(err)
 	}
-	return emit(c, p, // its JSON is the proof file witness add-checkpoint --proof reads
-		fmt.Sprintf("tree size %d is a prefix of tree size %d", p.OldSize, p.NewSize),
-		"old root: "+hex.EncodeToString(p.OldRoot[:]),
-		"new root: "+hex.EncodeToString(p.NewRoot[:]),
-		"proof: "+strings.Join(formats.HexHashes(p.Path), " "))
+	// Its JSON is the proof file witness add-checkpoint --proof reads.
+	return emit(c, p, p.Lines()...)
 }
 
 func ledgerEntry(c *cli.Context) error {
@@ -249,12 +240,7 @@ func ledgerExport(c *cli.Context) error {
 	if err := writeOutput(c, c.String("out"), buf.Bytes()); err != nil || c.String("out") == "-" {
 		return err
 	}
-	sizes := make([]string, len(x.Logs))
-	for i, name := range x.Logs {
-		sizes[i] = fmt.Sprintf("%s %d", name, x.Sizes[i])
-	}
-	return emitSorted(c, exportResult{c.String("out"), x.Bytes, x.Logs},
-		fmt.Sprintf("exported %s to %s (%d bytes)", strings.Join(sizes, ", "), c.String("out"), x.Bytes))
+	return emitSorted(c, exportResult{c.String("out"), x.Bytes, x.Logs}, x.Text(c.String("out")))
 }
 
 func ledgerImport(c *cli.Context) error {
@@ -278,11 +264,7 @@ func ledgerImport(c *cli.Context) error {
 	logs, err := runner.ImportLedgerWith(c.String("dir"), c.Args().First(), runner.ImportOptions{Trusted: trusted,
 		Trust: verify.Trust{TrustRoot: c.String("trust-root"), Policy: policy}, Progress: progressFor(c, "importing", "bytes")})
 	for _, l := range logs {
-		text := fmt.Sprintf("imported %s log %s: %d → %d entries, root %x", l.Name, l.Origin, l.Before, l.After, l.Checkpoint.Hash[:])
-		if l.Recovered > 0 {
-			text += fmt.Sprintf(" (first dropped %d unsigned entries an interrupted import left)", l.Recovered)
-		}
-		if err := emitSorted(c, l, text); err != nil {
+		if err := emitSorted(c, l, l.Text()); err != nil {
 			return err
 		}
 	}

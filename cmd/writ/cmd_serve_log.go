@@ -22,7 +22,7 @@ func ledgerServe(c *cli.Context) error {
 	// Open once now, so that a wrong directory fails here, not per request.
 	l, name, err := openEitherLog(c)
 	if err != nil {
-		return openLogErr(err)
+		return err
 	}
 	origin, vkey := l.Origin(), l.VerifierKey()
 	l.Close()

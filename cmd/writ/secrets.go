@@ -16,6 +16,10 @@ var identityFlag = &cli.StringFlag{Name: "identity", Usage: "unlock key files wi
 
 var recipientFlag = &cli.StringSliceFlag{Name: "recipient", Usage: "encrypt new key files to this age X25519 `RECIPIENT` (age1...; repeat) instead of a passphrase"}
 
+// keyFileFlags are the flags that only a key file takes: a key in a
+// token is kept by the token.
+var keyFileFlags = []string{"passphrase-file", "work-factor", "recipient"}
+
 var workFactorFlag = &cli.IntFlag{Name: "work-factor", Value: 18, Usage: "scrypt work factor (log2 N, 10 to 20) for new passphrase-encrypted key files: 18 (256 MiB, about 1.4 s) for real keys; below 18 only for throwaway keys"}
 
 // secretsOf is where the command's secrets come from: its flags, stdin

@@ -1,7 +1,9 @@
 package replica
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
@@ -52,4 +54,14 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += n
 	return n, err
+}
+
+// Text is writ ledger export's line for people: each log's section name
+// and entry count, the file written (out) and its size in bytes.
+func (x *ExportedDir) Text(out string) string {
+	sizes := make([]string, len(x.Logs))
+	for i, name := range x.Logs {
+		sizes[i] = fmt.Sprintf("%s %d", name, x.Sizes[i])
+	}
+	return fmt.Sprintf("exported %s to %s (%d bytes)", strings.Join(sizes, ", "), out, x.Bytes)
 }

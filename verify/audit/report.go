@@ -242,3 +242,12 @@ func failure(log string, err error) *Failure {
 	}
 	return f
 }
+
+// Where names the failure's place for people: "authority log", or
+// "authority log entry 5" when it is tied to an entry (Index ≥ 0).
+func (f *Failure) Where() string {
+	if f.Index < 0 {
+		return f.Log + " log"
+	}
+	return fmt.Sprintf("%s log entry %d", f.Log, f.Index)
+}

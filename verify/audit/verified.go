@@ -1,5 +1,11 @@
 package audit
 
+import (
+	"fmt"
+
+	"github.com/writ-ledger/writ/internal/humanize"
+)
+
 // LogSummary is one log's verified checkpoint, named: part of writ ledger
 // verify's and writ ledger checkpoint's JSON results.
 type LogSummary struct {
@@ -43,4 +49,14 @@ func (r *Report) Verified() (Verified, *VerifyFailure) {
 		}
 	}
 	return v, nil
+}
+
+// Lines is writ ledger verify's text for people: one "ok:" line per log
+// with its origin, size and root hash.
+func (v *Verified) Lines() []string {
+	lines := make([]string, 0, len(v.Logs))
+	for _, r := range v.Logs {
+		lines = append(lines, fmt.Sprintf("ok: %s log %s: %s, root %s", r.Log, r.Origin, humanize.Plural(r.Size, "entry", "entries"), r.RootHash))
+	}
+	return lines
 }
