@@ -10,7 +10,7 @@ import (
 // parsed (nil if none), or bad usage if it is not one.
 func logKeyValue(c *cli.Context, name string) (*formats.LogKey, error) {
 	k, err := cliflags.LogKey(c, name)
-	return k, asExit(err)
+	return k, err
 }
 
 // vkeyValue is logKeyValue's text form ("" if none), for the options
@@ -25,4 +25,4 @@ func vkeyValue(c *cli.Context, name string) (string, error) {
 
 // wantArgs is cliflags.WantArgs: exactly n positional arguments (n < 0:
 // at least one), described by what, else bad usage.
-func wantArgs(c *cli.Context, n int, what string) error { return asExit(cliflags.WantArgs(c, n, what)) }
+func wantArgs(c *cli.Context, n int, what string) error { return cliflags.WantArgs(c, n, what) }

@@ -11,13 +11,15 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/auditview"
 	"github.com/writ-ledger/writ/internal/cliflags"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
 // auditFleet is `writ audit --fleet FILE`.
 func auditFleet(c *cli.Context, o audit.Options) error {
 	if f := cliflags.Given(c, "state", "vkey", "decisions-vkey"); f != nil {
-		return usageErr("--%s does not go with --fleet: the fleet file names every log's key, and --cache keeps what the last audit verified", f[0])
+		return exitcode.Usagef("--%s does not go with --fleet: the fleet file names every log's key, and --cache keeps what the last audit verified", f[0])
 	}
 	data, err := readWhole(c, c.String("fleet"), audit.MaxFleetFile)
 	if err != nil {
@@ -25,7 +27,7 @@ func auditFleet(c *cli.Context, o audit.Options) error {
 	}
 	fleet, err := audit.ParseFleet(data)
 	if err != nil {
-		return inputErr(fmt.Errorf("--fleet %s: %w", c.String("fleet"), err))
+		return exitcode.Input(fmt.Errorf("--fleet %s: %w", c.String("fleet"), err))
 	}
 	cache := c.String("cache")
 	if cache == "" {
@@ -38,7 +40,7 @@ func auditFleet(c *cli.Context, o audit.Options) error {
 	defer stop()
 	rep, err := audit.RunFleet(ctx, fleet, cache, o, c.Duration("timeout"))
 	if err != nil {
-		return inputErr(fmt.Errorf("--cache: %w", err))
+		return exitcode.Input(fmt.Errorf("--cache: %w", err))
 	}
 	out, err := auditview.RenderFleet(rep, auditview.Format{CSV: c.Bool("csv"), HTML: c.String("html") != ""})
 	if err != nil {
@@ -60,10 +62,10 @@ func fleetRefused(c *cli.Context, f *audit.FleetRefusal) error {
 	}
 	err := errors.New(f.Message)
 	if f.FleetFile {
-		return &exitError{code: exitNo, err: err, flag: "--fleet " + c.String("fleet"), rule: f.Rule, hints: f.Hints}
+		return &exitcode.Error{Code: exitcode.No, Err: err, Flag: "--fleet " + c.String("fleet"), Rule: f.Rule, Hints: f.Hints}
 	}
-	if flag, rule, ok := trustRefusal(f.Cause); ok {
-		return &exitError{code: exitNo, err: err, flag: flag, rule: rule}
+	if flag, rule, ok := failure.TrustRefusal(f.Cause); ok {
+		return &exitcode.Error{Code: exitcode.No, Err: err, Flag: flag, Rule: rule}
 	}
-	return noErr(err, f.Hints...)
+	return exitcode.Refused(err, f.Hints...)
 }

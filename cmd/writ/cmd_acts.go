@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -42,18 +43,18 @@ func revocationTarget(c *cli.Context, v string) (string, error) {
 		return v, nil
 	}
 	if _, err := os.Stat(v); err != nil || v == "-" {
-		return "", usageErr("--target %q: not a key id, a record digest, or a readable file", v)
+		return "", exitcode.Usagef("--target %q: not a key id, a record digest, or a readable file", v)
 	}
 	data, over, err := readInput(c, v, delegation.MaxRevocationTarget)
 	if err != nil {
 		return "", err
 	}
 	if over {
-		return "", inputErr(fmt.Errorf("--target %s: larger than %d bytes, the most a signed record or a public key file can be", v, delegation.MaxRevocationTarget))
+		return "", exitcode.Input(fmt.Errorf("--target %s: larger than %d bytes, the most a signed record or a public key file can be", v, delegation.MaxRevocationTarget))
 	}
 	target, err := delegation.RevocationTarget(data)
 	if err != nil {
-		return "", inputErr(fmt.Errorf("--target %s: %w", v, err)) // a private key file: name the mix-up
+		return "", exitcode.Input(fmt.Errorf("--target %s: %w", v, err)) // a private key file: name the mix-up
 	}
 	return target, nil
 }
@@ -96,7 +97,7 @@ func quarantineCommand() *cli.Command {
 			var err error
 			if u := c.String("until"); u != "" {
 				if c.Bool("lift") {
-					return usageErr("--until and --lift do not go together")
+					return exitcode.Usagef("--until and --lift do not go together")
 				}
 				if until, err = parseTime("until", u, now); err != nil {
 					return err

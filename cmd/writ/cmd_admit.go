@@ -10,6 +10,8 @@ import (
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/internal/admitview"
 	"github.com/writ-ledger/writ/internal/cliflags"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/internal/runnerkey"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
@@ -90,21 +92,21 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	dir, machine := c.String("ledger"), c.String("machine")
 	for _, f := range []string{"ledger", "machine"} {
 		if c.String(f) == "" {
-			return nil, usageErr("--%s is required (see writ %s --help)", f, c.Command.FullName())
+			return nil, exitcode.Usagef("--%s is required (see writ %s --help)", f, c.Command.FullName())
 		}
 	}
 	cfg, err := verify.Settings{Machine: machine, Mode: c.String("mode"), MaxLedgerAge: c.Duration("max-ledger-age"),
 		Refuse: cliflags.CommaList(c.StringSlice("refuse")), RequireReceipt: c.Bool("require-receipt"),
 		ControlWorkspace: c.String("control-workspace")}.Config()
 	if err != nil {
-		return nil, usageErr("--%v", err)
+		return nil, exitcode.Usagef("--%v", err)
 	}
 	trust := verify.Trust{TrustRoot: c.String("trust-root")}
 	if trust.VKey, err = logKeyValue(c, "vkey"); err != nil {
 		return nil, err
 	}
 	if err := trust.Check(); err != nil {
-		return nil, usageErr("--%v", err)
+		return nil, exitcode.Usagef("--%v", err)
 	}
 	if trust.Policy, err = readPolicy(c); err != nil {
 		return nil, err
@@ -127,7 +129,7 @@ func admit(c *cli.Context) error {
 		return err
 	}
 	if c.String("agent-binary") == "" {
-		return usageErr("--agent-binary is required (see writ admit --help)")
+		return exitcode.Usagef("--agent-binary is required (see writ admit --help)")
 	}
 	setup, err := readRunnerFlags(c)
 	if err != nil {
@@ -153,11 +155,11 @@ func admit(c *cli.Context) error {
 	v, index, err := runner.AdmitAtLedger(setup.dir, setup.trust, setup.kp, setup.cfg, d)
 	switch {
 	case errors.Is(err, runner.ErrNotRecorded) && v != nil:
-		return noErr(fmt.Errorf("%w (the verdict was %s, rule %s)", err, v.Verdict, v.Rule))
+		return exitcode.Refused(fmt.Errorf("%w (the verdict was %s, rule %s)", err, v.Verdict, v.Rule))
 	case errors.Is(err, runner.ErrNotRecorded):
-		return noErr(err)
+		return exitcode.Refused(err)
 	case err != nil:
-		return openErr(err)
+		return failure.Open(err)
 	}
 	if err := printVerdict(c, admission.NewResponse(v, index), false); err != nil {
 		return err
@@ -175,9 +177,9 @@ func verdictExit(c *cli.Context, v *verify.Verdict, run bool) error {
 	}
 	switch {
 	case v.Rule == rules.Internal:
-		return &exitError{code: exitInternal, err: fmt.Errorf("internal error during admission"), silent: true}
+		return &exitcode.Error{Code: exitcode.Internal, Err: fmt.Errorf("internal error during admission"), Silent: true}
 	case !run:
-		return &exitError{code: exitNo, err: fmt.Errorf("refused"), silent: true}
+		return &exitcode.Error{Code: exitcode.No, Err: fmt.Errorf("refused"), Silent: true}
 	}
 	return nil
 }

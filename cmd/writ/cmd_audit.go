@@ -10,6 +10,8 @@ import (
 	"github.com/writ-ledger/writ/internal/auditview"
 	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/dirhint"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/verify/audit"
@@ -49,7 +51,7 @@ func auditAction(c *cli.Context) error {
 		return auditFleet(c, o)
 	}
 	if c.String("cache") != "" {
-		return usageErr("--cache goes with --fleet")
+		return exitcode.Usagef("--cache goes with --fleet")
 	}
 	if c.String("html") != "" {
 		if err := checkOutput(c, "html", c.String("html")); err != nil {
@@ -83,13 +85,13 @@ func auditOptions(c *cli.Context) (audit.Options, error) {
 	o := audit.Options{AuthorityVKey: vkey, DecisionsVKey: dvkey, StateFile: c.String("state"), TrustRoot: c.String("trust-root"), Now: time.Now, Policy: policy}
 	var pe *audit.PeriodError
 	if o.Since, o.Until, err = audit.ParsePeriod(c.String("since"), c.String("until"), time.Now()); errors.As(err, &pe) {
-		return audit.Options{}, inputErr(err, pe.Hints...)
+		return audit.Options{}, exitcode.Input(err, pe.Hints...)
 	}
 	if c.Bool("csv") && wantJSON(c) {
-		return audit.Options{}, usageErr("give at most one of --csv and --json")
+		return audit.Options{}, exitcode.Usagef("give at most one of --csv and --json")
 	}
 	if len(cliflags.Given(c, "ledger", "export", "fleet")) != 1 {
-		return audit.Options{}, usageErr("give exactly one of --ledger DIR, --export FILE and --fleet FILE")
+		return audit.Options{}, exitcode.Usagef("give exactly one of --ledger DIR, --export FILE and --fleet FILE")
 	}
 	return o, nil
 }
@@ -102,23 +104,23 @@ func runAudit(c *cli.Context, o audit.Options) (*audit.Report, error) {
 	var err error
 	switch dir, export := c.String("ledger"), c.String("export"); {
 	case dir != "":
-		if err := asExit(dirhint.LedgerDir(dir)); err != nil {
+		if err := dirhint.LedgerDir(dir); err != nil {
 			return nil, err
 		}
 		o.Progress = progressFor(c, "verifying", "entries")
 		rep, err = audit.Run(audit.Dir(dir), o)
 	default:
 		if fi, err := os.Stat(export); err == nil && fi.IsDir() {
-			return nil, directoryErr("export", export)
+			return nil, dirhint.Error("export", export)
 		}
 		o.Progress = progressFor(c, "verifying the export", "bytes")
 		rep, err = audit.Run(audit.ExportFile(export), o)
 	}
 	if err != nil {
 		if errors.Is(err, replica.ErrExport) {
-			return nil, inputErr(err)
+			return nil, exitcode.Input(err)
 		}
-		return nil, openErr(err)
+		return nil, failure.Open(err)
 	}
 	return rep, nil
 }
@@ -135,7 +137,7 @@ func renderAudit(c *cli.Context, rep *audit.Report) error {
 		return err
 	}
 	if !rep.OK {
-		return noErr(fmt.Errorf("audit failed: %s: %w", rep.Failure.Where(), rep.Failure.Cause))
+		return exitcode.Refused(fmt.Errorf("audit failed: %s: %w", rep.Failure.Where(), rep.Failure.Cause))
 	}
 	return nil
 }

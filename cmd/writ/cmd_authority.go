@@ -7,6 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
@@ -39,11 +41,11 @@ func explain(c *cli.Context) error {
 		return err
 	}
 	if a := schemas.Action(c.String("action")); !slices.Contains(schemas.Actions, a) {
-		return usageErr("--action %q: one of %v", a, schemas.Actions)
+		return exitcode.Usagef("--action %q: one of %v", a, schemas.Actions)
 	}
 	key, err := sign.LoadPublicKey(path)
 	if err != nil {
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	at := time.Now()
 	if s := c.String("at"); s != "" {
@@ -61,12 +63,12 @@ func explain(c *cli.Context) error {
 	var d *delegation.Denial
 	switch {
 	case errors.As(err, &ae):
-		return logOpenErr(ae.Err, "")
+		return failure.OpenLog(ae.Err, "")
 	case errors.As(err, &d):
 		if err := emitSorted(c, e, e.Lines()...); err != nil {
 			return err
 		}
-		return &exitError{code: exitNo, err: d, silent: true}
+		return &exitcode.Error{Code: exitcode.No, Err: d, Silent: true}
 	case err != nil:
 		return err // Explain refuses only with a *Denial
 	}

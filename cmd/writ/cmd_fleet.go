@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
@@ -59,7 +61,7 @@ func fleetCommands() []*cli.Command {
 
 // openEitherLog opens the authority log, or with --decisions the decision
 // log, of the ledger at --dir for reading; an error carries its exit
-// code (logOpenErr).
+// code (failure.OpenLog).
 func openEitherLog(c *cli.Context) (*ledger.Log, string, error) {
 	name := ledgerdir.AuthorityLog
 	if c.Bool("decisions") {
@@ -67,7 +69,7 @@ func openEitherLog(c *cli.Context) (*ledger.Log, string, error) {
 	}
 	l, err := ledgerdir.Dir(c.String("dir")).OpenLog(name)
 	if err != nil {
-		return nil, name, logOpenErr(err, c.String("dir"))
+		return nil, name, failure.OpenLog(err, c.String("dir"))
 	}
 	return l, name, nil
 }
@@ -92,14 +94,14 @@ func ledgerPublish(c *cli.Context) error {
 	var unverified *runner.UnverifiedError
 	switch {
 	case errors.As(err, &unverified):
-		return noErr(err, "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
+		return exitcode.Refused(err, "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	case errors.Is(err, formats.ErrPolicyLog):
-		return inputErr(fmt.Errorf("nothing published: --policy %s: %w", c.String("policy"), err), "give the policy of this log: its `log` line is the log's verifier key")
+		return exitcode.Input(fmt.Errorf("nothing published: --policy %s: %w", c.String("policy"), err), "give the policy of this log: its `log` line is the log's verifier key")
 	case errors.Is(err, formats.ErrQuorum):
-		return noErr(fmt.Errorf("nothing published: the %s log's checkpoint: %w", name, err),
+		return exitcode.Refused(fmt.Errorf("nothing published: the %s log's checkpoint: %w", name, err),
 			"collect the cosignatures first: `writ ledger checkpoint --refresh --policy "+c.String("policy")+" --dir "+c.String("dir")+"`")
 	case errors.Is(err, publish.ErrPublish) || errors.Is(err, ledger.ErrInconsistent):
-		return noErr(err, "--to must be empty, or hold an older publication of this same log")
+		return exitcode.Refused(err, "--to must be empty, or hold an older publication of this same log")
 	case err != nil:
 		return err
 	}
@@ -117,11 +119,11 @@ func ledgerSync(c *cli.Context) error {
 	}
 	src, err := tiles.OpenSource(c.String("from"), c.Duration("timeout"))
 	if err != nil {
-		return inputErr(fmt.Errorf("--from: %w", err))
+		return exitcode.Input(fmt.Errorf("--from: %w", err))
 	}
 	dir := c.String("dir")
 	if _, err := os.Stat(filepath.Join(dir, ledgerdir.AuthorityDir)); err != nil && vkey == "" {
-		return usageErr("%s holds no authority log yet: give --vkey (the log's checkpoint verifier key, `writ ledger vkey` on the writer) to create a replica", dir)
+		return exitcode.Usagef("%s holds no authority log yet: give --vkey (the log's checkpoint verifier key, `writ ledger vkey` on the writer) to create a replica", dir)
 	}
 	policy, err := readPolicy(c)
 	if err != nil {
@@ -170,11 +172,11 @@ func emitSynced(c *cli.Context, res replica.Synced) error {
 func syncErr(err error) error {
 	switch f := runner.ClassifySync(err); f.Kind {
 	case runner.FailRefused:
-		return noErr(f.Err, f.Hints...)
+		return exitcode.Refused(f.Err, f.Hints...)
 	case runner.FailRecordRefused:
-		return recordErr(f.Err)
+		return failure.Record(f.Err)
 	case runner.FailBadInput:
-		return inputErr(f.Err, f.Hints...)
+		return exitcode.Input(f.Err, f.Hints...)
 	}
-	return openErr(err)
+	return failure.Open(err)
 }

@@ -8,6 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/cliflags"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
+	"github.com/writ-ledger/writ/internal/fileio"
 	"github.com/writ-ledger/writ/internal/secrets"
 	"github.com/writ-ledger/writ/sign"
 )
@@ -48,7 +51,7 @@ func keyGenerate(c *cli.Context) error {
 		return keyGenerateToken(c, prefix)
 	}
 	if c.IsSet("pub") {
-		return usageErr("--pub is for a key made in a PKCS#11 token (--out pkcs11:...); a key file's public key is written to PREFIX.pub")
+		return exitcode.Usagef("--pub is for a key made in a PKCS#11 token (--out pkcs11:...); a key file's public key is written to PREFIX.pub")
 	}
 	to, err := newKeyRecipients(c, prefix+".key")
 	if err != nil {
@@ -56,7 +59,7 @@ func keyGenerate(c *cli.Context) error {
 	}
 	k, err := sign.GenerateKeyFiles(prefix, to, rand.Reader)
 	if err != nil {
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	return emitSorted(c, keyResult{keyIDResult{k.Public().ID()}, prefix + ".key", prefix + ".pub"},
 		k.Public().ID())
@@ -67,21 +70,21 @@ func keyGenerate(c *cli.Context) error {
 func keyGenerateToken(c *cli.Context, uri string) error {
 	pub := c.String("pub")
 	if pub == "" {
-		return usageErr("--pub FILE is required with a PKCS#11 URI as --out: the private key never leaves the token, its public key is written to FILE")
+		return exitcode.Usagef("--pub FILE is required with a PKCS#11 URI as --out: the private key never leaves the token, its public key is written to FILE")
 	}
 	if f := cliflags.Given(c, keyFileFlags...); f != nil {
-		return usageErr("--%s is for key files: a key in a token is kept by the token, not encrypted by writ", f[0])
+		return exitcode.Usagef("--%s is for key files: a key in a token is kept by the token, not encrypted by writ", f[0])
 	}
 	if _, err := os.Lstat(pub); err == nil {
-		return usageErr("%s exists; writ does not overwrite files (remove it or choose another --pub)", pub)
+		return exitcode.Usagef("%s exists; writ does not overwrite files (remove it or choose another --pub)", pub)
 	}
 	k, err := sign.GenerateTokenKey(uri, sign.KeyOptions{PIN: tokenPIN(c)})
 	if err != nil {
-		return keyErr(err)
+		return failure.Key(err)
 	}
 	u, _ := sign.ParseTokenURI(uri) // GenerateTokenKey parsed it
-	if err := writeNew(pub, k.Public().PEM()); err != nil {
-		return inputErr(fmt.Errorf("the key %s was made in the token as %s, but its public key was not written: %w", k.Public().ID(), u, err),
+	if err := fileio.WriteNew(pub, k.Public().PEM()); err != nil {
+		return exitcode.Input(fmt.Errorf("the key %s was made in the token as %s, but its public key was not written: %w", k.Public().ID(), u, err),
 			"`writ key id "+u.String()+"` prints its key id; remove the objects with the token's tool to start again")
 	}
 	return emitSorted(c, keyResult{keyIDResult{k.Public().ID()}, u.String(), pub}, k.Public().ID())
@@ -94,7 +97,7 @@ func keyID(c *cli.Context) error {
 	if ref := c.Args().First(); sign.IsTokenURI(ref) {
 		k, err := sign.LoadKey(ref, sign.KeyOptions{PIN: tokenPIN(c)})
 		if err != nil {
-			return keyErr(err)
+			return failure.Key(err)
 		}
 		return emitSorted(c, keyIDResult{k.Public().ID()}, k.Public().ID())
 	}
@@ -104,17 +107,17 @@ func keyID(c *cli.Context) error {
 	}
 	k, err := sign.ParsePublicKeyPEM(data)
 	if err != nil {
-		return inputErr(fmt.Errorf("%s: %w", c.Args().First(), err))
+		return exitcode.Input(fmt.Errorf("%s: %w", c.Args().First(), err))
 	}
 	return emitSorted(c, keyIDResult{k.ID()}, k.ID())
 }
 
 // loadSigningKeys is secrets.Source.SigningKeys for the command: a key
-// that did not load is keyErr's bad input, with its token hint.
+// that did not load is failure.Key's bad input, with its token hint.
 func loadSigningKeys(c *cli.Context, refs []string) ([]*sign.PrivateKey, error) {
 	keys, err := secretsOf(c).SigningKeys(refs)
 	if ke := (*secrets.KeyError)(nil); errors.As(err, &ke) {
-		return nil, keyErr(ke.Err)
+		return nil, failure.Key(ke.Err)
 	}
-	return keys, asExit(err)
+	return keys, err
 }

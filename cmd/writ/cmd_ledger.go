@@ -9,8 +9,9 @@ import (
 
 	"filippo.io/age"
 	"github.com/urfave/cli/v2"
-	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/cliflags"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
@@ -33,7 +34,7 @@ var logFlag = &cli.StringFlag{Name: "log", Value: "authority", Usage: "which log
 func logName(c *cli.Context) (string, error) {
 	name := c.String("log")
 	if name != ledgerdir.AuthorityLog && name != ledgerdir.DecisionsLog {
-		return "", usageErr("--log %q: authority or decisions", name)
+		return "", exitcode.Usagef("--log %q: authority or decisions", name)
 	}
 	return name, nil
 }
@@ -46,33 +47,9 @@ func openLog(c *cli.Context) (*ledger.Log, error) {
 	}
 	log, err := ledgerdir.Dir(c.String("dir")).OpenLog(name)
 	if err != nil {
-		return nil, logOpenErr(err, c.String("dir"))
+		return nil, failure.OpenLog(err, c.String("dir"))
 	}
 	return log, nil
-}
-
-// logOpenErr gives an error of opening a log of the ledger at dir its
-// exit code, whichever way a command opened it (ledgerdir.Dir.OpenLog,
-// ledgerdir.Dir.OpenAuthorityKeyed, verify.OpenAuthority): a ledger
-// without a decision log yet is bad usage; the command line's own error
-// (a passphrase not given) stays as it is; a token's failure is as keyErr
-// says; a log that opened but did not verify (*verify.LoadError) is a no;
-// others are openErr's (a deleted decision log, an *ledger.IntegrityError,
-// is a no).
-func logOpenErr(err error, dir string) error {
-	var ee *exitError
-	var le *verify.LoadError
-	switch {
-	case errors.Is(err, ledgerdir.ErrNoDecisionLog):
-		return usageErr("%s has no decision log yet (it is created by the first `writ admit`)", dir)
-	case errors.As(err, &ee):
-		return err
-	case errors.Is(err, sign.ErrToken) || errors.Is(err, sign.ErrTokenURI):
-		return keyErr(err)
-	case errors.As(err, &le):
-		return noErr(le.Err)
-	}
-	return openErr(err)
 }
 
 var vkeyFlag = &cli.StringFlag{Name: "vkey", Usage: "trust only this checkpoint verifier `KEY` (<origin>+<hash>+<base64>) instead of the one stored in the ledger"}
@@ -141,9 +118,9 @@ func ledgerInit(c *cli.Context) error {
 	case keyFailed:
 		return err
 	case errors.As(err, &fe):
-		return recordErr(fmt.Errorf("root record %s: %w", c.String("root"), fe.Err))
+		return failure.Record(fmt.Errorf("root record %s: %w", c.String("root"), fe.Err))
 	case err != nil:
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	return emitSorted(c, created, created.VKey)
 }
@@ -160,14 +137,14 @@ func newCheckpointKey(c *cli.Context) (ledgerdir.NewKey, error) {
 		return ledgerdir.NewKey{Recipients: to, Rand: rand.Reader}, nil
 	}
 	if !sign.IsTokenURI(ref) {
-		return ledgerdir.NewKey{}, usageErr("--checkpoint-key %q: a PKCS#11 URI (pkcs11:token=T;object=O); a key file is made by ledger init itself", ref)
+		return ledgerdir.NewKey{}, exitcode.Usagef("--checkpoint-key %q: a PKCS#11 URI (pkcs11:token=T;object=O); a key file is made by ledger init itself", ref)
 	}
 	if f := cliflags.Given(c, keyFileFlags...); f != nil {
-		return ledgerdir.NewKey{}, usageErr("--%s is for a checkpoint key file: a key in a token is kept by the token", f[0])
+		return ledgerdir.NewKey{}, exitcode.Usagef("--%s is for a checkpoint key file: a key in a token is kept by the token", f[0])
 	}
 	key, err := sign.LoadKey(ref, sign.KeyOptions{PIN: tokenPIN(c)})
 	if err != nil {
-		return ledgerdir.NewKey{}, keyErr(err)
+		return ledgerdir.NewKey{}, failure.Key(err)
 	}
 	return ledgerdir.NewKey{TokenURI: ref, Token: key}, nil
 }
@@ -179,7 +156,7 @@ func ledgerVKey(c *cli.Context) error {
 	}
 	k, err := ledgerdir.Dir(c.String("dir")).LogKey(name)
 	if err != nil {
-		return logOpenErr(err, c.String("dir"))
+		return failure.OpenLog(err, c.String("dir"))
 	}
 	return emitSorted(c, vkeyResult{k.String(), k.Name()}, k.String())
 }
@@ -209,17 +186,17 @@ func ledgerAppend(c *cli.Context) error {
 	var ae *verify.AppendError
 	switch {
 	case errors.As(err, &oe):
-		return logOpenErr(oe.Err, c.String("dir"))
+		return failure.OpenLog(oe.Err, c.String("dir"))
 	case errors.As(err, &le):
-		return noErr(fmt.Errorf("the ledger does not verify, nothing appended: %w", le.Err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
+		return exitcode.Refused(fmt.Errorf("the ledger does not verify, nothing appended: %w", le.Err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	case errors.As(err, &ae):
-		return recordErr(fmt.Errorf("nothing appended: %s: %w", c.Args().Get(ae.Record), ae.Err))
+		return failure.Record(fmt.Errorf("nothing appended: %s: %w", c.Args().Get(ae.Record), ae.Err))
 	case errors.Is(err, ledger.ErrBatchTooLarge):
-		return inputErr(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches")
+		return exitcode.Input(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches")
 	case errors.Is(err, ledger.ErrLocked):
-		return openErr(err)
+		return failure.Open(err)
 	case err != nil:
-		return noErr(fmt.Errorf("nothing appended: %w", err))
+		return exitcode.Refused(fmt.Errorf("nothing appended: %w", err))
 	}
 	log := auth.Log
 	defer log.Close()
@@ -229,17 +206,8 @@ func ledgerAppend(c *cli.Context) error {
 			return err
 		}
 	}
-	_, err = collectWitnessed(c, log, policy)
-	var ee *exitError
-	if errors.As(err, &ee) && len(applied) > 0 {
-		// The records stay appended: say so, so that no one appends them
-		// again (they would be refused as duplicates).
-		what := fmt.Sprintf("appended as entry %d", applied[0].Index)
-		if n := len(applied); n > 1 {
-			what = fmt.Sprintf("appended as entries %d to %d", applied[0].Index, applied[n-1].Index)
-		}
-		ee.err = fmt.Errorf("%s, but %w", what, ee.err)
-		ee.hints = append(ee.hints, "do not append the records again: they are in the log; only the cosignatures are missing")
+	if _, err = collectWitnessed(c, log, policy); err != nil && len(applied) > 0 {
+		return failure.Appended(err, applied[0].Index, applied[len(applied)-1].Index)
 	}
 	return err
 }
@@ -250,7 +218,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 		return err
 	}
 	if policy != nil && !c.Bool("refresh") {
-		return usageErr("--policy collects cosignatures for a new checkpoint: give --refresh too")
+		return exitcode.Usagef("--policy collects cosignatures for a new checkpoint: give --refresh too")
 	}
 	var witnessing *formats.Witnessing
 	if c.Bool("refresh") {
@@ -275,7 +243,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 	// Verified under the log's key before anything of it is shown.
 	cp, err := formats.OpenCheckpoint(signed, log.Key())
 	if err != nil {
-		return noErr(fmt.Errorf("the %s log's stored checkpoint: %w", c.String("log"), err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
+		return exitcode.Refused(fmt.Errorf("the %s log's stored checkpoint: %w", c.String("log"), err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	}
 	return emitSorted(c, checkpointResult{audit.LogSummary{Log: c.String("log"), Origin: cp.Origin, Size: cp.Size, RootHash: hex.EncodeToString(cp.Hash[:])}, string(signed), witnessing})
 }
@@ -286,7 +254,7 @@ func ledgerCheckpoint(c *cli.Context) error {
 // witnesses' cosignatures for it (collectWitnessed).
 func refreshCheckpoint(c *cli.Context, policy *formats.Policy) (*formats.Witnessing, error) {
 	if c.String("log") != "authority" {
-		return nil, usageErr("--refresh signs the authority log's checkpoint; the decision log's is signed by every admit")
+		return nil, exitcode.Usagef("--refresh signs the authority log's checkpoint; the decision log's is signed by every admit")
 	}
 	l, err := openAuthorityKeyed(c)
 	if err != nil {
@@ -297,7 +265,7 @@ func refreshCheckpoint(c *cli.Context, policy *formats.Policy) (*formats.Witness
 		return nil, err
 	}
 	if err := l.Refresh(); err != nil {
-		return nil, noErr(fmt.Errorf("refreshing the checkpoint: %w", err))
+		return nil, exitcode.Refused(fmt.Errorf("refreshing the checkpoint: %w", err))
 	}
 	return collectWitnessed(c, l, policy)
 }
@@ -343,35 +311,16 @@ func ledgerVerify(c *cli.Context) error {
 	}
 	rep, err := audit.Run(audit.Dir(dir), audit.Options{AuthorityVKey: vkey, DecisionsVKey: dvkey})
 	if err != nil {
-		return openErr(err)
+		return failure.Open(err)
 	}
 	v, failed := rep.Verified()
 	if failed != nil {
 		if wantJSON(c) {
 			emitSorted(c, failed)
 		}
-		return noErr(fmt.Errorf("%s log: %w", rep.Failure.Log, rep.Failure.Cause), "the ledger is not the one its checkpoints sign, or holds an entry writ would refuse; keep it as evidence")
+		return exitcode.Refused(fmt.Errorf("%s log: %w", rep.Failure.Log, rep.Failure.Cause), "the ledger is not the one its checkpoints sign, or holds an entry writ would refuse; keep it as evidence")
 	}
 	return emitSorted(c, v, v.Lines()...)
-}
-
-// recordErr gives a refused record its exit code: 2 when it is malformed
-// (bad input), 1 when it is well-formed but fails a signature or authority
-// check (a verdict of no), with the next act its refusal calls for
-// (delegation.RecordError.NextAct, from package rules).
-func recordErr(err error) error {
-	var re *delegation.RecordError
-	if !errors.As(err, &re) {
-		return noErr(err)
-	}
-	var hints []string
-	if h := re.NextAct(); h != "" {
-		hints = append(hints, h)
-	}
-	if re.Rule == delegation.RuleMalformed {
-		return inputErr(err, hints...)
-	}
-	return noErr(err, hints...)
 }
 
 // unlockCheckpointKey says how the commands that sign (append, receipts,
@@ -389,7 +338,7 @@ func unlockCheckpointKey(c *cli.Context) *ledgerdir.Unlock {
 func openAuthorityKeyed(c *cli.Context) (*ledger.Log, error) {
 	log, err := ledgerdir.Dir(c.String("dir")).OpenAuthorityKeyed(*unlockCheckpointKey(c))
 	if err != nil {
-		return nil, logOpenErr(err, c.String("dir"))
+		return nil, failure.OpenLog(err, c.String("dir"))
 	}
 	return log, nil
 }

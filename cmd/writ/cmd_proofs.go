@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
@@ -84,20 +86,20 @@ func proofCommands() []*cli.Command {
 func receiptErr(c *cli.Context, err error, receipt []byte) error {
 	dir := c.String("dir")
 	if index, size, perr := formats.ReceiptPosition(receipt); dir == "" && perr == nil {
-		return noErr(err, fmt.Sprintf("the receipt says it is for entry %d of a tree of %d entries; give --dir LEDGER to compare --entry with the log's entry %d", index, size, index))
+		return exitcode.Refused(err, fmt.Sprintf("the receipt says it is for entry %d of a tree of %d entries; give --dir LEDGER to compare --entry with the log's entry %d", index, size, index))
 	}
 	if re := (*verify.ReceiptEntryError)(nil); errors.As(err, &re) && re.Stored != "" {
-		return noErr(fmt.Errorf("%s is not the entry the receipt is for: the receipt says entry %d, which is %s in this log, and %s is %s", c.String("entry"), re.Index, re.Stored, c.String("entry"), re.Given),
+		return exitcode.Refused(fmt.Errorf("%s is not the entry the receipt is for: the receipt says entry %d, which is %s in this log, and %s is %s", c.String("entry"), re.Index, re.Stored, c.String("entry"), re.Given),
 			fmt.Sprintf("write the entry's exact bytes with `writ ledger entry --dir %s --index %d --out FILE` and verify against that", dir, re.Index))
 	}
-	return noErr(err)
+	return exitcode.Refused(err)
 }
 
 // proofErr is bad usage for an out-of-range request (a proof, or an
 // entry the log does not hold), else err as it is.
 func proofErr(err error) error {
 	if errors.Is(err, formats.ErrProof) || errors.Is(err, ledger.ErrNotFound) {
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	return err
 }
@@ -163,7 +165,7 @@ func ledgerReceipt(c *cli.Context) error {
 	}
 	r, err := verify.Receipt(log, c.Int64("index"), policy, time.Now())
 	if ue := (*verify.UnwitnessedError)(nil); errors.As(err, &ue) {
-		return noErr(fmt.Errorf("no receipt written: %w", ue.Err),
+		return exitcode.Refused(fmt.Errorf("no receipt written: %w", ue.Err),
 			"collect the cosignatures first: `writ ledger checkpoint --refresh --policy "+c.String("policy")+" --dir "+c.String("dir")+"`, then ask again")
 	} else if err != nil {
 		return proofErr(err)
@@ -186,7 +188,7 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 		return err
 	}
 	if (vkey == nil) == (c.String("dir") == "") {
-		return usageErr("give exactly one of --vkey KEY and --dir DIR")
+		return exitcode.Usagef("give exactly one of --vkey KEY and --dir DIR")
 	}
 	receipt, err := readWhole(c, c.Args().First(), schemas.MaxRecordSize)
 	if err != nil {
@@ -209,13 +211,13 @@ func ledgerVerifyReceipt(c *cli.Context) error {
 	var ue *formats.UnwitnessedReceiptError
 	switch {
 	case errors.As(err, &oe):
-		return openErr(oe.Err)
+		return failure.Open(oe.Err)
 	case errors.As(err, &pe):
 		return receiptErr(c, pe.Err, receipt)
 	case errors.As(err, &ue) && !ue.Carried:
-		return noErr(err, "ask the writer for a receipt after it collected its witnesses' cosignatures (`writ ledger append --policy`)")
+		return exitcode.Refused(err, "ask the writer for a receipt after it collected its witnesses' cosignatures (`writ ledger append --policy`)")
 	case err != nil:
-		return noErr(err)
+		return exitcode.Refused(err)
 	}
 	// RFC 9942 signs the root only: the index and tree size travel
 	// unprotected, and several (index, size) pairs share one audit path.
@@ -233,7 +235,7 @@ func ledgerExport(c *cli.Context) error {
 	var buf bytes.Buffer
 	x, err := replica.ExportDir(&buf, ledgerdir.Dir(c.String("dir")), c.Bool("authority-only"), progressFor(c, "exporting", "entries"))
 	if oe := (*ledgerdir.OpenError)(nil); errors.As(err, &oe) {
-		return openErr(oe.Err)
+		return failure.Open(oe.Err)
 	} else if err != nil {
 		return err
 	}
@@ -275,11 +277,11 @@ func ledgerImport(c *cli.Context) error {
 		}
 		switch {
 		case errors.Is(err, replica.ErrExport) && !errors.Is(err, ledger.ErrTampered):
-			return inputErr(fmt.Errorf("%s: %w", what, err))
+			return exitcode.Input(fmt.Errorf("%s: %w", what, err))
 		case errors.Is(err, ledger.ErrLocked), errors.Is(err, ledger.ErrNotALog):
-			return openErr(err)
+			return failure.Open(err)
 		}
-		return noErr(fmt.Errorf("%s: %w", what, err))
+		return exitcode.Refused(fmt.Errorf("%s: %w", what, err))
 	}
 	return nil
 }

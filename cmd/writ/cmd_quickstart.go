@@ -27,7 +27,7 @@ type quickstartLine struct {
 func quickstartAction(c *cli.Context) error {
 	dir, err := quickstart.PrepareDir(c.String("dir"))
 	if err != nil {
-		return asExit(err)
+		return err
 	}
 	_, err = quickstart.Run(quickstart.Options{Dir: dir, Run: run, Say: func(line string) {
 		emit(c, quickstartLine{Message: line}, line)

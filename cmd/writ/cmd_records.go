@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/cliflags"
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -23,8 +24,7 @@ func keysFlag(usage string) cli.Flag {
 // oneKey returns the one --key path of a command whose record or check
 // takes exactly one key ("" when none is given): cliflags.One, naming why.
 func oneKey(c *cli.Context, why string) (string, error) {
-	path, err := cliflags.One(c.StringSlice("key"), "key", why)
-	return path, asExit(err)
+	return cliflags.One(c.StringSlice("key"), "key", why)
 }
 
 // finish encodes rec, signs it with keys (none: bare CBOR), writes it to
@@ -85,10 +85,10 @@ func rootSign(c *cli.Context) error {
 	}
 	pubs, err := sign.LoadPublicKeys(c.StringSlice("pub"))
 	if err != nil {
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	if len(pubs) == 0 {
-		return usageErr("--pub is required: the root's public keys")
+		return exitcode.Usagef("--pub is required: the root's public keys")
 	}
 	keys, err := loadSigningKeys(c, c.StringSlice("key"))
 	if err != nil {
@@ -101,7 +101,7 @@ func rootSign(c *cli.Context) error {
 	rec, err := delegation.NewRoot(delegation.RootParams{Keys: pubs, Threshold: c.Int("threshold"), IssuedAt: now, Expires: expires,
 		Previous: prev, Signers: sign.PublicKeys(keys)})
 	if err != nil {
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	return finish(c, rec, keys, &rootResult{Version: rec.Version})
 }
@@ -121,7 +121,7 @@ func previousRoot(c *cli.Context) (*schemas.Root, error) {
 	}
 	rec, err := delegation.ParseRootEnvelope(data)
 	if err != nil {
-		return nil, inputErr(fmt.Errorf("--previous %s: %w", path, err))
+		return nil, exitcode.Input(fmt.Errorf("--previous %s: %w", path, err))
 	}
 	return rec, nil
 }
@@ -158,7 +158,7 @@ func delegate(c *cli.Context) error {
 	}
 	to, err := sign.LoadPublicKey(c.String("to"))
 	if err != nil {
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	p := delegation.DelegationParams{To: to, Actions: delegation.Actions(cliflags.CommaList(c.StringSlice("action"))),
 		Streams: c.StringSlice("stream"), Machines: c.StringSlice("machine"), Artifacts: c.StringSlice("artifact"),
@@ -174,7 +174,7 @@ func delegate(c *cli.Context) error {
 	}
 	rec, err := delegation.NewDelegation(p)
 	if errors.Is(err, delegation.ErrNegativeDepth) {
-		return usageErr("--depth must not be negative")
+		return exitcode.Usagef("--depth must not be negative")
 	} else if err != nil {
 		return fieldFlagErr(c, err)
 	}
@@ -214,7 +214,7 @@ func pin(c *cli.Context) error {
 		IssuedAt: now, Expires: exp, AllowDirty: c.Bool("allow-dirty"), AllowUnknown: c.Bool("allow-unknown-build"),
 	})
 	if errors.Is(err, transfer.ErrDirtyBuild) || errors.Is(err, transfer.ErrUnknownBuild) {
-		return noErr(err) // a verdict on the binary, not bad input: exit 1
+		return exitcode.Refused(err) // a verdict on the binary, not bad input: exit 1
 	} else if err != nil {
 		return fieldFlagErr(c, err)
 	}
@@ -260,7 +260,7 @@ func instruct(c *cli.Context) error {
 		return err
 	}
 	if unsigned == (keyPath != "") {
-		return usageErr("give exactly one of --key (signed) and --unsigned")
+		return exitcode.Usagef("give exactly one of --key (signed) and --unsigned")
 	}
 	now := time.Now()
 	nb, err := parseTime("not-before", c.String("not-before"), now)
@@ -279,13 +279,13 @@ func instruct(c *cli.Context) error {
 	}
 	prov, err := transfer.Provisions(c.StringSlice("provision"))
 	if err != nil {
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	var engine *schemas.ArtifactRef
 	if e := c.String("engine"); e != "" {
 		engine = &schemas.ArtifactRef{Name: e, Digest: c.String("engine-digest")}
 	} else if c.String("engine-digest") != "" {
-		return usageErr("--engine-digest needs --engine")
+		return exitcode.Usagef("--engine-digest needs --engine")
 	}
 	rec := &schemas.Instruction{
 		Engine: engine, Provision: prov, Stream: c.String("stream"), Machine: c.String("machine"),
@@ -294,22 +294,22 @@ func instruct(c *cli.Context) error {
 	}
 	switch session := c.String("claim-session"); {
 	case c.IsSet("claim-session") && !schemas.ValidSession(session):
-		return usageErr("--claim-session %q: 1 to 64 letters, digits, '.', '_' or '-'", session)
+		return exitcode.Usagef("--claim-session %q: 1 to 64 letters, digits, '.', '_' or '-'", session)
 	case c.IsSet("claim-session") && c.Bool("release-claim") && c.IsSet("claim-until"):
-		return usageErr("--release-claim ends the claim: give it without --claim-until")
+		return exitcode.Usagef("--release-claim ends the claim: give it without --claim-until")
 	case c.IsSet("claim-session"):
 		until, err := parseTime("claim-until", c.String("claim-until"), now)
 		if err != nil {
 			return err
 		}
 		if d := until.Unix() - now.Unix(); d <= 0 || d > schemas.MaxClaimSeconds {
-			return usageErr("--claim-until %s: must be in the future and at most 30 days (720h) from now", c.String("claim-until"))
+			return exitcode.Usagef("--claim-until %s: must be in the future and at most 30 days (720h) from now", c.String("claim-until"))
 		}
 		rec.Claim = &schemas.Claim{Session: session, Until: until.Unix(), Release: c.Bool("release-claim")}
 	case c.Bool("release-claim"):
-		return usageErr("--release-claim needs --claim-session (the session whose claim it ends)")
+		return exitcode.Usagef("--release-claim needs --claim-session (the session whose claim it ends)")
 	case c.IsSet("claim-until"):
-		return usageErr("--claim-until needs --claim-session")
+		return exitcode.Usagef("--claim-until needs --claim-session")
 	}
 	rec, err = delegation.NewInstruction(*rec, rand.Reader)
 	if err != nil {
@@ -322,10 +322,10 @@ func instruct(c *cli.Context) error {
 	return finishKeys(c, rec, []string{keyPath}, res, id)
 }
 
-// fieldFlagErr is inputErr for a record a signing command built that breaks
+// fieldFlagErr is exitcode.Input for a record a signing command built that breaks
 // a field rule of its kind (schemas.FieldError): the rule every reader
 // applies, its message starting with the flag that gave the field
 // (cliflags.FieldFlag).
 func fieldFlagErr(c *cli.Context, err error) error {
-	return inputErr(cliflags.FieldFlag(c.Command, err))
+	return exitcode.Input(cliflags.FieldFlag(c.Command, err))
 }

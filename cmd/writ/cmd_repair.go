@@ -6,6 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/verify/runner"
 )
@@ -32,7 +34,7 @@ func ledgerRepair(c *cli.Context) error {
 	dir := c.String("dir")
 	if c.Bool("undo") {
 		if c.IsSet("from") {
-			return usageErr("--undo and --from: choose one")
+			return exitcode.Usagef("--undo and --from: choose one")
 		}
 		return repairUndo(c, dir)
 	}
@@ -66,11 +68,11 @@ func ledgerRepair(c *cli.Context) error {
 func repairErr(c *cli.Context, dir string, err error) error {
 	switch f := runner.ClassifyRepair(err, dir, c.IsSet("from")); f.Kind {
 	case runner.FailNotOpened:
-		return openErr(f.Err)
+		return failure.Open(f.Err)
 	case runner.FailBadInput:
-		return inputErr(f.Err)
+		return exitcode.Input(f.Err)
 	case runner.FailRefused:
-		return noErr(f.Err, f.Hints...)
+		return exitcode.Refused(f.Err, f.Hints...)
 	}
 	return err
 }
@@ -89,10 +91,10 @@ func printRepair(c *cli.Context, dir string, res *repair.RepairResult) error {
 func repairUndo(c *cli.Context, dir string) error {
 	res, err := repair.UndoRepair(dir)
 	if errors.Is(err, repair.ErrNoRepair) {
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	if err != nil {
-		return openErr(err)
+		return failure.Open(err)
 	}
 	return emit(c, res, res.Lines()...)
 }

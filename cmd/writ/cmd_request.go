@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 )
@@ -22,7 +23,7 @@ func requestAdmission(c *cli.Context) error {
 	}
 	for _, f := range []string{"socket", "agent-binary"} {
 		if c.String(f) == "" {
-			return usageErr("--%s is required (see writ admission request --help)", f)
+			return exitcode.Usagef("--%s is required (see writ admission request --help)", f)
 		}
 	}
 	raw, over, err := readInput(c, c.Args().First(), schemas.MaxRecordSize)
@@ -30,13 +31,13 @@ func requestAdmission(c *cli.Context) error {
 		return err
 	}
 	if over {
-		return inputErr(fmt.Errorf("%s: over %d bytes, larger than any dispatch", c.Args().First(), schemas.MaxRecordSize))
+		return exitcode.Input(fmt.Errorf("%s: over %d bytes, larger than any dispatch", c.Args().First(), schemas.MaxRecordSize))
 	}
 	// The server resolves paths in its own working directory: send
 	// absolute ones.
 	req, err := admission.NewRequest(raw, c.String("agent-binary"), c.String("engine-binary"), c.String("provision-dir"))
 	if err != nil {
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	if c.IsSet("receipt") {
 		if req.Receipt, err = readWhole(c, c.String("receipt"), schemas.MaxRecordSize); err != nil {
@@ -54,7 +55,7 @@ func requestAdmission(c *cli.Context) error {
 		return err
 	}
 	if res.Error != "" && res.Rule != rules.Internal {
-		return noErr(errors.New(res.Error))
+		return exitcode.Refused(errors.New(res.Error))
 	}
 	return verdictExit(c, &res.Verdict, res.Run)
 }
@@ -69,13 +70,13 @@ func requestErr(c *cli.Context, err error) error {
 	var op *net.OpError
 	switch {
 	case errors.Is(err, admission.ErrConnect) && errors.As(err, &op) && op.Op == "dial":
-		return inputErr(fmt.Errorf("%w (is `writ admission serve --socket %s` running?)", err, c.String("socket")))
+		return exitcode.Input(fmt.Errorf("%w (is `writ admission serve --socket %s` running?)", err, c.String("socket")))
 	case errors.Is(err, admission.ErrBusy):
-		return &exitError{code: exitBusy, err: err, hints: []string{"nothing was decided or recorded; send the request again after the server's retry_after"}}
+		return &exitcode.Error{Code: exitcode.Busy, Err: err, Hints: []string{"nothing was decided or recorded; send the request again after the server's retry_after"}}
 	case errors.Is(err, admission.ErrConnect), errors.Is(err, admission.ErrRejected):
-		return inputErr(err)
+		return exitcode.Input(err)
 	case errors.Is(err, admission.ErrMalformedResponse):
-		return &exitError{code: exitInternal, err: err}
+		return &exitcode.Error{Code: exitcode.Internal, Err: err}
 	}
-	return noErr(err)
+	return exitcode.Refused(err)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/internal/serving"
 )
 
@@ -49,7 +50,7 @@ func serveAdmission(c *cli.Context) error {
 	}
 	path := c.String("socket")
 	if path == "" {
-		return usageErr("--socket is required (see writ admission serve --help)")
+		return exitcode.Usagef("--socket is required (see writ admission serve --help)")
 	}
 	warnf := func(format string, args ...any) { diag(c, levelWarning, format, args...) }
 	srv := &admission.Server{Warnf: warnf}
@@ -68,9 +69,9 @@ func serveAdmission(c *cli.Context) error {
 	switch err.(type) {
 	case nil:
 	case *exitcode.Error:
-		return asExit(err)
+		return err
 	default:
-		return openErr(err)
+		return failure.Open(err)
 	}
 	diag(c, levelInfo, "admission server stopped")
 	return nil

@@ -47,9 +47,9 @@ const maxLogRequestBody = 4 << 10
 // server is bounded by httpLimitFlags and maxBody (bytes of a request
 // body); refused, if not nil, counts its refusals.
 func serveHTTP(c *cli.Context, h http.Handler, maxBody int64, refused func(httpbound.Reason), banner func(addr string) string) error {
-	return asExit(serving.HTTP{Handler: h, MaxBody: maxBody, Refused: refused, Listen: c.String("listen"), AddrFile: c.String("addr-file"),
+	return serving.HTTP{Handler: h, MaxBody: maxBody, Refused: refused, Listen: c.String("listen"), AddrFile: c.String("addr-file"),
 		Limits: serving.HTTPLimits{MaxInFlight: c.Int("max-in-flight"), MaxPerClient: c.Int("max-per-client"),
 			MaxConns: c.Int("max-conns"), ReadTimeout: c.Duration("read-timeout")},
 		Ready: func(addr string) error { return emitSorted(c, listenResult{addr, banner(addr)}, banner(addr)) },
-	}.Run(context.Background()))
+	}.Run(context.Background())
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/token"
@@ -43,7 +45,7 @@ func verifyToken(c *cli.Context) error {
 	}
 	dir, issuer := c.String("ledger"), c.String("issuer")
 	if dir == "" || issuer == "" {
-		return usageErr("--ledger and --issuer are required (see writ token verify --help)")
+		return exitcode.Usagef("--ledger and --issuer are required (see writ token verify --help)")
 	}
 	vkey, err := logKeyValue(c, "vkey")
 	if err != nil {
@@ -52,20 +54,20 @@ func verifyToken(c *cli.Context) error {
 	var bundles [][]byte
 	if p := c.String("ca-file"); p != "" {
 		if p == "-" {
-			return usageErr("--ca-file -: the TLS roots are read from a file; stdin is for the token")
+			return exitcode.Usagef("--ca-file -: the TLS roots are read from a file; stdin is for the token")
 		}
 		pem, over, err := readInput(c, p, token.MaxCAFile)
 		if err != nil {
 			return err
 		}
 		if over {
-			return inputErr(fmt.Errorf("--ca-file %s: larger than %d bytes, the limit for a PEM file of TLS roots", p, token.MaxCAFile))
+			return exitcode.Input(fmt.Errorf("--ca-file %s: larger than %d bytes, the limit for a PEM file of TLS roots", p, token.MaxCAFile))
 		}
 		bundles = append(bundles, pem)
 	}
 	roots, err := token.Roots(bundles...)
 	if err != nil {
-		return usageErr("--ca-file %s: %v", c.String("ca-file"), err)
+		return exitcode.Usagef("--ca-file %s: %v", c.String("ca-file"), err)
 	}
 	raw := []byte(c.Args().First())
 	if c.Args().First() == "-" {
@@ -77,11 +79,11 @@ func verifyToken(c *cli.Context) error {
 	var ae *verify.AuthorityError
 	switch {
 	case errors.As(err, &ae):
-		return openErr(ae.Err)
+		return failure.Open(ae.Err)
 	case errors.Is(err, token.ErrMalformed):
-		return inputErr(err)
+		return exitcode.Input(err)
 	case err != nil:
-		return noErr(err)
+		return exitcode.Refused(err)
 	}
 	return emitSorted(c, res, fmt.Sprintf("valid: token from %s for %s, audience %s, expires %s (key %s)", res.Issuer, humanize.OrNone(res.Subject),
 		strings.Join(res.Audience, ","), res.Expires, humanize.OrNone(res.KeyID)))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/transfer"
 )
 
@@ -34,16 +35,16 @@ func transferVerify(c *cli.Context) error {
 	var mm *transfer.MismatchError
 	switch {
 	case errors.Is(err, transfer.ErrDigestSyntax):
-		return usageErr("--expect: %v", err)
+		return exitcode.Usagef("--expect: %v", err)
 	case errors.As(err, &mm):
 		if wantJSON(c) {
 			emitSorted(c, res)
 		}
-		return noErr(err)
+		return exitcode.Refused(err)
 	case err != nil && c.Args().First() != "-":
-		return inputErr(fmt.Errorf("FILE: %w", err))
+		return exitcode.Input(fmt.Errorf("FILE: %w", err))
 	case err != nil:
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	return emitSorted(c, res, "ok: "+res.Actual)
 }

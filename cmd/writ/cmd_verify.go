@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/sign"
 )
 
@@ -35,7 +36,7 @@ func verifyEnvelope(c *cli.Context) error {
 	}
 	key, err := sign.LoadPublicKey(path)
 	if err != nil {
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	data, err := readWhole(c, c.Args().First(), sign.MaxForeignEnvelope)
 	if err != nil {
@@ -47,9 +48,9 @@ func verifyEnvelope(c *cli.Context) error {
 		if wantJSON(c) {
 			emitSorted(c, sign.ForeignFailure{Valid: false, Error: err.Error()})
 		}
-		return noErr(err)
+		return exitcode.Refused(err)
 	case err != nil:
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	if info.RecordErr != nil {
 		// The signature verifies, but the payload is not the record its
@@ -57,7 +58,7 @@ func verifyEnvelope(c *cli.Context) error {
 		if wantJSON(c) {
 			emitSorted(c, info.RecordResult())
 		}
-		return inputErr(fmt.Errorf("the %s signature by key %s verifies, but its payload is not a valid writ %s record (content type %s): %w",
+		return exitcode.Input(fmt.Errorf("the %s signature by key %s verifies, but its payload is not a valid writ %s record (content type %s): %w",
 			info.Form, info.KeyID, info.DeclaredKind, info.ContentType, info.RecordErr))
 	}
 	line := fmt.Sprintf("valid: %s signed by key %s (alg %d), payload %d bytes", info.Form, info.KeyID, info.Alg, len(info.Payload))

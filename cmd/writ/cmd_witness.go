@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/fileio"
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/internal/serving"
 	"github.com/writ-ledger/writ/ledger/witness"
@@ -86,10 +88,10 @@ func witnessKeyGenerate(c *cli.Context) error {
 	}
 	name, prefix := c.String("name"), c.String("out")
 	if sign.IsTokenURI(prefix) {
-		return usageErr("witness key generate writes key files; for a witness key in a PKCS#11 token, make it with writ key generate --out %s --pub FILE, and serve it with writ witness serve --key URI --name NAME (which prints its verifier key)", "'pkcs11:token=T;object=O'")
+		return exitcode.Usagef("witness key generate writes key files; for a witness key in a PKCS#11 token, make it with writ key generate --out %s --pub FILE, and serve it with writ witness serve --key URI --name NAME (which prints its verifier key)", "'pkcs11:token=T;object=O'")
 	}
 	if err := witness.CheckNewKeyFiles(prefix, name); errors.Is(err, os.ErrExist) {
-		return usageErr("%s.vkey exists; writ does not overwrite files (remove it or choose another --out)", prefix)
+		return exitcode.Usagef("%s.vkey exists; writ does not overwrite files (remove it or choose another --out)", prefix)
 	} else if err := witnessKeyErr(err, name); err != nil {
 		return err // before asking for a passphrase
 	}
@@ -110,23 +112,23 @@ func witnessKeyErr(err error, name string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, witness.ErrWitnessName):
-		return usageErr("--name %q: 1 to 128 printable ASCII characters, no space or '+' (a schema-less URL such as witness.example/w1)", name)
+		return exitcode.Usagef("--name %q: 1 to 128 printable ASCII characters, no space or '+' (a schema-less URL such as witness.example/w1)", name)
 	case errors.Is(err, witness.ErrNameMismatch):
-		return usageErr("--name %s", strings.TrimPrefix(err.Error(), witness.ErrNameMismatch.Error()+": "))
+		return exitcode.Usagef("--name %s", strings.TrimPrefix(err.Error(), witness.ErrNameMismatch.Error()+": "))
 	}
-	return inputErr(err)
+	return exitcode.Input(err)
 }
 
 // errTokenWitnessName: a witness key in a token has no PREFIX.vkey to
 // name it (witness.ErrTokenName).
-var errTokenWitnessName = usageErr("--name is required with a key in a token: give the name its verifier key was made with (a schema-less URL such as witness.example/w1)")
+var errTokenWitnessName = exitcode.Usagef("--name is required with a key in a token: give the name its verifier key was made with (a schema-less URL such as witness.example/w1)")
 
 func witnessServe(c *cli.Context) error {
 	if err := wantArgs(c, 0, "no arguments"); err != nil {
 		return err
 	}
 	if err := serving.CheckWitnessLogs(c.StringSlice("log")); err != nil {
-		return asExit(err)
+		return err
 	}
 	keyRef, given := c.String("key"), c.String("name")
 	if sign.IsTokenURI(keyRef) && given == "" {
@@ -138,13 +140,13 @@ func witnessServe(c *cli.Context) error {
 	}
 	name, err := witness.ResolveName(keyRef, keys[0], given)
 	if errors.Is(err, witness.ErrNoName) {
-		return usageErr("no %s.vkey beside the key: give --name, the name its verifier key was made with", strings.TrimSuffix(keyRef, ".key"))
+		return exitcode.Usagef("no %s.vkey beside the key: give --name, the name its verifier key was made with", strings.TrimSuffix(keyRef, ".key"))
 	} else if err := witnessKeyErr(err, given); err != nil {
 		return err
 	}
 	w, err := serving.OpenWitness(witness.Config{Name: name, Key: keys[0], Dir: c.String("dir"), Logs: c.StringSlice("log")})
 	if err != nil {
-		return asExit(err)
+		return err
 	}
 	defer w.Close()
 	return serveHTTP(c, w.Handler(), witness.MaxRequestSize, nil, func(addr string) string {
@@ -163,21 +165,21 @@ func witnessAddCheckpoint(c *cli.Context) error {
 	}
 	sub, err := witness.NewSubmission(signed, c.Int64("old"))
 	if err != nil {
-		return inputErr(fmt.Errorf("%s: %w", c.Args().First(), err))
+		return exitcode.Input(fmt.Errorf("%s: %w", c.Args().First(), err))
 	}
 	if path := c.String("proof"); path != "" {
-		data, err := readWhole(c, path, maxInput)
+		data, err := readWhole(c, path, fileio.MaxInput)
 		if err != nil {
 			return err
 		}
 		var pe *witness.ProofSizeError
 		switch err := sub.ReadProof(data, c.IsSet("old")); {
 		case errors.As(err, &pe) && pe.From:
-			return usageErr("--old %d, but the proof in %s is from size %d", pe.Want, path, pe.Got)
+			return exitcode.Usagef("--old %d, but the proof in %s is from size %d", pe.Want, path, pe.Got)
 		case errors.As(err, &pe):
-			return inputErr(fmt.Errorf("the proof in %s is to size %d, the checkpoint's size is %d", path, pe.Got, pe.Want))
+			return exitcode.Input(fmt.Errorf("the proof in %s is to size %d, the checkpoint's size is %d", path, pe.Got, pe.Want))
 		case err != nil:
-			return inputErr(fmt.Errorf("%s: not the output of writ ledger consistency --json: %w", path, err))
+			return exitcode.Input(fmt.Errorf("%s: not the output of writ ledger consistency --json: %w", path, err))
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), witness.ClientTimeout)
@@ -186,11 +188,11 @@ func witnessAddCheckpoint(c *cli.Context) error {
 	var conflict *witness.ConflictError
 	switch {
 	case errors.As(err, &conflict):
-		return noErr(err, fmt.Sprintf("resubmit with --old %d and a consistency proof from size %d (writ ledger consistency --old %d --json)", conflict.Size, conflict.Size, conflict.Size))
+		return exitcode.Refused(err, fmt.Sprintf("resubmit with --old %d and a consistency proof from size %d (writ ledger consistency --old %d --json)", conflict.Size, conflict.Size, conflict.Size))
 	case errors.Is(err, witness.ErrForbidden), errors.Is(err, witness.ErrUnknownLog), errors.Is(err, witness.ErrInconsistent):
-		return noErr(err)
+		return exitcode.Refused(err)
 	case err != nil:
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	if wantJSON(c) {
 		return emitSorted(c, witness.NewCosignatures(sub.Checkpoint, sigs))
@@ -208,9 +210,9 @@ func witnessCheckpoint(c *cli.Context) error {
 	b, err := (&witness.Client{}).Checkpoint(ctx, c.String("url"), c.String("origin"))
 	switch {
 	case errors.Is(err, witness.ErrNotCosigned):
-		return noErr(err)
+		return exitcode.Refused(err)
 	case err != nil:
-		return inputErr(err)
+		return exitcode.Input(err)
 	}
 	if wantJSON(c) {
 		return emitSorted(c, witness.ServedCheckpoint{Origin: c.String("origin"), Checkpoint: string(b)})

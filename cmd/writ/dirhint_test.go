@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"syscall"
 	"testing"
+
+	"github.com/writ-ledger/writ/internal/exitcode"
 )
 
 // TestExplainDirectory: bad input from reading a directory names the
@@ -12,11 +14,11 @@ import (
 func TestExplainDirectory(t *testing.T) {
 	eisdir := &fs.PathError{Op: "read", Path: "d", Err: syscall.EISDIR}
 	args := []string{"writ", "verify", "--key", "d"}
-	var ee *exitError
-	if got := explainDirectory(args, inputErr(eisdir)); !errors.As(got, &ee) || ee.code != exitUsage || got.Error() != "--key d is a directory; a file is expected here" {
+	var ee *exitcode.Error
+	if got := explainDirectory(args, exitcode.Input(eisdir)); !errors.As(got, &ee) || ee.Code != exitcode.Usage || got.Error() != "--key d is a directory; a file is expected here" {
 		t.Errorf("bad input: %v, want exit 2 naming --key", got)
 	}
-	verdict := noErr(eisdir)
+	verdict := exitcode.Refused(eisdir)
 	if got := explainDirectory(args, verdict); got != verdict {
 		t.Errorf("a verdict: %v, want it unchanged", got)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/writ-ledger/writ/internal/buildinfo"
 	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/diagnostic"
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/profile"
 )
 
@@ -41,7 +42,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			if os.Getenv("WRIT_DEBUG") != "" {
 				stderr.Write(debug.Stack())
 			}
-			code = exitInternal
+			code = exitcode.Internal
 		}
 	}()
 	defer profile.Start(func(msg string) { diagnostic.Write(stderr, cliflags.JSONRequested(args), diagnostic.Warning, msg) })()
@@ -83,12 +84,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		// split their values themselves (cliflags.CommaList).
 		DisableSliceFlagSeparator: true,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr("%v", err)
+			return exitcode.Usagef("%v", err)
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usageErr("unknown command %q (see writ --help)", c.Args().First())
+				return exitcode.Usagef("unknown command %q (see writ --help)", c.Args().First())
 			}
 			return cli.ShowAppHelp(c)
 		},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
@@ -31,15 +32,15 @@ func readPolicy(c *cli.Context) (*formats.Policy, error) {
 		return nil, nil
 	}
 	if path == "" {
-		return nil, usageErr("--policy: give the policy FILE")
+		return nil, exitcode.Usagef("--policy: give the policy FILE")
 	}
 	data, err := readWhole(c, path, formats.MaxPolicyBytes)
 	if err != nil {
-		return nil, inputErr(fmt.Errorf("--policy: %w", err))
+		return nil, exitcode.Input(fmt.Errorf("--policy: %w", err))
 	}
 	p, err := formats.ParsePolicy(data)
 	if err != nil {
-		return nil, inputErr(fmt.Errorf("--policy %s: %w", path, err))
+		return nil, exitcode.Input(fmt.Errorf("--policy %s: %w", path, err))
 	}
 	return p, nil
 }
@@ -50,7 +51,7 @@ func readPolicy(c *cli.Context) (*formats.Policy, error) {
 // never be met, and a writer would sign a checkpoint before finding out.
 func policyForLedger(c *cli.Context, p *formats.Policy, k *formats.LogKey, dir string) error {
 	if err := ledgerdir.Dir(dir).CheckPolicy(p, k); err != nil {
-		return inputErr(fmt.Errorf("--policy %s: %w: its log lines name other logs", c.String("policy"), err),
+		return exitcode.Input(fmt.Errorf("--policy %s: %w: its log lines name other logs", c.String("policy"), err),
 			"give the policy of this log: its `log` line is the log's verifier key (`writ ledger vkey`)")
 	}
 	return nil
@@ -64,11 +65,11 @@ func policyForLedger(c *cli.Context, p *formats.Policy, k *formats.LogKey, dir s
 func collectable(c *cli.Context, p *formats.Policy) error {
 	switch err := publish.Collectable(p, c.Duration("witness-timeout")); {
 	case errors.Is(err, publish.ErrWitnessTimeout):
-		return usageErr("--witness-timeout %s: must be positive", c.Duration("witness-timeout"))
+		return exitcode.Usagef("--witness-timeout %s: must be positive", c.Duration("witness-timeout"))
 	case errors.Is(err, publish.ErrNoWitnessURL):
-		return inputErr(fmt.Errorf("--policy %s: %w", c.String("policy"), err))
+		return exitcode.Input(fmt.Errorf("--policy %s: %w", c.String("policy"), err))
 	case err != nil:
-		return inputErr(fmt.Errorf("--policy %s: %w", c.String("policy"), err))
+		return exitcode.Input(fmt.Errorf("--policy %s: %w", c.String("policy"), err))
 	}
 	return nil
 }
@@ -93,7 +94,7 @@ func collectCosignatures(c *cli.Context, l *ledger.Log, p *formats.Policy) (*pub
 		diag(c, level, "%s", a.Text)
 	}
 	if err != nil {
-		return &res, noErr(res.Refusal(err), res.Hints(c.String("policy"), c.String("dir"))...)
+		return &res, exitcode.Refused(res.Refusal(err), res.Hints(c.String("policy"), c.String("dir"))...)
 	}
 	return &res, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
@@ -47,8 +49,8 @@ func TestDamageAdviceIsSafe(t *testing.T) {
 			// (what a kill leaves; it holds nothing) and refuses the rest.
 			if kind != testkit.ValueLogEmpty {
 				code, _, jerr := writRun("--json", "ledger", "checkpoint", "--refresh", "--dir", dir)
-				var j errorJSON
-				if code != exitNo || json.Unmarshal(jerr, &j) != nil || j.Rule != rules.StoreDamaged || len(j.Hints) == 0 {
+				var j failure.Failure
+				if code != exitcode.No || json.Unmarshal(jerr, &j) != nil || j.Rule != rules.StoreDamaged || len(j.Hints) == 0 {
 					t.Fatalf("checkpoint --refresh --json: exit %d, %s", code, jerr)
 				}
 			}
@@ -56,7 +58,7 @@ func TestDamageAdviceIsSafe(t *testing.T) {
 				t.Fatal("a refused run changed the store")
 			}
 			code, stdout, stderr := writRun(next...)
-			if code == exitNo {
+			if code == exitcode.No {
 				next = refusal(t, code, stderr, rules.StoreUnrecovered)
 				if !bytes.Equal(damaged, testkit.Snapshot(t, store)) {
 					t.Fatal("a refused repair changed the store")
@@ -68,10 +70,10 @@ func TestDamageAdviceIsSafe(t *testing.T) {
 				}
 				code, stdout, stderr = writRun(next...)
 			}
-			if code != exitOK {
+			if code != exitcode.OK {
 				t.Fatalf("%q: exit %d\n%s%s", next, code, stdout, stderr)
 			}
-			if code, out, errb := writRun("ledger", "verify", "--dir", dir); code != exitOK {
+			if code, out, errb := writRun("ledger", "verify", "--dir", dir); code != exitcode.OK {
 				t.Fatalf("verify after the repair: exit %d\n%s%s", code, out, errb)
 			}
 			if got, gotCP := ledgerEntries(t, dir); !slices.EqualFunc(got, want, bytes.Equal) || gotCP != cp {
@@ -81,7 +83,7 @@ func TestDamageAdviceIsSafe(t *testing.T) {
 			if undo == nil {
 				t.Fatalf("the repair printed no undo:\n%s", stdout)
 			}
-			if code, out, errb := writRun(strings.Fields(string(undo[1]))[1:]...); code != exitOK {
+			if code, out, errb := writRun(strings.Fields(string(undo[1]))[1:]...); code != exitcode.OK {
 				t.Fatalf("%s: exit %d\n%s%s", undo[1], code, out, errb)
 			}
 			if !bytes.Equal(damaged, testkit.Snapshot(t, store)) {
@@ -96,7 +98,7 @@ func TestDamageAdviceIsSafe(t *testing.T) {
 // returns as arguments (without "writ").
 func refusal(t *testing.T, code int, stderr []byte, rule string) []string {
 	t.Helper()
-	if code != exitNo || !bytes.HasPrefix(stderr, []byte("writ: error: "+rule+": ")) {
+	if code != exitcode.No || !bytes.HasPrefix(stderr, []byte("writ: error: "+rule+": ")) {
 		t.Fatalf("exit %d, want 1 naming %s:\n%s", code, rule, stderr)
 	}
 	m := regexp.MustCompile("(?m)^writ: hint: [^`]*`writ ([^`]*)`").FindSubmatch(stderr)
@@ -130,7 +132,7 @@ func adviceLedger(t *testing.T) (string, string) {
 	steps = append(steps, []string{"ledger", "append", "--dir", "L", "da", "db"}, []string{"ledger", "append", "--dir", "L", "dc", "dd"},
 		[]string{"ledger", "export", "--dir", "L", "--out", "L.export"})
 	for _, s := range steps {
-		if code, out, errb := writRun(s...); code != exitOK {
+		if code, out, errb := writRun(s...); code != exitcode.OK {
 			t.Fatalf("%q: exit %d\n%s%s", s, code, out, errb)
 		}
 	}
@@ -202,7 +204,7 @@ func TestRepairBusyChangesNothing(t *testing.T) {
 	before := testkit.Snapshot(t, dir)
 	for _, from := range [][]string{nil, {"--from", export}} {
 		code, stdout, stderr := writRun(append([]string{"ledger", "repair", "--dir", dir}, from...)...)
-		if code != exitBusy || len(stdout) != 0 || !bytes.Contains(stderr, []byte("log is in use by another process")) {
+		if code != exitcode.Busy || len(stdout) != 0 || !bytes.Contains(stderr, []byte("log is in use by another process")) {
 			t.Fatalf("repair %q: exit %d\n%s%s", from, code, stdout, stderr)
 		}
 		if !bytes.Equal(before, testkit.Snapshot(t, dir)) {

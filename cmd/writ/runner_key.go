@@ -14,5 +14,5 @@ func runnerKeyParams(c *cli.Context, dir string) (ledgerdir.KeyParams, error) {
 	if note != "" {
 		diag(c, levelNote, "%s", note)
 	}
-	return kp, asExit(err)
+	return kp, err
 }

@@ -32,14 +32,12 @@ func secretsOf(c *cli.Context) *secrets.Source {
 
 // unlockIdentities is secrets.Source.Identities for the command.
 func unlockIdentities(c *cli.Context, what string) ([]age.Identity, error) {
-	ids, err := secretsOf(c).Identities(what)
-	return ids, asExit(err)
+	return secretsOf(c).Identities(what)
 }
 
 // newKeyRecipients is secrets.Source.NewKeyRecipients for the command.
 func newKeyRecipients(c *cli.Context, what string) ([]age.Recipient, error) {
-	rs, err := secretsOf(c).NewKeyRecipients(what)
-	return rs, asExit(err)
+	return secretsOf(c).NewKeyRecipients(what)
 }
 
 // tokenPIN is secrets.Source.TokenPIN for the command.

@@ -30,8 +30,7 @@ var maxAnswerFlag = &cli.IntFlag{Name: "max-answer-mib", Value: publish.DefaultM
 
 // maxAnswerBytes reads maxAnswerFlag, in bytes (serving.AnswerBytes).
 func maxAnswerBytes(c *cli.Context) (int64, error) {
-	n, err := serving.AnswerBytes(c.Int(maxAnswerFlag.Name))
-	return n, asExit(err)
+	return serving.AnswerBytes(c.Int(maxAnswerFlag.Name))
 }
 
 // admissionLimitFlags are the bounds of admission serve.
@@ -46,6 +45,6 @@ func admissionLimitFlags() []cli.Flag {
 // admissionLimits reads admissionLimitFlags into the server's fields
 // (serving.AdmissionLimits.Apply).
 func admissionLimits(c *cli.Context, s *admission.Server) error {
-	return asExit(serving.AdmissionLimits{MaxInFlight: c.Int("max-in-flight"), MaxPerClient: c.Int("max-per-client"),
-		ReadTimeout: c.Duration("read-timeout")}.Apply(s))
+	return serving.AdmissionLimits{MaxInFlight: c.Int("max-in-flight"), MaxPerClient: c.Int("max-per-client"),
+		ReadTimeout: c.Duration("read-timeout")}.Apply(s)
 }

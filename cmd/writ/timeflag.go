@@ -9,6 +9,5 @@ import (
 // parseTime is cliflags.ParseTime: an RFC 3339 time or a Go duration
 // from now (which may be negative, "-1h"), else bad usage.
 func parseTime(flag, s string, now time.Time) (time.Time, error) {
-	t, err := cliflags.ParseTime(flag, s, now)
-	return t, asExit(err)
+	return cliflags.ParseTime(flag, s, now)
 }

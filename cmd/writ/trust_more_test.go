@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"filippo.io/age"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/rules"
@@ -101,13 +103,13 @@ func (e *trustEnv) startWitness(name, dir string) (vkey, url string, stop func()
 // (bad usage) with no rule; the flag is named either way.
 func (e *trustEnv) refusesAs(label string, want int, args []string, a assertion, state func() string) {
 	e.t.Helper()
-	if want == exitNo {
+	if want == exitcode.No {
 		e.refuses(label, args, a, state)
 		return
 	}
 	before := state()
 	code, out, errs := e.writ(append(append([]string{"--json"}, args...), a.flag, a.wrong)...)
-	var got errorJSON
+	var got failure.Failure
 	json.Unmarshal([]byte(lastLine(errs)), &got)
 	if code != want || got.Exit != want || got.Rule != "" || !strings.Contains(got.Error, a.flag) {
 		e.t.Errorf("%s, wrong %s: exit %d, rule %q, error %q; want exit %d naming the flag\n%s%s", label, a.flag, code, got.Rule, got.Error, want, out, errs)
@@ -213,8 +215,8 @@ func (e *trustEnv) writerPaths() {
 	appendArgs := []string{"ledger", "append", "--dir", e.writer, e.record()}
 	refresh := []string{"ledger", "checkpoint", "--dir", e.writer, "--refresh"}
 	for _, a := range []assertion{bad, other} {
-		e.refusesAs("append", exitUsage, appendArgs, a, state)
-		e.refusesAs("checkpoint --refresh", exitUsage, refresh, a, state)
+		e.refusesAs("append", exitcode.Usage, appendArgs, a, state)
+		e.refusesAs("checkpoint --refresh", exitcode.Usage, refresh, a, state)
 	}
 	e.passes("append", 0, append(appendArgs, "--policy", e.witnessed)...)
 	e.passes("checkpoint --refresh", 0, append(refresh, "--policy", e.witnessed)...)
@@ -228,8 +230,8 @@ func (e *trustEnv) writerPaths() {
 		{"grown", func() { e.must("ledger", "append", "--dir", e.writer, "--policy", e.witnessed, e.record()) }},
 	} {
 		path.setup()
-		e.refusesAs("publish "+path.name, exitNo, publish, bad, state)
-		e.refusesAs("publish "+path.name, exitUsage, publish, other, state)
+		e.refusesAs("publish "+path.name, exitcode.No, publish, bad, state)
+		e.refusesAs("publish "+path.name, exitcode.Usage, publish, other, state)
 		e.passes("publish "+path.name, 0, append(publish, "--policy", e.witnessed)...)
 	}
 }
@@ -264,8 +266,8 @@ func (e *trustEnv) receiptPaths() {
 		out := e.path("receipt-" + strings.ReplaceAll(path.name, " ", "-"))
 		state := func() string { return fileState(out) + e.stored(e.writer) }
 		base := []string{"ledger", "receipt", "--dir", e.writer, "--index", fmt.Sprint(path.index), "--out", out}
-		e.refusesAs("receipt "+path.name, exitNo, base, bad, state)
-		e.refusesAs("receipt "+path.name, exitUsage, base, other, state)
+		e.refusesAs("receipt "+path.name, exitcode.No, base, bad, state)
+		e.refusesAs("receipt "+path.name, exitcode.Usage, base, other, state)
 		e.passes("receipt "+path.name, 0, append(base, "--policy", e.witnessed)...)
 	}
 	latestR, latestE := e.receipt(last, "latest")
@@ -286,8 +288,8 @@ func (e *trustEnv) receiptPaths() {
 		label := "verify-receipt " + path.name
 		base := []string{"ledger", "verify-receipt", "--entry", path.entry, path.receipt}
 		e.refuses(label, base, vk, state) // a policy names its log by key: --vkey alone
-		e.refusesAs(label, exitNo, with(base, []string{"--vkey", e.vkey}), bad, state)
-		e.refusesAs(label, exitUsage, with(base, []string{"--vkey", e.vkey}), other, state)
+		e.refusesAs(label, exitcode.No, with(base, []string{"--vkey", e.vkey}), bad, state)
+		e.refusesAs(label, exitcode.Usage, with(base, []string{"--vkey", e.vkey}), other, state)
 		want := 0
 		if !path.witnessed {
 			want = 1 // the right policy, but no witness cosigned its tree

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/rules"
 )
@@ -144,7 +145,7 @@ func (e *trustEnv) witnessServePaths() {
 		os.Remove(addr)
 		state := func() string { return e.dirState(path.dir) }
 		base := []string{"witness", "serve", "--key", e.path("w3.key"), "--dir", path.dir, "--listen", "127.0.0.1:0", "--addr-file", addr}
-		e.inTime(label, func() { e.refusesAs(label, exitUsage, base, a, state) })
+		e.inTime(label, func() { e.refusesAs(label, exitcode.Usage, base, a, state) })
 		e.starts(label, "serving witness", append(base, a.flag, a.right)...)
 	}
 }

@@ -1,9 +1,8 @@
-// Package exitcode is the small error vocabulary writ's command-line
-// plumbing (internal/fileio, internal/dirhint, internal/cliflags,
-// internal/secrets) returns: an error that carries the exit code the
-// command line gives it, and the hints printed after it; Of finds it in
-// an error's chain, or a caller's own Carrier. It imports nothing of
-// writ.
+// Package exitcode is the small error vocabulary of writ's command line
+// (cmd/writ) and its plumbing (internal/fileio, internal/dirhint,
+// internal/cliflags, internal/secrets): an error that carries the exit
+// code the command line gives it, and the hints printed after it; Of
+// finds it in an error's chain. It imports nothing of writ.
 //
 // The codes are README.md's: 0 success, 1 a verdict of no, 2 bad usage
 // or input, 3 internal error, 4 busy (another process holds the input).
@@ -56,21 +55,13 @@ func Input(err error, hints ...string) error {
 	return &Error{Code: Usage, Err: err, Hints: hints}
 }
 
-// Carrier is an error of a caller's own type that carries an exit code:
-// ExitError returns it as an *Error (a new one each call, or the same).
-type Carrier interface {
-	error
-	ExitError() *Error
+// Refused marks err as a verdict of no (exit 1), with optional hints.
+func Refused(err error, hints ...string) error {
+	return &Error{Code: No, Err: err, Hints: hints}
 }
 
-// Of returns the exit error err carries: the first Carrier in err's
-// chain (its ExitError), else the first *Error; nil if it carries
-// neither.
+// Of returns the first *Error in err's chain, nil if there is none.
 func Of(err error) *Error {
-	var c Carrier
-	if errors.As(err, &c) {
-		return c.ExitError()
-	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e

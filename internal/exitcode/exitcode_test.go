@@ -8,17 +8,8 @@ import (
 	"github.com/writ-ledger/writ/internal/exitcode"
 )
 
-// carrier is a caller's own exit error, as cmd/writ's is.
-type carrier struct{ code int }
-
-func (c *carrier) Error() string { return "carrier" }
-
-func (c *carrier) ExitError() *exitcode.Error {
-	return &exitcode.Error{Code: c.code, Err: c, Flag: "--x"}
-}
-
-// TestOf: a Carrier anywhere in the chain wins over an *Error, even a
-// nearer one; an *Error is returned itself; nothing else carries a code.
+// TestOf: the nearest *Error in the chain is returned itself; nothing
+// else carries a code.
 func TestOf(t *testing.T) {
 	usage := exitcode.Input(errors.New("bad"), "hint")
 	for _, tc := range []struct {
@@ -31,8 +22,8 @@ func TestOf(t *testing.T) {
 		{"plain", errors.New("x"), -1, ""},
 		{"error", usage, exitcode.Usage, ""},
 		{"wrapped error", fmt.Errorf("ctx: %w", usage), exitcode.Usage, ""},
-		{"carrier", &carrier{code: exitcode.No}, exitcode.No, "--x"},
-		{"carrier under an error", &exitcode.Error{Code: exitcode.Usage, Err: &carrier{code: exitcode.Busy}}, exitcode.Busy, "--x"},
+		{"refused", exitcode.Refused(errors.New("no")), exitcode.No, ""},
+		{"nearest wins", &exitcode.Error{Code: exitcode.Busy, Flag: "--x", Err: usage}, exitcode.Busy, "--x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := exitcode.Of(tc.err)
