@@ -94,7 +94,12 @@ func (s *State) ApplyPrepared(p *Prepared, accepted time.Time) (*Applied, error)
 	// envelope bytes, so re-signing or dropping one of several signatures
 	// does not make the same act new.
 	content := sha256.Sum256(p.env.Payload)
-	if prev, dup := s.seen.lookup(content); dup {
+	prev, dup, err := s.lookupSeen(content)
+	if err != nil {
+		return nil, err
+	}
+	if dup && prev < index {
+		// An entry of a persisted state is found at its own index.
 		return nil, refusef(index, RuleDuplicate, "this %s record's content is already entry %d", p.env.Kind, prev)
 	}
 	s.undo = nil
@@ -106,7 +111,8 @@ func (s *State) ApplyPrepared(p *Prepared, accepted time.Time) (*Applied, error)
 		s.undo = nil
 		return nil, err
 	}
-	s.seen.add(s, content, index)
+	a.Content = content
+	s.addSeen(content, index)
 	s.size++
 	if s.journal != nil {
 		s.journal = append(s.journal, s.undo)

@@ -56,3 +56,86 @@ func (c *contentSet) add(s *State, d [32]byte, index int64) {
 	}
 	setMap(s, c.first, p, index)
 }
+
+// Seen is a persisted set of content keys (the SHA-256 of each applied
+// record's payload), each with its entry's index: what a state extended
+// from a persisted one (NewStateOver) refuses duplicates against, for the
+// entries it did not apply itself. ledger.Log.Seen is one.
+type Seen interface {
+	// Seen returns the index of the entry whose content key is content,
+	// and whether there is one.
+	Seen(content [32]byte) (int64, bool, error)
+}
+
+// NewStateOver returns the empty state of a reader that extends a
+// persisted state: duplicates are judged against base (the entries below
+// the persisted binding, and those written since Persisted) and against
+// what this state applied itself; Skip moves it past entries that change
+// nothing but the content keys base holds. Memory does not grow with
+// base.
+func NewStateOver(base Seen) *State {
+	s := NewState()
+	s.base, s.overlay = base, map[[32]byte]int64{}
+	return s
+}
+
+// Skip moves a state over a persisted one (NewStateOver) to size to,
+// past entries that change nothing but their content keys, which its
+// base holds (the instructions between two marked entries). It is an
+// error on any other state, while journaling, or backwards.
+func (s *State) Skip(to int64) error {
+	switch {
+	case s.base == nil:
+		return fmt.Errorf("delegation: Skip on a state without a persisted base")
+	case s.journal != nil:
+		return fmt.Errorf("delegation: Skip while journaling")
+	case to < s.size:
+		return fmt.Errorf("delegation: Skip from %d back to %d", s.size, to)
+	}
+	s.size = to
+	return nil
+}
+
+// Persisted says every entry applied so far is in base now (written with
+// its content key): later lookups go to base, and the content keys this
+// state kept are dropped, so that its memory does not grow with the
+// entries applied. It must not be called while journaling (between Mark
+// and Settle).
+func (s *State) Persisted(base Seen) {
+	if s.journal != nil {
+		panic("delegation: Persisted while journaling")
+	}
+	s.base, s.overlay, s.seen = base, map[[32]byte]int64{}, newContentSet()
+}
+
+// ContentKey returns the content key of entry i of a state that applied
+// every entry from 0 itself (NewState), for persisting it; false for any
+// other entry or state.
+func (s *State) ContentKey(i int64) ([32]byte, bool) {
+	if s.base != nil || i < 0 || i >= int64(len(s.seen.digests)) {
+		return [32]byte{}, false
+	}
+	return s.seen.digests[i], true
+}
+
+// lookupSeen returns the index of the entry holding content: from the
+// content keys this state applied, then from its base.
+func (s *State) lookupSeen(content [32]byte) (int64, bool, error) {
+	if s.base == nil {
+		i, ok := s.seen.lookup(content)
+		return i, ok, nil
+	}
+	if i, ok := s.overlay[content]; ok {
+		return i, true, nil
+	}
+	return s.base.Seen(content)
+}
+
+// addSeen records content as entry index's, journaled.
+func (s *State) addSeen(content [32]byte, index int64) {
+	if s.base == nil {
+		s.seen.add(s, content, index)
+		return
+	}
+	setMap(s, s.overlay, content, index)
+}

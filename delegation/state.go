@@ -114,6 +114,9 @@ type Applied struct {
 	Record   schemas.Record   `json:"-"`
 	Signers  []sign.PublicKey `json:"-"`
 	Accepted time.Time        `json:"-"`
+	// Content is the record's content key: the SHA-256 of its signed
+	// payload, what a duplicate is judged by.
+	Content [32]byte `json:"-"`
 }
 
 // State is the authority in force after a prefix of the authority log.
@@ -131,6 +134,11 @@ type State struct {
 	revoked     map[string]int64          // key id or record digest → index of the revocation
 	keys        map[string]sign.PublicKey // every key a record introduced, by key id
 	seen        contentSet                // SHA-256 of the payload → index, to refuse duplicates
+	// base, for a state extended from a persisted one (NewStateOver),
+	// holds the content keys of the entries it did not apply, and
+	// overlay those it applied since (seen is unused then).
+	base    Seen
+	overlay map[[32]byte]int64
 
 	// dir holds every key any applied entry introduced (key id →
 	// sign.PublicKey), never deleted, for concurrent pre-verification.

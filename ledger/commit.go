@@ -33,10 +33,14 @@ var ErrClosed = errors.New("log is closed")
 // and Settle once a batch is durable. Admit is given the time the batch
 // is accepted at (whole seconds): the signed time of the checkpoint the
 // batch will carry, which is what a reader of the log's history replays
-// the entry at.
+// the entry at. Admit returns the entry's keys in the log's state index
+// (state.go), written with the entry; a log whose index covers every
+// entry before the batch (its binding at the log's size) moves the
+// binding past the batch in the same transaction, so a gate of a log
+// with a state index returns every entry's keys.
 type Gate interface {
 	Mark() int64
-	Admit(entry []byte, prepared any, accepted time.Time) error
+	Admit(entry []byte, prepared any, accepted time.Time) (StateKeys, error)
 	Reset(mark int64)
 	Settle()
 }
@@ -45,6 +49,7 @@ type appendReq struct {
 	entries  [][]byte
 	keys     []string // lookup keys for the first entry (EnqueueWithKeys)
 	prepared []any
+	state    []StateKeys // per entry, from the gate
 	bytes    int
 	first    int64
 	err      error
@@ -216,12 +221,14 @@ func (l *Log) commit(batch []*appendReq) {
 	for _, r := range batch {
 		if l.gate != nil {
 			mark := l.gate.Mark()
+			r.state = make([]StateKeys, len(r.entries))
 			for i, e := range r.entries {
 				var p any
 				if r.prepared != nil {
 					p = r.prepared[i]
 				}
-				if err := l.gate.Admit(e, p, at); err != nil {
+				var err error
+				if r.state[i], err = l.gate.Admit(e, p, at); err != nil {
 					l.gate.Reset(mark)
 					r.err = fmt.Errorf("record %d of %d: %w", i+1, len(r.entries), err)
 					break
@@ -302,6 +309,11 @@ func (l *Log) write(reqs []*appendReq, at time.Time) error {
 			if err := putEntry(txn, n, e, hashes); err != nil {
 				return err
 			}
+			if req.state != nil {
+				if err := putStateKeys(txn, n, req.state[n-req.first]); err != nil {
+					return batchErr(err)
+				}
+			}
 			n++
 		}
 		for _, k := range req.keys {
@@ -320,6 +332,9 @@ func (l *Log) write(reqs []*appendReq, at time.Time) error {
 	}
 	if l.history && n > first {
 		if err := txn.Set(historyKey(n), cp); err != nil {
+			return batchErr(err)
+		}
+		if err := l.moveBinding(txn, first, StateBinding{Size: n, Root: root}); err != nil {
 			return batchErr(err)
 		}
 	}

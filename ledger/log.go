@@ -86,6 +86,9 @@ type Log struct {
 	// history: the log keeps the signed checkpoint of every batch
 	// (history.go), which gives each entry the time it was accepted.
 	history bool
+	// readOnly: opened with OpenReadOnly; nothing is written (a reader
+	// that extends the state index keeps what it built in memory).
+	readOnly bool
 
 	committer // group commit (commit.go)
 
@@ -151,6 +154,7 @@ func create(dir, origin string, key *sign.PrivateKey, now func() time.Time, hist
 		}
 		if history {
 			meta[string(keyHistoryFlag)] = []byte{1}
+			meta[string(keyState)] = bindingBytes(StateBinding{Size: 0, Root: emptyRoot}) // an empty index covers the empty log
 		}
 		for k, v := range meta {
 			if err := txn.Set([]byte(k), v); err != nil {
@@ -209,7 +213,7 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{db: db}
+	l := &Log{db: db, readOnly: readOnly}
 	err = db.View(func(txn Txn) error {
 		get := func(k []byte) ([]byte, error) {
 			v, err := txn.Get(k)
@@ -293,6 +297,10 @@ func (l *Log) VerifierKey() string { return l.vkey }
 // Key returns the log's stored verifier key, parsed: VerifierKey's text.
 // Like VerifierKey, it proves only that the log is self-consistent.
 func (l *Log) Key() *formats.LogKey { return l.lkey }
+
+// ReadOnly reports whether the log was opened read-only (OpenReadOnly):
+// WriteState and every append fail.
+func (l *Log) ReadOnly() bool { return l.readOnly }
 
 // Size returns the number of entries durably committed.
 func (l *Log) Size() int64 { return l.size.Load() }

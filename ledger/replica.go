@@ -152,6 +152,7 @@ func CreateReplica(dir, origin, vkey string, history bool) (*Log, error) {
 		meta := map[string][]byte{string(keyOrigin): []byte(origin), string(keyVKey): []byte(vkey), string(keySize): make([]byte, 8)}
 		if history {
 			meta[string(keyHistoryFlag)] = []byte{1}
+			meta[string(keyState)] = bindingBytes(StateBinding{Size: 0, Root: emptyRoot})
 		}
 		for k, v := range meta {
 			if err := txn.Set([]byte(k), v); err != nil {
@@ -217,6 +218,13 @@ func (l *Log) truncateTo(n int64) error {
 			}
 			if err := deleteHistoryAfter(txn, from); err != nil {
 				return err
+			}
+			if b, ok, err := stateBinding(txn); err != nil || (ok && b.Size > from) {
+				// The state index covered entries removed: the next reader
+				// rebuilds it (OpenState finds no binding).
+				if err := txn.Delete(keyState); err != nil {
+					return err
+				}
 			}
 			return txn.Set(keySize, sizeBytes(from))
 		})

@@ -31,19 +31,36 @@ type Authority struct {
 	// took the one the ledger stores.
 	Key      *formats.LogKey
 	KeyGiven bool
+	// Replayed, when not empty, says why the state the log persisted
+	// could not be used and the whole log was replayed instead (a note
+	// for the operator; the result is the same).
+	Replayed string
+
+	// persisted: the log's state index covers every entry State holds,
+	// so the gate's appends keep it (and State's lookups go to it).
+	persisted bool
 
 	mu sync.RWMutex // guards State while the committer applies a batch
 }
 
-// LoadAuthority verifies the whole authority log against its latest
-// checkpoint under k (nil: the key the log stores; ledger.Log.Verify, its checkpoint history
-// included) and replays every entry into a fresh delegation state at the
-// time the log accepted it, re-verifying each signature and each signer's
-// authority (delegation's time rule). Any failure is returned with the
-// entry's index: an *ledger.IntegrityError or a *delegation.RecordError.
-// A log without a checkpoint history is refused (ledger.ErrHistory): its
-// entries' times cannot be judged. The returned Authority appends through
-// log.
+// LoadAuthority returns the authority log's state, verified under k (nil:
+// the key the log stores), at a cost that grows with what is new, not
+// with the log: it extends the state the log persisted (ledger.Log.OpenState:
+// the signed checkpoint verified, the state's binding proven a prefix of
+// it), replaying the records that changed the state and every entry past
+// the binding, each proven into the signed tree and re-verified (its
+// signatures and its signers' authority) at the time the log accepted
+// it. A state it cannot use (none yet, a binding or index that does not
+// match the log, an entry that does not verify) is never used: the whole
+// log is verified and replayed instead (ledger.Log.Verify, its
+// checkpoint history included; every entry's signatures and authority at
+// its accepted time), and, on a log open for writing, the state is
+// written again from that replay; Authority.Replayed says why. Any
+// failure is returned with the entry's index: an *ledger.IntegrityError
+// or a *delegation.RecordError; a checkpoint k did not sign is a
+// *ledger.TrustError. A log without a checkpoint history is refused
+// (ledger.ErrHistory): its entries' times cannot be judged. The returned
+// Authority appends through log.
 func LoadAuthority(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
 	if k == nil {
 		k = log.Key()
@@ -51,16 +68,17 @@ func LoadAuthority(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
 	if err := replay.RequireHistory(log); err != nil {
 		return nil, err
 	}
-	st := delegation.NewState()
-	fn, wait := replay.Apply(st, nil)
-	cp, err := log.Verify(k, fn)
-	if werr := wait(); werr != nil {
-		err = werr // the entry's own refusal, with its index
-	}
+	a, err := loadPersisted(log, k)
 	if err != nil {
-		return nil, err
+		again, why := replayInstead(err)
+		if !again {
+			return nil, err
+		}
+		if a, err = loadReplayed(log, k); err != nil {
+			return nil, err
+		}
+		a.Replayed = why
 	}
-	a := &Authority{Log: log, State: st, Checkpoint: cp, Key: k}
 	log.SetGate(gate{a})
 	return a, nil
 }
@@ -130,9 +148,13 @@ func (g gate) Settle() {
 	g.a.mu.Lock()
 	defer g.a.mu.Unlock()
 	g.a.State.Settle()
+	if g.a.persisted {
+		// What was applied is durable with its keys, or was reset.
+		g.a.State.Persisted(g.a.Log)
+	}
 }
 
-func (g gate) Admit(entry []byte, prepared any, accepted time.Time) error {
+func (g gate) Admit(entry []byte, prepared any, accepted time.Time) (ledger.StateKeys, error) {
 	it, _ := prepared.(*item)
 	if it == nil {
 		it = &item{p: delegation.Prepare(entry, nil)}
@@ -141,8 +163,8 @@ func (g gate) Admit(entry []byte, prepared any, accepted time.Time) error {
 	defer g.a.mu.Unlock()
 	applied, err := g.a.State.ApplyPrepared(it.p, accepted)
 	if err != nil {
-		return err
+		return ledger.StateKeys{}, err
 	}
 	it.applied = applied
-	return nil
+	return stateKeys(applied), nil
 }

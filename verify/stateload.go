@@ -1,0 +1,166 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/verify/internal/replay"
+)
+
+// maxTail bounds the entries past a persisted state's binding that
+// LoadAuthority proves and replays one by one (an inclusion proof each);
+// past it a full replay, which reads the log once, is the cheaper way.
+const maxTail = 1 << 16
+
+// stateKeys are the keys an applied record keeps in the log's state
+// index: its content key, and its kind unless it is an instruction (which
+// changes nothing but the content keys).
+func stateKeys(a *delegation.Applied) ledger.StateKeys {
+	k := ledger.StateKeys{Content: a.Content}
+	if a.Kind != schemas.KindInstruction {
+		k.Mark = string(a.Kind)
+	}
+	return k
+}
+
+// loadPersisted extends the log's persisted authority state
+// (ledger.Log.OpenState): it replays, fully checked at the time the log
+// accepted each, the marked entries below the binding (the records that
+// changed the state), then every entry after it, each proven into the
+// signed checkpoint, and, on a log open for writing, writes the new
+// entries' keys and moves the binding. Duplicates are judged against the
+// persisted content keys. A state it cannot use is a
+// *ledger.StateMismatchError; a refused entry its *delegation.RecordError.
+func loadPersisted(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
+	v, err := log.OpenState(k)
+	if err != nil {
+		return nil, err
+	}
+	b, cp := v.Binding, v.Checkpoint
+	if tail := cp.Size - b.Size; tail > maxTail {
+		return nil, &ledger.StateMismatchError{Reason: fmt.Sprintf("%d entries past the binding: a full replay reads them faster", tail)}
+	}
+	if b.Size > 0 && (len(v.Marks) == 0 || v.Marks[0].Index != 0) {
+		return nil, &ledger.StateMismatchError{Reason: "entry 0 (the first root) is not marked"}
+	}
+	st := delegation.NewStateOver(log)
+	for _, m := range v.Marks {
+		a, err := applyProven(st, v, m.Index)
+		if err != nil {
+			return nil, err
+		}
+		if string(a.Kind) != m.Kind {
+			return nil, &ledger.StateMismatchError{Reason: fmt.Sprintf("entry %d is marked as a %s record and is a %s record", m.Index, m.Kind, a.Kind)}
+		}
+	}
+	if err := st.Skip(b.Size); err != nil {
+		return nil, err
+	}
+	keys := make([]ledger.IndexedKeys, 0, cp.Size-b.Size)
+	for i := b.Size; i < cp.Size; i++ {
+		a, err := applyProven(st, v, i)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, ledger.IndexedKeys{Index: i, StateKeys: stateKeys(a)})
+	}
+	a := &Authority{Log: log, State: st, Checkpoint: cp, Key: k}
+	if len(keys) > 0 && !log.ReadOnly() {
+		if err := log.WriteState(slices.Values(keys), ledger.StateBinding{Size: cp.Size, Root: cp.Hash}); err != nil {
+			return nil, err
+		}
+		st.Persisted(log)
+		a.persisted = true
+	} else if len(keys) == 0 {
+		a.persisted = !log.ReadOnly()
+	}
+	return a, nil
+}
+
+// applyProven applies entry i of the view, proven into its checkpoint,
+// at the time the log accepted it.
+func applyProven(st *delegation.State, v *ledger.StateView, i int64) (*delegation.Applied, error) {
+	if err := st.Skip(i); err != nil {
+		return nil, err
+	}
+	e, at, err := v.Entry(i)
+	if err != nil {
+		return nil, err
+	}
+	return st.ApplyPrepared(delegation.Prepare(e, st.Directory), at)
+}
+
+// loadReplayed verifies the whole log under k and replays every entry
+// into a fresh state (LoadAuthority's full path), and, on a log open for
+// writing, writes the state index from it: the old index dropped, every
+// entry's keys, the binding last.
+func loadReplayed(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
+	st := delegation.NewState()
+	var marks []ledger.IndexedKeys
+	fn, wait := replay.Apply(st, func(a *delegation.Applied) {
+		if a.Kind != schemas.KindInstruction {
+			marks = append(marks, ledger.IndexedKeys{Index: a.Index, StateKeys: stateKeys(a)})
+		}
+	})
+	cp, err := log.Verify(k, fn)
+	if werr := wait(); werr != nil {
+		err = werr // the entry's own refusal, with its index
+	}
+	if err != nil {
+		return nil, err
+	}
+	a := &Authority{Log: log, State: st, Checkpoint: cp, Key: k}
+	if log.ReadOnly() || cp.Size != log.Size() {
+		return a, nil
+	}
+	if err := log.DropState(); err != nil {
+		return nil, err
+	}
+	if err := log.WriteState(replayedKeys(st, marks, cp.Size), ledger.StateBinding{Size: cp.Size, Root: cp.Hash}); err != nil {
+		return nil, err
+	}
+	st.Persisted(log)
+	a.persisted = true
+	return a, nil
+}
+
+// replayedKeys yields the keys of entries 0 to n-1 of a state that
+// applied them all: each content key, with the mark of the marked ones.
+func replayedKeys(st *delegation.State, marks []ledger.IndexedKeys, n int64) iter.Seq[ledger.IndexedKeys] {
+	return func(yield func(ledger.IndexedKeys) bool) {
+		for i := int64(0); i < n; i++ {
+			k := ledger.IndexedKeys{Index: i}
+			if len(marks) > 0 && marks[0].Index == i {
+				k, marks = marks[0], marks[1:]
+			} else {
+				k.Content, _ = st.ContentKey(i)
+			}
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// replayInstead reports whether err from loadPersisted leaves a full
+// replay to decide, and why: anything but a checkpoint the caller's key
+// did not sign (the same refusal either way). A refused or unproven
+// entry is judged again by the full replay, which names the first
+// failure in log order, as it always has.
+func replayInstead(err error) (bool, string) {
+	var te *ledger.TrustError
+	var me *ledger.StateMismatchError
+	switch {
+	case errors.As(err, &te):
+		return false, ""
+	case errors.As(err, &me):
+		return true, me.Reason
+	}
+	return true, err.Error()
+}
