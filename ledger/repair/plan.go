@@ -32,7 +32,8 @@ type logPlan struct {
 	name, store string
 	vkey        *formats.LogKey // the key it must verify under: given, or else stored (nil: none known)
 	stored      string          // the key its store holds, as text ("" when none can be read)
-	badStored   string          // why the stored key, needed as vkey, does not parse ("" if it does)
+	storedKey   *formats.LogKey // stored, parsed once (nil: none, or it does not parse)
+	badStored   string          // why stored does not parse ("" if it does)
 	pub         sign.PublicKey  // the public key the directory keeps for it (zero if none)
 	whole       bool            // it opens read-only and verifies
 	size, cp    int64           // its size and its checkpoint's, once verified
@@ -95,7 +96,7 @@ func (p *logPlan) check(given *formats.LogKey, fn ledger.EntryFunc) error {
 	p.vkey = given
 	l, err := ledger.OpenReadOnly(p.store)
 	if err == nil {
-		p.stored = l.VerifierKey()
+		p.stored, p.storedKey = l.VerifierKey(), l.Key()
 		if p.vkey == nil {
 			p.vkey = l.Key()
 		}
@@ -141,12 +142,13 @@ func (p *logPlan) findKey(dir string, auth, dec *logPlan) {
 			p.stored, _ = formats.VerifierKey(origin, pub)
 		}
 	}
-	if p.vkey == nil && p.stored != "" {
-		k, err := formats.ParseLogKey(p.stored)
-		if err != nil {
+	if p.storedKey == nil && p.stored != "" {
+		if p.storedKey, err = formats.ParseLogKey(p.stored); err != nil {
 			p.badStored = fmt.Sprintf("the verifier key its files hold does not parse: %v", err)
 		}
-		p.vkey = k
+	}
+	if p.vkey == nil {
+		p.vkey = p.storedKey
 	}
 }
 
@@ -162,9 +164,7 @@ func (p *logPlan) floorKeys() []*formats.LogKey {
 		}
 	}
 	add(p.vkey)
-	if k, err := formats.ParseLogKey(p.stored); err == nil {
-		add(k)
-	}
+	add(p.storedKey)
 	if p.vkey != nil || p.pub.IsZero() {
 		return keys
 	}

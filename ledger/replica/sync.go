@@ -74,11 +74,12 @@ type SyncOptions struct {
 	// (wrapping ErrQuorum), and the replica is left as it was.
 	Policy *formats.Policy
 	// Seen, when set, is called with the published checkpoint (with its
-	// cosignatures) and the key it verified under (never nil), once it verified and
-	// met Policy, and returns checkpoints of the log shown to others (the
-	// witnesses' latest): each is proven consistent with the published
-	// one (see SeenCheckpoint), before the sync commits anything. A split
-	// view refuses the sync (*SplitViewError); the rest is in Synced.Seen.
+	// cosignatures) and the key it verified under (never nil), once it
+	// verified and met Policy, and returns checkpoints of the log shown to
+	// others (the witnesses' latest): each is proven consistent with the
+	// published one (see SeenCheckpoint), before the sync commits
+	// anything. A split view refuses the sync (*SplitViewError); the rest
+	// is in Synced.Seen.
 	Seen func(published []byte, k *formats.LogKey) []SeenCheckpoint
 	// Progress, when set, is told the new entries fetched and checked, of
 	// those the published checkpoint adds to the replica.
