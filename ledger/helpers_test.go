@@ -62,7 +62,7 @@ func (w *historyWriter) publish(t *testing.T, to string) publish.Published {
 
 func syncDir(t *testing.T, dir, from, vkey string) (replica.Synced, error) {
 	t.Helper()
-	return replica.Sync(context.Background(), dir, openDirSource(t, from), replica.SyncOptions{VKey: vkey, History: true})
+	return replica.Sync(context.Background(), dir, openDirSource(t, from), replica.SyncOptions{VKey: testLogKey(t, vkey), History: true})
 }
 
 func openDirSource(t *testing.T, dir string) tiles.Source {

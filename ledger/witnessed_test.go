@@ -90,8 +90,8 @@ func TestSyncSeen(t *testing.T) {
 			vs = append(vs, replica.SeenCheckpoint{Source: fmt.Sprintf("witness %d", i), Signed: v})
 		}
 		vs = append(vs, replica.SeenCheckpoint{Source: "witness down", Err: errors.New("unreachable")})
-		return replica.Sync(ctx, rdir, src, replica.SyncOptions{VKey: w.VerifierKey(), History: true,
-			Seen: func([]byte, string) []replica.SeenCheckpoint { return vs }})
+		return replica.Sync(ctx, rdir, src, replica.SyncOptions{VKey: w.Key(), History: true,
+			Seen: func([]byte, *formats.LogKey) []replica.SeenCheckpoint { return vs }})
 	}
 	var sv *replica.SplitViewError
 	for _, c := range []struct {

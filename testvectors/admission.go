@@ -114,18 +114,17 @@ func LoadAdmissionLedger(l AdmissionLedger, dir string) (*verify.Authority, *led
 	if err := os.WriteFile(path, l.Export, 0o600); err != nil {
 		return nil, nil, err
 	}
+	key, err := formats.ParseLogKey(l.AuthorityVKey) // the vector's text, parsed once
+	if err != nil {
+		return nil, nil, fmt.Errorf("ledger %s: authority_vkey: %w", l.Name, err)
+	}
 	into := filepath.Join(dir, "ledger-"+l.Name)
-	if _, err := runner.ImportLedger(into, path, map[string]string{"authority": l.AuthorityVKey}, l.TrustRoot); err != nil {
+	if _, err := runner.ImportLedger(into, path, map[string]*formats.LogKey{"authority": key}, l.TrustRoot); err != nil {
 		return nil, nil, fmt.Errorf("ledger %s: import: %w", l.Name, err)
 	}
 	log, err := ledger.OpenReadOnly(filepath.Join(into, ledgerdir.AuthorityDir))
 	if err != nil {
 		return nil, nil, err
-	}
-	key, err := formats.ParseLogKey(l.AuthorityVKey)
-	if err != nil {
-		log.Close()
-		return nil, nil, fmt.Errorf("ledger %s: %w", l.Name, err)
 	}
 	auth, err := verify.LoadAuthority(log, key)
 	if err != nil {

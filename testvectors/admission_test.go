@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"filippo.io/age"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
@@ -143,7 +144,7 @@ func TestAdmissionVectorsRunner(t *testing.T) {
 				t.Fatal(err)
 			}
 			ldir := filepath.Join(dir, "ledger")
-			if _, err := runner.ImportLedger(ldir, path, map[string]string{"authority": l.AuthorityVKey}, l.TrustRoot); err != nil {
+			if _, err := runner.ImportLedger(ldir, path, map[string]*formats.LogKey{"authority": testLogKey(t, l.AuthorityVKey)}, l.TrustRoot); err != nil {
 				t.Fatal(err)
 			}
 			id, err := age.GenerateX25519Identity()

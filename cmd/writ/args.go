@@ -13,16 +13,6 @@ func logKeyValue(c *cli.Context, name string) (*formats.LogKey, error) {
 	return k, err
 }
 
-// vkeyValue is logKeyValue's text form ("" if none), for the options
-// that keep a key as text (an audit's, a repair's).
-func vkeyValue(c *cli.Context, name string) (string, error) {
-	k, err := logKeyValue(c, name)
-	if k == nil {
-		return "", err
-	}
-	return k.String(), nil
-}
-
 // wantArgs is cliflags.WantArgs: exactly n positional arguments (n < 0:
 // at least one), described by what, else bad usage.
 func wantArgs(c *cli.Context, n int, what string) error { return cliflags.WantArgs(c, n, what) }

@@ -70,11 +70,11 @@ func auditAction(c *cli.Context) error {
 // print it, refusing a period that would count nothing and a choice that
 // is not one.
 func auditOptions(c *cli.Context) (audit.Options, error) {
-	vkey, err := vkeyValue(c, "vkey")
+	vkey, err := logKeyValue(c, "vkey")
 	if err != nil {
 		return audit.Options{}, err
 	}
-	dvkey, err := vkeyValue(c, "decisions-vkey")
+	dvkey, err := logKeyValue(c, "decisions-vkey")
 	if err != nil {
 		return audit.Options{}, err
 	}

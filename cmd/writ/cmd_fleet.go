@@ -113,7 +113,7 @@ func ledgerSync(c *cli.Context) error {
 	if err := wantArgs(c, 0, "no arguments"); err != nil {
 		return err
 	}
-	vkey, err := vkeyValue(c, "vkey")
+	vkey, err := logKeyValue(c, "vkey")
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func ledgerSync(c *cli.Context) error {
 		return exitcode.Input(fmt.Errorf("--from: %w", err))
 	}
 	dir := c.String("dir")
-	if _, err := os.Stat(filepath.Join(dir, ledgerdir.AuthorityDir)); err != nil && vkey == "" {
+	if _, err := os.Stat(filepath.Join(dir, ledgerdir.AuthorityDir)); err != nil && vkey == nil {
 		return exitcode.Usagef("%s holds no authority log yet: give --vkey (the log's checkpoint verifier key, `writ ledger vkey` on the writer) to create a replica", dir)
 	}
 	policy, err := readPolicy(c)

@@ -301,11 +301,11 @@ func collectWitnessed(c *cli.Context, l *ledger.Log, policy *formats.Policy) (*f
 // failure with its log and index.
 func ledgerVerify(c *cli.Context) error {
 	dir := c.String("dir")
-	vkey, err := vkeyValue(c, "vkey")
+	vkey, err := logKeyValue(c, "vkey")
 	if err != nil {
 		return err
 	}
-	dvkey, err := vkeyValue(c, "decisions-vkey")
+	dvkey, err := logKeyValue(c, "decisions-vkey")
 	if err != nil {
 		return err
 	}

@@ -249,15 +249,13 @@ func ledgerImport(c *cli.Context) error {
 	if err := wantArgs(c, 1, "one argument: the export FILE"); err != nil {
 		return err
 	}
-	trusted := map[string]string{}
+	trusted := map[string]*formats.LogKey{}
 	for flag, name := range map[string]string{"vkey": "authority", "decisions-vkey": "decisions"} {
-		v, err := vkeyValue(c, flag)
+		k, err := logKeyValue(c, flag)
 		if err != nil {
 			return err
 		}
-		if v != "" {
-			trusted[name] = v
-		}
+		trusted[name] = k
 	}
 	policy, err := readPolicy(c)
 	if err != nil {

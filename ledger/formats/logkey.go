@@ -46,8 +46,14 @@ func NewLogKey(origin string, k sign.PublicKey) (*LogKey, error) {
 	return ParseLogKey(vkey)
 }
 
-// String returns the key's text form, "<name>+<hash>+<base64>".
-func (k *LogKey) String() string { return k.text }
+// String returns the key's text form, "<name>+<hash>+<base64>", exactly
+// as parsed; "" for a nil *LogKey (no key).
+func (k *LogKey) String() string {
+	if k == nil {
+		return ""
+	}
+	return k.text
+}
 
 // Name returns the key name: the origin of the log whose checkpoints it
 // signs.

@@ -79,7 +79,7 @@ func TestWitnessedLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	rdir := filepath.Join(t.TempDir(), "replica")
-	opts := replica.SyncOptions{VKey: w.VerifierKey(), History: true, Policy: both}
+	opts := replica.SyncOptions{VKey: w.Key(), History: true, Policy: both}
 	s, err := replica.Sync(context.Background(), rdir, src, opts)
 	if err != nil || s.After != 5 || s.Witnessing == nil || !s.Witnessing.Met || string(s.Signed) != string(res.Signed) {
 		t.Fatalf("sync: %+v %v", s, err)

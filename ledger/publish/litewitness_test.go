@@ -126,7 +126,7 @@ func TestLitewitness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := replica.Sync(ctx, filepath.Join(t.TempDir(), "replica"), src, replica.SyncOptions{VKey: w.VerifierKey(), History: true, Policy: p})
+	s, err := replica.Sync(ctx, filepath.Join(t.TempDir(), "replica"), src, replica.SyncOptions{VKey: w.Key(), History: true, Policy: p})
 	if err != nil || s.After != 14 || s.Witnessing == nil || !s.Witnessing.Met || string(s.Signed) != string(final.Signed) {
 		t.Fatalf("sync: %+v %v", s, err)
 	}

@@ -75,7 +75,7 @@ func TestPublishRefusesPlantedFiles(t *testing.T) {
 	}
 	// A sync from a directory holding a FIFO is refused at once too.
 	go func() {
-		_, err := replica.Sync(context.Background(), filepath.Join(t.TempDir(), "r"), openDirSource(t, fifo), replica.SyncOptions{VKey: w.VerifierKey(), History: true})
+		_, err := replica.Sync(context.Background(), filepath.Join(t.TempDir(), "r"), openDirSource(t, fifo), replica.SyncOptions{VKey: w.Key(), History: true})
 		done <- err
 	}()
 	select {

@@ -106,12 +106,12 @@ func TestServeMatchesPublish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := replica.Sync(context.Background(), rdir, src, replica.SyncOptions{VKey: w.VerifierKey(), History: true})
+	s, err := replica.Sync(context.Background(), rdir, src, replica.SyncOptions{VKey: w.Key(), History: true})
 	if err != nil || s.After != 307 {
 		t.Fatalf("sync from serve: %+v, %v", s, err)
 	}
 	w.add(t, 3)
-	s, err = replica.Sync(context.Background(), rdir, src, replica.SyncOptions{VKey: w.VerifierKey(), History: true})
+	s, err = replica.Sync(context.Background(), rdir, src, replica.SyncOptions{VKey: w.Key(), History: true})
 	if err != nil || s.Before != 307 || s.After != 310 {
 		t.Fatalf("second sync: %+v, %v", s, err)
 	}

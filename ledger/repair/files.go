@@ -193,10 +193,10 @@ func (f *storeFiles) lost() string {
 }
 
 // floor returns the newest checkpoint among the signed ones the files
-// hold that verifies under one of vkeys ("" skipped), as a replica.Floor, and
+// hold that verifies under one of keys, as a replica.Floor, and
 // whether there is one. It verifies them from the largest size they
 // claim down, until one verifies.
-func (f *storeFiles) floor(vkeys ...string) (replica.Floor, bool) {
+func (f *storeFiles) floor(keys ...*formats.LogKey) (replica.Floor, bool) {
 	claimed := func(s signedIn) int64 {
 		lines := strings.SplitN(string(s.note), "\n", 3)
 		if len(lines) < 3 {
@@ -210,12 +210,6 @@ func (f *storeFiles) floor(vkeys ...string) (replica.Floor, bool) {
 	}
 	signed := slices.Clone(f.signed)
 	slices.SortStableFunc(signed, func(a, b signedIn) int { return cmp.Compare(claimed(b), claimed(a)) })
-	var keys []*formats.LogKey
-	for _, vkey := range vkeys {
-		if k, err := formats.ParseLogKey(vkey); err == nil {
-			keys = append(keys, k)
-		}
-	}
 	for _, s := range signed {
 		for _, k := range keys {
 			if cp, err := formats.OpenCheckpoint(s.note, k); err == nil {

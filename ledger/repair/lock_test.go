@@ -83,12 +83,12 @@ func TestRestoreLeavesUnexportedLogAside(t *testing.T) {
 		stores[store] = testkit.Snapshot(t, store)
 	}
 	// Each store lost its only table holding its key: the keys are given.
-	vkeys := map[string]string{}
+	vkeys := map[string]*formats.LogKey{}
 	for name, k := range map[string]struct {
 		origin string
 		n      byte
 	}{ledgerdir.AuthorityDir: {"example.com/aside", 1}, ledgerdir.DecisionsDir: {"example.com/decisions/0123456789abcdef", 3}} {
-		vkey, err := formats.VerifierKey(k.origin, testkit.Key(t, k.n).Public())
+		vkey, err := formats.NewLogKey(k.origin, testkit.Key(t, k.n).Public())
 		if err != nil {
 			t.Fatal(err)
 		}

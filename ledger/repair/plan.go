@@ -30,11 +30,13 @@ var ErrNoVKey = errors.New("no verifier key for the log")
 // logPlan is what Repair finds of one log before it changes anything.
 type logPlan struct {
 	name, store string
-	vkey        string         // the key it must verify under: given, or else stored
-	stored      string         // the key its store holds ("" when none can be read)
-	pub         sign.PublicKey // the public key the directory keeps for it (zero if none)
-	whole       bool           // it opens read-only and verifies
-	size, cp    int64          // its size and its checkpoint's, once verified
+	vkey        *formats.LogKey // the key it must verify under: given, or else stored (nil: none known)
+	stored      string          // the key its store holds, as text ("" when none can be read)
+	storedKey   *formats.LogKey // stored, parsed once (nil: none, or it does not parse)
+	badStored   string          // why stored does not parse ("" if it does)
+	pub         sign.PublicKey  // the public key the directory keeps for it (zero if none)
+	whole       bool            // it opens read-only and verifies
+	size, cp    int64           // its size and its checkpoint's, once verified
 	files       storeFiles
 	floors      []replica.Floor
 	cand        string   // where its rebuilt store is made, beside it
@@ -45,7 +47,7 @@ type logPlan struct {
 // read-only and verifies, under which key it must verify, and (for a
 // damaged log) what its files show. ledger.ErrLocked when another process holds
 // any of them.
-func planRepair(dir string, names []string, given map[string]string) ([]*logPlan, error) {
+func planRepair(dir string, names []string, given map[string]*formats.LogKey) ([]*logPlan, error) {
 	var plans []*logPlan
 	var auth, dec *logPlan
 	var decided recorded
@@ -70,7 +72,7 @@ func planRepair(dir string, names []string, given map[string]string) ([]*logPlan
 		keys := p.floorKeys()
 		var origins []string
 		for _, k := range keys {
-			if o := vkeyOrigin(k); o != "" && !slices.Contains(origins, o) {
+			if o := k.Name(); !slices.Contains(origins, o) {
 				origins = append(origins, o)
 				p.files.readLogs(p.store, o)
 			}
@@ -85,18 +87,21 @@ func planRepair(dir string, names []string, given map[string]string) ([]*logPlan
 	return plans, nil
 }
 
-// check opens the log read-only and verifies it under given (else its
-// stored key), passing each entry to fn; a log that does not (a
-// *ledger.StoreError, or tamper evidence) is read as storeFiles. Other errors
-// (ledger.ErrLocked, a key that does not match) are returned.
-func (p *logPlan) check(given string, fn ledger.EntryFunc) error {
+// check opens the log read-only and verifies it under given (nil: its
+// stored key, parsed when the store opened), passing each entry to fn; a
+// log that does not (a *ledger.StoreError, or tamper evidence) is read as
+// storeFiles. Other errors (ledger.ErrLocked, a key that does not match)
+// are returned.
+func (p *logPlan) check(given *formats.LogKey, fn ledger.EntryFunc) error {
 	p.vkey = given
 	l, err := ledger.OpenReadOnly(p.store)
 	if err == nil {
-		p.stored = l.VerifierKey()
-		p.vkey = cmp.Or(given, p.stored)
+		p.stored, p.storedKey = l.VerifierKey(), l.Key()
+		if p.vkey == nil {
+			p.vkey = l.Key()
+		}
 		var cp formats.Checkpoint
-		cp, err = verifyUnder(l, p.vkey, fn)
+		cp, err = l.Verify(p.vkey, fn)
 		p.whole, p.size, p.cp = err == nil, l.Size(), cp.Size
 		l.Close()
 	}
@@ -111,7 +116,9 @@ func (p *logPlan) check(given string, fn ledger.EntryFunc) error {
 // else the one its store holds (read from its tables, as `writ ledger
 // verify` reads it from the store), else the one made from the public
 // key the directory keeps for it (checkpoint.pub, runner.pub, also kept
-// as p.pub) and the log's origin, when that is known; else none.
+// as p.pub) and the log's origin, when that is known; else none. A key
+// found as text is parsed here, once: one that does not parse is none,
+// and p.badStored says why (build then refuses, naming it).
 func (p *logPlan) findKey(dir string, auth, dec *logPlan) {
 	p.stored = cmp.Or(p.stored, p.files.vkey)
 	pubName := ledgerdir.CheckpointKey
@@ -135,22 +142,36 @@ func (p *logPlan) findKey(dir string, auth, dec *logPlan) {
 			p.stored, _ = formats.VerifierKey(origin, pub)
 		}
 	}
-	p.vkey = cmp.Or(p.vkey, p.stored)
+	if p.storedKey == nil && p.stored != "" {
+		if p.storedKey, err = formats.ParseLogKey(p.stored); err != nil {
+			p.badStored = fmt.Sprintf("the verifier key its files hold does not parse: %v", err)
+		}
+	}
+	if p.vkey == nil {
+		p.vkey = p.storedKey
+	}
 }
 
 // floorKeys returns the keys a checkpoint found in the files of a damaged
-// log may verify under to floor it: its key, its stored key, and, when
-// neither is known, the directory's public key for it under the origin
-// each checkpoint found names.
-func (p *logPlan) floorKeys() []string {
-	keys := []string{p.vkey, p.stored}
-	if p.vkey != "" || p.pub.IsZero() {
+// log may verify under to floor it: its key, its stored key (when that
+// parses), and, when neither is known, the directory's public key for it
+// under the origin each checkpoint found names.
+func (p *logPlan) floorKeys() []*formats.LogKey {
+	var keys []*formats.LogKey
+	add := func(k *formats.LogKey) {
+		if k != nil && !slices.ContainsFunc(keys, func(o *formats.LogKey) bool { return o.String() == k.String() }) {
+			keys = append(keys, k)
+		}
+	}
+	add(p.vkey)
+	add(p.storedKey)
+	if p.vkey != nil || p.pub.IsZero() {
 		return keys
 	}
 	for _, s := range p.files.signed {
 		origin, _, _ := strings.Cut(string(s.note), "\n")
-		if k, err := formats.VerifierKey(origin, p.pub); err == nil && !slices.Contains(keys, k) {
-			keys = append(keys, k)
+		if k, err := formats.NewLogKey(origin, p.pub); err == nil {
+			add(k)
 		}
 	}
 	return keys
@@ -191,11 +212,11 @@ func (r *recorded) entry(i int64, e []byte, _ time.Time) error {
 }
 
 // verifyStore opens the log at store (read-only, or for writing, which
-// recovers what a killed writer left), verifies it under vkey ("": its
-// own, which the caller checked otherwise), passing
-// each entry to fn, and checks that it reaches and extends every floor;
-// it returns its size and its checkpoint's.
-func verifyStore(store, vkey string, readOnly bool, floors []replica.Floor, fn ledger.EntryFunc) (size, checkpoint int64, err error) {
+// recovers what a killed writer left), verifies it under k (nil: its own,
+// which the caller checked otherwise), passing each entry to fn, and
+// checks that it reaches and extends every floor; it returns its size and
+// its checkpoint's.
+func verifyStore(store string, k *formats.LogKey, readOnly bool, floors []replica.Floor, fn ledger.EntryFunc) (size, checkpoint int64, err error) {
 	open := ledger.OpenReadOnly
 	if !readOnly {
 		open = func(dir string) (*ledger.Log, error) { return ledger.Open(dir, nil) }
@@ -205,7 +226,7 @@ func verifyStore(store, vkey string, readOnly bool, floors []replica.Floor, fn l
 		return 0, 0, err
 	}
 	defer l.Close()
-	cp, err := verifyUnder(l, vkey, fn)
+	cp, err := l.Verify(k, fn)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -253,17 +274,4 @@ func (s storeLocks) release(stores ...string) {
 			delete(s, p)
 		}
 	}
-}
-
-// verifyUnder verifies l under vkey ("" or the stored one: its own key),
-// parsed here: a key given to a repair, or found in its files, is text.
-func verifyUnder(l *ledger.Log, vkey string, fn ledger.EntryFunc) (formats.Checkpoint, error) {
-	var k *formats.LogKey
-	if vkey != "" && vkey != l.VerifierKey() {
-		var err error
-		if k, err = formats.ParseLogKey(vkey); err != nil {
-			return formats.Checkpoint{}, err
-		}
-	}
-	return l.Verify(k, fn)
 }

@@ -1,6 +1,7 @@
 package repair
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/sign"
@@ -33,10 +35,12 @@ const undoneSuffix = ".undone"
 // RepairOptions are Repair's parameters.
 type RepairOptions struct {
 	// VKeys gives, per log name ("authority", "decisions"), the verifier
-	// key the repaired log must verify under; by default the key the log
-	// stores, as `writ ledger verify` uses (read from the damaged store's
-	// tables, or made from the public key the directory keeps).
-	VKeys map[string]string
+	// key the repaired log must verify under, parsed where the caller took
+	// it in; for a log without one (or nil), the key the log stores, as
+	// `writ ledger verify` uses (read from the damaged store's tables, or
+	// made from the public key the directory keeps), parsed where Repair
+	// reads it.
+	VKeys map[string]*formats.LogKey
 	// Restore, when set, is how the ledger is rebuilt instead of from its
 	// own files: Repair sets aside every log that does not open read-only
 	// and verify, then calls Restore on the ledger directory with the
@@ -65,7 +69,9 @@ type RepairOptions struct {
 // else its public key), and the checkpoints they must reach and extend
 // (replica.Floor).
 type RestoreTrust struct {
-	VKeys map[string]string
+	// VKeys holds, by log name, the parsed key of each log that has one
+	// (never a nil value); a log without one is in Keys.
+	VKeys map[string]*formats.LogKey
 	// Keys, for a log without a key in VKeys (its store lost it), is the
 	// public key the directory keeps for it (checkpoint.pub, runner.pub):
 	// the restored log's verifier key must hold it.
@@ -255,8 +261,8 @@ func rebuild(dir, aside string, plans []*logPlan, check func(name, store string)
 func (p *logPlan) build(dir string, fn ledger.EntryFunc) error {
 	p.cand = filepath.Join(dir, "."+p.name+".repair")
 	lost := p.files.lost()
-	if lost == "" && p.vkey == "" {
-		lost = "no file that reads back holds its verifier key"
+	if lost == "" && p.vkey == nil {
+		lost = cmp.Or(p.badStored, "no file that reads back holds its verifier key")
 	}
 	var err error
 	if lost == "" {
@@ -334,10 +340,10 @@ func putBack(dir, aside string, names []string) error {
 // to rebuild dir; on fn's error, or when a restored log does not verify
 // under its key or falls short of its floors, it puts them back.
 func restore(dir, aside string, plans []*logPlan, locks storeLocks, fn func(string, RestoreTrust) error) (*RepairResult, error) {
-	trust := RestoreTrust{VKeys: map[string]string{}, Keys: map[string]sign.PublicKey{}, Floors: map[string][]replica.Floor{}}
+	trust := RestoreTrust{VKeys: map[string]*formats.LogKey{}, Keys: map[string]sign.PublicKey{}, Floors: map[string][]replica.Floor{}}
 	for _, p := range plans {
 		switch {
-		case p.vkey != "":
+		case p.vkey != nil:
 			trust.VKeys[p.name] = p.vkey
 		case !p.pub.IsZero():
 			trust.Keys[p.name] = p.pub

@@ -9,6 +9,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/ledger/replica"
@@ -76,7 +77,7 @@ func TestRepairEachDamage(t *testing.T) {
 				}
 				// The store lost its verifier key with its only table, and
 				// the directory keeps no checkpoint.pub: the key is given.
-				vkeys := map[string]string{ledgerdir.AuthorityDir: vkey}
+				vkeys := map[string]*formats.LogKey{ledgerdir.AuthorityDir: testLogKey(t, vkey)}
 				res, err = repair.Repair(dir, repair.RepairOptions{VKeys: vkeys, Restore: func(d string, trust repair.RestoreTrust) error {
 					_, err := replica.ImportWith(d, export, replica.ImportOptions{Trusted: trust.VKeys, TrustedKeys: trust.Keys, Floors: trust.Floors})
 					return err

@@ -53,14 +53,18 @@ type ImportedLog struct {
 // log left with unsigned entries past its checkpoint by an interrupted
 // import is first cut back to its signed checkpoint (reported as
 // Recovered), so importing again completes it.
-func Import(dir, path string, trusted map[string]string, check Check) ([]ImportedLog, error) {
+func Import(dir, path string, trusted map[string]*formats.LogKey, check Check) ([]ImportedLog, error) {
 	return ImportWith(dir, path, ImportOptions{Trusted: trusted, Check: check})
 }
 
 // ImportOptions are Import's parameters, with one more check.
 type ImportOptions struct {
-	Trusted map[string]string // section name -> verifier key its checkpoints must verify under
-	Check   Check             // the checks every entry passes (nil: none)
+	// Trusted maps a section name to the verifier key its checkpoints
+	// must verify under, parsed where the caller took it in. A section
+	// without one (or nil) verifies under the local log's key, else the
+	// section's own (held to TrustedKeys, if given), parsed from the export.
+	Trusted map[string]*formats.LogKey
+	Check   Check // the checks every entry passes (nil: none)
 	// Checkpoint, when set, judges each section's checkpoint as exported,
 	// with its witness cosignatures, after its log signature verified
 	// under its key k and before its entries are read: an error refuses the
@@ -204,6 +208,7 @@ var testHookBetweenPasses func()
 
 type importPlan struct {
 	sec    ExportedLog
+	key    *formats.LogKey // sec.VKey, parsed: the key the section verified under
 	before int64
 	cp     formats.Checkpoint
 }
@@ -251,10 +256,10 @@ func planImport(path string, size int64, locals map[string]*ledger.Log, opts Imp
 // planSection verifies one section against the local log, if any, and
 // hands every entry of the section, from the first, to the check for its
 // log (if any), which must accept them all.
-func planSection(x *ExportReader, sec *ExportedLog, local *ledger.Log, vkey string, opts ImportOptions) (importPlan, error) {
+func planSection(x *ExportReader, sec *ExportedLog, local *ledger.Log, given *formats.LogKey, opts ImportOptions) (importPlan, error) {
 	check := opts.Check
 	var localTimes acceptedTimes
-	vkey, localCP, err := sectionKey(sec, local, vkey, opts, localTimes.record)
+	key, localCP, err := sectionKey(sec, local, given, opts, localTimes.record)
 	if err != nil {
 		return importPlan{}, err
 	}
@@ -267,10 +272,6 @@ func planSection(x *ExportReader, sec *ExportedLog, local *ledger.Log, vkey stri
 		fn, wait = check(sec.Name)
 	}
 	otherTimes := "" // the first entry the export says was accepted at another time
-	key, err := formats.ParseLogKey(vkey)
-	if err != nil {
-		return importPlan{}, fmt.Errorf("%w: the %s section's key: %w", ErrExport, sec.Name, err)
-	}
 	cp, err := x.VerifySection(sec, key, func(i int64, e []byte, accepted time.Time) error {
 		tree.Add(tlog.RecordHash(e))
 		if local != nil && i < localCP.Size && otherTimes == "" && !localTimes.at(i).Equal(accepted) {
@@ -315,7 +316,7 @@ func planSection(x *ExportReader, sec *ExportedLog, local *ledger.Log, vkey stri
 			return importPlan{}, bad(otherTimes)
 		}
 	}
-	return importPlan{sec: *sec, before: localCP.Size, cp: cp}, nil
+	return importPlan{sec: *sec, key: key, before: localCP.Size, cp: cp}, nil
 }
 
 // checkOrigins binds the sections to their roles: an authority origin is
@@ -399,12 +400,8 @@ func copyFrom(l *ledger.Log, x *ExportReader, sec *ExportedLog, p importPlan) (e
 			}
 		}
 	}()
-	key, err := formats.ParseLogKey(sec.VKey)
-	if err != nil {
-		return fmt.Errorf("%w: the %s section's key: %w", ErrExport, sec.Name, err)
-	}
-	c := &sectionCursor{x: x, sec: sec, key: key}
-	for i := int64(0); i < p.before; i++ { // the prefix the replica holds, read past
+	c := &sectionCursor{x: x, sec: sec, key: p.key} // sec.VKey is p.sec.VKey (checked on reading it again)
+	for i := int64(0); i < p.before; i++ {          // the prefix the replica holds, read past
 		_, cov, fresh, err := c.entry()
 		if err != nil {
 			return fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
@@ -439,11 +436,7 @@ func finishCopy(w *ledger.ReplicaWriter, sec *ExportedLog, p importPlan) error {
 		return fmt.Errorf("%w: the copied %s entries hash to %s, not the verified root %s: the export file changed between the verifying and the copying pass; nothing of it kept",
 			ErrExport, sec.Name, hexHash(root), hexHash(p.cp.Hash))
 	}
-	key, err := formats.ParseLogKey(sec.VKey)
-	if err != nil {
-		return fmt.Errorf("%w: the %s section's key: %w", ErrExport, sec.Name, err)
-	}
-	head, err := formats.LogSigned([]byte(sec.Checkpoint), key)
+	head, err := formats.LogSigned([]byte(sec.Checkpoint), p.key)
 	if err != nil {
 		return fmt.Errorf("%w: the %s checkpoint: %w", ErrExport, sec.Name, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 )
 
@@ -186,7 +187,7 @@ func TestImportBindsSections(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	forged := bytes.Replace(b, []byte(w.auth.VerifierKey()), []byte(renamedVKey(t, w.auth.VerifierKey(), other.auth.VerifierKey())), 1)
 	os.WriteFile(path+".forged", forged, 0o600)
-	_, err := Import(filepath.Join(t.TempDir(), "r"), path+".forged", map[string]string{"authority": w.auth.VerifierKey()}, nil)
+	_, err := Import(filepath.Join(t.TempDir(), "r"), path+".forged", map[string]*formats.LogKey{"authority": w.auth.Key()}, nil)
 	if !errors.Is(err, ErrExport) || !strings.Contains(err.Error(), "not the trusted") {
 		t.Fatalf("header naming another key: %v", err)
 	}

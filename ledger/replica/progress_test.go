@@ -88,7 +88,7 @@ func TestProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	syn := &progressLog{t: t}
-	if _, err := Sync(context.Background(), filepath.Join(t.TempDir(), ledgerdir.AuthorityDir), src, SyncOptions{VKey: w.auth.VerifierKey(), History: true, Progress: syn.progress()}); err != nil {
+	if _, err := Sync(context.Background(), filepath.Join(t.TempDir(), ledgerdir.AuthorityDir), src, SyncOptions{VKey: w.auth.Key(), History: true, Progress: syn.progress()}); err != nil {
 		t.Fatal(err)
 	}
 	syn.ended("sync", w.auth.Size(), 3)

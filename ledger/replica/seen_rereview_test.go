@@ -46,7 +46,7 @@ func rereviewSetup(t *testing.T) (pub, replica string, synced Synced, forked4 []
 		t.Fatal(err)
 	}
 	replica = filepath.Join(t.TempDir(), "replica")
-	synced, err = Sync(context.Background(), replica, mustSource(t, pub), SyncOptions{VKey: vkey, History: true})
+	synced, err = Sync(context.Background(), replica, mustSource(t, pub), SyncOptions{VKey: testLogKey(t, vkey), History: true})
 	if err != nil || synced.After != 8 {
 		t.Fatalf("first sync: %+v %v", synced, err)
 	}
@@ -89,14 +89,14 @@ func TestRereviewSeenTamperedReplicaHidesSplitView(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	seen := func([]byte, string) []SeenCheckpoint {
+	seen := func([]byte, *formats.LogKey) []SeenCheckpoint {
 		return []SeenCheckpoint{{Source: "witness forked", Signed: forked4}}
 	}
 	for _, c := range []struct {
 		name     string
 		verified []byte
 	}{{"Verified short-circuit", synced.Signed}, {"same size (refresh path)", nil}} {
-		res, err := Sync(context.Background(), replica, mustSource(t, pub), SyncOptions{VKey: vkey, History: true, Verified: c.verified, Seen: seen})
+		res, err := Sync(context.Background(), replica, mustSource(t, pub), SyncOptions{VKey: testLogKey(t, vkey), History: true, Verified: c.verified, Seen: seen})
 		var sv *SplitViewError
 		if errors.As(err, &sv) {
 			continue
@@ -152,8 +152,10 @@ func TestRereviewSeenHugeSizeHangs(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		done := make(chan error, 1)
 		go func() {
-			_, err := Sync(ctx, replica, mustSource(t, pub), SyncOptions{VKey: vkey, History: true, Verified: verified,
-				Seen: func([]byte, string) []SeenCheckpoint { return []SeenCheckpoint{{Source: "witness w", Signed: view}} }})
+			_, err := Sync(ctx, replica, mustSource(t, pub), SyncOptions{VKey: testLogKey(t, vkey), History: true, Verified: verified,
+				Seen: func([]byte, *formats.LogKey) []SeenCheckpoint {
+					return []SeenCheckpoint{{Source: "witness w", Signed: view}}
+				}})
 			done <- err
 		}()
 		select {
@@ -186,8 +188,10 @@ func TestRereviewSeenOddViews(t *testing.T) {
 	bad[0] = 7
 	for _, verified := range [][]byte{nil, synced.Signed} {
 		do := func(v []byte) (Synced, error) {
-			return Sync(context.Background(), replica, mustSource(t, pub), SyncOptions{VKey: vkey, History: true, Verified: verified,
-				Seen: func([]byte, string) []SeenCheckpoint { return []SeenCheckpoint{{Source: "witness w", Signed: v}} }})
+			return Sync(context.Background(), replica, mustSource(t, pub), SyncOptions{VKey: testLogKey(t, vkey), History: true, Verified: verified,
+				Seen: func([]byte, *formats.LogKey) []SeenCheckpoint {
+					return []SeenCheckpoint{{Source: "witness w", Signed: v}}
+				}})
 		}
 		var sv *SplitViewError
 		if _, err := do(sign("example.com/hist", 1, 0, bad)); !errors.As(err, &sv) {
@@ -241,11 +245,13 @@ func TestRereviewSeenDeferredLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	replica := filepath.Join(t.TempDir(), "replica")
-	if _, err := Sync(context.Background(), replica, mustSource(t, pub0), SyncOptions{VKey: vkey, History: true}); err != nil {
+	if _, err := Sync(context.Background(), replica, mustSource(t, pub0), SyncOptions{VKey: testLogKey(t, vkey), History: true}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Sync(context.Background(), replica, mustSource(t, pub), SyncOptions{VKey: vkey, History: true,
-		Seen: func([]byte, string) []SeenCheckpoint { return []SeenCheckpoint{{Source: "witness f", Signed: forked}} }})
+	_, err := Sync(context.Background(), replica, mustSource(t, pub), SyncOptions{VKey: testLogKey(t, vkey), History: true,
+		Seen: func([]byte, *formats.LogKey) []SeenCheckpoint {
+			return []SeenCheckpoint{{Source: "witness f", Signed: forked}}
+		}})
 	var sv *SplitViewError
 	if !errors.As(err, &sv) {
 		t.Fatalf("a fork of size 701 between 300 and 1200: %v", err)
@@ -261,7 +267,7 @@ func TestRereviewSeenDeferredLeavesNothing(t *testing.T) {
 		t.Errorf("after the refusal the replica does not verify: %v", err)
 	}
 	l.Close()
-	if res, err := Sync(context.Background(), replica, mustSource(t, pub), SyncOptions{VKey: vkey, History: true}); err != nil || res.After != 1200 {
+	if res, err := Sync(context.Background(), replica, mustSource(t, pub), SyncOptions{VKey: testLogKey(t, vkey), History: true}); err != nil || res.After != 1200 {
 		t.Fatalf("the next sync: %+v %v", res, err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
@@ -49,10 +48,11 @@ func (e *SourceError) Unwrap() error { return ErrSourceLog }
 
 // SyncOptions says whom a replica trusts and how its entries are checked.
 type SyncOptions struct {
-	// VKey is the verifier key of the log's checkpoints. A new replica
-	// requires it; an existing one must hold this key (empty: the
-	// replica's own).
-	VKey string
+	// VKey is the verifier key of the log's checkpoints, parsed where
+	// the caller took it in. A new replica requires it; an existing one
+	// must hold this key (the same text, LogKey.String). Nil: the key the
+	// replica holds.
+	VKey *formats.LogKey
 	// History: a new replica keeps a checkpoint history (an authority
 	// log), so the source must publish history bundles.
 	History bool
@@ -74,12 +74,13 @@ type SyncOptions struct {
 	// (wrapping ErrQuorum), and the replica is left as it was.
 	Policy *formats.Policy
 	// Seen, when set, is called with the published checkpoint (with its
-	// cosignatures) and the key it verified under, once it verified and
-	// met Policy, and returns checkpoints of the log shown to others (the
-	// witnesses' latest): each is proven consistent with the published
-	// one (see SeenCheckpoint), before the sync commits anything. A split
-	// view refuses the sync (*SplitViewError); the rest is in Synced.Seen.
-	Seen func(published []byte, vkey string) []SeenCheckpoint
+	// cosignatures) and the key it verified under (never nil), once it
+	// verified and met Policy, and returns checkpoints of the log shown to
+	// others (the witnesses' latest): each is proven consistent with the
+	// published one (see SeenCheckpoint), before the sync commits
+	// anything. A split view refuses the sync (*SplitViewError); the rest
+	// is in Synced.Seen.
+	Seen func(published []byte, k *formats.LogKey) []SeenCheckpoint
 	// Progress, when set, is told the new entries fetched and checked, of
 	// those the published checkpoint adds to the replica.
 	Progress ledger.Progress
@@ -102,7 +103,7 @@ type Synced struct {
 	Signed        []byte              // its bytes as published, with witness cosignatures (SyncOptions.Verified for the next sync)
 	Witnessing    *formats.Witnessing // what SyncOptions.Policy found on it (nil without a policy)
 	Seen          []SeenResult        // what SyncOptions.Seen's checkpoints proved
-	VKey          string              // the replica's verifier key
+	VKey          *formats.LogKey     // the replica's verifier key (nil when Sync failed before it was known)
 	Requests      int                 // files fetched, the checkpoint included
 	Bytes         int64               // bytes fetched
 	Refreshed     bool                // same tree, newer checkpoint stored
@@ -135,12 +136,10 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 	if err != nil {
 		return res, err
 	}
-	if opts.Verified != nil && bytes.Equal(signed, opts.Verified) && opts.VKey != "" {
-		res.Signed, res.VKey = signed, opts.VKey
-		var key *formats.LogKey
-		if key, err = formats.ParseLogKey(opts.VKey); err == nil {
-			res.Checkpoint, err = ledger.OpenTrusted(signed, key, "")
-		}
+	if opts.Verified != nil && bytes.Equal(signed, opts.Verified) && opts.VKey != nil {
+		key := opts.VKey
+		res.Signed, res.VKey = signed, key
+		res.Checkpoint, err = ledger.OpenTrusted(signed, key, "")
 		res.Before, res.After = res.Checkpoint.Size, res.Checkpoint.Size
 		if err == nil {
 			err = checkPolicy(&res, opts, signed, key)
@@ -154,7 +153,7 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 			}
 			defer local.Close()
 			s := &syncer{ctx: ctx, src: src, l: local, res: &res, opts: opts, remote: res.Checkpoint, local: res.Checkpoint, remoteFull: signed}
-			err = s.checkSeen(opts.Seen(signed, opts.VKey))
+			err = s.checkSeen(opts.Seen(signed, key))
 		}
 		return res, err
 	}
@@ -163,7 +162,7 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 		return res, err
 	}
 	defer local.Close()
-	res.VKey = local.VerifierKey()
+	res.VKey = local.Key()
 	s := &syncer{ctx: ctx, src: src, l: local, res: &res, opts: opts}
 	err = s.run(signed)
 	if err != nil && created {
@@ -181,9 +180,9 @@ func openReplica(dir string, signed []byte, opts SyncOptions) (*ledger.Log, bool
 		if err != nil {
 			return nil, false, err
 		}
-		if opts.VKey != "" && opts.VKey != l.VerifierKey() {
+		if opts.VKey != nil && opts.VKey.String() != l.VerifierKey() {
 			l.Close()
-			return nil, false, ledger.KeyMismatch(l.Role(), "the replica at "+dir, opts.VKey, l.VerifierKey())
+			return nil, false, ledger.KeyMismatch(l.Role(), "the replica at "+dir, opts.VKey.String(), l.VerifierKey())
 		}
 		if opts.Check != nil && opts.History != l.HasHistory() {
 			l.Close()
@@ -191,23 +190,18 @@ func openReplica(dir string, signed []byte, opts SyncOptions) (*ledger.Log, bool
 		}
 		return l, false, nil
 	}
-	if opts.VKey == "" {
+	if opts.VKey == nil {
 		return nil, false, fmt.Errorf("%w: no replica at %s yet: give the verifier key of the log to create one", ledger.ErrWrongKey, dir)
 	}
 	role := "decisions"
 	if opts.History {
 		role = "authority"
 	}
-	key, err := formats.ParseLogKey(opts.VKey)
+	cp, err := ledger.OpenTrusted(signed, opts.VKey, role)
 	if err != nil {
-		return nil, false, fmt.Errorf("the verifier key: %w", err)
+		return nil, false, fmt.Errorf("the published checkpoint%s: %w", otherLog(signed, opts.VKey.Name()), err)
 	}
-	cp, err := ledger.OpenTrusted(signed, key, role)
-	if err != nil {
-		origin, _, _ := strings.Cut(opts.VKey, "+")
-		return nil, false, fmt.Errorf("the published checkpoint%s: %w", otherLog(signed, origin), err)
-	}
-	l, err := ledger.CreateReplica(dir, cp.Origin, opts.VKey, opts.History)
+	l, err := ledger.CreateReplica(dir, cp.Origin, opts.VKey.String(), opts.History)
 	return l, err == nil, err
 }
 

@@ -124,7 +124,7 @@ func (h *hostile) historySizes(t *testing.T, bundle []byte) []int64 {
 }
 
 func (h *hostile) opts() replica.SyncOptions {
-	return replica.SyncOptions{VKey: h.w.VerifierKey(), History: true}
+	return replica.SyncOptions{VKey: h.w.Key(), History: true}
 }
 
 func openDirSource(t *testing.T, dir string) tiles.Source {

@@ -47,7 +47,7 @@ func TestHostileWitnessSyncReportsWitnessedKeepsUnwitnessed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := replica.Sync(context.Background(), rdir, src, replica.SyncOptions{VKey: w.VerifierKey(), History: true, Policy: policy})
+	s, err := replica.Sync(context.Background(), rdir, src, replica.SyncOptions{VKey: w.Key(), History: true, Policy: policy})
 	if err != nil {
 		return // refused with a reason: acceptable
 	}

@@ -67,7 +67,7 @@ func syncDir(t *testing.T, rdir, from, vkey string) (replica.Synced, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return replica.Sync(context.Background(), rdir, src, replica.SyncOptions{VKey: vkey, History: true})
+	return replica.Sync(context.Background(), rdir, src, replica.SyncOptions{VKey: testLogKey(t, vkey), History: true})
 }
 
 // acceptedTimes verifies a log and returns its entries' accepted times.

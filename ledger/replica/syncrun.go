@@ -76,7 +76,7 @@ func (s *syncer) run(signed []byte) (err error) {
 	}
 	s.res.Before, s.res.After, s.res.Checkpoint, s.res.Signed = s.local.Size, s.local.Size, s.local, s.localFull
 	if s.opts.Seen != nil && s.remote.Origin == s.local.Origin {
-		if err := s.checkSeen(s.opts.Seen(signed, l.VerifierKey())); err != nil {
+		if err := s.checkSeen(s.opts.Seen(signed, l.Key())); err != nil {
 			return err
 		}
 	}

@@ -31,9 +31,9 @@ func errVKeyMismatch(log, given, remembered string) error {
 // key that signs it exists; else, when only a key was given, it refuses
 // that key, which signs nothing here (errNoDecisionLog).
 func decisionsExpected(dir string, o Options, st *auditState) (bool, error) {
-	has, err := ledgerdir.HasDecisions(dir, o.DecisionsVKey != "" || st.Decisions != nil)
-	if err != nil && o.DecisionsVKey != "" && st.Decisions == nil && !ledgerdir.RunnerKeyExists(dir) {
-		err = errNoDecisionLog(o.DecisionsVKey, err)
+	has, err := ledgerdir.HasDecisions(dir, o.DecisionsVKey != nil || st.Decisions != nil)
+	if err != nil && o.DecisionsVKey != nil && st.Decisions == nil && !ledgerdir.RunnerKeyExists(dir) {
+		err = errNoDecisionLog(o.DecisionsVKey.String(), err)
 	}
 	return has, err
 }
@@ -45,7 +45,7 @@ func decisionsExpected(dir string, o Options, st *auditState) (bool, error) {
 func exportLacksDecisions(o Options, st *auditState) error {
 	var err error = &ledger.IntegrityError{Index: -1, What: "decision log missing", Detail: "the export carries no decision log"}
 	if st.Decisions == nil {
-		err = errNoDecisionLog(o.DecisionsVKey, err)
+		err = errNoDecisionLog(o.DecisionsVKey.String(), err)
 	}
 	return err
 }

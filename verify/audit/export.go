@@ -95,7 +95,7 @@ func (e *exportReader) authority() (auditLog, error) {
 func (e *exportReader) decisions(formats.Checkpoint) (auditLog, error) {
 	sec, err := e.next()
 	switch {
-	case err == io.EOF && (e.rep.opts.DecisionsVKey != "" || e.rep.state.Decisions != nil):
+	case err == io.EOF && (e.rep.opts.DecisionsVKey != nil || e.rep.state.Decisions != nil):
 		return nil, &failed{"decisions", exportLacksDecisions(e.rep.opts, e.rep.state)}
 	case err == io.EOF:
 		return nil, nil

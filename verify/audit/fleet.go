@@ -30,11 +30,12 @@ var ErrNothingVerified = errors.New("nothing verified: the fleet file names no r
 
 // FleetLog is one published log of a fleet: a name (the runner's; empty
 // for the authority log), its URL (as tiles.OpenSource takes it) and the
-// verifier key its checkpoints must verify under.
+// verifier key its checkpoints must verify under, parsed from the fleet
+// file (never nil in a Fleet ParseFleet returns).
 type FleetLog struct {
-	Name string `json:"name,omitempty"`
-	URL  string `json:"url"`
-	VKey string `json:"vkey"`
+	Name string
+	URL  string
+	VKey *formats.LogKey
 }
 
 // Fleet is what `writ audit --fleet` audits: the authority log and each
@@ -84,14 +85,15 @@ func ParseFleet(data []byte) (*Fleet, error) {
 			return fmt.Errorf("%w: line %d: %s", ErrFleet, n, fmt.Sprintf(format, args...))
 		}
 		var l FleetLog
+		var vkey string
 		switch {
 		case fields[0] == "authority" && len(fields) == 3:
 			if f.Authority.URL != "" {
 				return nil, bad("a second authority line")
 			}
-			l = FleetLog{URL: fields[1], VKey: fields[2]}
+			l, vkey = FleetLog{URL: fields[1]}, fields[2]
 		case fields[0] == "runner" && len(fields) == 4:
-			l = FleetLog{Name: fields[1], URL: fields[2], VKey: fields[3]}
+			l, vkey = FleetLog{Name: fields[1], URL: fields[2]}, fields[3]
 			if !runnerName.MatchString(l.Name) || l.Name == "total" {
 				return nil, bad("runner name %q: 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit, and not \"total\" (the report's)", l.Name)
 			}
@@ -105,8 +107,9 @@ func ParseFleet(data []byte) (*Fleet, error) {
 		default:
 			return nil, bad("expected `authority URL VKEY` or `runner NAME URL VKEY`")
 		}
-		if _, err := formats.NewVerifier(l.VKey); err != nil {
-			return nil, bad("verifier key %q: %v", l.VKey, err)
+		var err error
+		if l.VKey, err = formats.ParseLogKey(vkey); err != nil {
+			return nil, bad("verifier key %q: %v", vkey, err)
 		}
 		if err := onceEach(logs, n, l); err != nil {
 			return nil, bad("%v", err)
@@ -273,7 +276,7 @@ func (t *FleetTotals) add(r *Report) {
 // slash) and its verifier key, and fails when an earlier line named
 // either.
 func onceEach(logs map[string]int, n int, l FleetLog) error {
-	for _, k := range []string{"url " + strings.TrimRight(l.URL, "/"), "vkey " + l.VKey} {
+	for _, k := range []string{"url " + strings.TrimRight(l.URL, "/"), "vkey " + l.VKey.String()} {
 		if first, ok := logs[k]; ok {
 			what, _, _ := strings.Cut(k, " ")
 			return fmt.Errorf("the log of line %d again (same %s): each log is audited once", first, what)

@@ -13,17 +13,19 @@ import (
 	"github.com/writ-ledger/writ/schemas"
 )
 
-// Options name the checkpoint verifier keys the auditor trusts. An
-// empty key means the key stored in the log itself (or the export), which
-// proves the log is self-consistent but not whose it is. StateFile, if
+// Options name the checkpoint verifier keys the auditor trusts, parsed
+// where the caller took them in (a flag, a fleet file). A nil key means
+// the key the auditor's state remembers, else the one stored in the log
+// itself (or the export), which proves the log is self-consistent but not
+// whose it is. StateFile, if
 // set, is the auditor's memory, a file of at most MaxStateFile
 // bytes (a larger one is an error): the checkpoints it trusted at its
 // last successful audit; the logs must extend them (else the audit fails
 // with both checkpoints and the failing proof), and a successful audit
 // writes the new ones there.
 type Options struct {
-	AuthorityVKey string
-	DecisionsVKey string
+	AuthorityVKey *formats.LogKey
+	DecisionsVKey *formats.LogKey
 	StateFile     string
 	TrustRoot     string // digest the first root record must have; "" trusts on first use
 	// Policy, when set, is the witness policy (c2sp.org/tlog-policy) the
@@ -96,7 +98,7 @@ type Report struct {
 	AuditedAt string `json:"audited_at" doc:"the audit's clock, RFC 3339; an open period ends there"`
 
 	// the verifier keys the logs were checked with, for the state file
-	authorityVKey, decisionsVKey string
+	authorityVKey, decisionsVKey *formats.LogKey
 	// now is the audit's clock reading, AuditedAt
 	now time.Time
 	// admitted maps each admitted instruction id to its decision index
@@ -194,21 +196,22 @@ func (rep *Report) finish(stateFile string) error {
 		return nil
 	}
 	return writeState(stateFile, &auditState{Authority: logSignedOnly(rep.Authority, rep.authorityVKey),
-		Decisions: logSignedOnly(rep.DecisionLog, rep.decisionsVKey), AuthorityVKey: rep.authorityVKey, DecisionsVKey: rep.decisionsVKey})
+		Decisions: logSignedOnly(rep.DecisionLog, rep.decisionsVKey), AuthorityVKey: rep.authorityVKey.String(), DecisionsVKey: rep.decisionsVKey.String()})
 }
 
 // logSignedOnly is c for the auditor's state: its signed note reduced to
 // what the log key signed (formats.LogSigned), without the witness
 // cosignatures, which nothing verified without a policy and whose size
 // the writer and its witnesses choose. The state then stays small and
-// holds only what a later check can verify under the log key.
-func logSignedOnly(c *CheckpointSummary, vkey string) *CheckpointSummary {
+// holds only what a later check can verify under the log key k (nil:
+// none, and no signed note is kept).
+func logSignedOnly(c *CheckpointSummary, k *formats.LogKey) *CheckpointSummary {
 	if c == nil {
 		return nil
 	}
 	out := *c
 	out.Signed = ""
-	if k, err := formats.ParseLogKey(vkey); err == nil {
+	if k != nil {
 		if b, err := formats.LogSigned([]byte(c.Signed), k); err == nil {
 			out.Signed = string(b)
 		}

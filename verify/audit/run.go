@@ -2,7 +2,6 @@ package audit
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/writ-ledger/writ/delegation"
@@ -134,11 +133,12 @@ func (rep *Report) verifyAuthority(l auditLog) (formats.Checkpoint, error) {
 	if err != nil {
 		return cp, err
 	}
-	rep.Trust.Authority, rep.authorityVKey = tk, vkey
-	key, err := formats.ParseLogKey(vkey)
+	rep.Trust.Authority = tk
+	key, err := pickedKey(rep.opts.AuthorityVKey, vkey)
 	if err != nil {
-		return cp, fmt.Errorf("%w: verifier key: %w", formats.ErrCheckpointSignature, err)
+		return cp, err
 	}
+	rep.authorityVKey = key
 	state := delegation.NewState()
 	fn, wait := replay.Apply(state, rep.authorityEvent)
 	rep.found["authority"] = l.signed()
@@ -180,11 +180,11 @@ func (rep *Report) verifyDecisions(l auditLog, authCP formats.Checkpoint, rootAt
 	if err := checkDecisionOrigin(authCP.Origin, l.origin(), vkey, l.vkey()); err != nil {
 		return err
 	}
-	rep.decisionsVKey = vkey
-	key, err := formats.ParseLogKey(vkey)
+	key, err := pickedKey(rep.opts.DecisionsVKey, vkey)
 	if err != nil {
-		return fmt.Errorf("%w: verifier key: %w", formats.ErrCheckpointSignature, err)
+		return err
 	}
+	rep.decisionsVKey = key
 	fn, wait := rep.tallyBound(&authorityBinding{size: authCP.Size, rootAt: rootAt})
 	rep.found["decisions"] = l.signed()
 	cp, err := l.verify(key, st.Decisions, rep.counting(fn), wait)

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/writ-ledger/writ/ledger/formats"
@@ -55,12 +56,12 @@ type TrustedKey struct {
 	Source string `json:"source"`
 }
 
-// pickVKey returns the verifier key a log is checked with and where it
-// came from: the one the caller gave, else the one the auditor's state
+// pickVKey returns the verifier key a log is checked with, as text, and
+// where it came from: the one the caller gave (givenKey; nil: none), else the one the auditor's state
 // file remembers (so a log re-signed under another key fails), else the
 // log's own.
-func pickVKey(log, given, remembered, own string) (*TrustedKey, string, error) {
-	key, source := own, KeyLedger
+func pickVKey(log string, givenKey *formats.LogKey, remembered, own string) (*TrustedKey, string, error) {
+	key, source, given := own, KeyLedger, givenKey.String()
 	switch {
 	case given != "" && remembered != "" && given != remembered:
 		return nil, "", errVKeyMismatch(log, given, remembered)
@@ -75,6 +76,21 @@ func pickVKey(log, given, remembered, own string) (*TrustedKey, string, error) {
 		tk.KeyID = pub.ID()
 	}
 	return tk, key, nil
+}
+
+// pickedKey returns the key pickVKey picked, vkey: given itself when it
+// is the one (parsed where the caller took it in), else vkey parsed here
+// (the text the auditor's state remembers, or the log carries). A key
+// that does not parse wraps formats.ErrCheckpointSignature.
+func pickedKey(given *formats.LogKey, vkey string) (*formats.LogKey, error) {
+	if given != nil && given.String() == vkey {
+		return given, nil
+	}
+	k, err := formats.ParseLogKey(vkey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: verifier key: %w", formats.ErrCheckpointSignature, err)
+	}
+	return k, nil
 }
 
 // setIndependent fills t.Independent from its keys.

@@ -66,8 +66,8 @@ func TestAuditTrustSources(t *testing.T) {
 		o    audit.Options
 		want string
 	}{
-		{audit.Options{AuthorityVKey: st.A, DecisionsVKey: st.D, TrustRoot: first}, "given/given independent"},
-		{audit.Options{AuthorityVKey: st.A}, "given/ledger dependent"},
+		{audit.Options{AuthorityVKey: testLogKey(t, st.A), DecisionsVKey: testLogKey(t, st.D), TrustRoot: first}, "given/given independent"},
+		{audit.Options{AuthorityVKey: testLogKey(t, st.A)}, "given/ledger dependent"},
 	} {
 		rep, err := audit.Run(audit.Dir(dir), tc.o)
 		if err != nil || !rep.OK {

@@ -169,7 +169,7 @@ func (s *splitSetup) syncFrom(t *testing.T, dir string) (*runner.Replica, error)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner.Replica{Dir: t.TempDir(), Source: src, VKey: s.vkey, Policy: s.policy}
+	r := &runner.Replica{Dir: t.TempDir(), Source: src, VKey: testLogKey(t, s.vkey), Policy: s.policy}
 	_, err = r.Sync(context.Background())
 	return r, err
 }

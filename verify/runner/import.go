@@ -24,16 +24,19 @@ import (
 // name to the verifier key its checkpoints must verify under. Errors: a
 // *delegation.RecordError with the entry's index, and those of
 // replica.Import.
-func ImportLedger(dir, path string, trusted map[string]string, trustRoot string) ([]replica.ImportedLog, error) {
+func ImportLedger(dir, path string, trusted map[string]*formats.LogKey, trustRoot string) ([]replica.ImportedLog, error) {
 	return ImportLedgerWith(dir, path, ImportOptions{Trusted: trusted, Trust: verify.Trust{TrustRoot: trustRoot}})
 }
 
 // ImportOptions are ImportLedgerWith's options.
 type ImportOptions struct {
-	Trusted  map[string]string // section name -> verifier key its checkpoints must verify under
-	Trust    verify.Trust      // its TrustRoot and its witness Policy
-	Now      func() time.Time  // the clock for the policy's cosignature times (nil: time.Now)
-	Progress ledger.Progress   // told the export's bytes read, of twice its size (replica.ImportOptions.Progress)
+	// Trusted maps a section name to the verifier key its checkpoints
+	// must verify under, parsed where the caller took it in (none, or
+	// nil: as replica.ImportOptions.Trusted says).
+	Trusted  map[string]*formats.LogKey
+	Trust    verify.Trust     // its TrustRoot and its witness Policy
+	Now      func() time.Time // the clock for the policy's cosignature times (nil: time.Now)
+	Progress ledger.Progress  // told the export's bytes read, of twice its size (replica.ImportOptions.Progress)
 	// Floors: per section name, checkpoints the section must reach and
 	// extend (replica.ImportOptions.Floors).
 	Floors map[string][]replica.Floor

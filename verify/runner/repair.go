@@ -35,13 +35,7 @@ type RepairOptions struct {
 // repair.Repair's result and errors (repair.ErrNoVKey, ledger.ErrLocked,
 // ledger.ErrNotALog, ...); nothing changes on an error.
 func RepairLedger(dir string, o RepairOptions) (*repair.RepairResult, error) {
-	opts := repair.RepairOptions{VKeys: map[string]string{}}
-	if o.VKey != nil {
-		opts.VKeys[ledgerdir.AuthorityDir] = o.VKey.String()
-	}
-	if o.DecisionsVKey != nil {
-		opts.VKeys[ledgerdir.DecisionsDir] = o.DecisionsVKey.String()
-	}
+	opts := repair.RepairOptions{VKeys: map[string]*formats.LogKey{ledgerdir.AuthorityDir: o.VKey, ledgerdir.DecisionsDir: o.DecisionsVKey}}
 	trust := verify.Trust{VKey: o.VKey, TrustRoot: o.TrustRoot, Policy: o.Policy}
 	if trust.TrustRoot != "" || trust.Policy != nil {
 		opts.Check = func(name, store string) error {

@@ -30,10 +30,10 @@ import (
 // replica changed by anyone else is verified and replayed from entry 0
 // again.
 type Replica struct {
-	Dir       string       // the ledger directory; the log is Dir/authority
-	Source    tiles.Source // where the log is published
-	VKey      string       // the trusted checkpoint verifier key (required for a new replica)
-	TrustRoot string       // sha256:<hex> of the first root record, or empty
+	Dir       string          // the ledger directory; the log is Dir/authority
+	Source    tiles.Source    // where the log is published
+	VKey      *formats.LogKey // the trusted checkpoint verifier key (required for a new replica; nil: the key the replica holds)
+	TrustRoot string          // sha256:<hex> of the first root record, or empty
 	// Policy, when set, is the witness policy (c2sp.org/tlog-policy) the
 	// published checkpoint must meet before anything is stored. Then the
 	// latest checkpoint each policy witness with a URL cosigned is fetched
@@ -100,14 +100,16 @@ func (r *Replica) witnessViews(ctx context.Context, published []byte) []replica.
 }
 
 func (r *Replica) sync(ctx context.Context) (replica.Synced, error) {
-	if r.anchored != (anchored{r.VKey, r.TrustRoot, r.Policy}) {
+	if r.anchored != anchoredBy(r) {
 		// The state kept from the last sync was built under other
 		// assertions: judge the replica again, on every path.
 		r.st, r.verified = nil, nil
 	}
-	var seen func([]byte, string) []replica.SeenCheckpoint
+	var seen func([]byte, *formats.LogKey) []replica.SeenCheckpoint
 	if r.Policy != nil {
-		seen = func(published []byte, _ string) []replica.SeenCheckpoint { return r.witnessViews(ctx, published) }
+		seen = func(published []byte, _ *formats.LogKey) []replica.SeenCheckpoint {
+			return r.witnessViews(ctx, published)
+		}
 	}
 	res, err := replica.Sync(ctx, filepath.Join(r.Dir, ledgerdir.AuthorityDir), r.Source, replica.SyncOptions{
 		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, Seen: seen, Progress: r.Progress,
@@ -137,22 +139,33 @@ func (r *Replica) sync(ctx context.Context) (replica.Synced, error) {
 		r.verified = nil
 	}
 	r.VKey = res.VKey
-	r.anchored = anchored{r.VKey, r.TrustRoot, r.Policy}
+	r.anchored = anchoredBy(r)
 	return res, nil
 }
 
 // anchored is what a Replica's kept state was verified under: the
-// verifier key, the first root's digest and the witness policy.
+// verifier key (its text, "" for none), the first root's digest and the
+// witness policy.
 type anchored struct {
 	vkey, trustRoot string
 	policy          *formats.Policy
 }
 
+// anchoredBy returns the assertions r syncs under now.
+func anchoredBy(r *Replica) anchored {
+	a := anchored{trustRoot: r.TrustRoot, policy: r.Policy}
+	if r.VKey != nil {
+		a.vkey = r.VKey.String()
+	}
+	return a
+}
+
 // SyncDecisions grows the decision-log replica at dir from src: the log's
-// checkpoints verify under vkey and every decision decodes strictly (as
+// checkpoints verify under vkey (nil: the key the replica holds; a new
+// replica requires it) and every decision decodes strictly (as
 // ImportLedger checks a decisions section). Errors: those of replica.Sync,
 // and a *delegation.RecordError for a malformed decision.
-func SyncDecisions(ctx context.Context, dir string, src tiles.Source, vkey string) (replica.Synced, error) {
+func SyncDecisions(ctx context.Context, dir string, src tiles.Source, vkey *formats.LogKey) (replica.Synced, error) {
 	return replica.Sync(ctx, dir, src, replica.SyncOptions{VKey: vkey, Check: func(bool) (ledger.EntryFunc, func() error) {
 		return replay.Decisions()
 	}})

@@ -55,7 +55,7 @@ func TestReplicaSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.VerifierKey()}
+	r := &runner.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.Key()}
 	if res, err := r.Sync(context.Background()); err != nil || res.After != 1 {
 		t.Fatalf("first sync: %+v, %v", res, err)
 	}
@@ -122,7 +122,7 @@ func TestSyncForgedEntryBlamesSource(t *testing.T) {
 	}
 	os.WriteFile(name, out, 0o644)
 	src, _ := tiles.OpenSource(pub, time.Second)
-	r := &runner.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.VerifierKey()}
+	r := &runner.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.Key()}
 	_, err = r.Sync(context.Background())
 	var re *delegation.RecordError
 	var se *replica.SourceError

@@ -17,7 +17,7 @@ func TestWatchBacksOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner.Replica{Dir: t.TempDir(), Source: src, VKey: "example+00000000+AAAA"}
+	r := &runner.Replica{Dir: t.TempDir(), Source: src}
 	ctx, cancel := context.WithCancel(context.Background())
 	var waits []time.Duration
 	afters := 0
