@@ -139,3 +139,15 @@ func (s *State) addSeen(content [32]byte, index int64) {
 	}
 	setMap(s, s.overlay, content, index)
 }
+
+// Rebind moves a state over a persisted one (NewStateOver, Persisted) to
+// base, the same persisted state opened again (the log it was bound to
+// was closed). It is an error on a state that keeps its own content keys
+// (NewState), whose base would lack them.
+func (s *State) Rebind(base Seen) error {
+	if s.base == nil || len(s.overlay) > 0 {
+		return fmt.Errorf("delegation: Rebind of a state that is not over a persisted one")
+	}
+	s.base = base
+	return nil
+}

@@ -224,16 +224,27 @@ func (l *Log) SeenKeys(fn func(content [32]byte, index int64) error) error {
 	})
 }
 
-// WriteState extends the state index by keys (the entries from the
-// binding's size to b.Size, as a reader that verified them built them)
-// and then moves the binding to b, in durable transactions of at most
+// WriteState extends the state index by keys, those of the entries from
+// from to b.Size as a reader that verified them built them, and then
+// moves the binding to b, in durable transactions of at most
 // maxLookupBatch entries: the binding last, so that a crash leaves it
 // where it was (the keys written are facts about entries the log holds,
-// and a later reader writes them again). b must not pass the log's size.
-// Errors: Badger's.
-func (l *Log) WriteState(keys iter.Seq[IndexedKeys], b StateBinding) error {
-	if b.Size > l.Size() {
-		return fmt.Errorf("state binding at %d entries, past the log (size %d)", b.Size, l.Size())
+// and a later reader writes them again). The index must cover exactly
+// the entries before from (its binding's size), or from is 0 (keys for
+// the whole log); b must not pass the log's size. Errors: a
+// *StateMismatchError for a binding elsewhere; Badger's.
+func (l *Log) WriteState(from int64, keys iter.Seq[IndexedKeys], b StateBinding) error {
+	if b.Size > l.Size() || from > b.Size {
+		return fmt.Errorf("state binding at %d entries, extended from %d, past the log (size %d)", b.Size, from, l.Size())
+	}
+	if from > 0 {
+		old, ok, err := l.StateBinding()
+		if err != nil {
+			return err
+		}
+		if !ok || old.Size != from {
+			return &StateMismatchError{Reason: fmt.Sprintf("the keys extend the index from entry %d, and its binding is elsewhere", from)}
+		}
 	}
 	buf := make([]IndexedKeys, 0, maxLookupBatch)
 	flush := func() error {

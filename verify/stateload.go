@@ -3,31 +3,19 @@ package verify
 import (
 	"errors"
 	"fmt"
-	"iter"
-	"slices"
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
-	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify/internal/replay"
 )
 
 // maxTail bounds the entries past a persisted state's binding that
-// LoadAuthority proves and replays one by one (an inclusion proof each);
-// past it a full replay, which reads the log once, is the cheaper way.
-const maxTail = 1 << 16
-
-// stateKeys are the keys an applied record keeps in the log's state
-// index: its content key, and its kind unless it is an instruction (which
-// changes nothing but the content keys).
-func stateKeys(a *delegation.Applied) ledger.StateKeys {
-	k := ledger.StateKeys{Content: a.Content}
-	if a.Kind != schemas.KindInstruction {
-		k.Mark = string(a.Kind)
-	}
-	return k
-}
+// LoadAuthority proves and replays one by one (an inclusion proof each):
+// a batch, as a writer that does not keep the index leaves them (a sync
+// killed after storing its entries, before their keys). Past it a full
+// replay, which reads the log once, is the cheaper way.
+const maxTail = ledger.MaxBatchEntries
 
 // loadPersisted extends the log's persisted authority state
 // (ledger.Log.OpenState): it replays, fully checked at the time the log
@@ -62,23 +50,20 @@ func loadPersisted(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
 	if err := st.Skip(b.Size); err != nil {
 		return nil, err
 	}
-	keys := make([]ledger.IndexedKeys, 0, cp.Size-b.Size)
+	st.Persisted(log) // the marked entries' content keys are the index's
+	x := NewStateIndexer(st, b.Size)
 	for i := b.Size; i < cp.Size; i++ {
 		a, err := applyProven(st, v, i)
 		if err != nil {
 			return nil, err
 		}
-		keys = append(keys, ledger.IndexedKeys{Index: i, StateKeys: stateKeys(a)})
+		x.Applied(a)
 	}
-	a := &Authority{Log: log, State: st, Checkpoint: cp, Key: k}
-	if len(keys) > 0 && !log.ReadOnly() {
-		if err := log.WriteState(slices.Values(keys), ledger.StateBinding{Size: cp.Size, Root: cp.Hash}); err != nil {
+	a := &Authority{Log: log, State: st, Checkpoint: cp, Key: k, persisted: !log.ReadOnly()}
+	if cp.Size > b.Size && !log.ReadOnly() {
+		if err := x.Write(log, ledger.StateBinding{Size: cp.Size, Root: cp.Hash}); err != nil {
 			return nil, err
 		}
-		st.Persisted(log)
-		a.persisted = true
-	} else if len(keys) == 0 {
-		a.persisted = !log.ReadOnly()
 	}
 	return a, nil
 }
@@ -102,12 +87,8 @@ func applyProven(st *delegation.State, v *ledger.StateView, i int64) (*delegatio
 // entry's keys, the binding last.
 func loadReplayed(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
 	st := delegation.NewState()
-	var marks []ledger.IndexedKeys
-	fn, wait := replay.Apply(st, func(a *delegation.Applied) {
-		if a.Kind != schemas.KindInstruction {
-			marks = append(marks, ledger.IndexedKeys{Index: a.Index, StateKeys: stateKeys(a)})
-		}
-	})
+	x := NewStateIndexer(st, 0)
+	fn, wait := replay.Apply(st, x.Applied)
 	cp, err := log.Verify(k, fn)
 	if werr := wait(); werr != nil {
 		err = werr // the entry's own refusal, with its index
@@ -116,36 +97,17 @@ func loadReplayed(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
 		return nil, err
 	}
 	a := &Authority{Log: log, State: st, Checkpoint: cp, Key: k}
-	if log.ReadOnly() || cp.Size != log.Size() {
+	if log.ReadOnly() {
 		return a, nil
 	}
 	if err := log.DropState(); err != nil {
 		return nil, err
 	}
-	if err := log.WriteState(replayedKeys(st, marks, cp.Size), ledger.StateBinding{Size: cp.Size, Root: cp.Hash}); err != nil {
+	if err := x.Write(log, ledger.StateBinding{Size: cp.Size, Root: cp.Hash}); err != nil {
 		return nil, err
 	}
-	st.Persisted(log)
 	a.persisted = true
 	return a, nil
-}
-
-// replayedKeys yields the keys of entries 0 to n-1 of a state that
-// applied them all: each content key, with the mark of the marked ones.
-func replayedKeys(st *delegation.State, marks []ledger.IndexedKeys, n int64) iter.Seq[ledger.IndexedKeys] {
-	return func(yield func(ledger.IndexedKeys) bool) {
-		for i := int64(0); i < n; i++ {
-			k := ledger.IndexedKeys{Index: i}
-			if len(marks) > 0 && marks[0].Index == i {
-				k, marks = marks[0], marks[1:]
-			} else {
-				k.Content, _ = st.ContentKey(i)
-			}
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // replayInstead reports whether err from loadPersisted leaves a full

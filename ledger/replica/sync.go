@@ -62,6 +62,21 @@ type SyncOptions struct {
 	// covers the replica's entries up to Verified, and only new entries
 	// are passed. Nil: no checks beyond the tree and its signatures.
 	Check func(fresh bool) (ledger.EntryFunc, func() error)
+	// Resume, when set, is called with the replica (open for writing),
+	// when it holds a signed checkpoint and the published log adds
+	// entries, before Check; covered says the caller's check state covers
+	// the replica (Verified is its checkpoint). The caller binds that
+	// state to l, or builds it from the replica's persisted state
+	// (verify.LoadAuthority); Check(false) then sees only the new
+	// entries, instead of Check(true) seeing every entry from 0. An error
+	// refuses the sync as a replica that does not verify does.
+	Resume func(l *ledger.Log, covered bool) error
+	// Stored, when set, is called with the replica once the new entries
+	// and their checkpoint are stored: the caller extends the replica's
+	// persisted state by what its Check saw (ledger.Log.WriteState). An
+	// error is Sync's, the entries staying stored: the next reader
+	// extends the state itself.
+	Stored func(l *ledger.Log) error
 	// Verified is the signed checkpoint the caller's check state covers
 	// (Synced.Signed of the previous sync), or nil.
 	Verified []byte

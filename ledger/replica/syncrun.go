@@ -93,19 +93,36 @@ func (s *syncer) run(signed []byte) (err error) {
 	case s.remote.Size == s.local.Size:
 		return s.refresh()
 	}
-	// New entries are checked against the state of the replica's: the
-	// caller's, when it covers exactly this checkpoint, else a replay of
-	// the whole replica, verified.
-	fresh := s.opts.Verified == nil || lerr != nil || !bytes.Equal(s.localFull, s.opts.Verified)
+	return s.grow(lerr == nil)
+}
+
+// grow checks and stores the entries the published log adds, against
+// the state of the replica's (signed says the replica holds a signed
+// checkpoint): the caller's, when it covers exactly the replica's
+// checkpoint or is resumed from the replica's persisted state
+// (SyncOptions.Resume), else a replay of the whole replica, verified.
+func (s *syncer) grow(signed bool) error {
+	l := s.l
+	covered := s.opts.Verified != nil && signed && bytes.Equal(s.localFull, s.opts.Verified)
+	if signed && s.opts.Resume != nil {
+		if err := s.opts.Resume(l, covered); err != nil {
+			return fmt.Errorf("the replica: %w", err)
+		}
+		covered = true
+	}
+	fresh := !covered
 	if s.opts.Check != nil {
 		s.fn, s.wait = s.opts.Check(fresh)
 	}
-	if lerr == nil && fresh {
+	if signed && fresh {
 		if _, err := l.Verify(l.Key(), s.fn); err != nil {
 			return s.finishChecks(fmt.Errorf("the replica: %w", err))
 		}
 	}
-	return s.extend()
+	if err := s.extend(); err != nil || s.opts.Stored == nil {
+		return err
+	}
+	return s.opts.Stored(l)
 }
 
 // anchor runs SyncOptions.Anchor on the replica's entry 0, proven

@@ -50,6 +50,7 @@ type Replica struct {
 	Views []replica.SeenResult
 
 	st       *delegation.State
+	index    *verify.StateIndexer // what the last check added to st, for the replica's state index
 	verified []byte
 	anchored anchored // the assertions st and verified were checked under
 }
@@ -114,18 +115,7 @@ func (r *Replica) sync(ctx context.Context) (replica.Synced, error) {
 	res, err := replica.Sync(ctx, filepath.Join(r.Dir, ledgerdir.AuthorityDir), r.Source, replica.SyncOptions{
 		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, Seen: seen, Progress: r.Progress,
 		Anchor: verify.Trust{TrustRoot: r.TrustRoot}.CheckFirst,
-		Check: func(fresh bool) (ledger.EntryFunc, func() error) {
-			if fresh || r.st == nil {
-				r.st = delegation.NewState()
-			}
-			fn, wait := replay.Apply(r.st, nil)
-			return fn, func() error {
-				if err := wait(); err != nil {
-					return err
-				}
-				return verify.Trust{TrustRoot: r.TrustRoot}.CheckRoot(r.st)
-			}
-		},
+		Resume: r.resume, Check: r.check, Stored: r.stored,
 	})
 	if err != nil {
 		r.st, r.verified = nil, nil
@@ -141,6 +131,52 @@ func (r *Replica) sync(ctx context.Context) (replica.Synced, error) {
 	r.VKey = res.VKey
 	r.anchored = anchoredBy(r)
 	return res, nil
+}
+
+// resume binds the state kept from the last sync to the replica's
+// authority log l when it covers the replica, else builds it from what l
+// persisted (verify.LoadAuthority: extended by what is new, or replayed
+// whole when it cannot be used).
+func (r *Replica) resume(l *ledger.Log, covered bool) error {
+	if covered && r.st != nil && r.st.Rebind(l) == nil {
+		return nil
+	}
+	a, err := verify.LoadAuthority(l, r.VKey)
+	if err != nil {
+		return err
+	}
+	if err := (verify.Trust{TrustRoot: r.TrustRoot}).CheckRoot(a.State); err != nil {
+		return err
+	}
+	r.st = a.State
+	return nil
+}
+
+// check replays the new entries into the replica's state (a new one
+// when fresh: every entry from 0), recording what they add to the
+// replica's state index, and then judges its first root.
+func (r *Replica) check(fresh bool) (ledger.EntryFunc, func() error) {
+	if fresh || r.st == nil {
+		r.st = delegation.NewState()
+	}
+	r.index = verify.NewStateIndexer(r.st, r.st.Size())
+	fn, wait := replay.Apply(r.st, r.index.Applied)
+	return fn, func() error {
+		if err := wait(); err != nil {
+			return err
+		}
+		return verify.Trust{TrustRoot: r.TrustRoot}.CheckRoot(r.st)
+	}
+}
+
+// stored writes what check recorded to the replica's state index, once
+// the new entries are stored.
+func (r *Replica) stored(l *ledger.Log) error {
+	cp, err := l.SignedHead()
+	if err != nil {
+		return err
+	}
+	return r.index.Write(l, ledger.StateBinding{Size: cp.Size, Root: cp.Hash})
 }
 
 // anchored is what a Replica's kept state was verified under: the

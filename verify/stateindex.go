@@ -1,0 +1,105 @@
+package verify
+
+import (
+	"fmt"
+
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/schemas"
+)
+
+// StateIndexer collects what a replay into an authority state adds to the
+// log's state index (ledger.Log.WriteState): each applied record's
+// content key, and the kind of each that changed the state (every kind
+// but an instruction), so that a writer that stores entries without the
+// append gate (a replica's sync) keeps the index beside them, and the
+// next reader extends the state instead of replaying the log
+// (LoadAuthority). Its memory is the marked entries' for a state that
+// applied every entry from 0 (whose content keys it reads back), else one
+// key per entry applied. A StateIndexer is used by one goroutine.
+type StateIndexer struct {
+	st    *delegation.State
+	from  int64                // the first entry the replay applies
+	marks []ledger.IndexedKeys // marked entries, for a state from 0
+	keys  []ledger.IndexedKeys // every entry, for a state over a persisted one
+}
+
+// NewStateIndexer returns an indexer of the entries from from on that a
+// replay applies to st (st.Size() must be from).
+func NewStateIndexer(st *delegation.State, from int64) *StateIndexer {
+	return &StateIndexer{st: st, from: from}
+}
+
+// Applied records a; it is the replay's applied callback (replay.Apply).
+func (x *StateIndexer) Applied(a *delegation.Applied) {
+	k := ledger.IndexedKeys{Index: a.Index, StateKeys: stateKeys(a)}
+	if _, ok := x.st.ContentKey(a.Index); ok {
+		if k.Mark != "" {
+			x.marks = append(x.marks, k)
+		}
+		return
+	}
+	x.keys = append(x.keys, k)
+}
+
+// Write writes the keys of the entries from x's first to b.Size (every
+// one the replay applied) to l's state index and moves its binding to b
+// (ledger.Log.WriteState); the state's lookups then go to l
+// (delegation.State.Persisted), and x is spent. Errors: the replay did
+// not apply exactly those entries; WriteState's.
+func (x *StateIndexer) Write(l *ledger.Log, b ledger.StateBinding) error {
+	if x.st.Size() != b.Size {
+		return fmt.Errorf("the state covers %d entries, the binding %d", x.st.Size(), b.Size)
+	}
+	keys := func(yield func(ledger.IndexedKeys) bool) {
+		marks, rest := x.marks, x.keys
+		for i := x.from; i < b.Size; i++ {
+			var k ledger.IndexedKeys
+			switch c, ok := x.st.ContentKey(i); {
+			case len(marks) > 0 && marks[0].Index == i:
+				k, marks = marks[0], marks[1:]
+			case ok:
+				k = ledger.IndexedKeys{Index: i, StateKeys: ledger.StateKeys{Content: c}}
+			case len(rest) > 0 && rest[0].Index == i:
+				k, rest = rest[0], rest[1:]
+			default:
+				return // not reached: checkCovered found every entry
+			}
+			if !yield(k) {
+				return
+			}
+		}
+	}
+	if err := x.checkCovered(b.Size); err != nil {
+		return err
+	}
+	if err := l.WriteState(x.from, keys, b); err != nil {
+		return err
+	}
+	x.st.Persisted(l)
+	x.marks, x.keys = nil, nil
+	return nil
+}
+
+// checkCovered checks that the keys recorded, with the content keys the
+// state holds, cover every entry from x.from to n.
+func (x *StateIndexer) checkCovered(n int64) error {
+	if _, ok := x.st.ContentKey(n - 1); ok || n == x.from {
+		return nil
+	}
+	if int64(len(x.keys)) != n-x.from || (len(x.keys) > 0 && x.keys[0].Index != x.from) {
+		return fmt.Errorf("the replay applied %d entries from %d, not the %d to %d", len(x.keys), x.from, x.from, n)
+	}
+	return nil
+}
+
+// stateKeys are the keys an applied record keeps in the log's state
+// index: its content key, and its kind unless it is an instruction (which
+// changes nothing but the content keys).
+func stateKeys(a *delegation.Applied) ledger.StateKeys {
+	k := ledger.StateKeys{Content: a.Content}
+	if a.Kind != schemas.KindInstruction {
+		k.Mark = string(a.Kind)
+	}
+	return k
+}
