@@ -83,6 +83,20 @@ func LoadAuthority(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
 	return a, nil
 }
 
+// ReplayNote is the note a command prints when LoadAuthority could not
+// use the log's persisted state ("" when it did): why, and that the whole
+// log was replayed (and the state written again, on a log open for
+// writing).
+func (a *Authority) ReplayNote() string {
+	switch {
+	case a.Replayed == "":
+		return ""
+	case a.Log.ReadOnly():
+		return "the authority log's persisted state was not used (" + a.Replayed + "): the whole log was verified and replayed instead; the next command that writes the log writes the state again"
+	}
+	return "the authority log's persisted state was not used (" + a.Replayed + "): the whole log was verified and replayed instead, and the state written again from it"
+}
+
 // Append checks every record against the authority state, in order, as if
 // the earlier ones had been appended, and appends them all in one durable
 // batch (possibly shared with concurrent callers). If any record is

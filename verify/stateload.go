@@ -7,6 +7,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/verify/internal/replay"
 )
 
@@ -125,4 +126,30 @@ func replayInstead(err error) (bool, string) {
 		return true, me.Reason
 	}
 	return true, err.Error()
+}
+
+// RebuildState verifies and replays the whole authority log of the
+// ledger directory d under k (nil: the key it stores), as LoadAuthority
+// does when the persisted state cannot be used, and writes the state
+// index again from that replay (the old one dropped): what `writ ledger
+// verify --rebuild-state` runs after a *StateDivergenceError. It opens
+// the log for writing, waiting for another writer for up to
+// ledgerdir.WriterLockWait. Errors: the log not opened, as a
+// *ledgerdir.OpenError; the replay's (an *ledger.IntegrityError, a
+// *delegation.RecordError, a *ledger.TrustError), which leave the index
+// as it was.
+func RebuildState(d ledgerdir.Dir, k *formats.LogKey) error {
+	l, err := ledgerdir.OpenWaiting(d.AuthorityStore(), nil, ledgerdir.WriterLockWait)
+	if err != nil {
+		return &ledgerdir.OpenError{Err: err}
+	}
+	defer l.Close()
+	if err := replay.RequireHistory(l); err != nil {
+		return err
+	}
+	if k == nil {
+		k = l.Key()
+	}
+	_, err = loadReplayed(l, k)
+	return err
 }

@@ -153,8 +153,12 @@ func ledgerSync(c *cli.Context) error {
 }
 
 // reportViews prints, on stderr, each witness's view the last sync
-// compared with the replica, when it is not simply consistent.
+// compared with the replica, when it is not simply consistent, and the
+// note of a replica state that was replayed whole (runner.Replica.Note).
 func reportViews(c *cli.Context, r *runner.Replica) {
+	if r.Note != "" {
+		diag(c, levelNote, "%s", r.Note)
+	}
 	for _, v := range r.Views {
 		if v.Err != nil {
 			diag(c, levelWarning, "%s's view of the log not compared (only the split-view check skips it): %s", v.Source, v.Err)

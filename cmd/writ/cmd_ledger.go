@@ -91,9 +91,10 @@ func ledgerCommand() *cli.Command {
 				Action: ledgerCheckpoint,
 			},
 			{
-				Name:   "verify",
-				Usage:  "verify both logs end to end: every leaf, tree hash and signed checkpoint, every authority record's signatures and authority at the time the log accepted it, every decision",
-				Flags:  []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag, jsonFlag},
+				Name:  "verify",
+				Usage: "verify both logs end to end: every leaf, tree hash and signed checkpoint, every authority record's signatures and authority at the time the log accepted it, every decision",
+				Flags: []cli.Flag{dirFlag, vkeyFlag, decisionsVKeyFlag, jsonFlag,
+					&cli.BoolFlag{Name: "rebuild-state", Usage: "first write the authority log's persisted state again from a full replay (after a verify that found it diverged)"}},
 				Action: ledgerVerify,
 			},
 			repairCommand(),
@@ -200,6 +201,9 @@ func ledgerAppend(c *cli.Context) error {
 	}
 	log := auth.Log
 	defer log.Close()
+	if note := auth.ReplayNote(); note != "" {
+		diag(c, levelNote, "%s", note)
+	}
 	for _, a := range applied {
 		if err := emitSorted(c, a,
 			fmt.Sprintf("%d %s %s", a.Index, a.Kind, a.Digest)); err != nil {
@@ -309,6 +313,14 @@ func ledgerVerify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("rebuild-state") {
+		err := verify.RebuildState(ledgerdir.Dir(dir), vkey)
+		if oe := (*ledgerdir.OpenError)(nil); errors.As(err, &oe) {
+			return failure.Open(oe.Err)
+		} else if err != nil {
+			return exitcode.Refused(fmt.Errorf("the state was not rebuilt: the authority log does not verify: %w", err))
+		}
+	}
 	rep, err := audit.Run(audit.Dir(dir), audit.Options{AuthorityVKey: vkey, DecisionsVKey: dvkey})
 	if err != nil {
 		return failure.Open(err)
@@ -317,6 +329,9 @@ func ledgerVerify(c *cli.Context) error {
 	if failed != nil {
 		if wantJSON(c) {
 			emitSorted(c, failed)
+		}
+		if errors.Is(rep.Failure.Cause, verify.ErrStateDiverged) {
+			return exitcode.Refused(fmt.Errorf("%s log: %w", rep.Failure.Log, rep.Failure.Cause), "the log verifies, but the state this directory persisted for it does not match it (edited, or a bug): keep a copy of the directory as evidence, then run `writ ledger verify --dir "+dir+" --rebuild-state` to write it again from a full replay")
 		}
 		return exitcode.Refused(fmt.Errorf("%s log: %w", rep.Failure.Log, rep.Failure.Cause), "the ledger is not the one its checkpoints sign, or holds an entry writ would refuse; keep it as evidence")
 	}

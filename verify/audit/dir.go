@@ -159,3 +159,12 @@ func provenRoot(auth *ledger.Log, cp formats.Checkpoint, n int64) (tlog.Hash, bo
 	}
 	return h, true, nil
 }
+
+// stateIndex is the authority log, whose state index the audit compares
+// with its replay.
+func (d *dirLog) stateIndex() *ledger.Log {
+	if d.history {
+		return d.l
+	}
+	return nil
+}

@@ -155,3 +155,6 @@ func (s *sectionLog) witnessed(p *formats.Policy, k *formats.LogKey, _ formats.C
 
 // consistent: verify proved the prefix as the section streamed past.
 func (s *sectionLog) consistent(*CheckpointSummary, formats.Checkpoint) error { return nil }
+
+// stateIndex is nil: an export carries no state index.
+func (*sectionLog) stateIndex() *ledger.Log { return nil }

@@ -56,6 +56,10 @@ type auditLog interface {
 	// consistent proves the verified log extends trusted (nil: nothing
 	// trusted), where verify did not.
 	consistent(trusted *CheckpointSummary, cp formats.Checkpoint) error
+	// stateIndex is the log whose persisted state index the audit
+	// compares with its replay (verify.CheckStateIndex), nil for a log
+	// that keeps none (an export's section, a decision log).
+	stateIndex() *ledger.Log
 }
 
 // failed is a failure the audit reports (Report.Failure) against log.
@@ -140,10 +144,16 @@ func (rep *Report) verifyAuthority(l auditLog) (formats.Checkpoint, error) {
 	}
 	rep.authorityVKey = key
 	state := delegation.NewState()
-	fn, wait := replay.Apply(state, rep.authorityEvent)
+	marks := &verify.StateMarks{Next: rep.authorityEvent}
+	fn, wait := replay.Apply(state, marks.Applied)
 	rep.found["authority"] = l.signed()
 	if cp, err = l.verify(key, st.Authority, rep.counting(fn), wait); err != nil {
 		return cp, err
+	}
+	if idx := l.stateIndex(); idx != nil {
+		if err := verify.CheckStateIndex(idx, state, marks.Marks); err != nil {
+			return cp, err
+		}
 	}
 	rep.Trust.FirstRoot = firstRoot(state)
 	if err := (verify.Trust{TrustRoot: rep.opts.TrustRoot}).CheckRoot(state); err != nil {

@@ -49,6 +49,11 @@ type Replica struct {
 	// Views are what the last Sync found of the witnesses' checkpoints.
 	Views []replica.SeenResult
 
+	// Note is set by each Sync: the note of a replica whose persisted
+	// state could not be used and was replayed whole
+	// (verify.Authority.ReplayNote), "" otherwise.
+	Note string
+
 	st       *delegation.State
 	index    *verify.StateIndexer // what the last check added to st, for the replica's state index
 	verified []byte
@@ -101,6 +106,7 @@ func (r *Replica) witnessViews(ctx context.Context, published []byte) []replica.
 }
 
 func (r *Replica) sync(ctx context.Context) (replica.Synced, error) {
+	r.Note = ""
 	if r.anchored != anchoredBy(r) {
 		// The state kept from the last sync was built under other
 		// assertions: judge the replica again, on every path.
@@ -148,7 +154,7 @@ func (r *Replica) resume(l *ledger.Log, covered bool) error {
 	if err := (verify.Trust{TrustRoot: r.TrustRoot}).CheckRoot(a.State); err != nil {
 		return err
 	}
-	r.st = a.State
+	r.st, r.Note = a.State, a.ReplayNote()
 	return nil
 }
 
