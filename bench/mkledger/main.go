@@ -8,9 +8,13 @@
 // -extra M it also writes M more signed instructions (ids N to N+M-1),
 // each to its own file in -extra-dir (000000.cose, 000001.cose, ... in id
 // order) and not appended, for a benchmark to append later through
-// `writ ledger append`.
+// `writ ledger append`. With -decisions-only it appends only the
+// decisions, to an existing ledger directory: a copy of one without its
+// decision log and runner key becomes another runner of the same
+// authority log (a fleet, for `writ audit --fleet`).
 //
 //	go run ./bench/mkledger -dir /tmp/big -n 1000000 -decisions 1000000
+//	go run ./bench/mkledger -dir /tmp/big-r2 -decisions-only -decisions 1000
 //	go run ./bench/mkledger -dir /tmp/big -n 1000000 -extra 400 -extra-dir /tmp/extra
 package main
 
@@ -66,9 +70,14 @@ func main() {
 	extra := flag.Int("extra", 0, "further signed instructions to write as files into -extra-dir, not appended")
 	extraDir := flag.String("extra-dir", "", "directory for the -extra records (created)")
 	days := flag.Int("days", 1, "spread the decisions over this many days, ending now (for an audit page of a month)")
+	decisionsOnly := flag.Bool("decisions-only", false, "append the -decisions to the decision log of the existing ledger -dir (a copy of one without its decision log and runner key is another runner), the authority log left as it is")
 	flag.Parse()
 	if *dir == "" {
 		check(fmt.Errorf("-dir is required"))
+	}
+	if *decisionsOnly {
+		makeDecisions(*dir, *decisions, []byte(*pass), time.Now().Unix(), max(*days, 1))
+		return
 	}
 	if *extra < 0 || (*extra > 0) != (*extraDir != "") {
 		check(fmt.Errorf("-extra M (M > 0) and -extra-dir go together"))

@@ -38,6 +38,7 @@ func auditFleet(c *cli.Context, o audit.Options) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	o.Progress = progressFor(c, "verifying", "entries")
 	rep, err := audit.RunFleet(ctx, fleet, cache, o, c.Duration("timeout"))
 	if err != nil {
 		return exitcode.Input(fmt.Errorf("--cache: %w", err))

@@ -44,7 +44,9 @@ func (d dirSource) open(rep *Report) (reader, error) {
 	return &dirReader{dir: dir, rep: rep, auth: auth}, nil
 }
 
-func (r *dirReader) authority() (auditLog, error) { return &dirLog{l: r.auth, history: true}, nil }
+func (r *dirReader) authority() (formats.Checkpoint, error) {
+	return r.rep.verifiedAuthority(&dirLog{l: r.auth, history: true})
+}
 
 // decisions reopens the authority log first: the replayed state is not
 // needed for the decisions, and closing unmaps the tables whose pages
@@ -58,6 +60,12 @@ func (r *dirReader) decisions(formats.Checkpoint) (auditLog, error) {
 		return nil, err
 	}
 	r.auth = auth
+	return r.decisionLog()
+}
+
+// decisionLog opens the directory's decision log, read-only, when there
+// is one or one is expected (decisionsExpected).
+func (r *dirReader) decisionLog() (auditLog, error) {
 	has, err := decisionsExpected(r.dir, r.rep.opts, r.rep.state)
 	if err != nil {
 		return nil, &failed{"decisions", err}

@@ -16,7 +16,9 @@
 // each decision names found in the authority log, no instruction id
 // admitted twice and no high-water mark lowered). A source only says how
 // its logs are opened and read: a directory in place, an export as it
-// streams past.
+// streams past. A fleet's runners share one authority log: [RunFleet]
+// verifies and replays it once, and each runner's audit takes that
+// verification in and binds the runner's decision log to it.
 //
 // # What the verification rests on
 //

@@ -81,15 +81,15 @@ func (e *exportReader) next() (*sectionLog, error) {
 	return &sectionLog{x: e.x, sec: sec}, nil
 }
 
-func (e *exportReader) authority() (auditLog, error) {
+func (e *exportReader) authority() (formats.Checkpoint, error) {
 	sec, err := e.next()
 	if err == io.EOF {
-		return nil, &failed{"export", errors.New("the export has no authority log")}
+		return formats.Checkpoint{}, &failed{"export", errors.New("the export has no authority log")}
 	}
 	if err != nil {
-		return nil, err
+		return formats.Checkpoint{}, err
 	}
-	return sec, nil
+	return e.rep.verifiedAuthority(sec)
 }
 
 func (e *exportReader) decisions(formats.Checkpoint) (auditLog, error) {

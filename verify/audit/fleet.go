@@ -172,7 +172,9 @@ type FleetReport struct {
 // the time the log accepted it, rooted at o.TrustRoot when given), so
 // that the authority log is at least as new as any decision that names
 // one of its checkpoints; then each runner is audited as Run audits a
-// ledger directory, against that authority log. Replicas are kept in
+// ledger directory, against that authority log, whose audit (entries,
+// tree, checkpoint, history, every record replayed) is made once for all
+// the runners (auditRunners, fleetAuthority). Replicas are kept in
 // cache (made if missing): a later audit with the same cache fetches
 // only what is new. timeout bounds each request. A runner whose log
 // cannot be fetched or does not verify fails the fleet audit, with its
@@ -223,15 +225,55 @@ func RunFleet(ctx context.Context, f *Fleet, cache string, o Options, timeout ti
 		}
 		return rep, nil
 	}
-	for i := range rep.Runners {
-		rr := &rep.Runners[i]
+	auditRunners(rep, f, cache, o)
+	if len(rep.Runners) == 0 {
+		// The authority log verified, and that is all: a fleet audit is
+		// about the runners' decisions, and none was checked.
+		rep.OK = false
+		rep.Failure = &Failure{Log: "decisions", Index: -1, Error: ErrNothingVerified.Error(), Rule: rules.NothingVerified, Cause: ErrNothingVerified}
+	}
+	if rep.Total.Decisions > 0 {
+		rep.Total.UnsignedShare = float64(rep.Total.Unsigned) / float64(rep.Total.Decisions)
+	}
+	return rep, nil
+}
+
+// auditRunners audits each runner of rep that synced, as Run audits a
+// ledger directory, against the fleet's authority replica in cache
+// verified once for them all (fleetAuthority). o.Progress, when set, is
+// told the entries verified, of the authority log's and every decision
+// log's, every ProgressEvery entries and at the end of each log.
+func auditRunners(rep *FleetReport, f *Fleet, cache string, o Options) {
+	sizes := make([]int64, len(rep.Runners))
+	var synced int
+	var decisions int64
+	for i, rr := range rep.Runners {
 		if rr.Failure != nil {
 			rep.OK = false
 			continue
 		}
-		ro := o
-		ro.AuthorityVKey, ro.DecisionsVKey, ro.StateFile, ro.Progress = f.Authority.VKey, f.Runners[i].VKey, "", nil
-		r, err := Run(Dir(filepath.Join(cache, "runners", rr.Name)), ro)
+		synced++
+		if o.Progress != nil {
+			sizes[i] = decisionsSize(filepath.Join(cache, "runners", rr.Name))
+			decisions += sizes[i]
+		}
+	}
+	if synced == 0 {
+		return // no decision log to bind: the synced authority log is all
+	}
+	ao := o
+	ao.AuthorityVKey, ao.DecisionsVKey, ao.StateFile = f.Authority.VKey, nil, ""
+	auth := verifyFleetAuthority(filepath.Join(cache, "authority"), ao, decisions)
+	defer auth.close()
+	for i := range rep.Runners {
+		rr := &rep.Runners[i]
+		if rr.Failure != nil {
+			continue
+		}
+		ro := ao
+		ro.DecisionsVKey = f.Runners[i].VKey
+		r, err := Run(runnerDir{dir: filepath.Join(cache, "runners", rr.Name), auth: auth}, ro)
+		auth.counted(r, sizes[i])
 		switch {
 		case err != nil:
 			rr.Failure = failure("decisions", err)
@@ -244,16 +286,21 @@ func RunFleet(ctx context.Context, f *Fleet, cache string, o Options, timeout ti
 		}
 		rep.OK = false
 	}
-	if len(rep.Runners) == 0 {
-		// The authority log verified, and that is all: a fleet audit is
-		// about the runners' decisions, and none was checked.
-		rep.OK = false
-		rep.Failure = &Failure{Log: "decisions", Index: -1, Error: ErrNothingVerified.Error(), Rule: rules.NothingVerified, Cause: ErrNothingVerified}
+	if o.Progress != nil {
+		o.Progress(auth.done, auth.total)
 	}
-	if rep.Total.Decisions > 0 {
-		rep.Total.UnsignedShare = float64(rep.Total.Unsigned) / float64(rep.Total.Decisions)
+}
+
+// decisionsSize is the entries of the decision log of the ledger
+// directory dir, for progress (0 when it cannot be read: the audit then
+// says why).
+func decisionsSize(dir string) int64 {
+	dec, err := ledgerdir.OpenDecisionsReadOnly(dir)
+	if err != nil {
+		return 0
 	}
-	return rep, nil
+	defer dec.Close()
+	return dec.Size()
 }
 
 func (t *FleetTotals) add(r *Report) {

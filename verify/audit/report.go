@@ -41,7 +41,8 @@ type Options struct {
 	// entries verified of both logs' sizes, every ProgressEvery entries
 	// and at the end of each log; for an ExportFile, the bytes of the
 	// export file read, of its size (the sections' sizes are known only as
-	// they come).
+	// they come); for RunFleet, the entries verified of the authority
+	// log's size (verified once) and every runner's decision log's.
 	Progress func(done, total int64)
 }
 

@@ -26,7 +26,11 @@ type Source interface {
 // the decision log, if any. Its errors are *failed (the audit reports
 // them) or a source that cannot be read (Run returns them).
 type reader interface {
-	authority() (auditLog, error)
+	// authority verifies the authority log for the audit
+	// (Report.verifiedAuthority), or takes in a verification of it
+	// already made (a fleet's runner: Report.adopt), and returns its
+	// verified checkpoint.
+	authority() (formats.Checkpoint, error)
 	// decisions returns the decision log (nil when there is none and
 	// none is expected); authCP is the verified authority checkpoint.
 	decisions(authCP formats.Checkpoint) (auditLog, error)
@@ -105,13 +109,9 @@ func Run(src Source, o Options) (*Report, error) {
 
 // run verifies the logs r reads, in order.
 func (rep *Report) run(r reader) error {
-	auth, err := r.authority()
+	cp, err := r.authority()
 	if err != nil {
 		return err
-	}
-	cp, err := rep.verifyAuthority(auth)
-	if err != nil {
-		return &failed{"authority", err}
 	}
 	dec, err := r.decisions(cp)
 	if err != nil {
@@ -124,6 +124,16 @@ func (rep *Report) run(r reader) error {
 		}
 	}
 	return r.finish(rep)
+}
+
+// verifiedAuthority is verifyAuthority, its failure one the audit
+// reports against the authority log.
+func (rep *Report) verifiedAuthority(l auditLog) (formats.Checkpoint, error) {
+	cp, err := rep.verifyAuthority(l)
+	if err != nil {
+		return cp, &failed{"authority", err}
+	}
+	return cp, nil
 }
 
 // verifyAuthority verifies the authority log l under the key the audit
