@@ -280,28 +280,12 @@ func (l *Log) DropState() error {
 	}
 	for _, prefix := range []string{prefixStateSeen, prefixStateMark} {
 		for {
-			var keys [][]byte
-			err := l.db.View(func(txn Txn) error {
-				it := txn.Iterate([]byte(prefix))
-				defer it.Close()
-				for ; it.Valid() && len(keys) < maxLookupBatch; it.Next() {
-					keys = append(keys, append([]byte(nil), it.Key()...))
-				}
-				return nil
-			})
-			if err != nil || len(keys) == 0 {
-				return err
-			}
-			err = l.db.Update(func(txn Txn) error {
-				for _, k := range keys {
-					if err := txn.Delete(k); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			n, err := l.deleteSome([]byte(prefix))
 			if err != nil {
 				return err
+			}
+			if n == 0 {
+				break
 			}
 		}
 	}
@@ -320,4 +304,29 @@ func (l *Log) moveBinding(txn Txn, first int64, b StateBinding) error {
 		return nil // no usable index: nothing to move
 	}
 	return txn.Set(keyState, bindingBytes(b))
+}
+
+// deleteSome deletes up to maxLookupBatch keys under prefix, in one
+// durable transaction, and returns how many it deleted.
+func (l *Log) deleteSome(prefix []byte) (int, error) {
+	var keys [][]byte
+	err := l.db.View(func(txn Txn) error {
+		it := txn.Iterate(prefix)
+		defer it.Close()
+		for ; it.Valid() && len(keys) < maxLookupBatch; it.Next() {
+			keys = append(keys, append([]byte(nil), it.Key()...))
+		}
+		return nil
+	})
+	if err != nil || len(keys) == 0 {
+		return 0, err
+	}
+	return len(keys), l.db.Update(func(txn Txn) error {
+		for _, k := range keys {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -1,0 +1,164 @@
+package ledger_test
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/ledger"
+)
+
+// markGate admits every entry and keeps, as a state index, its content
+// key and a mark for entries that start with "m".
+type markGate struct{}
+
+func (markGate) Mark() int64 { return 0 }
+func (markGate) Reset(int64) {}
+func (markGate) Settle()     {}
+func (markGate) Admit(e []byte, _ any, _ time.Time) (ledger.StateKeys, error) {
+	k := ledger.StateKeys{Content: sha256.Sum256(e)}
+	if strings.HasPrefix(string(e), "m") {
+		k.Mark = "mark"
+	}
+	return k, nil
+}
+
+// TestStateIndexMovesWithGatedAppends: a new authority log's index covers
+// the empty log; an append through a gate writes its entries' keys and
+// moves the binding in the same transaction; an append without a gate
+// leaves the binding behind, and OpenState proves it a prefix of the
+// signed tree with the marks below it.
+func TestStateIndexMovesWithGatedAppends(t *testing.T) {
+	w := newHistoryWriter(t)
+	if b, ok, err := w.StateBinding(); err != nil || !ok || b.Size != 0 {
+		t.Fatalf("new log's binding = %+v %v %v, want size 0", b, ok, err)
+	}
+	w.SetGate(markGate{})
+	if _, err := w.Append([][]byte{[]byte("m-root"), []byte("i-0"), []byte("m-1")}); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := w.SignedHead()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _, _ := w.StateBinding(); b.Size != 3 || b.Root != cp.Hash {
+		t.Fatalf("binding after a gated append = %+v, want the checkpoint's size 3 and root", b)
+	}
+	if i, ok, err := w.Seen(sha256.Sum256([]byte("i-0"))); err != nil || !ok || i != 1 {
+		t.Fatalf("Seen(i-0) = %d %v %v, want entry 1", i, ok, err)
+	}
+	w.SetGate(nil)
+	w.now = w.now.Add(time.Second)
+	if _, err := w.Append([][]byte{[]byte("m-late")}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _, _ := w.StateBinding(); b.Size != 3 {
+		t.Fatalf("binding after an append without a gate moved to %d, want it left at 3", b.Size)
+	}
+	v, err := w.OpenState(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ledger.StateMark{{Index: 0, Kind: "mark"}, {Index: 2, Kind: "mark"}}
+	if v.Binding.Size != 3 || v.Checkpoint.Size != 4 || !slices.Equal(v.Marks, want) {
+		t.Fatalf("OpenState = binding %d, checkpoint %d, marks %v; want 3, 4, %v", v.Binding.Size, v.Checkpoint.Size, v.Marks, want)
+	}
+	e, at, err := v.Entry(3)
+	if err != nil || string(e) != "m-late" || !at.Equal(w.now) {
+		t.Fatalf("Entry(3) = %q at %v (%v), want m-late at %v", e, at, err, w.now)
+	}
+	if err := w.WriteState(2, slices.Values([]ledger.IndexedKeys{{Index: 3}}), ledger.StateBinding{Size: 4, Root: v.Checkpoint.Hash}); !errors.Is(err, ledger.ErrStateMismatch) {
+		t.Fatalf("WriteState from 2 with the binding at 3: %v, want ErrStateMismatch", err)
+	}
+	late := ledger.IndexedKeys{Index: 3, StateKeys: ledger.StateKeys{Content: sha256.Sum256([]byte("m-late")), Mark: "mark"}}
+	if err := w.WriteState(3, slices.Values([]ledger.IndexedKeys{late}), ledger.StateBinding{Size: 4, Root: v.Checkpoint.Hash}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err = w.OpenState(nil); err != nil || v.Binding.Size != 4 || len(v.Marks) != 3 {
+		t.Fatalf("after WriteState: %+v %v, want the binding at 4 with 3 marks", v, err)
+	}
+}
+
+// TestOpenStateRefusesAnIndexThatDoesNotMatch: each way a binding or
+// mark can fail to match the log is a *StateMismatchError saying why,
+// never a state to use.
+func TestOpenStateRefusesAnIndexThatDoesNotMatch(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(txn *badger.Txn) error
+		says string
+	}{
+		{"no binding", func(txn *badger.Txn) error { return txn.Delete([]byte("m/state")) }, "keeps no state index"},
+		{"short binding", func(txn *badger.Txn) error { return txn.Set([]byte("m/state"), []byte{1, 2}) }, "the binding is 2 bytes"},
+		{"wrong root", func(txn *badger.Txn) error {
+			return txn.Set([]byte("m/state"), append(binary.BigEndian.AppendUint64(nil, 2), make([]byte, 32)...))
+		}, "is not a prefix of the signed tree"},
+		{"past the log", func(txn *badger.Txn) error {
+			return txn.Set([]byte("m/state"), append(binary.BigEndian.AppendUint64(nil, 9), make([]byte, 32)...))
+		}, "the binding covers 9 entries, the signed checkpoint 3"},
+		{"empty mark", func(txn *badger.Txn) error {
+			return txn.Set(binary.BigEndian.AppendUint64([]byte("s/m"), 1), nil)
+		}, "the mark of entry 1: a kind of 0 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newHistoryWriter(t)
+			w.SetGate(markGate{})
+			if _, err := w.Append([][]byte{[]byte("m-root"), []byte("i-0"), []byte("m-1")}); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			if err := testkit.EditStore(w.dir, tc.edit); err != nil {
+				t.Fatal(err)
+			}
+			l, err := ledger.Open(w.dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			_, err = l.OpenState(nil)
+			var me *ledger.StateMismatchError
+			if !errors.As(err, &me) || !strings.Contains(me.Reason, tc.says) {
+				t.Fatalf("OpenState = %v, want a *StateMismatchError saying %q", err, tc.says)
+			}
+		})
+	}
+}
+
+// TestDropState: DropState removes every key of the index and its
+// binding.
+func TestDropState(t *testing.T) {
+	w := newHistoryWriter(t)
+	w.SetGate(markGate{})
+	if _, err := w.Append(markedEntries(4000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.DropState(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := w.StateBinding(); ok || err != nil {
+		t.Fatalf("binding after DropState: %v %v", ok, err)
+	}
+	if m, err := w.Marks(w.Size()); len(m) != 0 || err != nil {
+		t.Fatalf("marks after DropState: %d %v", len(m), err)
+	}
+	n := 0
+	if err := w.SeenKeys(func([32]byte, int64) error { n++; return nil }); n != 0 || err != nil {
+		t.Fatalf("content keys after DropState: %d %v", n, err)
+	}
+}
+
+// markedEntries are n entries that markGate marks.
+func markedEntries(n int) [][]byte {
+	var out [][]byte
+	for i := range n {
+		out = append(out, fmt.Appendf(nil, "m-%d", i))
+	}
+	return out
+}
