@@ -105,33 +105,50 @@ func (h *historyReader) finish(size int64) error {
 	return nil
 }
 
-// HistoryAt returns the history checkpoint of the batch that starts at
-// entry i (the first history checkpoint whose size exceeds i, when the
-// one before it ends at i), and false when entry i does not start a
-// batch.
-func (l *Log) HistoryAt(i int64) ([]byte, bool, error) {
-	var out []byte
-	err := l.db.View(func(txn Txn) error {
+// HistoryCovering returns the history checkpoint covering entry i, as
+// stored (not verified): the first of the history whose size exceeds i,
+// with that size, and whether entry i starts its batch (i is 0, or a
+// checkpoint of size i exists). Errors: an *IntegrityError (ErrHistory)
+// when none covers i, or its key is malformed.
+func (l *Log) HistoryCovering(i int64) (size int64, signed []byte, starts bool, err error) {
+	err = l.db.View(func(txn Txn) error {
 		it := txn.Iterate([]byte{prefixHistory})
 		defer it.Close()
 		it.Seek(historyKey(i + 1))
 		if !it.Valid() {
 			return &IntegrityError{Index: i, What: "checkpoint history", Detail: ErrHistory.Error() + ": no checkpoint covers the entry"}
 		}
-		// The covering checkpoint starts a batch at i when i is 0 or a
-		// checkpoint of size i exists.
+		if k := it.Key(); len(k) != 9 {
+			return &IntegrityError{Index: -1, What: "checkpoint history key", Found: fmt.Sprintf("%x", k)}
+		}
+		size = int64(binary.BigEndian.Uint64(it.Key()[1:]))
+		v, err := it.Value()
+		if err != nil {
+			return err
+		}
+		signed, starts = bytes.Clone(v), i == 0
 		if i > 0 {
-			if _, err := txn.Get(historyKey(i)); errors.Is(err, ErrNoKey) {
-				return nil
-			} else if err != nil {
+			if _, err := txn.Get(historyKey(i)); err == nil {
+				starts = true
+			} else if !errors.Is(err, ErrNoKey) {
 				return err
 			}
 		}
-		v, err := it.Value()
-		out = bytes.Clone(v)
-		return err
+		return nil
 	})
-	return out, out != nil, err
+	return size, signed, starts, err
+}
+
+// HistoryAt returns the history checkpoint of the batch that starts at
+// entry i (the first history checkpoint whose size exceeds i, when the
+// one before it ends at i), and false when entry i does not start a
+// batch.
+func (l *Log) HistoryAt(i int64) ([]byte, bool, error) {
+	_, signed, starts, err := l.HistoryCovering(i)
+	if err != nil || !starts {
+		return nil, false, err
+	}
+	return signed, true, nil
 }
 
 // deleteHistoryAfter deletes, in txn, every history checkpoint of a size

@@ -221,7 +221,7 @@ func (l *Log) truncateTo(n int64) error {
 			}
 			if b, ok, err := stateBinding(txn); err != nil || (ok && b.Size > from) {
 				// The state index covered entries removed: the next reader
-				// rebuilds it (OpenState finds no binding).
+				// rebuilds it (stateview.Open finds no binding).
 				if err := txn.Delete(keyState); err != nil {
 					return err
 				}

@@ -25,7 +25,7 @@ import (
 // the same durable transaction as the entries (StateKeys from Gate.Admit);
 // a writer that does not keep the index (a replica's, an import's, a
 // benchmark's) leaves the binding behind, and the next reader extends it
-// (WriteState). The index is not part of the signed tree: OpenState proves
+// (WriteState). The index is not part of the signed tree: ledger/stateview proves
 // the binding against the signed checkpoint, and the entries a reader
 // replays are proven into it, but which entries are marked and which
 // content keys are stored rests on the local disk, as the runner key does
@@ -45,7 +45,7 @@ const maxMarkKind = 32
 var ErrStateMismatch = errors.New("persisted state does not match the log")
 
 // StateMismatchError says why a log's persisted state index cannot be
-// used (OpenState, Marks): the reader rebuilds it by a full replay and
+// used (stateview.Open, Marks): the reader rebuilds it by a full replay and
 // says so, never uses it.
 type StateMismatchError struct{ Reason string }
 
@@ -129,7 +129,7 @@ func stateBinding(txn Txn) (StateBinding, bool, error) {
 
 // StateBinding returns the binding of the log's state index, and false
 // when the log keeps none (a log from before the index, or one whose
-// index was dropped). It is not verified: OpenState proves it. A
+// index was dropped). It is not verified: stateview.Open proves it. A
 // malformed binding is a *StateMismatchError.
 func (l *Log) StateBinding() (StateBinding, bool, error) {
 	var b StateBinding

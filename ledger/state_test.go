@@ -13,6 +13,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/stateview"
 )
 
 // markGate admits every entry and keeps, as a state index, its content
@@ -33,7 +34,7 @@ func (markGate) Admit(e []byte, _ any, _ time.Time) (ledger.StateKeys, error) {
 // TestStateIndexMovesWithGatedAppends: a new authority log's index covers
 // the empty log; an append through a gate writes its entries' keys and
 // moves the binding in the same transaction; an append without a gate
-// leaves the binding behind, and OpenState proves it a prefix of the
+// leaves the binding behind, and stateview.Open proves it a prefix of the
 // signed tree with the marks below it.
 func TestStateIndexMovesWithGatedAppends(t *testing.T) {
 	w := newHistoryWriter(t)
@@ -62,13 +63,13 @@ func TestStateIndexMovesWithGatedAppends(t *testing.T) {
 	if b, _, _ := w.StateBinding(); b.Size != 3 {
 		t.Fatalf("binding after an append without a gate moved to %d, want it left at 3", b.Size)
 	}
-	v, err := w.OpenState(nil)
+	v, err := stateview.Open(w.Log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []ledger.StateMark{{Index: 0, Kind: "mark"}, {Index: 2, Kind: "mark"}}
 	if v.Binding.Size != 3 || v.Checkpoint.Size != 4 || !slices.Equal(v.Marks, want) {
-		t.Fatalf("OpenState = binding %d, checkpoint %d, marks %v; want 3, 4, %v", v.Binding.Size, v.Checkpoint.Size, v.Marks, want)
+		t.Fatalf("stateview.Open = binding %d, checkpoint %d, marks %v; want 3, 4, %v", v.Binding.Size, v.Checkpoint.Size, v.Marks, want)
 	}
 	e, at, err := v.Entry(3)
 	if err != nil || string(e) != "m-late" || !at.Equal(w.now) {
@@ -81,15 +82,15 @@ func TestStateIndexMovesWithGatedAppends(t *testing.T) {
 	if err := w.WriteState(3, slices.Values([]ledger.IndexedKeys{late}), ledger.StateBinding{Size: 4, Root: v.Checkpoint.Hash}); err != nil {
 		t.Fatal(err)
 	}
-	if v, err = w.OpenState(nil); err != nil || v.Binding.Size != 4 || len(v.Marks) != 3 {
+	if v, err = stateview.Open(w.Log, nil); err != nil || v.Binding.Size != 4 || len(v.Marks) != 3 {
 		t.Fatalf("after WriteState: %+v %v, want the binding at 4 with 3 marks", v, err)
 	}
 }
 
-// TestOpenStateRefusesAnIndexThatDoesNotMatch: each way a binding or
+// TestStateViewRefusesAnIndexThatDoesNotMatch: each way a binding or
 // mark can fail to match the log is a *StateMismatchError saying why,
 // never a state to use.
-func TestOpenStateRefusesAnIndexThatDoesNotMatch(t *testing.T) {
+func TestStateViewRefusesAnIndexThatDoesNotMatch(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		edit func(txn *badger.Txn) error
@@ -122,10 +123,10 @@ func TestOpenStateRefusesAnIndexThatDoesNotMatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			_, err = l.OpenState(nil)
+			_, err = stateview.Open(l, nil)
 			var me *ledger.StateMismatchError
 			if !errors.As(err, &me) || !strings.Contains(me.Reason, tc.says) {
-				t.Fatalf("OpenState = %v, want a *StateMismatchError saying %q", err, tc.says)
+				t.Fatalf("stateview.Open = %v, want a *StateMismatchError saying %q", err, tc.says)
 			}
 		})
 	}

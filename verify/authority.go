@@ -45,7 +45,7 @@ type Authority struct {
 
 // LoadAuthority returns the authority log's state, verified under k (nil:
 // the key the log stores), at a cost that grows with what is new, not
-// with the log: it extends the state the log persisted (ledger.Log.OpenState:
+// with the log: it extends the state the log persisted (stateview.Open:
 // the signed checkpoint verified, the state's binding proven a prefix of
 // it), replaying the records that changed the state and every entry past
 // the binding, each proven into the signed tree and re-verified (its

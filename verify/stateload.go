@@ -8,6 +8,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
+	"github.com/writ-ledger/writ/ledger/stateview"
 	"github.com/writ-ledger/writ/verify/internal/replay"
 )
 
@@ -19,7 +20,7 @@ import (
 const maxTail = ledger.MaxBatchEntries
 
 // loadPersisted extends the log's persisted authority state
-// (ledger.Log.OpenState): it replays, fully checked at the time the log
+// (stateview.Open): it replays, fully checked at the time the log
 // accepted each, the marked entries below the binding (the records that
 // changed the state), then every entry after it, each proven into the
 // signed checkpoint, and, on a log open for writing, writes the new
@@ -27,7 +28,7 @@ const maxTail = ledger.MaxBatchEntries
 // persisted content keys. A state it cannot use is a
 // *ledger.StateMismatchError; a refused entry its *delegation.RecordError.
 func loadPersisted(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
-	v, err := log.OpenState(k)
+	v, err := stateview.Open(log, k)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func loadPersisted(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
 
 // applyProven applies entry i of the view, proven into its checkpoint,
 // at the time the log accepted it.
-func applyProven(st *delegation.State, v *ledger.StateView, i int64) (*delegation.Applied, error) {
+func applyProven(st *delegation.State, v *stateview.View, i int64) (*delegation.Applied, error) {
 	if err := st.Skip(i); err != nil {
 		return nil, err
 	}
