@@ -100,6 +100,7 @@ func TestScripts(t *testing.T) {
 			"waitfile":     cmdWaitFile,
 			"softhsm":      cmdSoftHSM,
 			"damage-store": cmdDamageStore,
+			"drop-state":   cmdDropState,
 		},
 	})
 }
