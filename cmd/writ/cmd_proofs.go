@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -232,14 +232,14 @@ func ledgerExport(c *cli.Context) error {
 	if err := checkOutput(c, "out", c.String("out")); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	x, err := replica.ExportDir(&buf, ledgerdir.Dir(c.String("dir")), c.Bool("authority-only"), progressFor(c, "exporting", "entries"))
+	var x *replica.ExportedDir
+	err := streamOutput(c, c.String("out"), func(w io.Writer) (err error) {
+		x, err = replica.ExportDir(w, ledgerdir.Dir(c.String("dir")), c.Bool("authority-only"), progressFor(c, "exporting", "entries"))
+		return err
+	})
 	if oe := (*ledgerdir.OpenError)(nil); errors.As(err, &oe) {
 		return failure.Open(oe.Err)
-	} else if err != nil {
-		return err
-	}
-	if err := writeOutput(c, c.String("out"), buf.Bytes()); err != nil || c.String("out") == "-" {
+	} else if err != nil || c.String("out") == "-" {
 		return err
 	}
 	return emitSorted(c, exportResult{c.String("out"), x.Bytes, x.Logs}, x.Text(c.String("out")))

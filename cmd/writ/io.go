@@ -5,6 +5,8 @@ package main
 // reading stdin and stdout from the command's context.
 
 import (
+	"io"
+
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/dirhint"
 	"github.com/writ-ledger/writ/internal/exitcode"
@@ -24,6 +26,11 @@ func readWhole(c *cli.Context, path string, limit int64) ([]byte, error) {
 // writeOutput is fileio.WriteOutput on the command's stdout.
 func writeOutput(c *cli.Context, path string, data []byte) error {
 	return fileio.WriteOutput(c.App.Writer, path, data)
+}
+
+// streamOutput is fileio.StreamOutput on the command's stdout.
+func streamOutput(c *cli.Context, path string, write func(io.Writer) error) error {
+	return fileio.StreamOutput(c.App.Writer, path, write)
 }
 
 // checkOutput is fileio.CheckOutput on the command's stdout.

@@ -73,6 +73,17 @@ func IsTerminal(w any) bool {
 // or to stdout for "-" unless stdout is a terminal. path "" is bad
 // usage: --out is required.
 func WriteOutput(stdout io.Writer, path string, data []byte) error {
+	return StreamOutput(stdout, path, writeAll(data))
+}
+
+// StreamOutput is WriteOutput of the bytes write writes, which are never
+// held whole: to the new file at path (StreamNew), or to stdout for "-"
+// unless stdout is a terminal. An error of write's leaves no file at path;
+// written to stdout (or a device or pipe), what write wrote before it
+// failed is out. Errors: bad usage or input as WriteOutput's (a failed
+// write to a file, device or pipe is bad input), else write's own (and
+// stdout's), as is.
+func StreamOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
 	if path == "" {
 		return exitcode.Usagef("--out is required (a file, or - for stdout)")
 	}
@@ -80,10 +91,42 @@ func WriteOutput(stdout io.Writer, path string, data []byte) error {
 		if IsTerminal(stdout) {
 			return exitcode.Usagef("refusing to write binary output to a terminal; use --out FILE or redirect stdout")
 		}
-		_, err := stdout.Write(data)
+		return write(stdout)
+	}
+	return StreamNew(path, write)
+}
+
+// writeAll is a write function that writes data.
+func writeAll(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
 	}
-	return WriteNew(path, data)
+}
+
+// failWriter remembers the first error of the writer it wraps.
+type failWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err != nil && f.err == nil {
+		f.err = err
+	}
+	return n, err
+}
+
+// writeTo runs write on w: an error of w's (the output's) is bad input,
+// write's own is returned as is.
+func writeTo(w io.Writer, write func(io.Writer) error) error {
+	fw := &failWriter{w: w}
+	err := write(fw)
+	if err != nil && fw.err != nil && errors.Is(err, fw.err) {
+		return exitcode.Input(err)
+	}
+	return err
 }
 
 // CheckOutput refuses, before any costly work, an output WriteOutput
@@ -128,6 +171,12 @@ func existsErr(flag, path string) error {
 // standard output (--out - says so, and keeps it apart from the summary
 // line), or a path that became a regular file meanwhile are refused.
 func WriteDevice(path string, data []byte) error {
+	return StreamDevice(path, writeAll(data))
+}
+
+// StreamDevice is WriteDevice of the bytes write writes (errors as
+// StreamOutput's).
+func StreamDevice(path string, write func(io.Writer) error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if errors.Is(err, syscall.ENXIO) {
 		return exitcode.Usagef("--out %s is a pipe that no process reads; start its reader first", path)
@@ -149,8 +198,8 @@ func WriteDevice(path string, data []byte) error {
 	if st, err := os.Stdout.Stat(); err == nil && os.SameFile(fi, st) {
 		return exitcode.Usagef("--out %s is this command's standard output: write --out - for that", path)
 	}
-	if _, err := f.Write(data); err != nil {
-		return exitcode.Input(err)
+	if err := writeTo(f, write); err != nil {
+		return err
 	}
 	if err := f.Close(); err != nil {
 		return exitcode.Input(err)
@@ -164,8 +213,18 @@ func WriteDevice(path string, data []byte) error {
 // which fails if path exists. A device or pipe at path is written to
 // with WriteDevice.
 func WriteNew(path string, data []byte) error {
+	return StreamNew(path, writeAll(data))
+}
+
+// StreamNew is WriteNew of the bytes write writes, which are never held
+// whole: write writes to the temporary file, and only once it returned
+// nil is the file synced and linked into place. On any error (write's,
+// as is; the file's, as bad input) the temporary file is removed and
+// nothing is left at path. A device or pipe at path is written to with
+// StreamDevice.
+func StreamNew(path string, write func(io.Writer) error) error {
 	if fi, err := os.Stat(path); err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeNamedPipe) != 0 {
-		return WriteDevice(path, data)
+		return StreamDevice(path, write)
 	}
 	if _, err := os.Lstat(path); err == nil {
 		return existsErr("out", path)
@@ -175,9 +234,9 @@ func WriteNew(path string, data []byte) error {
 		return exitcode.Input(err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
+	if err := writeTo(tmp, write); err != nil {
 		tmp.Close()
-		return exitcode.Input(err)
+		return err
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()

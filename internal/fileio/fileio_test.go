@@ -3,6 +3,8 @@ package fileio
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,4 +63,54 @@ func TestReadInput(t *testing.T) {
 	exit2(t, err, dir+" is a directory; a file is expected here")
 	_, err = ReadWhole(nil, filepath.Join(dir, "none"), 10)
 	exit2(t, err, "no such file")
+}
+
+// TestStreamNew: a streamed output appears whole, only once written; a
+// failed one leaves nothing (no file, no temporary file), and is never
+// written over an existing file.
+func TestStreamNew(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out")
+	chunks := func(w io.Writer) error {
+		for i := 0; i < 1000; i++ {
+			if _, err := fmt.Fprintf(w, "chunk %d\n", i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := StreamNew(path, chunks); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	_ = chunks(&want)
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("the file holds %d bytes, want %d", len(got), want.Len())
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v (%v), want 0644", fi.Mode(), err)
+	}
+	exit2(t, StreamNew(path, chunks), "exists; writ does not overwrite files")
+
+	failed := filepath.Join(dir, "failed")
+	boom := errors.New("boom")
+	err := StreamNew(failed, func(w io.Writer) error {
+		if err := chunks(w); err != nil {
+			return err
+		}
+		return boom
+	})
+	if err != boom {
+		t.Errorf("a failed write: %v, want write's own error as is", err)
+	}
+	if _, err := os.Lstat(failed); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed write left %s (%v)", failed, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".writ-out-*")); len(left) != 0 {
+		t.Errorf("a failed write left temporary files %v", left)
+	}
+	var out bytes.Buffer
+	if err := StreamOutput(&out, "-", chunks); err != nil || !bytes.Equal(out.Bytes(), want.Bytes()) {
+		t.Errorf("stdout holds %d bytes (%v), want %d", out.Len(), err, want.Len())
+	}
 }

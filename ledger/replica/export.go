@@ -69,25 +69,21 @@ func ExportWith(w io.Writer, names []string, logs []*ledger.Log, progress ledger
 		if err := writeItem(bw, ExportedLog{Name: names[i], Origin: l.Origin(), VKey: l.VerifierKey(), Size: cp.Size, Checkpoint: string(signed[i]), History: l.HasHistory()}); err != nil {
 			return err
 		}
-		for j := int64(0); j < cp.Size; j++ {
-			if l.HasHistory() {
-				if h, ok, err := l.HistoryAt(j); err != nil {
+		err := l.Walk(cp.Size, func(_ int64, e, h []byte) error {
+			if h != nil {
+				if err := writeItem(bw, string(h)); err != nil {
 					return err
-				} else if ok {
-					if err := writeItem(bw, string(h)); err != nil {
-						return err
-					}
 				}
-			}
-			e, err := l.Entry(j)
-			if err != nil {
-				return err
 			}
 			if err := writeItem(bw, e); err != nil {
 				return err
 			}
 			done++
 			progress.Tick(done, total)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	if err := bw.Flush(); err != nil {

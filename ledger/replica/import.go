@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -83,6 +82,22 @@ type ImportOptions struct {
 	// must hold, under the section's origin: a *TrustError
 	// (rules.VKeyMismatch) otherwise.
 	TrustedKeys map[string]sign.PublicKey
+	// Resume, when set, is called in the verifying pass with the local
+	// log of a section (open for writing) when it holds entries, once its
+	// key was judged and before Check: true says the caller's check state
+	// now covers the local log's signed checkpoint, built from what the
+	// log persisted (verify.LoadAuthority), so the local log is not
+	// verified entry by entry and Check's callback is passed only the
+	// entries the export adds; false, every entry from 0, after the local
+	// log's full verification. An error refuses the import as a local log
+	// that does not verify does.
+	Resume func(name string, l *ledger.Log) (bool, error)
+	// Stored, when set, is called with a section's log once its entries
+	// and signed checkpoint are stored: the caller extends the log's
+	// persisted state by what its Check saw (ledger.Log.WriteState). An
+	// error is Import's, the entries staying stored (the next reader
+	// extends the state itself).
+	Stored func(name string, l *ledger.Log) error
 }
 
 // ImportWith is Import with opts.
@@ -151,6 +166,11 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 			return out, err
 		}
 		out = append(out, ImportedLog{Name: sec.Name, Origin: sec.Origin, Before: p.before, After: sec.Size, Recovered: recovered[sec.Name], Checkpoint: p.cp})
+		if opts.Stored != nil {
+			if err := opts.Stored(sec.Name, l); err != nil {
+				return out, fmt.Errorf("the %s log's entries are stored; its state index: %w", sec.Name, err)
+			}
+		}
 	}
 	opts.Progress.Report(2*fi.Size(), 2*fi.Size())
 	return out, nil
@@ -254,36 +274,31 @@ func planImport(path string, size int64, locals map[string]*ledger.Log, opts Imp
 }
 
 // planSection verifies one section against the local log, if any, and
-// hands every entry of the section, from the first, to the check for its
-// log (if any), which must accept them all.
+// hands every entry of the section the check for its log (if any) must
+// accept to it: from the first, or, when opts.Resume resumed the check
+// state from the local log, from the first the local log does not hold.
 func planSection(x *ExportReader, sec *ExportedLog, local *ledger.Log, given *formats.LogKey, opts ImportOptions) (importPlan, error) {
-	check := opts.Check
-	var localTimes acceptedTimes
-	key, localCP, err := sectionKey(sec, local, given, opts, localTimes.record)
+	key, localCP, resumed, err := sectionKey(sec, local, given, opts)
 	if err != nil {
 		return importPlan{}, err
 	}
-	var tree ledger.TreeBuilder
-	var prefix *tlog.Hash
+	from := int64(0)
+	if resumed {
+		from = localCP.Size
+	}
+	pw := newPrefixWatch(sec, local, key, localCP)
 	floors := floorWatch{floors: opts.Floors[sec.Name]}
 	var fn ledger.EntryFunc
 	var wait func() error
-	if check != nil {
-		fn, wait = check(sec.Name)
+	if opts.Check != nil {
+		fn, wait = opts.Check(sec.Name)
 	}
-	otherTimes := "" // the first entry the export says was accepted at another time
 	cp, err := x.VerifySection(sec, key, func(i int64, e []byte, accepted time.Time) error {
-		tree.Add(tlog.RecordHash(e))
-		if local != nil && i < localCP.Size && otherTimes == "" && !localTimes.at(i).Equal(accepted) {
-			otherTimes = fmt.Sprintf("the export's %s log accepted entry %d at %s, the local one at %s: another history",
-				sec.Name, i, accepted.UTC().Format(time.RFC3339), localTimes.at(i).UTC().Format(time.RFC3339))
+		if err := pw.see(i, e, accepted); err != nil {
+			return err
 		}
-		if local != nil && i+1 == localCP.Size {
-			r := tree.Root()
-			prefix = &r
-		}
-		floors.see(i, &tree)
-		if fn != nil {
+		floors.see(i, &pw.tree)
+		if fn != nil && i >= from {
 			return fn(i, e, accepted)
 		}
 		return nil
@@ -299,24 +314,83 @@ func planSection(x *ExportReader, sec *ExportedLog, local *ledger.Log, given *fo
 	if err := floors.check("the export's "+sec.Name+" log", cp); err != nil {
 		return importPlan{}, err
 	}
-	if local != nil {
-		// The evidence carries both signed checkpoints as they were read.
-		localSigned, _ := local.CosignedCheckpoint()
-		bad := func(why string) error {
-			return &ledger.InconsistencyError{Trusted: localCP, Found: cp, TrustedSigned: localSigned, FoundSigned: []byte(sec.Checkpoint), Why: why}
-		}
-		switch {
-		case cp.Size < localCP.Size:
-			return importPlan{}, bad("the export is older than the local " + sec.Name + " log")
-		case localCP.Size > 0 && (prefix == nil || *prefix != localCP.Hash) || cp.Origin != localCP.Origin:
-			return importPlan{}, bad("the export's " + sec.Name + " log forked from the local one")
-		case otherTimes != "":
-			// The same entries, accepted at other times: replayed there,
-			// they could be judged otherwise.
-			return importPlan{}, bad(otherTimes)
-		}
+	if err := pw.check(cp); err != nil {
+		return importPlan{}, err
 	}
 	return importPlan{sec: *sec, key: key, before: localCP.Size, cp: cp}, nil
+}
+
+// prefixWatch checks, as a section's entries are verified, that the
+// local log (if any) is a prefix of it: the same root at the local
+// size, and the same accepted time for every entry it holds (read from
+// the local checkpoint history a batch at a time).
+type prefixWatch struct {
+	sec        *ExportedLog
+	local      *ledger.Log
+	localCP    formats.Checkpoint
+	at         func(int64) (time.Time, error) // the local log's accepted times
+	tree       ledger.TreeBuilder
+	prefix     *tlog.Hash
+	otherTimes string // the first entry the export says was accepted at another time
+}
+
+func newPrefixWatch(sec *ExportedLog, local *ledger.Log, key *formats.LogKey, localCP formats.Checkpoint) *prefixWatch {
+	pw := &prefixWatch{sec: sec, local: local, localCP: localCP}
+	pw.at = func(int64) (time.Time, error) { return time.Time{}, nil }
+	if local != nil && local.HasHistory() {
+		pw.at = local.AcceptedTimes(key)
+	}
+	return pw
+}
+
+// see adds entry i, accepted at accepted, to the tree, and compares it
+// with the local log's.
+func (pw *prefixWatch) see(i int64, e []byte, accepted time.Time) error {
+	pw.tree.Add(tlog.RecordHash(e))
+	if pw.local == nil || i >= pw.localCP.Size {
+		return nil
+	}
+	if pw.otherTimes == "" {
+		t, err := pw.at(i)
+		if err != nil {
+			return fmt.Errorf("the local %s log: %w", pw.sec.Name, err)
+		}
+		if !t.Equal(accepted) {
+			pw.otherTimes = fmt.Sprintf("the export's %s log accepted entry %d at %s, the local one at %s: another history",
+				pw.sec.Name, i, accepted.UTC().Format(time.RFC3339), t.UTC().Format(time.RFC3339))
+		}
+	}
+	if i+1 == pw.localCP.Size {
+		r := pw.tree.Root()
+		pw.prefix = &r
+	}
+	return nil
+}
+
+// check judges the section, verified at cp, against the local log: an
+// *InconsistencyError with both checkpoints unless the local log is a
+// prefix of it.
+func (pw *prefixWatch) check(cp formats.Checkpoint) error {
+	if pw.local == nil {
+		return nil
+	}
+	name, localCP := pw.sec.Name, pw.localCP
+	// The evidence carries both signed checkpoints as they were read.
+	localSigned, _ := pw.local.CosignedCheckpoint()
+	bad := func(why string) error {
+		return &ledger.InconsistencyError{Trusted: localCP, Found: cp, TrustedSigned: localSigned, FoundSigned: []byte(pw.sec.Checkpoint), Why: why}
+	}
+	switch {
+	case cp.Size < localCP.Size:
+		return bad("the export is older than the local " + name + " log")
+	case localCP.Size > 0 && (pw.prefix == nil || *pw.prefix != localCP.Hash) || cp.Origin != localCP.Origin:
+		return bad("the export's " + name + " log forked from the local one")
+	case pw.otherTimes != "":
+		// The same entries, accepted at other times: replayed there,
+		// they could be judged otherwise.
+		return bad(pw.otherTimes)
+	}
+	return nil
 }
 
 // checkOrigins binds the sections to their roles: an authority origin is
@@ -353,32 +427,6 @@ func checkOrigins(plan []importPlan, locals map[string]*ledger.Log) error {
 // function that waits for the checks in flight and returns the first
 // refusal.
 type Check func(name string) (ledger.EntryFunc, func() error)
-
-// acceptedTimes remembers the time a log accepted each of its entries, as
-// runs of consecutive entries with the same time (one per batch at most).
-type acceptedTimes struct {
-	ends  []int64 // index after each run's last entry
-	times []time.Time
-}
-
-// record is an EntryFunc that notes entry i's accepted time.
-func (a *acceptedTimes) record(i int64, _ []byte, t time.Time) error {
-	if n := len(a.times); n > 0 && a.times[n-1].Equal(t) {
-		a.ends[n-1] = i + 1
-		return nil
-	}
-	a.ends, a.times = append(a.ends, i+1), append(a.times, t)
-	return nil
-}
-
-// at returns the accepted time of entry i (zero if not recorded).
-func (a *acceptedTimes) at(i int64) time.Time {
-	k, _ := slices.BinarySearch(a.ends, i+1)
-	if k < len(a.times) {
-		return a.times[k]
-	}
-	return time.Time{}
-}
 
 // copyFrom appends the section's entries after the planned prefix with
 // the shared replica writer, in batches, with the history checkpoints of

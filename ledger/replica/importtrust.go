@@ -10,73 +10,99 @@ import (
 )
 
 // sectionKey returns the key an export's section must verify under, and
-// the local log's verified checkpoint (with record given each of its
-// entries' accepted times): the local log's key when there is a local
-// log, else given (the trusted one; nil for none), else the section's own
-// (parsed from the export here, once), which must hold the public key
-// opts.TrustedKeys gives, if any. A section under another key is a
-// *TrustError (rules.VKeyMismatch). With opts.Checkpoint, the section's
-// checkpoint is judged too.
-func sectionKey(sec *ExportedLog, local *ledger.Log, given *formats.LogKey, opts ImportOptions, record ledger.EntryFunc) (*formats.LogKey, formats.Checkpoint, error) {
+// the local log's verified checkpoint (checkLocal: resumed says
+// opts.Resume resumed the caller's check state from it): the local log's
+// key when there is a local log, else given (the trusted one; nil for
+// none), else the section's own (parsed from the export here, once),
+// which must hold the public key opts.TrustedKeys gives, if any. A
+// section under another key is a *TrustError (rules.VKeyMismatch). With
+// opts.Checkpoint, the section's checkpoint is judged too.
+func sectionKey(sec *ExportedLog, local *ledger.Log, given *formats.LogKey, opts ImportOptions) (_ *formats.LogKey, _ formats.Checkpoint, resumed bool, _ error) {
 	var localCP formats.Checkpoint
 	key := given
 	if local != nil {
 		var err error
-		if key, localCP, err = checkLocal(local, sec, given, record); err != nil {
-			return nil, localCP, err
+		if key, localCP, resumed, err = checkLocal(local, sec, given, opts.Resume); err != nil {
+			return nil, localCP, false, err
 		}
 	}
+	key, err := sectionKeyOf(sec, key, opts)
+	return key, localCP, resumed, err
+}
+
+// sectionKeyOf returns the key the section must verify under, given the
+// local log's or the trusted one (nil: the section's own), as sectionKey
+// says.
+func sectionKeyOf(sec *ExportedLog, key *formats.LogKey, opts ImportOptions) (*formats.LogKey, error) {
 	if pub, ok := opts.TrustedKeys[sec.Name]; ok && key == nil {
 		if got, err := formats.VerifierPublicKey(sec.VKey); err != nil || !got.Equal(pub) {
-			return nil, localCP, &ledger.TrustError{Rule: rules.VKeyMismatch, Log: sec.Name, What: "the export's verifier key (its public key is not the trusted one)",
+			return nil, &ledger.TrustError{Rule: rules.VKeyMismatch, Log: sec.Name, What: "the export's verifier key (its public key is not the trusted one)",
 				Expected: "public key " + pub.ID()[:16], Found: ledger.KeyName(sec.VKey), Err: fmt.Errorf("%w: %w", ledger.ErrVKeyMismatch, ErrExport)}
 		}
 	}
 	if key == nil {
 		k, err := formats.ParseLogKey(sec.VKey)
 		if err != nil {
-			return nil, localCP, fmt.Errorf("%w: the %s section's key: %w", ErrExport, sec.Name, err)
+			return nil, fmt.Errorf("%w: the %s section's key: %w", ErrExport, sec.Name, err)
 		}
 		key = k
 	}
 	if sec.VKey != key.String() {
 		// The replica stores the section's key: it must be the one trusted.
-		return nil, localCP, &ledger.TrustError{Rule: rules.VKeyMismatch, Log: sec.Name, What: "the export's verifier key (the section names it; not the trusted one)",
+		return nil, &ledger.TrustError{Rule: rules.VKeyMismatch, Log: sec.Name, What: "the export's verifier key (the section names it; not the trusted one)",
 			Expected: ledger.KeyName(key.String()), Found: ledger.KeyName(sec.VKey), Err: fmt.Errorf("%w: %w", ledger.ErrVKeyMismatch, ErrExport)}
 	}
 	if opts.Checkpoint != nil {
 		if _, err := formats.OpenCheckpoint([]byte(sec.Checkpoint), key); err != nil {
-			return nil, localCP, fmt.Errorf("the export's %s checkpoint: %w", sec.Name, err)
+			return nil, fmt.Errorf("the export's %s checkpoint: %w", sec.Name, err)
 		}
 		if err := opts.Checkpoint(sec.Name, []byte(sec.Checkpoint), key); err != nil {
-			return nil, localCP, err
+			return nil, err
 		}
 	}
-	return key, localCP, nil
+	return key, nil
 }
 
 // checkLocal verifies the local log a section is imported into, under
-// given (the trusted key; nil for the local log's own), with record given
-// each entry's accepted time, and returns the key the section must verify
-// under (the local log's) and the local checkpoint. A key given that is
-// not the local log's, or an export of another key, is a *TrustError
+// given (the trusted key; nil for the local log's own), and returns the
+// key the section must verify under (the local log's) and the local
+// checkpoint. When resume (if not nil) resumes the caller's check state
+// from the log (it verified the log's signed checkpoint and what the log
+// persisted), only the signed checkpoint is read again (resumed true);
+// else the whole log is verified. A key given that is not the local
+// log's, or an export of another key, is a *TrustError
 // (rules.VKeyMismatch).
-func checkLocal(local *ledger.Log, sec *ExportedLog, given *formats.LogKey, record ledger.EntryFunc) (*formats.LogKey, formats.Checkpoint, error) {
+func checkLocal(local *ledger.Log, sec *ExportedLog, given *formats.LogKey, resume func(string, *ledger.Log) (bool, error)) (*formats.LogKey, formats.Checkpoint, bool, error) {
 	if given != nil && given.String() != local.VerifierKey() {
-		return nil, formats.Checkpoint{}, ledger.KeyMismatch(sec.Name, "the local "+sec.Name+" log", given.String(), local.VerifierKey())
+		return nil, formats.Checkpoint{}, false, ledger.KeyMismatch(sec.Name, "the local "+sec.Name+" log", given.String(), local.VerifierKey())
 	}
-	cp, err := local.Verify(local.Key(), record)
+	resumed := false
+	if resume != nil && local.Size() > 0 {
+		var err error
+		if resumed, err = resume(sec.Name, local); err != nil {
+			return nil, formats.Checkpoint{}, false, fmt.Errorf("the local %s log: %w", sec.Name, err)
+		}
+	}
+	var cp formats.Checkpoint
+	var err error
+	if resumed {
+		if cp, err = local.SignedHead(); err == nil && (cp.Size != local.Size() || cp.Origin != local.Origin()) {
+			err = &ledger.IntegrityError{Index: -1, What: "signed checkpoint", Expected: fmt.Sprintf("%s size %d", local.Origin(), local.Size()), Found: fmt.Sprintf("%s size %d", cp.Origin, cp.Size)}
+		}
+	} else {
+		cp, err = local.Verify(local.Key(), nil)
+	}
 	if err != nil {
-		return nil, formats.Checkpoint{}, fmt.Errorf("the local %s log: %w", sec.Name, err)
+		return nil, formats.Checkpoint{}, false, fmt.Errorf("the local %s log: %w", sec.Name, err)
 	}
 	if local.HasHistory() != sec.History {
-		return nil, formats.Checkpoint{}, fmt.Errorf("%w: the export's %s log and the local one differ in keeping a checkpoint history", ErrExport, sec.Name)
+		return nil, formats.Checkpoint{}, false, fmt.Errorf("%w: the export's %s log and the local one differ in keeping a checkpoint history", ErrExport, sec.Name)
 	}
 	if sec.VKey != local.VerifierKey() {
-		return nil, formats.Checkpoint{}, &ledger.TrustError{Rule: rules.VKeyMismatch, Log: sec.Name, What: "the export's verifier key (the local log's is trusted)",
+		return nil, formats.Checkpoint{}, false, &ledger.TrustError{Rule: rules.VKeyMismatch, Log: sec.Name, What: "the export's verifier key (the local log's is trusted)",
 			Expected: ledger.KeyName(local.VerifierKey()), Found: ledger.KeyName(sec.VKey), Err: fmt.Errorf("%w: %w", ledger.ErrVKeyMismatch, ErrExport)}
 	}
-	return local.Key(), cp, nil
+	return local.Key(), cp, resumed, nil
 }
 
 // floorWatch notes, as a section's entries are verified, the root of its

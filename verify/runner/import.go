@@ -14,13 +14,19 @@ import (
 )
 
 // ImportLedger is replica.Import with the checks writ runs when a log
-// grows: every entry of the export's authority log, from entry 0, is
-// replayed into a fresh authority state at the time the log accepted it
-// (its signatures, its signer's authority, the time rule), exactly as an
-// append judged it, and its first root must have the digest trustRoot
+// grows: every entry of the export's authority log that the local one
+// does not hold is replayed at the time the log accepted it (its
+// signatures, its signer's authority, the time rule), exactly as an
+// append judged it, into the local log's authority state, built from
+// what the log persisted (verify.LoadAuthority: extended, or replayed
+// whole when that cannot be used), or, without a local log, into a fresh
+// state from entry 0; its first root must have the digest trustRoot
 // when one is given (rules.RootUntrusted's check); every decision of a
-// decisions section must decode strictly. An export that fails any check
-// stores nothing: the replica keeps what it held. trusted maps a section
+// decisions section must decode strictly. Once the new entries are
+// stored, the authority log's state index is extended by what their
+// replay added (written whole for a new log), so that the next reader
+// does not replay them. An export that fails any check stores nothing:
+// the replica keeps what it held. trusted maps a section
 // name to the verifier key its checkpoints must verify under. Errors: a
 // *delegation.RecordError with the entry's index, and those of
 // replica.Import.
@@ -68,17 +74,65 @@ func ImportLedgerWith(dir, path string, o ImportOptions) ([]replica.ImportedLog,
 			return nil
 		}
 	}
-	return replica.ImportWith(dir, path, replica.ImportOptions{Trusted: trusted, Floors: o.Floors, TrustedKeys: o.TrustedKeys, Checkpoint: cpCheck, Progress: o.Progress, Check: func(name string) (ledger.EntryFunc, func() error) {
-		if name == "decisions" {
-			return replay.Decisions()
+	c := &importChecks{trustRoot: trustRoot}
+	return replica.ImportWith(dir, path, replica.ImportOptions{Trusted: trusted, Floors: o.Floors, TrustedKeys: o.TrustedKeys, Checkpoint: cpCheck, Progress: o.Progress,
+		Resume: c.resume, Check: c.check, Stored: c.stored})
+}
+
+// importChecks are ImportLedgerWith's checks of the authority section:
+// its entries replayed into the state of the local authority log's
+// (resumed from what the log persisted, verify.LoadAuthority) or, for a
+// new one, into a fresh state from entry 0; and once they are stored,
+// the log's state index extended by what the replay added.
+type importChecks struct {
+	trustRoot string
+	st        *delegation.State
+	index     *verify.StateIndexer
+}
+
+// resume builds the state of the local authority log l from what it
+// persisted (replayed whole, and its index written again, when that
+// cannot be used).
+func (c *importChecks) resume(name string, l *ledger.Log) (bool, error) {
+	if name != "authority" {
+		return false, nil
+	}
+	a, err := verify.LoadAuthority(l, nil)
+	if err != nil {
+		return false, err
+	}
+	c.st = a.State
+	return true, nil
+}
+
+// check replays the section's entries (a decisions section's decode
+// strictly) and then judges the authority log's first root.
+func (c *importChecks) check(name string) (ledger.EntryFunc, func() error) {
+	if name == "decisions" {
+		return replay.Decisions()
+	}
+	if c.st == nil {
+		c.st = delegation.NewState()
+	}
+	c.index = verify.NewStateIndexer(c.st, c.st.Size())
+	fn, wait := replay.Apply(c.st, c.index.Applied)
+	return fn, func() error {
+		if err := wait(); err != nil {
+			return err
 		}
-		st := delegation.NewState()
-		fn, wait := replay.Apply(st, nil)
-		return fn, func() error {
-			if err := wait(); err != nil {
-				return err
-			}
-			return verify.Trust{TrustRoot: trustRoot}.CheckRoot(st)
-		}
-	}})
+		return verify.Trust{TrustRoot: c.trustRoot}.CheckRoot(c.st)
+	}
+}
+
+// stored writes what check recorded to the authority log's state index,
+// bound to the signed checkpoint the import stored.
+func (c *importChecks) stored(name string, l *ledger.Log) error {
+	if name != "authority" || c.index == nil {
+		return nil
+	}
+	cp, err := l.SignedHead()
+	if err != nil {
+		return err
+	}
+	return c.index.Write(l, ledger.StateBinding{Size: cp.Size, Root: cp.Hash})
 }
