@@ -60,7 +60,7 @@ func (c *contentSet) add(s *State, d [32]byte, index int64) {
 // Seen is a persisted set of content keys (the SHA-256 of each applied
 // record's payload), each with its entry's index: what a state extended
 // from a persisted one (NewStateOver) refuses duplicates against, for the
-// entries it did not apply itself. ledger.Log.Seen is one.
+// entries it did not apply itself. ledger/stateview.Index is one.
 type Seen interface {
 	// Seen returns the index of the entry whose content key is content,
 	// and whether there is one.

@@ -139,18 +139,6 @@ func (l *Log) HistoryCovering(i int64) (size int64, signed []byte, starts bool, 
 	return size, signed, starts, err
 }
 
-// HistoryAt returns the history checkpoint of the batch that starts at
-// entry i (the first history checkpoint whose size exceeds i, when the
-// one before it ends at i), and false when entry i does not start a
-// batch.
-func (l *Log) HistoryAt(i int64) ([]byte, bool, error) {
-	_, signed, starts, err := l.HistoryCovering(i)
-	if err != nil || !starts {
-		return nil, false, err
-	}
-	return signed, true, nil
-}
-
 // deleteHistoryAfter deletes, in txn, every history checkpoint of a size
 // above n: those of entries a truncation removes, and those a copy that
 // spanned transactions stored ahead of its entries.

@@ -299,7 +299,7 @@ func (l *Log) VerifierKey() string { return l.vkey }
 func (l *Log) Key() *formats.LogKey { return l.lkey }
 
 // ReadOnly reports whether the log was opened read-only (OpenReadOnly):
-// WriteState and every append fail.
+// a state index write (UpdateState) and every append fail.
 func (l *Log) ReadOnly() bool { return l.readOnly }
 
 // Size returns the number of entries durably committed.

@@ -1,11 +1,10 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"iter"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -25,21 +24,22 @@ import (
 // the same durable transaction as the entries (StateKeys from Gate.Admit);
 // a writer that does not keep the index (a replica's, an import's, a
 // benchmark's) leaves the binding behind, and the next reader extends it
-// (WriteState). The index is not part of the signed tree: ledger/stateview proves
+// (stateview.Write). Package ledger/stateview reads, extends, checks and
+// drops the index through ViewState and UpdateState. The index is not part of the signed tree: ledger/stateview proves
 // the binding against the signed checkpoint, and the entries a reader
 // replays are proven into it, but which entries are marked and which
 // content keys are stored rests on the local disk, as the runner key does
 // (LIMITATIONS.md); a full replay (ledger verify, audit) compares them.
 const (
-	prefixStateSeen = "s/d" // + the 32-byte content key → the entry's index (8 bytes)
-	prefixStateMark = "s/m" // + the entry's index (8 bytes) → its kind
+	StateSeenPrefix = "s/d" // + the 32-byte content key → the entry's index (8 bytes)
+	StateMarkPrefix = "s/m" // + the entry's index (8 bytes) → its kind
 )
 
 // keyState holds the binding: the size (8 bytes) and root hash (32).
 var keyState = []byte("m/state")
 
-// maxMarkKind bounds a mark's kind, in bytes.
-const maxMarkKind = 32
+// MaxMarkKind bounds a mark's kind, in bytes.
+const MaxMarkKind = 32
 
 // ErrStateMismatch is wrapped by every *StateMismatchError.
 var ErrStateMismatch = errors.New("persisted state does not match the log")
@@ -64,12 +64,6 @@ type StateKeys struct {
 	Mark    string
 }
 
-// IndexedKeys are one entry's StateKeys with its index.
-type IndexedKeys struct {
-	Index int64
-	StateKeys
-}
-
 // StateBinding is the tree a state index covers: its first Size entries,
 // whose root hash is Root.
 type StateBinding struct {
@@ -77,16 +71,12 @@ type StateBinding struct {
 	Root tlog.Hash
 }
 
-// StateMark is a marked entry: its index and kind.
-type StateMark struct {
-	Index int64
-	Kind  string
-}
+// StateSeenKey is the key of content's entry in the state index.
+func StateSeenKey(content [32]byte) []byte { return append([]byte(StateSeenPrefix), content[:]...) }
 
-func seenKey(content [32]byte) []byte { return append([]byte(prefixStateSeen), content[:]...) }
-
-func markKey(i int64) []byte {
-	return binary.BigEndian.AppendUint64([]byte(prefixStateMark), uint64(i))
+// StateMarkKey is the key of entry i's mark in the state index.
+func StateMarkKey(i int64) []byte {
+	return binary.BigEndian.AppendUint64([]byte(StateMarkPrefix), uint64(i))
 }
 
 func bindingBytes(b StateBinding) []byte {
@@ -98,14 +88,14 @@ func putStateKeys(txn Txn, i int64, k StateKeys) error {
 	if k == (StateKeys{}) {
 		return nil
 	}
-	if err := txn.Set(seenKey(k.Content), sizeBytes(i)); err != nil {
+	if err := txn.Set(StateSeenKey(k.Content), sizeBytes(i)); err != nil {
 		return err
 	}
 	if k.Mark != "" {
-		if len(k.Mark) > maxMarkKind {
-			return fmt.Errorf("state mark of entry %d: kind of %d bytes, at most %d", i, len(k.Mark), maxMarkKind)
+		if len(k.Mark) > MaxMarkKind {
+			return fmt.Errorf("state mark of entry %d: kind of %d bytes, at most %d", i, len(k.Mark), MaxMarkKind)
 		}
-		return txn.Set(markKey(i), []byte(k.Mark))
+		return txn.Set(StateMarkKey(i), []byte(k.Mark))
 	}
 	return nil
 }
@@ -142,156 +132,6 @@ func (l *Log) StateBinding() (StateBinding, bool, error) {
 	return b, ok, err
 }
 
-// Seen returns the index of the entry whose content key is content, from
-// the state index, and false when the index holds none. An index at or
-// past the log's size, or a malformed value, is a *StateMismatchError.
-func (l *Log) Seen(content [32]byte) (int64, bool, error) {
-	var i int64
-	found := false
-	err := l.db.View(func(txn Txn) error {
-		v, err := txn.Get(seenKey(content))
-		if errors.Is(err, ErrNoKey) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if len(v) != 8 {
-			return &StateMismatchError{Reason: fmt.Sprintf("content key %s: malformed index", hex.EncodeToString(content[:]))}
-		}
-		i, found = int64(binary.BigEndian.Uint64(v)), true
-		return nil
-	})
-	if err == nil && found && (i < 0 || i >= l.Size()) {
-		return 0, false, &StateMismatchError{Reason: fmt.Sprintf("content key %s points at entry %d, past the log (size %d)", hex.EncodeToString(content[:]), i, l.Size())}
-	}
-	return i, found, err
-}
-
-// Marks returns the marked entries below size, in index order. A
-// malformed key or kind is a *StateMismatchError.
-func (l *Log) Marks(size int64) ([]StateMark, error) {
-	var out []StateMark
-	err := l.db.View(func(txn Txn) error {
-		it := txn.Iterate([]byte(prefixStateMark))
-		defer it.Close()
-		for ; it.Valid(); it.Next() {
-			k := it.Key()
-			if len(k) != len(prefixStateMark)+8 {
-				return &StateMismatchError{Reason: fmt.Sprintf("a mark key of %d bytes", len(k))}
-			}
-			i := int64(binary.BigEndian.Uint64(k[len(prefixStateMark):]))
-			if i < 0 || i >= size {
-				break
-			}
-			v, err := it.Value()
-			if err != nil {
-				return err
-			}
-			if len(v) == 0 || len(v) > maxMarkKind {
-				return &StateMismatchError{Reason: fmt.Sprintf("the mark of entry %d: a kind of %d bytes", i, len(v))}
-			}
-			out = append(out, StateMark{Index: i, Kind: string(v)})
-		}
-		return nil
-	})
-	return out, err
-}
-
-// SeenKeys calls fn with every content key of the state index and the
-// index it points to, in key order, until fn returns an error (which it
-// returns). A malformed value is a *StateMismatchError. For comparing
-// the index with a full replay.
-func (l *Log) SeenKeys(fn func(content [32]byte, index int64) error) error {
-	return l.db.View(func(txn Txn) error {
-		it := txn.Iterate([]byte(prefixStateSeen))
-		defer it.Close()
-		for ; it.Valid(); it.Next() {
-			k := it.Key()
-			v, err := it.Value()
-			if err != nil {
-				return err
-			}
-			if len(k) != len(prefixStateSeen)+32 || len(v) != 8 {
-				return &StateMismatchError{Reason: fmt.Sprintf("a content key of %d bytes with a value of %d", len(k), len(v))}
-			}
-			var c [32]byte
-			copy(c[:], k[len(prefixStateSeen):])
-			if err := fn(c, int64(binary.BigEndian.Uint64(v))); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// WriteState extends the state index by keys, those of the entries from
-// from to b.Size as a reader that verified them built them, and then
-// moves the binding to b, in durable transactions of at most
-// maxLookupBatch entries: the binding last, so that a crash leaves it
-// where it was (the keys written are facts about entries the log holds,
-// and a later reader writes them again). The index must cover exactly
-// the entries before from (its binding's size), or from is 0 (keys for
-// the whole log); b must not pass the log's size. Errors: a
-// *StateMismatchError for a binding elsewhere; Badger's.
-func (l *Log) WriteState(from int64, keys iter.Seq[IndexedKeys], b StateBinding) error {
-	if b.Size > l.Size() || from > b.Size {
-		return fmt.Errorf("state binding at %d entries, extended from %d, past the log (size %d)", b.Size, from, l.Size())
-	}
-	if from > 0 {
-		old, ok, err := l.StateBinding()
-		if err != nil {
-			return err
-		}
-		if !ok || old.Size != from {
-			return &StateMismatchError{Reason: fmt.Sprintf("the keys extend the index from entry %d, and its binding is elsewhere", from)}
-		}
-	}
-	buf := make([]IndexedKeys, 0, maxLookupBatch)
-	flush := func() error {
-		err := l.db.Update(func(txn Txn) error {
-			for _, k := range buf {
-				if err := putStateKeys(txn, k.Index, k.StateKeys); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		buf = buf[:0]
-		return err
-	}
-	for k := range keys {
-		if buf = append(buf, k); len(buf) == cap(buf) {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	return l.db.Update(func(txn Txn) error { return txn.Set(keyState, bindingBytes(b)) })
-}
-
-// DropState removes the state index and its binding, before a reader
-// that found it unusable writes it again from a full replay.
-func (l *Log) DropState() error {
-	if err := l.db.Update(func(txn Txn) error { return txn.Delete(keyState) }); err != nil {
-		return err
-	}
-	for _, prefix := range []string{prefixStateSeen, prefixStateMark} {
-		for {
-			n, err := l.deleteSome([]byte(prefix))
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				break
-			}
-		}
-	}
-	return nil
-}
-
 // moveBinding moves the binding to b in txn when it covers exactly the
 // entries before the batch (first) and a gate wrote the batch's keys. A
 // binding behind stays where it is, for a reader to extend.
@@ -306,27 +146,82 @@ func (l *Log) moveBinding(txn Txn, first int64, b StateBinding) error {
 	return txn.Set(keyState, bindingBytes(b))
 }
 
-// deleteSome deletes up to maxLookupBatch keys under prefix, in one
-// durable transaction, and returns how many it deleted.
-func (l *Log) deleteSome(prefix []byte) (int, error) {
-	var keys [][]byte
-	err := l.db.View(func(txn Txn) error {
-		it := txn.Iterate(prefix)
-		defer it.Close()
-		for ; it.Valid() && len(keys) < maxLookupBatch; it.Next() {
-			keys = append(keys, append([]byte(nil), it.Key()...))
-		}
-		return nil
-	})
-	if err != nil || len(keys) == 0 {
-		return 0, err
+// StateTxn is a transaction on a log's state index only: its content
+// keys (StateSeenPrefix), marks (StateMarkPrefix) and binding. Every
+// other key is refused, so that a reader of the index can change
+// nothing else of the log.
+type StateTxn struct {
+	txn   Txn
+	write bool
+}
+
+// ViewState runs fn in a read transaction on the state index.
+func (l *Log) ViewState(fn func(StateTxn) error) error {
+	return l.db.View(func(txn Txn) error { return fn(StateTxn{txn: txn}) })
+}
+
+// UpdateState runs fn in a durable writing transaction on the state
+// index, committed when fn returns nil.
+func (l *Log) UpdateState(fn func(StateTxn) error) error {
+	return l.db.Update(func(txn Txn) error { return fn(StateTxn{txn: txn, write: true}) })
+}
+
+// inState refuses a key outside the state index.
+func inState(key []byte, write bool, t StateTxn) error {
+	if write && !t.write {
+		return errors.New("state index: a write in a read transaction")
 	}
-	return len(keys), l.db.Update(func(txn Txn) error {
-		for _, k := range keys {
-			if err := txn.Delete(k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	if !bytes.HasPrefix(key, []byte("s/")) && !bytes.Equal(key, keyState) {
+		return fmt.Errorf("state index: key %q is not the index's", key)
+	}
+	return nil
+}
+
+// Get returns the value at key (an error wrapping ErrNoKey when none).
+func (t StateTxn) Get(key []byte) ([]byte, error) {
+	if err := inState(key, false, t); err != nil {
+		return nil, err
+	}
+	return t.txn.Get(key)
+}
+
+// Iterate walks the index's keys under prefix (which must be the
+// index's).
+func (t StateTxn) Iterate(prefix []byte) (Iterator, error) {
+	if err := inState(prefix, false, t); err != nil {
+		return nil, err
+	}
+	return t.txn.Iterate(prefix), nil
+}
+
+// Put writes entry i's keys.
+func (t StateTxn) Put(i int64, k StateKeys) error {
+	if !t.write {
+		return errors.New("state index: a write in a read transaction")
+	}
+	return putStateKeys(t.txn, i, k)
+}
+
+// Bind moves the binding to b.
+func (t StateTxn) Bind(b StateBinding) error {
+	if !t.write {
+		return errors.New("state index: a write in a read transaction")
+	}
+	return t.txn.Set(keyState, bindingBytes(b))
+}
+
+// Unbind removes the binding: the index covers nothing until Bind.
+func (t StateTxn) Unbind() error {
+	if !t.write {
+		return errors.New("state index: a write in a read transaction")
+	}
+	return t.txn.Delete(keyState)
+}
+
+// Delete removes key from the index.
+func (t StateTxn) Delete(key []byte) error {
+	if err := inState(key, true, t); err != nil {
+		return err
+	}
+	return t.txn.Delete(key)
 }

@@ -3,9 +3,6 @@ package ledger
 import (
 	"encoding/binary"
 	"fmt"
-	"time"
-
-	"github.com/writ-ledger/writ/ledger/formats"
 )
 
 // WalkFunc is called by Walk with entry i's bytes and, when entry i
@@ -16,12 +13,12 @@ type WalkFunc func(i int64, entry, history []byte) error
 
 // Walk calls fn with the entries 0 to n-1 in order, in one read
 // transaction, each with the history checkpoint of the batch it starts
-// (what HistoryAt returns for it), at a cost per entry that does not
+// (HistoryCovering's, when entry i starts its batch), at a cost per entry that does not
 // grow with the log and in memory that does not grow with n: what an
 // export reads. It checks nothing but that every entry and history
 // checkpoint is stored. Errors: an entry missing (ErrNotFound, as
 // Entry's), no history checkpoint covering an entry (an
-// *IntegrityError, as HistoryAt's), Badger's, fn's.
+// *IntegrityError, as HistoryCovering's), Badger's, fn's.
 func (l *Log) Walk(n int64, fn WalkFunc) error {
 	return l.db.View(func(txn Txn) error {
 		it := txn.Iterate([]byte{prefixEntry})
@@ -83,7 +80,7 @@ func historySize(k []byte) int64 {
 // batchStart returns, from the history iterator it (left at the first
 // checkpoint of a size of at least i, as the walk moves it), the history
 // checkpoint of the batch that starts at entry i, or nil when entry i
-// does not start one: HistoryAt without a seek.
+// does not start one: HistoryCovering without a seek.
 func batchStart(it Iterator, i int64) ([]byte, error) {
 	for it.Valid() && historySize(it.Key()) < i {
 		it.Next()
@@ -103,53 +100,4 @@ func batchStart(it Iterator, i int64) ([]byte, error) {
 		return nil, &IntegrityError{Index: i, What: "checkpoint history", Detail: ErrHistory.Error() + ": no checkpoint covers the entry"}
 	}
 	return it.Value()
-}
-
-// AcceptedTimes returns a function giving the time the log accepted
-// entry i, for i asked in increasing order: the signed time of the
-// history checkpoint covering it (the first whose size exceeds i),
-// verified under k (nil: the key the log stores) with its size the one
-// it is stored under. It reads one history checkpoint per batch, each in
-// its own read transaction, and keeps only the last. It does not check
-// the checkpoint's root (Verify does). Errors: an *IntegrityError
-// (ErrTampered, with ErrHistory), Badger's.
-func (l *Log) AcceptedTimes(k *formats.LogKey) func(i int64) (time.Time, error) {
-	if k == nil {
-		k = l.lkey
-	}
-	var cur formats.TimedCheckpoint
-	have := false
-	return func(i int64) (time.Time, error) {
-		if have && i < cur.Size {
-			return cur.Time, nil
-		}
-		var size int64
-		var signed []byte
-		err := l.db.View(func(txn Txn) error {
-			it := txn.Iterate([]byte{prefixHistory})
-			defer it.Close()
-			it.Seek(historyKey(i + 1))
-			if !it.Valid() {
-				return &IntegrityError{Index: i, What: "checkpoint history", Detail: ErrHistory.Error() + ": no checkpoint covers the entry"}
-			}
-			if size = historySize(it.Key()); size < 0 {
-				return &IntegrityError{Index: -1, What: "checkpoint history key", Found: fmt.Sprintf("%x", it.Key())}
-			}
-			v, err := it.Value()
-			signed = append([]byte(nil), v...)
-			return err
-		})
-		if err != nil {
-			return time.Time{}, err
-		}
-		tc, err := k.Cosig().Open(signed)
-		if err != nil {
-			return time.Time{}, &IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", size), Detail: fmt.Sprintf("%v: %v", ErrHistory, err)}
-		}
-		if tc.Size != size {
-			return time.Time{}, &IntegrityError{Index: i, What: "history checkpoint size", Expected: fmt.Sprint(size), Found: fmt.Sprint(tc.Size), Detail: ErrHistory.Error()}
-		}
-		cur, have = tc, true
-		return cur.Time, nil
-	}
 }

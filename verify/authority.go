@@ -8,6 +8,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/stateview"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify/internal/replay"
 )
@@ -164,7 +165,7 @@ func (g gate) Settle() {
 	g.a.State.Settle()
 	if g.a.persisted {
 		// What was applied is durable with its keys, or was reset.
-		g.a.State.Persisted(g.a.Log)
+		g.a.State.Persisted(stateview.NewIndex(g.a.Log))
 	}
 }
 

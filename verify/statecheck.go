@@ -7,6 +7,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/stateview"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -35,14 +36,14 @@ func (e *StateDivergenceError) Unwrap() error { return ErrStateDiverged }
 // a full replay applies, for CheckStateIndex; Applied is the replay's
 // applied callback, then (optionally) next.
 type StateMarks struct {
-	Marks []ledger.StateMark
+	Marks []stateview.Mark
 	Next  func(*delegation.Applied)
 }
 
 // Applied records a when it changed the state, then calls m.Next.
 func (m *StateMarks) Applied(a *delegation.Applied) {
 	if a.Kind != schemas.KindInstruction {
-		m.Marks = append(m.Marks, ledger.StateMark{Index: a.Index, Kind: string(a.Kind)})
+		m.Marks = append(m.Marks, stateview.Mark{Index: a.Index, Kind: string(a.Kind)})
 	}
 	if m.Next != nil {
 		m.Next(a)
@@ -61,7 +62,7 @@ func (m *StateMarks) Applied(a *delegation.Applied) {
 // used: the next act rebuilds it). The first difference is a
 // *StateDivergenceError (ErrStateDiverged, ledger.ErrTampered). Memory:
 // one bit per entry below the binding.
-func CheckStateIndex(l *ledger.Log, st *delegation.State, marks []ledger.StateMark) error {
+func CheckStateIndex(l *ledger.Log, st *delegation.State, marks []stateview.Mark) error {
 	b, ok, err := l.StateBinding()
 	var me *ledger.StateMismatchError
 	switch {
@@ -79,7 +80,7 @@ func CheckStateIndex(l *ledger.Log, st *delegation.State, marks []ledger.StateMa
 	if root != b.Root {
 		return nil // not a prefix of the log: never used either
 	}
-	stored, err := l.Marks(b.Size)
+	stored, err := stateview.NewIndex(l).Marks(b.Size)
 	if errors.As(err, &me) {
 		return &StateDivergenceError{Item: "the marks", Persisted: me.Reason, Replayed: "well-formed marks"}
 	} else if err != nil {
@@ -92,12 +93,12 @@ func CheckStateIndex(l *ledger.Log, st *delegation.State, marks []ledger.StateMa
 }
 
 // compareMarks names the first entry below n whose mark differs.
-func compareMarks(stored, replayed []ledger.StateMark, n int64) error {
+func compareMarks(stored, replayed []stateview.Mark, n int64) error {
 	for len(replayed) > 0 && replayed[len(replayed)-1].Index >= n {
 		replayed = replayed[:len(replayed)-1]
 	}
 	for i := 0; i < len(stored) || i < len(replayed); i++ {
-		var s, r ledger.StateMark
+		var s, r stateview.Mark
 		if i < len(stored) {
 			s = stored[i]
 		}
@@ -122,7 +123,7 @@ func compareMarks(stored, replayed []ledger.StateMark, n int64) error {
 // that every entry below n has one.
 func compareContent(l *ledger.Log, st *delegation.State, n int64) error {
 	have := make([]uint64, (n+63)/64)
-	err := l.SeenKeys(func(c [32]byte, i int64) error {
+	err := stateview.NewIndex(l).SeenKeys(func(c [32]byte, i int64) error {
 		want, ok := st.ContentKey(i)
 		switch {
 		case !ok:

@@ -5,11 +5,12 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/stateview"
 	"github.com/writ-ledger/writ/schemas"
 )
 
 // StateIndexer collects what a replay into an authority state adds to the
-// log's state index (ledger.Log.WriteState): each applied record's
+// log's state index (stateview.Index.Write): each applied record's
 // content key, and the kind of each that changed the state (every kind
 // but an instruction), so that a writer that stores entries without the
 // append gate (a replica's sync) keeps the index beside them, and the
@@ -19,9 +20,9 @@ import (
 // key per entry applied. A StateIndexer is used by one goroutine.
 type StateIndexer struct {
 	st    *delegation.State
-	from  int64                // the first entry the replay applies
-	marks []ledger.IndexedKeys // marked entries, for a state from 0
-	keys  []ledger.IndexedKeys // every entry, for a state over a persisted one
+	from  int64                   // the first entry the replay applies
+	marks []stateview.IndexedKeys // marked entries, for a state from 0
+	keys  []stateview.IndexedKeys // every entry, for a state over a persisted one
 }
 
 // NewStateIndexer returns an indexer of the entries from from on that a
@@ -32,7 +33,7 @@ func NewStateIndexer(st *delegation.State, from int64) *StateIndexer {
 
 // Applied records a; it is the replay's applied callback (replay.Apply).
 func (x *StateIndexer) Applied(a *delegation.Applied) {
-	k := ledger.IndexedKeys{Index: a.Index, StateKeys: stateKeys(a)}
+	k := stateview.IndexedKeys{Index: a.Index, StateKeys: stateKeys(a)}
 	if _, ok := x.st.ContentKey(a.Index); ok {
 		if k.Mark != "" {
 			x.marks = append(x.marks, k)
@@ -44,22 +45,22 @@ func (x *StateIndexer) Applied(a *delegation.Applied) {
 
 // Write writes the keys of the entries from x's first to b.Size (every
 // one the replay applied) to l's state index and moves its binding to b
-// (ledger.Log.WriteState); the state's lookups then go to l
+// (stateview.Index.Write); the state's lookups then go to l
 // (delegation.State.Persisted), and x is spent. Errors: the replay did
-// not apply exactly those entries; WriteState's.
+// not apply exactly those entries; stateview.Index.Write's.
 func (x *StateIndexer) Write(l *ledger.Log, b ledger.StateBinding) error {
 	if x.st.Size() != b.Size {
 		return fmt.Errorf("the state covers %d entries, the binding %d", x.st.Size(), b.Size)
 	}
-	keys := func(yield func(ledger.IndexedKeys) bool) {
+	keys := func(yield func(stateview.IndexedKeys) bool) {
 		marks, rest := x.marks, x.keys
 		for i := x.from; i < b.Size; i++ {
-			var k ledger.IndexedKeys
+			var k stateview.IndexedKeys
 			switch c, ok := x.st.ContentKey(i); {
 			case len(marks) > 0 && marks[0].Index == i:
 				k, marks = marks[0], marks[1:]
 			case ok:
-				k = ledger.IndexedKeys{Index: i, StateKeys: ledger.StateKeys{Content: c}}
+				k = stateview.IndexedKeys{Index: i, StateKeys: ledger.StateKeys{Content: c}}
 			case len(rest) > 0 && rest[0].Index == i:
 				k, rest = rest[0], rest[1:]
 			default:
@@ -73,10 +74,10 @@ func (x *StateIndexer) Write(l *ledger.Log, b ledger.StateBinding) error {
 	if err := x.checkCovered(b.Size); err != nil {
 		return err
 	}
-	if err := l.WriteState(x.from, keys, b); err != nil {
+	if err := stateview.NewIndex(l).Write(x.from, keys, b); err != nil {
 		return err
 	}
-	x.st.Persisted(l)
+	x.st.Persisted(stateview.NewIndex(l))
 	x.marks, x.keys = nil, nil
 	return nil
 }

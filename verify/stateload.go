@@ -39,7 +39,7 @@ func loadPersisted(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
 	if b.Size > 0 && (len(v.Marks) == 0 || v.Marks[0].Index != 0) {
 		return nil, &ledger.StateMismatchError{Reason: "entry 0 (the first root) is not marked"}
 	}
-	st := delegation.NewStateOver(log)
+	st := delegation.NewStateOver(stateview.NewIndex(log))
 	for _, m := range v.Marks {
 		a, err := applyProven(st, v, m.Index)
 		if err != nil {
@@ -52,7 +52,7 @@ func loadPersisted(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
 	if err := st.Skip(b.Size); err != nil {
 		return nil, err
 	}
-	st.Persisted(log) // the marked entries' content keys are the index's
+	st.Persisted(stateview.NewIndex(log)) // the marked entries' content keys are the index's
 	x := NewStateIndexer(st, b.Size)
 	for i := b.Size; i < cp.Size; i++ {
 		a, err := applyProven(st, v, i)
@@ -102,7 +102,7 @@ func loadReplayed(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
 	if log.ReadOnly() {
 		return a, nil
 	}
-	if err := log.DropState(); err != nil {
+	if err := stateview.NewIndex(log).Drop(); err != nil {
 		return nil, err
 	}
 	if err := x.Write(log, ledger.StateBinding{Size: cp.Size, Root: cp.Hash}); err != nil {

@@ -13,7 +13,7 @@ import (
 
 // exportByEntry is Export as it was before it walked the logs: each
 // entry read on its own (Entry), with its batch's history checkpoint
-// (HistoryAt). Export must write exactly its bytes.
+// (HistoryCovering, when entry j starts its batch). Export must write exactly its bytes.
 func exportByEntry(t *testing.T, names []string, logs []*ledger.Log) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -33,7 +33,7 @@ func exportByEntry(t *testing.T, names []string, logs []*ledger.Log) []byte {
 		must(writeItem(bw, ExportedLog{Name: names[i], Origin: l.Origin(), VKey: l.VerifierKey(), Size: cp.Size, Checkpoint: string(signed), History: l.HasHistory()}))
 		for j := int64(0); j < cp.Size; j++ {
 			if l.HasHistory() {
-				h, ok, err := l.HistoryAt(j)
+				_, h, ok, err := l.HistoryCovering(j)
 				must(err)
 				if ok {
 					must(writeItem(bw, string(h)))

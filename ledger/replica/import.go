@@ -94,7 +94,7 @@ type ImportOptions struct {
 	Resume func(name string, l *ledger.Log) (bool, error)
 	// Stored, when set, is called with a section's log once its entries
 	// and signed checkpoint are stored: the caller extends the log's
-	// persisted state by what its Check saw (ledger.Log.WriteState). An
+	// persisted state by what its Check saw (stateview.Index.Write). An
 	// error is Import's, the entries staying stored (the next reader
 	// extends the state itself).
 	Stored func(name string, l *ledger.Log) error
@@ -148,23 +148,11 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 	}
 	var out []ImportedLog
 	for _, p := range plan {
-		sec, err := x.Next()
+		l, err := copySection(dir, x, p, locals)
 		if err != nil {
-			return out, fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
-		}
-		if sec.Name != p.sec.Name || sec.Checkpoint != p.sec.Checkpoint || sec.VKey != p.sec.VKey || sec.Origin != p.sec.Origin {
-			return out, fmt.Errorf("%w: the export changed between the verifying and the copying pass (section %s); nothing more imported", ErrExport, sec.Name)
-		}
-		l := locals[sec.Name]
-		if l == nil {
-			if l, err = ledger.CreateReplica(filepath.Join(dir, sectionDir(sec.Name)), sec.Origin, sec.VKey, sec.History); err != nil {
-				return out, err
-			}
-			locals[sec.Name] = l
-		}
-		if err := copyFrom(l, x, sec, p); err != nil {
 			return out, err
 		}
+		sec := p.sec
 		out = append(out, ImportedLog{Name: sec.Name, Origin: sec.Origin, Before: p.before, After: sec.Size, Recovered: recovered[sec.Name], Checkpoint: p.cp})
 		if opts.Stored != nil {
 			if err := opts.Stored(sec.Name, l); err != nil {
@@ -174,6 +162,27 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 	}
 	opts.Progress.Report(2*fi.Size(), 2*fi.Size())
 	return out, nil
+}
+
+// copySection copies the next section of x, which the verifying pass
+// planned as p, into its local log (created in dir when locals has none),
+// and returns that log.
+func copySection(dir string, x *ExportReader, p importPlan, locals map[string]*ledger.Log) (*ledger.Log, error) {
+	sec, err := x.Next()
+	if err != nil {
+		return nil, fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
+	}
+	if sec.Name != p.sec.Name || sec.Checkpoint != p.sec.Checkpoint || sec.VKey != p.sec.VKey || sec.Origin != p.sec.Origin {
+		return nil, fmt.Errorf("%w: the export changed between the verifying and the copying pass (section %s); nothing more imported", ErrExport, sec.Name)
+	}
+	l := locals[sec.Name]
+	if l == nil {
+		if l, err = ledger.CreateReplica(filepath.Join(dir, sectionDir(sec.Name)), sec.Origin, sec.VKey, sec.History); err != nil {
+			return nil, err
+		}
+		locals[sec.Name] = l
+	}
+	return l, copyFrom(l, x, sec, p)
 }
 
 // openLocals opens the local logs of dir into locals, for writing (the
@@ -338,7 +347,7 @@ func newPrefixWatch(sec *ExportedLog, local *ledger.Log, key *formats.LogKey, lo
 	pw := &prefixWatch{sec: sec, local: local, localCP: localCP}
 	pw.at = func(int64) (time.Time, error) { return time.Time{}, nil }
 	if local != nil && local.HasHistory() {
-		pw.at = local.AcceptedTimes(key)
+		pw.at = acceptedTimes(local, key)
 	}
 	return pw
 }

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
@@ -133,4 +134,35 @@ func (w *floorWatch) check(what string, cp formats.Checkpoint) error {
 		}
 	}
 	return nil
+}
+
+// acceptedTimes returns a function giving the time l accepted entry i,
+// for i asked in increasing order: the signed time of the history
+// checkpoint covering it (ledger.Log.HistoryCovering), verified under k
+// with its size the one it is stored under. It reads one history
+// checkpoint per batch and keeps only the last. It does not check the
+// checkpoint's root (ledger.Log.Verify does). Errors: an
+// *ledger.IntegrityError (ledger.ErrTampered, with ledger.ErrHistory),
+// Badger's.
+func acceptedTimes(l *ledger.Log, k *formats.LogKey) func(i int64) (time.Time, error) {
+	var cur formats.TimedCheckpoint
+	have := false
+	return func(i int64) (time.Time, error) {
+		if have && i < cur.Size {
+			return cur.Time, nil
+		}
+		size, signed, _, err := l.HistoryCovering(i)
+		if err != nil {
+			return time.Time{}, err
+		}
+		tc, err := k.Cosig().Open(signed)
+		if err != nil {
+			return time.Time{}, &ledger.IntegrityError{Index: i, What: fmt.Sprintf("history checkpoint of size %d", size), Detail: fmt.Sprintf("%v: %v", ledger.ErrHistory, err)}
+		}
+		if tc.Size != size {
+			return time.Time{}, &ledger.IntegrityError{Index: i, What: "history checkpoint size", Expected: fmt.Sprint(size), Found: fmt.Sprint(tc.Size), Detail: ledger.ErrHistory.Error()}
+		}
+		cur, have = tc, true
+		return cur.Time, nil
+	}
 }

@@ -73,7 +73,7 @@ type SyncOptions struct {
 	Resume func(l *ledger.Log, covered bool) error
 	// Stored, when set, is called with the replica once the new entries
 	// and their checkpoint are stored: the caller extends the replica's
-	// persisted state by what its Check saw (ledger.Log.WriteState). An
+	// persisted state by what its Check saw (stateview.Index.Write). An
 	// error is Sync's, the entries staying stored: the next reader
 	// extends the state itself.
 	Stored func(l *ledger.Log) error

@@ -32,7 +32,7 @@ type View struct {
 	Binding ledger.StateBinding
 	// Marks are the entries below Binding.Size that changed the state, in
 	// order.
-	Marks []ledger.StateMark
+	Marks []Mark
 
 	l       *ledger.Log
 	key     *formats.LogKey
@@ -91,7 +91,7 @@ func Open(l *ledger.Log, k *formats.LogKey) (*View, error) {
 		return nil, &ledger.StateMismatchError{Reason: fmt.Sprintf("the binding (%d entries, root %x) is not a prefix of the signed tree: %v", b.Size, b.Root[:], err)}
 	}
 	v.Binding = b
-	if v.Marks, err = l.Marks(b.Size); err != nil {
+	if v.Marks, err = NewIndex(l).Marks(b.Size); err != nil {
 		return nil, err
 	}
 	return v, nil

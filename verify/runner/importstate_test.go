@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
+	"github.com/writ-ledger/writ/ledger/stateview"
 	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/audit"
 	"github.com/writ-ledger/writ/verify/runner"
@@ -48,7 +49,7 @@ func TestImportExtendsPersistedState(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := l.DropState(); err != nil {
+				if err := stateview.NewIndex(l).Drop(); err != nil {
 					t.Fatal(err)
 				}
 				l.Close()

@@ -13,6 +13,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
+	"github.com/writ-ledger/writ/ledger/stateview"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"github.com/writ-ledger/writ/ledger/witness"
 	"github.com/writ-ledger/writ/verify"
@@ -144,7 +145,7 @@ func (r *Replica) sync(ctx context.Context) (replica.Synced, error) {
 // persisted (verify.LoadAuthority: extended by what is new, or replayed
 // whole when it cannot be used).
 func (r *Replica) resume(l *ledger.Log, covered bool) error {
-	if covered && r.st != nil && r.st.Rebind(l) == nil {
+	if covered && r.st != nil && r.st.Rebind(stateview.NewIndex(l)) == nil {
 		return nil
 	}
 	a, err := verify.LoadAuthority(l, r.VKey)

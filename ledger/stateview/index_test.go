@@ -1,10 +1,11 @@
-package ledger_test
+package stateview_test
 
 import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,19 +17,23 @@ import (
 	"github.com/writ-ledger/writ/ledger/stateview"
 )
 
-// markGate admits every entry and keeps, as a state index, its content
-// key and a mark for entries that start with "m".
-type markGate struct{}
+// writer is an authority log whose clock advances as the test says.
+type writer struct {
+	*ledger.Log
+	dir string
+	now time.Time
+}
 
-func (markGate) Mark() int64 { return 0 }
-func (markGate) Reset(int64) {}
-func (markGate) Settle()     {}
-func (markGate) Admit(e []byte, _ any, _ time.Time) (ledger.StateKeys, error) {
-	k := ledger.StateKeys{Content: sha256.Sum256(e)}
-	if strings.HasPrefix(string(e), "m") {
-		k.Mark = "mark"
+func newWriter(t *testing.T) *writer {
+	t.Helper()
+	w := &writer{dir: filepath.Join(t.TempDir(), "log"), now: time.Unix(1_700_000_000, 0)}
+	l, err := ledger.CreateWithHistory(w.dir, "example.com/state", testkit.Key(t, 1), func() time.Time { return w.now })
+	if err != nil {
+		t.Fatal(err)
 	}
-	return k, nil
+	w.Log = l
+	t.Cleanup(func() { w.Close() })
+	return w
 }
 
 // TestStateIndexMovesWithGatedAppends: a new authority log's index covers
@@ -37,11 +42,11 @@ func (markGate) Admit(e []byte, _ any, _ time.Time) (ledger.StateKeys, error) {
 // leaves the binding behind, and stateview.Open proves it a prefix of the
 // signed tree with the marks below it.
 func TestStateIndexMovesWithGatedAppends(t *testing.T) {
-	w := newHistoryWriter(t)
+	w := newWriter(t)
 	if b, ok, err := w.StateBinding(); err != nil || !ok || b.Size != 0 {
 		t.Fatalf("new log's binding = %+v %v %v, want size 0", b, ok, err)
 	}
-	w.SetGate(markGate{})
+	w.SetGate(gate{})
 	if _, err := w.Append([][]byte{[]byte("m-root"), []byte("i-0"), []byte("m-1")}); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +57,7 @@ func TestStateIndexMovesWithGatedAppends(t *testing.T) {
 	if b, _, _ := w.StateBinding(); b.Size != 3 || b.Root != cp.Hash {
 		t.Fatalf("binding after a gated append = %+v, want the checkpoint's size 3 and root", b)
 	}
-	if i, ok, err := w.Seen(sha256.Sum256([]byte("i-0"))); err != nil || !ok || i != 1 {
+	if i, ok, err := stateview.NewIndex(w.Log).Seen(sha256.Sum256([]byte("i-0"))); err != nil || !ok || i != 1 {
 		t.Fatalf("Seen(i-0) = %d %v %v, want entry 1", i, ok, err)
 	}
 	w.SetGate(nil)
@@ -67,7 +72,7 @@ func TestStateIndexMovesWithGatedAppends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ledger.StateMark{{Index: 0, Kind: "mark"}, {Index: 2, Kind: "mark"}}
+	want := []stateview.Mark{{Index: 0, Kind: "mark"}, {Index: 2, Kind: "mark"}}
 	if v.Binding.Size != 3 || v.Checkpoint.Size != 4 || !slices.Equal(v.Marks, want) {
 		t.Fatalf("stateview.Open = binding %d, checkpoint %d, marks %v; want 3, 4, %v", v.Binding.Size, v.Checkpoint.Size, v.Marks, want)
 	}
@@ -75,15 +80,15 @@ func TestStateIndexMovesWithGatedAppends(t *testing.T) {
 	if err != nil || string(e) != "m-late" || !at.Equal(w.now) {
 		t.Fatalf("Entry(3) = %q at %v (%v), want m-late at %v", e, at, err, w.now)
 	}
-	if err := w.WriteState(2, slices.Values([]ledger.IndexedKeys{{Index: 3}}), ledger.StateBinding{Size: 4, Root: v.Checkpoint.Hash}); !errors.Is(err, ledger.ErrStateMismatch) {
-		t.Fatalf("WriteState from 2 with the binding at 3: %v, want ErrStateMismatch", err)
+	if err := stateview.NewIndex(w.Log).Write(2, slices.Values([]stateview.IndexedKeys{{Index: 3}}), ledger.StateBinding{Size: 4, Root: v.Checkpoint.Hash}); !errors.Is(err, ledger.ErrStateMismatch) {
+		t.Fatalf("Write from 2 with the binding at 3: %v, want ErrStateMismatch", err)
 	}
-	late := ledger.IndexedKeys{Index: 3, StateKeys: ledger.StateKeys{Content: sha256.Sum256([]byte("m-late")), Mark: "mark"}}
-	if err := w.WriteState(3, slices.Values([]ledger.IndexedKeys{late}), ledger.StateBinding{Size: 4, Root: v.Checkpoint.Hash}); err != nil {
+	late := stateview.IndexedKeys{Index: 3, StateKeys: ledger.StateKeys{Content: sha256.Sum256([]byte("m-late")), Mark: "mark"}}
+	if err := stateview.NewIndex(w.Log).Write(3, slices.Values([]stateview.IndexedKeys{late}), ledger.StateBinding{Size: 4, Root: v.Checkpoint.Hash}); err != nil {
 		t.Fatal(err)
 	}
 	if v, err = stateview.Open(w.Log, nil); err != nil || v.Binding.Size != 4 || len(v.Marks) != 3 {
-		t.Fatalf("after WriteState: %+v %v, want the binding at 4 with 3 marks", v, err)
+		t.Fatalf("after Write: %+v %v, want the binding at 4 with 3 marks", v, err)
 	}
 }
 
@@ -109,8 +114,8 @@ func TestStateViewRefusesAnIndexThatDoesNotMatch(t *testing.T) {
 		}, "the mark of entry 1: a kind of 0 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newHistoryWriter(t)
-			w.SetGate(markGate{})
+			w := newWriter(t)
+			w.SetGate(gate{})
 			if _, err := w.Append([][]byte{[]byte("m-root"), []byte("i-0"), []byte("m-1")}); err != nil {
 				t.Fatal(err)
 			}
@@ -132,26 +137,26 @@ func TestStateViewRefusesAnIndexThatDoesNotMatch(t *testing.T) {
 	}
 }
 
-// TestDropState: DropState removes every key of the index and its
+// TestDrop: Drop removes every key of the index and its
 // binding.
-func TestDropState(t *testing.T) {
-	w := newHistoryWriter(t)
-	w.SetGate(markGate{})
+func TestDrop(t *testing.T) {
+	w := newWriter(t)
+	w.SetGate(gate{})
 	if _, err := w.Append(markedEntries(4000)); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.DropState(); err != nil {
+	if err := stateview.NewIndex(w.Log).Drop(); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, err := w.StateBinding(); ok || err != nil {
-		t.Fatalf("binding after DropState: %v %v", ok, err)
+		t.Fatalf("binding after Drop: %v %v", ok, err)
 	}
-	if m, err := w.Marks(w.Size()); len(m) != 0 || err != nil {
-		t.Fatalf("marks after DropState: %d %v", len(m), err)
+	if m, err := stateview.NewIndex(w.Log).Marks(w.Size()); len(m) != 0 || err != nil {
+		t.Fatalf("marks after Drop: %d %v", len(m), err)
 	}
 	n := 0
-	if err := w.SeenKeys(func([32]byte, int64) error { n++; return nil }); n != 0 || err != nil {
-		t.Fatalf("content keys after DropState: %d %v", n, err)
+	if err := stateview.NewIndex(w.Log).SeenKeys(func([32]byte, int64) error { n++; return nil }); n != 0 || err != nil {
+		t.Fatalf("content keys after Drop: %d %v", n, err)
 	}
 }
 
