@@ -289,8 +289,11 @@ func (l *Log) DropState() error {
 				}
 				return nil
 			})
-			if err != nil || len(keys) == 0 {
+			if err != nil {
 				return err
+			}
+			if len(keys) == 0 {
+				break // this prefix is empty: on to the next
 			}
 			err = l.db.Update(func(txn Txn) error {
 				for _, k := range keys {
