@@ -194,6 +194,7 @@ func TestStateTamperDivergence(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tl := newTamperLedger(t)
 			tl.edit(t, func(txn *badger.Txn) error { return tc.edit(tl, txn) })
+			observeDiverged(t, tl)
 			checkDiverged(t, tl, tc.item(tl))
 			if err := verify.RebuildState(tl.d, nil); err != nil {
 				t.Fatalf("RebuildState: %v", err)
@@ -206,6 +207,26 @@ func TestStateTamperDivergence(t *testing.T) {
 			}
 		})
 	}
+}
+
+// observeDiverged logs what a read-only load makes of the edited index:
+// whether it noticed (and replayed), and the first answer in which its
+// state differs from the full replay's. It asserts nothing: below a
+// binding that verifies, the index rests on the local disk (ledger/state.go).
+func observeDiverged(t *testing.T, tl *tamperLedger) {
+	l, err := ledger.OpenReadOnly(tl.d.AuthorityStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	a, err := verify.LoadAuthority(l, nil)
+	if err != nil {
+		t.Logf("incremental load: %v", err)
+		return
+	}
+	ref, _ := fullReplay(t, l)
+	t.Logf("incremental load: replayed %q; differs from the full replay at: %s", a.Replayed,
+		statequery.Diff(statequery.Answers(a.State, tl.u), statequery.Answers(ref, tl.u)))
 }
 
 func entryItem(i int64) func(*tamperLedger) string {
@@ -234,5 +255,40 @@ func checkDiverged(t *testing.T, tl *tamperLedger, item string) {
 	if rep.OK || rep.Failure == nil || rep.Failure.Log != "authority" || !errors.Is(rep.Failure.Cause, verify.ErrStateDiverged) ||
 		!errors.As(rep.Failure.Cause, &de) || de.Item != item {
 		t.Fatalf("audit: ok %v, failure %+v; want the authority log's state diverged at %s", rep.OK, rep.Failure, item)
+	}
+}
+
+// TestStateTamperDuplicateAdmitted: a content key deleted from the index
+// must not let the writer append a record whose content the log already
+// holds. The writer's load extends the index (it cannot see the key is
+// missing) and judges duplicates by it; if it admitted the copy, the log
+// would hold a signed entry that every full replay refuses (RebuildState,
+// the audit, a fresh replica's sync), with nothing short of truncation
+// to repair it.
+//
+// It fails today: the copy is appended, and RebuildState then refuses
+// entry 9 as a duplicate of entry 3.
+func TestStateTamperDuplicateAdmitted(t *testing.T) {
+	tl := newTamperLedger(t)
+	ro, err := ledger.OpenReadOnly(tl.d.AuthorityStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ro.Entry(3) // an instruction by a key still delegated
+	ro.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl.edit(t, func(txn *badger.Txn) error { return txn.Delete(keyContent(tl.applied[3].Content)) })
+	a, _, err := verify.AppendRecords(tl.d, [][]byte{again}, tl.unlock)
+	if a != nil {
+		a.Log.Close()
+	}
+	var re *delegation.RecordError
+	if !errors.As(err, &re) || re.Rule != delegation.RuleDuplicate {
+		t.Errorf("appending entry 3 again: %v, want it refused as %s", err, delegation.RuleDuplicate)
+	}
+	if err := verify.RebuildState(tl.d, nil); err != nil {
+		t.Fatalf("the log no longer replays: %v", err)
 	}
 }
