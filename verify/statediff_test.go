@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,11 +54,14 @@ func sameAnswers(t testing.TB, what string, got, want *delegation.State, u state
 // diffCoverage counts what the sequences exercised: each label accepted
 // and each rule refused, over every seed.
 type diffCoverage struct {
+	mu       sync.Mutex
 	accepted map[string]int
 	refused  map[string]int
 }
 
 func (c *diffCoverage) note(label string, err error, raw bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var re *delegation.RecordError
 	switch {
 	case err == nil && raw:
@@ -113,12 +119,25 @@ func (c *diffCoverage) check(t *testing.T) {
 // (verify.CheckStateIndex).
 func TestStateDifferential(t *testing.T) {
 	cov := &diffCoverage{accepted: map[string]int{}, refused: map[string]int{}}
-	for seed := range uint64(8) {
-		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { runDiffSeed(t, seed, 40, cov) })
-	}
+	t.Run("seeds", func(t *testing.T) {
+		for seed := range diffSeeds() {
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				t.Parallel() // most of a step is Badger's open and fsync
+				runDiffSeed(t, seed, 40, cov)
+			})
+		}
+	})
 	if !t.Failed() {
 		cov.check(t)
 	}
+}
+
+// diffSeeds is 8 by default; WRIT_STATEDIFF_SEEDS=100 runs more.
+func diffSeeds() uint64 {
+	if n, err := strconv.ParseUint(os.Getenv("WRIT_STATEDIFF_SEEDS"), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 8
 }
 
 func runDiffSeed(t *testing.T, seed uint64, steps int, cov *diffCoverage) {
