@@ -123,7 +123,7 @@ func TestStateDifferential(t *testing.T) {
 		for seed := range diffSeeds() {
 			t.Run(fmt.Sprint(seed), func(t *testing.T) {
 				t.Parallel() // most of a step is Badger's open and fsync
-				runDiffSeed(t, seed, 40, cov)
+				runDiffSeed(t, seed, diffSteps(), cov)
 			})
 		}
 	})
@@ -132,12 +132,17 @@ func TestStateDifferential(t *testing.T) {
 	}
 }
 
-// diffSeeds is 8 by default; WRIT_STATEDIFF_SEEDS=100 runs more.
-func diffSeeds() uint64 {
-	if n, err := strconv.ParseUint(os.Getenv("WRIT_STATEDIFF_SEEDS"), 10, 64); err == nil && n > 0 {
+// diffSeeds and diffSteps are 8 sequences of 40 acts by default;
+// WRIT_STATEDIFF_SEEDS and WRIT_STATEDIFF_STEPS run more.
+func diffSeeds() uint64 { return uint64(envCount("WRIT_STATEDIFF_SEEDS", 8)) }
+
+func diffSteps() int { return envCount("WRIT_STATEDIFF_STEPS", 40) }
+
+func envCount(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n
 	}
-	return 8
+	return def
 }
 
 func runDiffSeed(t *testing.T, seed uint64, steps int, cov *diffCoverage) {
@@ -149,11 +154,18 @@ func runDiffSeed(t *testing.T, seed uint64, steps int, cov *diffCoverage) {
 		w.advance()
 		diffStep(t, w, dir, key, step, cov)
 	}
-	l, err := ledger.OpenReadOnly(dir)
+	// A last load for writing extends the index past any entry appended
+	// without the gate.
+	l, err := ledger.Open(dir, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	if a, err := verify.LoadAuthority(l, nil); err != nil {
+		t.Fatalf("the last load: %v", err)
+	} else if a.Replayed != "" {
+		t.Fatalf("the last load replayed: %s", a.Replayed)
+	}
 	ref, marks := fullReplay(t, l)
 	if err := verify.CheckStateIndex(l, ref, marks.Marks); err != nil {
 		t.Fatalf("the persisted index after %d steps: %v", steps, err)
