@@ -128,6 +128,17 @@ func (w *diffWorld) live() []diffGrant {
 	return out
 }
 
+// nextBatch returns the records of step's append call: one record, or
+// (one step in five) two, appended all or none.
+func (w *diffWorld) nextBatch(step int) ([][]byte, string) {
+	e, label := w.next(step)
+	if step == 0 || w.rng.IntN(5) > 0 {
+		return [][]byte{e}, label
+	}
+	e2, _ := w.next(step)
+	return [][]byte{e, e2}, "batch"
+}
+
 // next returns the record of step and a label saying what it is meant to
 // be.
 func (w *diffWorld) next(step int) ([]byte, string) {
@@ -294,6 +305,15 @@ func (w *diffWorld) pin() ([]byte, string) {
 // quarantine is a quarantine or a lift, by the root threshold or a
 // delegate; some are dated before the act in force was accepted.
 func (w *diffWorld) quarantine() ([]byte, string) {
+	w.quarantines++
+	for _, m := range []string{"runner-1", "runner-2"} {
+		if at, ok := w.quar[m]; ok && w.quarantines%2 == 0 && w.root.IssuedAt < at {
+			// Dated before the act in force was accepted (and after the
+			// root was issued): superseded.
+			q := &schemas.Quarantine{V: 1, Machine: m, IssuedAt: at - 1}
+			return w.seal(q, w.rootSigners()...), "quarantine-stale"
+		}
+	}
 	m := fmt.Sprintf("runner-%d", 1+w.rng.IntN(2))
 	q := &schemas.Quarantine{V: 1, Machine: m, IssuedAt: w.issued()}
 	label := "quarantine"
@@ -302,11 +322,7 @@ func (w *diffWorld) quarantine() ([]byte, string) {
 	} else if w.rng.IntN(2) == 0 {
 		q.Until = w.now.Add(time.Duration(10+w.rng.IntN(180)) * time.Minute).Unix()
 	}
-	w.quarantines++
-	if at, ok := w.quar[m]; ok && w.quarantines%3 == 0 {
-		q.IssuedAt = at - 60 // before the act in force: superseded
-	}
-	if w.rng.IntN(5) < 2 {
+	if w.rng.IntN(2) == 0 {
 		return w.seal(q, w.grantKey(schemas.ActionQuarantine)), label + "-by-delegate"
 	}
 	return w.seal(q, w.rootSigners()...), label

@@ -80,10 +80,13 @@ func (c *diffCoverage) note(label string, err error, raw bool) {
 // into refusing everything (or nothing) would prove little.
 func (c *diffCoverage) check(t *testing.T) {
 	for _, l := range []string{"root", "rotation", "delegation", "subdelegation", "revoke-key", "revoke-record", "revoke-retired",
-		"pin", "quarantine", "lift", "quarantine-by-delegate", "downgrade", "issuer", "instruction", "raw append"} {
+		"pin", "quarantine", "lift", "downgrade", "issuer", "instruction", "raw append", "batch"} {
 		if c.accepted[l] == 0 {
 			t.Errorf("no %s was accepted in any sequence", l)
 		}
+	}
+	if c.accepted["quarantine-by-delegate"]+c.accepted["lift-by-delegate"] == 0 {
+		t.Errorf("no delegate's quarantine or lift was accepted in any sequence")
 	}
 	for _, r := range []string{delegation.RuleDuplicate, delegation.RuleUnknownKey, delegation.RuleThreshold, delegation.RuleNotAttenuated,
 		delegation.RuleRevoked, delegation.RuleRootKey, delegation.RuleUnknownTarget, delegation.RuleIssuedAt, delegation.RuleRootVersion,
@@ -195,19 +198,19 @@ func diffStep(t *testing.T, w *diffWorld, dir string, key *sign.PrivateKey, step
 	}
 	ref, _ := fullReplay(t, l)
 	sameAnswers(t, fmt.Sprintf("step %d, loaded", step), a.State, ref, w.universe())
-	entry, label := w.next(step)
-	want, wantErr := ref.Apply(entry, w.now)
-	raw := wantErr == nil && step > 0 && w.rng.IntN(6) == 0
+	entries, label := w.nextBatch(step)
+	wants, wantErr := refApply(ref, entries, w.now)
+	raw := wantErr == nil && len(entries) == 1 && step > 0 && w.rng.IntN(6) == 0
 	if raw {
 		l.Close()
-		rawAppend(t, dir, key, w.clock, entry)
+		rawAppend(t, dir, key, w.clock, entries[0])
 	} else {
-		got, err := a.Append([][]byte{entry})
-		sameVerdict(t, fmt.Sprintf("step %d (%s)", step, label), want, wantErr, got, err)
+		got, err := a.Append(entries)
+		sameVerdict(t, fmt.Sprintf("step %d (%s)", step, label), wants, wantErr, got, err)
 	}
 	cov.note(label, wantErr, raw)
-	if wantErr == nil {
-		w.accept(entry, want)
+	for i, want := range wants {
+		w.accept(entries[i], want)
 	}
 	if !raw {
 		sameAnswers(t, fmt.Sprintf("step %d (%s), appended", step, label), a.State, ref, w.universe())
@@ -259,18 +262,41 @@ func rawAppend(t *testing.T, dir string, key *sign.PrivateKey, clock func() time
 	}
 }
 
+// refApply applies entries to ref in order at the same accepted time, all
+// or none (as one append call): the records applied, or the first
+// refusal with ref as it was.
+func refApply(ref *delegation.State, entries [][]byte, at time.Time) ([]*delegation.Applied, error) {
+	mark := ref.Mark()
+	defer ref.Settle()
+	var out []*delegation.Applied
+	for _, e := range entries {
+		a, err := ref.Apply(e, at)
+		if err != nil {
+			ref.Reset(mark)
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 // sameVerdict fails t unless Append's result (got, err) is the
-// reference's (want, wantErr): the same entry accepted at the same time,
-// or the same refusal (rule, index and reason).
-func sameVerdict(t *testing.T, what string, want *delegation.Applied, wantErr error, got []*delegation.Applied, err error) {
+// reference's (wants, wantErr): the same entries accepted at the same
+// time, or the same refusal (rule, index and reason).
+func sameVerdict(t *testing.T, what string, wants []*delegation.Applied, wantErr error, got []*delegation.Applied, err error) {
 	t.Helper()
 	var re, wre *delegation.RecordError
 	switch {
 	case wantErr == nil && err == nil:
-		g := got[0]
-		if len(got) != 1 || g.Index != want.Index || g.Kind != want.Kind || g.Digest != want.Digest || g.Content != want.Content ||
-			!g.Accepted.Equal(want.Accepted) || !slices.EqualFunc(g.Signers, want.Signers, sign.PublicKey.Equal) {
-			t.Fatalf("%s: appended %+v, the replay applies %+v", what, g, want)
+		if len(got) != len(wants) {
+			t.Fatalf("%s: appended %d records, the replay applies %d", what, len(got), len(wants))
+		}
+		for i, g := range got {
+			want := wants[i]
+			if g.Index != want.Index || g.Kind != want.Kind || g.Digest != want.Digest || g.Content != want.Content ||
+				!g.Accepted.Equal(want.Accepted) || !slices.EqualFunc(g.Signers, want.Signers, sign.PublicKey.Equal) {
+				t.Fatalf("%s: appended %+v, the replay applies %+v", what, g, want)
+			}
 		}
 	case wantErr != nil && err != nil && errors.As(err, &re) && errors.As(wantErr, &wre):
 		if re.Rule != wre.Rule || re.Index != wre.Index || re.Error() != wre.Error() {
