@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -375,6 +376,13 @@ func TestStateCrashSync(t *testing.T) {
 func bindingOf(t *testing.T, dir string) (int64, int64, bool) {
 	l, err := ledger.Open(dir, nil)
 	if err != nil {
+		var se *ledger.StoreError
+		if errors.As(err, &se) {
+			keep := filepath.Join(os.TempDir(), "writ-statecrash-damaged")
+			os.RemoveAll(keep)
+			exec.Command("cp", "-a", dir, keep).Run()
+			t.Fatalf("reopening after SIGKILL: %v (cause: %v; the store is copied to %s)", err, se.Cause, keep)
+		}
 		t.Fatalf("reopening after SIGKILL: %v", err)
 	}
 	defer l.Close()
