@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
@@ -109,11 +110,11 @@ func compareMarks(stored, replayed []stateview.Mark, n int64) error {
 		case i < len(stored) && i < len(replayed) && s == r:
 			continue
 		case i >= len(stored) || (i < len(replayed) && r.Index < s.Index):
-			return &StateDivergenceError{Item: fmt.Sprintf("entry %d", r.Index), Persisted: "no mark (an instruction)", Replayed: "a " + r.Kind + " record"}
+			return &StateDivergenceError{Item: fmt.Sprintf("entry %d", r.Index), Persisted: "no mark (an instruction)", Replayed: aRecord(r.Kind)}
 		case i >= len(replayed) || s.Index < r.Index:
-			return &StateDivergenceError{Item: fmt.Sprintf("entry %d", s.Index), Persisted: "a mark as a " + s.Kind + " record", Replayed: "an instruction"}
+			return &StateDivergenceError{Item: fmt.Sprintf("entry %d", s.Index), Persisted: "a mark as " + aRecord(s.Kind), Replayed: "an instruction"}
 		default:
-			return &StateDivergenceError{Item: fmt.Sprintf("entry %d", s.Index), Persisted: "a mark as a " + s.Kind + " record", Replayed: "a " + r.Kind + " record"}
+			return &StateDivergenceError{Item: fmt.Sprintf("entry %d", s.Index), Persisted: "a mark as " + aRecord(s.Kind), Replayed: aRecord(r.Kind)}
 		}
 	}
 	return nil
@@ -148,4 +149,12 @@ func compareContent(l *ledger.Log, st *delegation.State, n int64) error {
 		}
 	}
 	return nil
+}
+
+// aRecord is "a KIND record", or "an KIND record" before a vowel.
+func aRecord(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind + " record"
+	}
+	return "a " + kind + " record"
 }

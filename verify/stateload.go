@@ -46,7 +46,7 @@ func loadPersisted(log *ledger.Log, k *formats.LogKey) (*Authority, error) {
 			return nil, err
 		}
 		if string(a.Kind) != m.Kind {
-			return nil, &ledger.StateMismatchError{Reason: fmt.Sprintf("entry %d is marked as a %s record and is a %s record", m.Index, m.Kind, a.Kind)}
+			return nil, &ledger.StateMismatchError{Reason: fmt.Sprintf("entry %d is marked as %s and is %s", m.Index, aRecord(m.Kind), aRecord(string(a.Kind)))}
 		}
 	}
 	if err := st.Skip(b.Size); err != nil {

@@ -96,9 +96,10 @@ func verifyBlocks(t *table.Table) (err error) {
 func CloseTable(t *table.Table) { t.MmapFile.Close(-1) }
 
 // ErrTableUnfinished is CheckTableFooter's error for a table whose last
-// four bytes (its checksum's length) are zero: Badger sizes a table's file
-// first and then fills it, so a writer killed while writing one leaves a
-// file whose tail is zeros. Its empty index would otherwise pass the
+// four bytes (its checksum's length) are zero, or that is empty: Badger
+// creates a table's file, sizes it and then fills it, so a writer killed
+// while writing one leaves a file whose tail is zeros (or, killed before
+// sizing it, an empty one). Its empty index would otherwise pass the
 // checks below (the CRC of nothing is zero) and crash Badger.
 var ErrTableUnfinished = errors.New("the table was never finished (its footer is zeros)")
 
@@ -124,6 +125,9 @@ func CheckTableFooter(path string) error {
 		b := make([]byte, n)
 		_, err := f.ReadAt(b, at)
 		return b, err
+	}
+	if fi.Size() == 0 {
+		return ErrTableUnfinished // created, and killed before it was sized
 	}
 	pos := fi.Size() - 4
 	b, err := read(pos, 4)
