@@ -118,10 +118,9 @@ func (l *Log) HistoryCovering(i int64) (size int64, signed []byte, starts bool, 
 		if !it.Valid() {
 			return &IntegrityError{Index: i, What: "checkpoint history", Detail: ErrHistory.Error() + ": no checkpoint covers the entry"}
 		}
-		if k := it.Key(); len(k) != 9 {
-			return &IntegrityError{Index: -1, What: "checkpoint history key", Found: fmt.Sprintf("%x", k)}
+		if size = historySize(it.Key()); size < 0 {
+			return &IntegrityError{Index: -1, What: "checkpoint history key", Found: fmt.Sprintf("%x", it.Key())}
 		}
-		size = int64(binary.BigEndian.Uint64(it.Key()[1:]))
 		v, err := it.Value()
 		if err != nil {
 			return err

@@ -117,21 +117,6 @@ func stateBinding(txn Txn) (StateBinding, bool, error) {
 	return b, true, nil
 }
 
-// StateBinding returns the binding of the log's state index, and false
-// when the log keeps none (a log from before the index, or one whose
-// index was dropped). It is not verified: stateview.Open proves it. A
-// malformed binding is a *StateMismatchError.
-func (l *Log) StateBinding() (StateBinding, bool, error) {
-	var b StateBinding
-	var ok bool
-	err := l.db.View(func(txn Txn) error {
-		var err error
-		b, ok, err = stateBinding(txn)
-		return err
-	})
-	return b, ok, err
-}
-
 // moveBinding moves the binding to b in txn when it covers exactly the
 // entries before the batch (first) and a gate wrote the batch's keys. A
 // binding behind stays where it is, for a reader to extend.
@@ -209,6 +194,12 @@ func (t StateTxn) Bind(b StateBinding) error {
 	}
 	return t.txn.Set(keyState, bindingBytes(b))
 }
+
+// Binding returns the binding, and false when the log keeps none (a log
+// from before the index, or one whose index was dropped). It is not
+// verified: stateview.Open proves it. A malformed binding is a
+// *StateMismatchError.
+func (t StateTxn) Binding() (StateBinding, bool, error) { return stateBinding(t.txn) }
 
 // Unbind removes the binding: the index covers nothing until Bind.
 func (t StateTxn) Unbind() error {

@@ -241,15 +241,25 @@ func badgerErr(dir string, err error) error {
 	return readError(dir, err)
 }
 
-func (t badgerTxn) Get(key []byte) ([]byte, error) {
+func (t badgerTxn) Get(key []byte) (v []byte, err error) {
+	defer damagedRead(t.dir, &err)
 	item, err := t.t.Get(key)
 	if err != nil {
 		return nil, badgerErr(t.dir, err)
 	}
-	v, err := item.ValueCopy(nil)
+	v, err = item.ValueCopy(nil)
 	return v, badgerErr(t.dir, err)
 }
 
+// damagedRead turns a panic of Badger's read path into a *StoreError in
+// *err: Badger parses a block's trailer (its entry count) before it
+// checks the block's checksum, so a changed block can panic the read
+// instead of failing it (badger/v4 table.(*Table).block).
+func damagedRead(dir string, err *error) {
+	if r := recover(); r != nil {
+		*err = &StoreError{Dir: dir, Problem: "damaged: a block of a table does not read back", Cause: fmt.Errorf("%v", r)}
+	}
+}
 func (t badgerTxn) Set(key, value []byte) error { return badgerErr(t.dir, t.t.Set(key, value)) }
 func (t badgerTxn) Delete(key []byte) error     { return badgerErr(t.dir, t.t.Delete(key)) }
 func (t badgerTxn) Commit() error               { return badgerErr(t.dir, t.t.Commit()) }
@@ -259,24 +269,48 @@ func (t badgerTxn) Iterate(prefix []byte) Iterator {
 	opts := badger.DefaultIteratorOptions
 	opts.Prefix = prefix
 	it := &badgerIterator{it: t.t.NewIterator(opts), dir: t.dir}
-	it.it.Rewind()
+	it.guard(it.it.Rewind)
 	return it
 }
 
+// badgerIterator is Iterator on Badger. A panic of Badger's read path (a
+// damaged block, see damagedRead) ends the iteration: Valid is false from
+// then on and Value returns the *StoreError.
 type badgerIterator struct {
-	it  *badger.Iterator
-	buf []byte
-	dir string
+	it     *badger.Iterator
+	buf    []byte
+	dir    string
+	failed error
 }
 
-func (i *badgerIterator) Seek(key []byte) { i.it.Seek(key) }
-func (i *badgerIterator) Valid() bool     { return i.it.Valid() }
-func (i *badgerIterator) Next()           { i.it.Next() }
+// guard runs fn, keeping a panic of Badger's as i.failed.
+func (i *badgerIterator) guard(fn func()) {
+	if i.failed != nil {
+		return
+	}
+	defer damagedRead(i.dir, &i.failed)
+	fn()
+}
+
+func (i *badgerIterator) Seek(key []byte) { i.guard(func() { i.it.Seek(key) }) }
+func (i *badgerIterator) Next()           { i.guard(i.it.Next) }
 func (i *badgerIterator) Key() []byte     { return i.it.Item().Key() }
 func (i *badgerIterator) Close()          { i.it.Close() }
 
+func (i *badgerIterator) Valid() bool {
+	valid := false
+	i.guard(func() { valid = i.it.Valid() })
+	return valid && i.failed == nil
+}
+
 func (i *badgerIterator) Value() ([]byte, error) {
+	if i.failed != nil {
+		return nil, i.failed
+	}
 	var err error
-	i.buf, err = i.it.Item().ValueCopy(i.buf[:0])
+	i.guard(func() { i.buf, err = i.it.Item().ValueCopy(i.buf[:0]) })
+	if i.failed != nil {
+		return nil, i.failed
+	}
 	return i.buf, badgerErr(i.dir, err)
 }

@@ -64,7 +64,7 @@ func (m *StateMarks) Applied(a *delegation.Applied) {
 // *StateDivergenceError (ErrStateDiverged, ledger.ErrTampered). Memory:
 // one bit per entry below the binding.
 func CheckStateIndex(l *ledger.Log, st *delegation.State, marks []stateview.Mark) error {
-	b, ok, err := l.StateBinding()
+	b, ok, err := stateview.NewIndex(l).Binding()
 	var me *ledger.StateMismatchError
 	switch {
 	case errors.As(err, &me):

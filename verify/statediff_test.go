@@ -18,6 +18,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/internal/testkit/statequery"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/stateview"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -173,7 +174,7 @@ func runDiffSeed(t *testing.T, seed uint64, steps int, cov *diffCoverage) {
 	if err := verify.CheckStateIndex(l, ref, marks.Marks); err != nil {
 		t.Fatalf("the persisted index after %d steps: %v", steps, err)
 	}
-	if b, ok, err := l.StateBinding(); err != nil || !ok || b.Size != l.Size() {
+	if b, ok, err := stateview.NewIndex(l).Binding(); err != nil || !ok || b.Size != l.Size() {
 		t.Fatalf("binding %+v (%v, %v), want one at the log's size %d", b, ok, err, l.Size())
 	}
 }
@@ -250,14 +251,14 @@ func rawAppend(t *testing.T, dir string, key *sign.PrivateKey, clock func() time
 	}
 	defer l.Close()
 	l.Now = clock
-	before, _, err := l.StateBinding()
+	before, _, err := stateview.NewIndex(l).Binding()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Append([][]byte{entry}); err != nil {
 		t.Fatal(err)
 	}
-	if after, _, err := l.StateBinding(); err != nil || after != before {
+	if after, _, err := stateview.NewIndex(l).Binding(); err != nil || after != before {
 		t.Fatalf("an append without the gate moved the binding from %+v to %+v (%v)", before, after, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/writ-ledger/writ/internal/testkit/statequery"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
+	"github.com/writ-ledger/writ/ledger/stateview"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
@@ -114,7 +115,7 @@ func (tl *tamperLedger) load(t *testing.T) string {
 	if err := verify.CheckStateIndex(a.Log, ref, marks.Marks); err != nil {
 		t.Fatalf("after the load: %v", err)
 	}
-	b, ok, err := a.Log.StateBinding()
+	b, ok, err := stateview.NewIndex(a.Log).Binding()
 	root, rerr := a.Log.TreeHash(a.Log.Size())
 	if err != nil || rerr != nil || !ok || b.Size != a.Log.Size() || b.Root != root {
 		t.Fatalf("after the load the binding is %+v (%v, %v, %v), want the log's size %d and root %x", b, ok, err, rerr, a.Log.Size(), root)

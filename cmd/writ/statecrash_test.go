@@ -22,6 +22,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
+	"github.com/writ-ledger/writ/ledger/stateview"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
@@ -386,7 +387,7 @@ func bindingOf(t *testing.T, dir string) (int64, int64, bool) {
 		t.Fatalf("reopening after SIGKILL: %v", err)
 	}
 	defer l.Close()
-	b, ok, err := l.StateBinding()
+	b, ok, err := stateview.NewIndex(l).Binding()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -164,18 +164,13 @@ func existsErr(flag, path string) error {
 	return exitcode.Usagef("%s exists; writ does not overwrite files (remove it or choose another --%s)", path, flag)
 }
 
-// WriteDevice writes data to the character device or pipe at path
-// (/dev/null, a shell's process substitution), opened without blocking,
-// without becoming the controlling terminal, and judged on the opened
-// descriptor: a pipe no process reads, a terminal, this process's own
-// standard output (--out - says so, and keeps it apart from the summary
-// line), or a path that became a regular file meanwhile are refused.
-func WriteDevice(path string, data []byte) error {
-	return StreamDevice(path, writeAll(data))
-}
-
-// StreamDevice is WriteDevice of the bytes write writes (errors as
-// StreamOutput's).
+// StreamDevice writes the bytes write writes to the character device or
+// pipe at path (/dev/null, a shell's process substitution), opened
+// without blocking, without becoming the controlling terminal, and judged
+// on the opened descriptor: a pipe no process reads, a terminal, this
+// process's own standard output (--out - says so, and keeps it apart from
+// the summary line), or a path that became a regular file meanwhile are
+// refused (errors as StreamOutput's).
 func StreamDevice(path string, write func(io.Writer) error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if errors.Is(err, syscall.ENXIO) {
@@ -211,7 +206,7 @@ func StreamDevice(path string, write func(io.Writer) error) error {
 // and without ever replacing an existing file: it writes and syncs a
 // temporary file in the same directory, then hard-links it into place,
 // which fails if path exists. A device or pipe at path is written to
-// with WriteDevice.
+// with StreamDevice.
 func WriteNew(path string, data []byte) error {
 	return StreamNew(path, writeAll(data))
 }

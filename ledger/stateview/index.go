@@ -36,6 +36,16 @@ type Mark struct {
 // per transaction.
 const maxDrop = 4096
 
+// Binding returns the index's binding, and false when the log keeps
+// none (ledger.StateTxn.Binding): not verified (Open proves it).
+func (x Index) Binding() (b ledger.StateBinding, ok bool, err error) {
+	err = x.l.ViewState(func(t ledger.StateTxn) error {
+		b, ok, err = t.Binding()
+		return err
+	})
+	return b, ok, err
+}
+
 // Seen returns the index of the entry whose content key is content, and
 // false when the index holds none: delegation.Seen, for a state extended
 // from this one. An index at or past the log's size, or a malformed
@@ -134,7 +144,7 @@ func (x Index) Write(from int64, keys iter.Seq[IndexedKeys], b ledger.StateBindi
 		return fmt.Errorf("state binding at %d entries, extended from %d, past the log (size %d)", b.Size, from, x.l.Size())
 	}
 	if from > 0 {
-		old, ok, err := x.l.StateBinding()
+		old, ok, err := x.Binding()
 		if err != nil {
 			return err
 		}

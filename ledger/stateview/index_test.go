@@ -43,7 +43,7 @@ func newWriter(t *testing.T) *writer {
 // signed tree with the marks below it.
 func TestStateIndexMovesWithGatedAppends(t *testing.T) {
 	w := newWriter(t)
-	if b, ok, err := w.StateBinding(); err != nil || !ok || b.Size != 0 {
+	if b, ok, err := stateview.NewIndex(w.Log).Binding(); err != nil || !ok || b.Size != 0 {
 		t.Fatalf("new log's binding = %+v %v %v, want size 0", b, ok, err)
 	}
 	w.SetGate(gate{})
@@ -54,7 +54,7 @@ func TestStateIndexMovesWithGatedAppends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, _, _ := w.StateBinding(); b.Size != 3 || b.Root != cp.Hash {
+	if b, _, _ := stateview.NewIndex(w.Log).Binding(); b.Size != 3 || b.Root != cp.Hash {
 		t.Fatalf("binding after a gated append = %+v, want the checkpoint's size 3 and root", b)
 	}
 	if i, ok, err := stateview.NewIndex(w.Log).Seen(sha256.Sum256([]byte("i-0"))); err != nil || !ok || i != 1 {
@@ -65,7 +65,7 @@ func TestStateIndexMovesWithGatedAppends(t *testing.T) {
 	if _, err := w.Append([][]byte{[]byte("m-late")}); err != nil {
 		t.Fatal(err)
 	}
-	if b, _, _ := w.StateBinding(); b.Size != 3 {
+	if b, _, _ := stateview.NewIndex(w.Log).Binding(); b.Size != 3 {
 		t.Fatalf("binding after an append without a gate moved to %d, want it left at 3", b.Size)
 	}
 	v, err := stateview.Open(w.Log, nil)
@@ -148,7 +148,7 @@ func TestDrop(t *testing.T) {
 	if err := stateview.NewIndex(w.Log).Drop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := w.StateBinding(); ok || err != nil {
+	if _, ok, err := stateview.NewIndex(w.Log).Binding(); ok || err != nil {
 		t.Fatalf("binding after Drop: %v %v", ok, err)
 	}
 	if m, err := stateview.NewIndex(w.Log).Marks(w.Size()); len(m) != 0 || err != nil {

@@ -78,7 +78,7 @@ func Open(l *ledger.Log, k *formats.LogKey) (*View, error) {
 	if err := v.checkHead(); err != nil {
 		return nil, err
 	}
-	b, ok, err := l.StateBinding()
+	b, ok, err := NewIndex(l).Binding()
 	switch {
 	case err != nil:
 		return nil, err
