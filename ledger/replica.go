@@ -259,8 +259,9 @@ func (l *Log) HistoryCheckpoint(size int64) ([]byte, error) {
 // ReplaceHistoryCheckpoint stores signed, a history checkpoint the caller
 // verified under the log's key, in place of the one the log holds for the
 // same size (a replica correcting a refresh a source had put in the batch
-// checkpoint's place). It refuses, changing nothing, when the log holds
-// none of that size, or one of another tree.
+// checkpoint's place), and drops the state index's binding. It refuses,
+// changing nothing, when the log holds none of that size, or one of
+// another tree.
 func (l *Log) ReplaceHistoryCheckpoint(signed []byte) error {
 	tc, err := l.lkey.Cosig().Open(signed)
 	if err != nil {
@@ -274,7 +275,8 @@ func (l *Log) ReplaceHistoryCheckpoint(signed []byte) error {
 		if old, err := l.lkey.Cosig().Open(held); err != nil || old.Hash != tc.Hash {
 			return fmt.Errorf("%w: the history checkpoint of size %d held is not of the same tree", ErrHistory, tc.Size)
 		}
-		return txn.Set(historyKey(tc.Size), signed)
+		// The state index goes: the next reader replays at the new times.
+		return errors.Join(txn.Set(historyKey(tc.Size), signed), txn.Delete(keyState))
 	})
 }
 

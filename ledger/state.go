@@ -195,10 +195,9 @@ func (t StateTxn) Bind(b StateBinding) error {
 	return t.txn.Set(keyState, bindingBytes(b))
 }
 
-// Binding returns the binding, and false when the log keeps none (a log
-// from before the index, or one whose index was dropped). It is not
-// verified: stateview.Open proves it. A malformed binding is a
-// *StateMismatchError.
+// Binding returns the binding, false when the log keeps none (from
+// before the index, or dropped); not verified (stateview.Open proves
+// it). A malformed binding is a *StateMismatchError.
 func (t StateTxn) Binding() (StateBinding, bool, error) { return stateBinding(t.txn) }
 
 // Unbind removes the binding: the index covers nothing until Bind.

@@ -130,7 +130,7 @@ func (h *historyQueue) same(tc formats.TimedCheckpoint, path string) error {
 
 // ErrHistoryRepaired: a sync corrected the replica's checkpoint history
 // (an earlier-signed checkpoint of a size it holds, for the same tree)
-// and stored nothing else; the next sync replays the log from entry 0.
+// and stored nothing else, and dropped the state index's binding: the next sync replays the log from entry 0.
 var ErrHistoryRepaired = errors.New("the replica's checkpoint history was corrected; sync again")
 
 // canonicalHistory refuses a history checkpoint in any form but the one

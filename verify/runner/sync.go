@@ -145,7 +145,7 @@ func (r *Replica) sync(ctx context.Context) (replica.Synced, error) {
 // persisted (verify.LoadAuthority: extended by what is new, or replayed
 // whole when it cannot be used).
 func (r *Replica) resume(l *ledger.Log, covered bool) error {
-	if covered && r.st != nil && r.st.Rebind(stateview.NewIndex(l)) == nil {
+	if covered && r.st != nil && indexCovers(l, r.st.Size()) && r.st.Rebind(stateview.NewIndex(l)) == nil {
 		return nil
 	}
 	a, err := verify.LoadAuthority(l, r.VKey)
@@ -157,6 +157,19 @@ func (r *Replica) resume(l *ledger.Log, covered bool) error {
 	}
 	r.st, r.Note = a.State, a.ReplayNote()
 	return nil
+}
+
+// indexCovers reports whether l's state index is bound to its signed
+// checkpoint of size n: what a state kept from the last sync may be
+// rebound to (another process may have dropped or be rewriting the index
+// since: then the state is built again from what l persisted).
+func indexCovers(l *ledger.Log, n int64) bool {
+	cp, err := l.SignedHead()
+	if err != nil || cp.Size != n {
+		return false
+	}
+	b, ok, err := stateview.NewIndex(l).Binding()
+	return err == nil && ok && b.Size == cp.Size && b.Root == cp.Hash
 }
 
 // check replays the new entries into the replica's state (a new one
