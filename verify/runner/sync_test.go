@@ -43,19 +43,7 @@ func gatedAuthority(t *testing.T, records ...[]byte) (*ledger.Log, *verify.Autho
 func TestReplicaSync(t *testing.T) {
 	root, op := testkit.Key(t, 1), testkit.Key(t, 2)
 	auth, a := gatedAuthority(t, testkit.Seal(t, testkit.Root(1, root), root))
-	pub := filepath.Join(t.TempDir(), "pub")
-	republish := func() {
-		t.Helper()
-		if _, err := publish.Publish(auth, pub); err != nil {
-			t.Fatal(err)
-		}
-	}
-	republish()
-	src, err := tiles.OpenSource(pub, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &runner.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.Key()}
+	r, republish := publishedReplica(t, auth)
 	if res, err := r.Sync(context.Background()); err != nil || res.After != 1 {
 		t.Fatalf("first sync: %+v, %v", res, err)
 	}
@@ -76,7 +64,7 @@ func TestReplicaSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	republish()
-	_, err = r.Sync(context.Background())
+	_, err := r.Sync(context.Background())
 	var re *delegation.RecordError
 	if !errors.As(err, &re) || re.Index != 2 || !strings.Contains(err.Error(), "out-of-scope: the signer may not delegate") {
 		t.Fatalf("sync of a refused record: %v", err)
@@ -129,4 +117,24 @@ func TestSyncForgedEntryBlamesSource(t *testing.T) {
 	if errors.As(err, &re) || !errors.As(err, &se) || se.Path != "tile/entries/000.p/3" {
 		t.Fatalf("a forged entry: %v", err)
 	}
+}
+
+// publishedReplica publishes auth (tlog-tiles) into a new directory and
+// returns a Replica syncing from it into a new runner directory under
+// auth's key, and a function that publishes auth again.
+func publishedReplica(t *testing.T, auth *ledger.Log) (*runner.Replica, func()) {
+	t.Helper()
+	pub := filepath.Join(t.TempDir(), "pub")
+	republish := func() {
+		t.Helper()
+		if _, err := publish.Publish(auth, pub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	republish()
+	src, err := tiles.OpenSource(pub, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &runner.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.Key()}, republish
 }

@@ -33,19 +33,7 @@ func TestSyncRebindsOnlyAMatchingIndex(t *testing.T) {
 		testkit.Seal(t, testkit.Root(1, root), root),
 		testkit.Seal(t, testkit.Delegation(op, []string{"instruct"}, "demo", "runner-1"), root),
 		instr)
-	pub := filepath.Join(t.TempDir(), "pub")
-	republish := func() {
-		t.Helper()
-		if _, err := publish.Publish(auth, pub); err != nil {
-			t.Fatal(err)
-		}
-	}
-	republish()
-	src, err := tiles.OpenSource(pub, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &runner.Replica{Dir: filepath.Join(t.TempDir(), "runner"), Source: src, VKey: auth.Key()}
+	r, republish := publishedReplica(t, auth)
 	if res, err := r.Sync(context.Background()); err != nil || res.After != 3 {
 		t.Fatalf("first sync: %+v, %v", res, err)
 	}
