@@ -203,13 +203,13 @@ func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrNotALog, dir)
 	}
-	if err := checkStore(dir, readOnly, false); err != nil {
+	if err := checkStore(dir, readOnly, true); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
 		return nil, fmt.Errorf("%w: %s holds no Badger store", ErrNotALog, dir)
 	}
-	db, err := openBadger(dir, readOnly)
+	db, err := openChecked(dir, readOnly)
 	if err != nil {
 		return nil, err
 	}

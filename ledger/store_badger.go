@@ -113,17 +113,19 @@ func checkListed(dir string, m badger.Manifest, tables map[uint64]bool, shared b
 		if !tables[id] {
 			return &StoreError{Dir: dir, File: name, Problem: "missing: the MANIFEST lists it"}
 		}
-		if err := badgerfile.CheckTableFooter(filepath.Join(dir, name)); err != nil {
-			return &StoreError{Dir: dir, File: name, Problem: "damaged: its index does not match its checksum", Cause: err}
-		}
 		if shared {
+			if err := badgerfile.CheckTableFooter(filepath.Join(dir, name)); err != nil {
+				return &StoreError{Dir: dir, File: name, Problem: "damaged: its index does not match its checksum", Cause: err}
+			}
 			continue
 		}
-		// What Badger reads of a table as it opens it (its index and
-		// last block), read first: an open for writing that fails on
-		// a table has already written to the store.
+		// What Badger reads of a table as it opens it (its footer,
+		// index and last block), read first: an open for writing that
+		// fails on a table has already written to the store.
 		t, err := badgerfile.OpenTable(filepath.Join(dir, name), false)
-		if err != nil {
+		if errors.Is(err, badgerfile.ErrTableFooter) {
+			return &StoreError{Dir: dir, File: name, Problem: "damaged: its index does not match its checksum", Cause: err}
+		} else if err != nil {
 			return &StoreError{Dir: dir, File: name, Problem: "damaged: a block of this table does not read back", Cause: err}
 		}
 		badgerfile.CloseTable(t)
@@ -147,24 +149,7 @@ func setAside(dir string, ids []uint64, readOnly bool) error {
 	if readOnly {
 		return &StoreError{Dir: dir, File: fmt.Sprintf("%06d.sst", ids[0]), Problem: "the MANIFEST does not list this table (a writer killed while writing it, or a truncated MANIFEST); a read-only open cannot tell which"}
 	}
-	aside := dir + UnlistedSuffix
-	if err := os.MkdirAll(aside, 0o700); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		name := fmt.Sprintf("%06d.sst", id)
-		to := filepath.Join(aside, name)
-		for n := 1; ; n++ { // never over a table set aside before
-			if _, err := os.Lstat(to); errors.Is(err, os.ErrNotExist) {
-				break
-			}
-			to = filepath.Join(aside, fmt.Sprintf("%s.%d", name, n))
-		}
-		if err := os.Rename(filepath.Join(dir, name), to); err != nil {
-			return err
-		}
-	}
-	return nil
+	return badgerfile.SetAside(dir, dir+UnlistedSuffix, ids)
 }
 
 // openBadger opens (or creates) the Badger store at dir, after
@@ -174,6 +159,12 @@ func openBadger(dir string, readOnly bool) (Store, error) {
 	if err := checkStore(dir, readOnly, true); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	return openChecked(dir, readOnly)
+}
+
+// openChecked is openBadger after the caller's checkStore (with move):
+// an open reads each table's index once before Badger reads it.
+func openChecked(dir string, readOnly bool) (Store, error) {
 	if !readOnly {
 		if err := badgerfile.RemoveEmptyLogs(dir); err != nil {
 			return nil, fmt.Errorf("opening log %s: %w", dir, err)

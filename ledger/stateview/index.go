@@ -1,6 +1,7 @@
 package stateview
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -111,12 +112,24 @@ func (x Index) SeenKeys(fn func(content [32]byte, index int64) error) error {
 // scan calls fn with each key and value under prefix, in one read
 // transaction, while it returns true and no error.
 func (x Index) scan(prefix string, fn func(k, v []byte) (bool, error)) error {
+	return x.scanFrom(prefix, nil, fn)
+}
+
+// scanFrom is scan from the first key after after (nil: from the
+// prefix's first).
+func (x Index) scanFrom(prefix string, after []byte, fn func(k, v []byte) (bool, error)) error {
 	return x.l.ViewState(func(t ledger.StateTxn) error {
 		it, err := t.Iterate([]byte(prefix))
 		if err != nil {
 			return err
 		}
 		defer it.Close()
+		if after != nil {
+			it.Seek(after)
+			if it.Valid() && bytes.Equal(it.Key(), after) {
+				it.Next()
+			}
+		}
 		for ; it.Valid(); it.Next() {
 			v, err := it.Value()
 			if err != nil {
@@ -185,9 +198,13 @@ func (x Index) Drop() error {
 		return err
 	}
 	for _, prefix := range []string{ledger.StateSeenPrefix, ledger.StateMarkPrefix} {
+		// Each round starts after the last key the one before deleted:
+		// from the prefix's first key, every round would walk past the
+		// deletions before it (quadratic in the index's size).
+		var after []byte
 		for {
 			var keys [][]byte
-			err := x.scan(prefix, func(k, _ []byte) (bool, error) {
+			err := x.scanFrom(prefix, after, func(k, _ []byte) (bool, error) {
 				keys = append(keys, append([]byte(nil), k...))
 				return len(keys) < maxDrop, nil
 			})
@@ -197,6 +214,7 @@ func (x Index) Drop() error {
 				}
 				break
 			}
+			after = keys[len(keys)-1]
 			err = x.l.UpdateState(func(t ledger.StateTxn) error {
 				for _, k := range keys {
 					if err := t.Delete(k); err != nil {

@@ -137,13 +137,20 @@ func TestStateViewRefusesAnIndexThatDoesNotMatch(t *testing.T) {
 	}
 }
 
-// TestDrop: Drop removes every key of the index and its
-// binding.
+// TestDrop: Drop removes every key of the index and its binding, over
+// more rounds than one (each round resumes after the last key the one
+// before deleted).
 func TestDrop(t *testing.T) {
 	w := newWriter(t)
 	w.SetGate(gate{})
-	if _, err := w.Append(markedEntries(4000)); err != nil {
-		t.Fatal(err)
+	for r := range 3 {
+		var batch [][]byte
+		for _, e := range markedEntries(4000) {
+			batch = append(batch, fmt.Appendf(e, "-%d", r))
+		}
+		if _, err := w.Append(batch); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := stateview.NewIndex(w.Log).Drop(); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -17,6 +18,10 @@ import (
 	"github.com/dgraph-io/ristretto/v2/z"
 	"google.golang.org/protobuf/proto"
 )
+
+// ErrTableFooter wraps OpenTable's error for a table whose footer or
+// index does not check (CheckTableFooter's error, which it also wraps).
+var ErrTableFooter = errors.New("the table's footer or index does not check")
 
 // OpenTable opens a Badger table file read-only, whatever its name
 // (Badger takes the table's id from the name: a file set aside as
@@ -43,7 +48,7 @@ func OpenTable(path string, all bool) (*table.Table, error) {
 		path = link
 	}
 	if err := CheckTableFooter(path); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrTableFooter, err)
 	}
 	mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
 	if err != nil && !errors.Is(err, z.NewFile) {
@@ -103,6 +108,11 @@ func CloseTable(t *table.Table) { t.MmapFile.Close(-1) }
 // checks below (the CRC of nothing is zero) and crash Badger.
 var ErrTableUnfinished = errors.New("the table was never finished (its footer is zeros)")
 
+// footerBuf holds CheckTableFooter's buffer for a table's index between
+// calls: an open checks every table, and a new buffer for each index was
+// most of a one-shot act's allocation on a large log.
+var footerBuf = sync.Pool{New: func() any { return new([]byte) }}
+
 // CheckTableFooter checks a Badger table's footer the way Badger reads it
 // (table.initIndex: index, index length, checksum, checksum length, from
 // the end) without trusting any length, and verifies the index checksum:
@@ -118,11 +128,16 @@ func CheckTableFooter(path string) error {
 	if err != nil {
 		return err
 	}
+	buf := footerBuf.Get().(*[]byte)
+	defer footerBuf.Put(buf)
 	read := func(at, n int64) ([]byte, error) {
 		if at < 0 || n < 0 || at+n > fi.Size() {
 			return nil, errors.New("a footer length exceeds the file")
 		}
-		b := make([]byte, n)
+		if int64(cap(*buf)) < n {
+			*buf = make([]byte, n)
+		}
+		b := (*buf)[:n]
 		_, err := f.ReadAt(b, at)
 		return b, err
 	}
@@ -186,4 +201,27 @@ func TableLacks(db *badger.DB, path string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// SetAside moves the tables ids of the store in dir into aside (made
+// when missing), never over a table set aside before (NNNNNN.sst.1,
+// .2, ... instead).
+func SetAside(dir, aside string, ids []uint64) error {
+	if err := os.MkdirAll(aside, 0o700); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		name := fmt.Sprintf("%06d.sst", id)
+		to := filepath.Join(aside, name)
+		for n := 1; ; n++ {
+			if _, err := os.Lstat(to); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			to = filepath.Join(aside, fmt.Sprintf("%s.%d", name, n))
+		}
+		if err := os.Rename(filepath.Join(dir, name), to); err != nil {
+			return err
+		}
+	}
+	return nil
 }
