@@ -16,9 +16,10 @@ type WalkFunc func(i int64, entry, history []byte) error
 // (HistoryCovering's, when entry i starts its batch), at a cost per entry that does not
 // grow with the log and in memory that does not grow with n: what an
 // export reads. It checks nothing but that every entry and history
-// checkpoint is stored. Errors: an entry missing (ErrNotFound, as
-// Entry's), no history checkpoint covering an entry (an
-// *IntegrityError, as HistoryCovering's), Badger's, fn's.
+// checkpoint is stored. Errors: an entry below n missing (the store lost
+// it: an *IntegrityError, "entry missing", as Verify's) or no history
+// checkpoint covering an entry (an *IntegrityError, as
+// HistoryCovering's), Badger's, fn's.
 func (l *Log) Walk(n int64, fn WalkFunc) error {
 	return l.db.View(func(txn Txn) error {
 		it := txn.Iterate([]byte{prefixEntry})
@@ -36,7 +37,7 @@ func (l *Log) Walk(n int64, fn WalkFunc) error {
 				read = 0
 			}
 			if !it.Valid() || !keyIs(it.Key(), prefixEntry, i) {
-				return fmt.Errorf("%w: index %d, log size %d", ErrNotFound, i, l.Size())
+				return &IntegrityError{Index: i, What: "entry missing", Detail: fmt.Sprintf("the store lacks it, and the log holds %d entries", l.Size())}
 			}
 			var h []byte
 			if hist != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/fileio"
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
@@ -158,7 +159,8 @@ type Failure struct {
 // ledger or witness state is locked; 1 for a refused trust assertion or
 // a damaged store), its message ("internal error: " first for exit 3;
 // the flag first for a refused trust assertion), its rule and hints: the
-// ones it carries, a damaged store's next act (repair.NextAct), the
+// ones it carries, the discarding of an output cut short
+// (fileio.PartialOutputError), a damaged store's next act (repair.NextAct), the
 // refused assertion's rule's ReportAct, else LockedHint for a lock.
 func Describe(err error) Failure {
 	code := Classify(err)
@@ -170,6 +172,9 @@ func Describe(err error) Failure {
 			return Failure{Error: err.Error(), Exit: code, Silent: true}
 		}
 		hints = append(hints, xe.Hints...)
+	}
+	if pe := (*fileio.PartialOutputError)(nil); errors.As(err, &pe) {
+		hints = append(hints, pe.Hint()) // bytes already out: first, whatever else follows
 	}
 	// A ledger or witness state in use by another process is neither a
 	// verdict, nor bad input, nor an internal error, whichever command met

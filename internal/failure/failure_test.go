@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/failure"
+	"github.com/writ-ledger/writ/internal/fileio"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/repair"
@@ -177,5 +179,17 @@ func TestTokenHint(t *testing.T) {
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("TokenHint(%v) = %q, want one with %q", tc.err, got, tc.want)
 		}
+	}
+}
+
+// TestDescribePartialOutput: an output cut short after bytes went out
+// keeps its error's exit code and says to discard them, before the
+// error's own hints.
+func TestDescribePartialOutput(t *testing.T) {
+	err := &fileio.PartialOutputError{To: "standard output", N: 4096, Err: exitcode.Refused(errors.New("entry 2: entry missing"), "run repair")}
+	f := failure.Describe(err)
+	want := []string{"run repair", "the 4096 bytes written to standard output before the error are an incomplete output: discard them"}
+	if f.Exit != exitcode.No || f.Error != "entry 2: entry missing" || !slices.Equal(f.Hints, want) {
+		t.Fatalf("Describe = %+v, want exit 1 with hints %q", f, want)
 	}
 }

@@ -80,9 +80,9 @@ func WriteOutput(stdout io.Writer, path string, data []byte) error {
 // held whole: to the new file at path (StreamNew), or to stdout for "-"
 // unless stdout is a terminal. An error of write's leaves no file at path;
 // written to stdout (or a device or pipe), what write wrote before it
-// failed is out. Errors: bad usage or input as WriteOutput's (a failed
-// write to a file, device or pipe is bad input), else write's own (and
-// stdout's), as is.
+// failed is out, and the error is a *PartialOutputError saying how much.
+// Errors: bad usage or input as WriteOutput's (a failed write to a file,
+// device or pipe is bad input), else write's own (and stdout's), as is.
 func StreamOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
 	if path == "" {
 		return exitcode.Usagef("--out is required (a file, or - for stdout)")
@@ -91,9 +91,55 @@ func StreamOutput(stdout io.Writer, path string, write func(io.Writer) error) er
 		if IsTerminal(stdout) {
 			return exitcode.Usagef("refusing to write binary output to a terminal; use --out FILE or redirect stdout")
 		}
-		return write(stdout)
+		return counted("standard output", stdout, write)
 	}
 	return StreamNew(path, write)
+}
+
+// PartialOutputError is the error of a write that failed after it had
+// written N bytes to To (standard output, or a device or pipe), which
+// nothing can take back: they are an incomplete output, to be discarded.
+// It unwraps to the write's error (which keeps its exit code).
+type PartialOutputError struct {
+	To  string
+	N   int64
+	Err error
+}
+
+// Error returns Err's message.
+func (e *PartialOutputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *PartialOutputError) Unwrap() error { return e.Err }
+
+// Hint is the next act for the bytes already out.
+func (e *PartialOutputError) Hint() string {
+	return fmt.Sprintf("the %d bytes written to %s before the error are an incomplete output: discard them", e.N, e.To)
+}
+
+// countWriter counts the bytes its writer took.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// counted runs write on w, named to: an error after a byte went out is
+// a *PartialOutputError.
+func counted(to string, w io.Writer, write func(io.Writer) error) error {
+	c := &countWriter{w: w}
+	if err := write(c); err != nil {
+		if c.n > 0 {
+			return &PartialOutputError{To: to, N: c.n, Err: err}
+		}
+		return err
+	}
+	return nil
 }
 
 // writeAll is a write function that writes data.
@@ -193,7 +239,7 @@ func StreamDevice(path string, write func(io.Writer) error) error {
 	if st, err := os.Stdout.Stat(); err == nil && os.SameFile(fi, st) {
 		return exitcode.Usagef("--out %s is this command's standard output: write --out - for that", path)
 	}
-	if err := writeTo(f, write); err != nil {
+	if err := counted(path, f, func(w io.Writer) error { return writeTo(w, write) }); err != nil {
 		return err
 	}
 	if err := f.Close(); err != nil {

@@ -114,3 +114,28 @@ func TestStreamNew(t *testing.T) {
 		t.Errorf("stdout holds %d bytes (%v), want %d", out.Len(), err, want.Len())
 	}
 }
+
+// TestStreamOutputPartial: a write that fails after bytes went to stdout
+// says how many, as a *PartialOutputError wrapping write's error (its
+// exit code kept); one that fails before any says nothing more.
+func TestStreamOutputPartial(t *testing.T) {
+	boom := exitcode.Refused(errors.New("boom"))
+	var out bytes.Buffer
+	err := StreamOutput(&out, "-", func(w io.Writer) error {
+		if _, err := w.Write([]byte("header")); err != nil {
+			return err
+		}
+		return boom
+	})
+	var pe *PartialOutputError
+	if !errors.As(err, &pe) || pe.N != 6 || pe.To != "standard output" || !errors.Is(err, boom) || exitcode.Of(err).Code != exitcode.No {
+		t.Fatalf("StreamOutput = %#v, want a *PartialOutputError of 6 bytes to standard output wrapping the refusal", err)
+	}
+	if want := "the 6 bytes written to standard output before the error are an incomplete output: discard them"; pe.Hint() != want {
+		t.Errorf("hint %q, want %q", pe.Hint(), want)
+	}
+	out.Reset()
+	if err := StreamOutput(&out, "-", func(io.Writer) error { return boom }); err != boom {
+		t.Errorf("nothing written: %v, want write's error as is", err)
+	}
+}
