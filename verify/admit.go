@@ -71,6 +71,11 @@ type Config struct {
 	// accepts (receipt-missing, receipt-invalid).
 	RequireReceipt bool
 	Receipts       ReceiptVerifier
+	// Note, when not nil, receives a note for the operator each time the
+	// authority state verdicts read is loaded without the log's persisted
+	// state (Authority.ReplayNote: why, and that the whole log was
+	// replayed instead). It never changes a verdict.
+	Note func(msg string)
 }
 
 // Dispatch is what the control plane sent, and where the runner keeps the

@@ -101,6 +101,7 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("--%v", err)
 	}
+	cfg.Note = func(msg string) { diag(c, levelNote, "%s", msg) }
 	trust := verify.Trust{TrustRoot: c.String("trust-root")}
 	if trust.VKey, err = logKeyValue(c, "vkey"); err != nil {
 		return nil, err

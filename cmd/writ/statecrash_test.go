@@ -131,7 +131,7 @@ func (w *crashWorld) runKilled(delay time.Duration, args ...string) bool {
 	cmd.Dir = w.dir
 	cmd.Env = append(os.Environ(), "WRIT_PASSPHRASE="+floodPassphrase, "GORACE=atexit_sleep_ms=0")
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd.Stderr, cmd.Stdout = &stderr, &stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)

@@ -159,6 +159,9 @@ func (r *Runner) snapshot() (*snapshot, error) {
 		return nil, err
 	}
 	r.lockedSig = ""
+	if s.note != "" && r.cfg.Note != nil {
+		r.cfg.Note(s.note)
+	}
 	if s.err == nil && s.cp.Size > 0 {
 		cp := s.cp
 		r.good = &cp // every later snapshot must extend this one

@@ -45,6 +45,7 @@ type snapshot struct {
 	witnessed  bool           // ledgerTime is the witnesses' (verify.Trust.Policy), not the writer's
 	key        sign.PublicKey // the authority log's checkpoint key, for receipts
 
+	note  string // the authority's replay note (verify.Authority.ReplayNote), "" when its persisted state was used
 	dir   string // the runner's ledger directory, to open the log for a receipt
 	mu    sync.Mutex
 	roots map[int64]tlog.Hash // receipt roots proven to be prefixes of cp
@@ -107,6 +108,7 @@ func loadSnapshot(dir string, trust verify.Trust, now func() (time.Time, error),
 		s.rule, s.err = rules.LedgerUnverified, err
 		return s, nil
 	}
+	s.note = a.ReplayNote()
 	if err := trust.CheckRoot(a.State); err != nil {
 		s.rule, s.err = rules.RootUntrusted, err
 		return s, nil
