@@ -35,7 +35,7 @@ func TestStateCrashAdmit(t *testing.T) {
 		writIn(t, w.dir, "ledger", "publish", "--dir", "W", "--to", "P")
 		return storedEntries(t, wdir.AuthorityStore())
 	}
-	published := grow()
+	grow()
 	vkey := strings.TrimSpace(writIn(t, w.dir, "ledger", "vkey", "--dir", "W"))
 	writIn(t, w.dir, "ledger", "sync", "--dir", "R", "--from", "P", "--vkey", vkey)
 	r := ledgerdir.Dir(filepath.Join(w.dir, "R"))
@@ -59,7 +59,7 @@ func TestStateCrashAdmit(t *testing.T) {
 	acked := int64(1)
 	var killed, inside, replayed int
 	for round := range stateCrashRounds() {
-		published = grow()
+		published := grow()
 		writIn(t, w.dir, "ledger", "sync", "--dir", "R", "--from", "P")
 		if round%2 == 1 {
 			err := testkit.EditStore(r.AuthorityStore(), func(txn *badger.Txn) error { return txn.Delete([]byte("m/state")) })
