@@ -240,6 +240,7 @@ type importPlan struct {
 	key    *formats.LogKey // sec.VKey, parsed: the key the section verified under
 	before int64
 	cp     formats.Checkpoint
+	items  [32]byte // the verifying pass's ExportReader.SectionDigest
 }
 
 func sectionDir(name string) string {
@@ -326,7 +327,7 @@ func planSection(x *ExportReader, sec *ExportedLog, local *ledger.Log, given *fo
 	if err := pw.check(cp); err != nil {
 		return importPlan{}, err
 	}
-	return importPlan{sec: *sec, key: key, before: localCP.Size, cp: cp}, nil
+	return importPlan{sec: *sec, key: key, before: localCP.Size, cp: cp, items: x.SectionDigest()}, nil
 }
 
 // prefixWatch checks, as a section's entries are verified, that the
@@ -482,6 +483,11 @@ func copyFrom(l *ledger.Log, x *ExportReader, sec *ExportedLog, p importPlan) (e
 		if err := w.Append(e); err != nil {
 			return err
 		}
+	}
+	if x.SectionDigest() != p.items {
+		// The root check below covers the entries; this one also the
+		// history checkpoints (the accepted times) the copy stores.
+		return fmt.Errorf("%w: the %s section's bytes differ between the verifying and the copying pass (the export file changed); nothing of it kept", ErrExport, sec.Name)
 	}
 	return finishCopy(w, sec, p)
 }
