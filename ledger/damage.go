@@ -74,6 +74,8 @@ func openError(dir string, err error) error {
 	file := badgerFile.FindString(err.Error())
 	problem := "Badger cannot open the store (a file damaged, or left half-written by a crash)"
 	switch {
+	case strings.HasSuffix(file, ".sst") && strings.Contains(err.Error(), "failed to verify checksum for table"):
+		problem = "damaged: its footer or index does not check"
 	case strings.HasSuffix(file, ".sst"):
 		problem = "damaged: a block of this table does not read back"
 	case strings.HasSuffix(file, ".vlog"), strings.HasSuffix(file, ".mem"):

@@ -105,17 +105,20 @@ func checkStore(dir string, shared, move bool) error {
 
 // checkListed refuses, as a *StoreError, a store whose MANIFEST m lists a
 // table that is not among tables (the ids present in dir) or whose footer
-// is damaged; unless shared (a read-only open, which writes nothing), it
-// also reads what Badger reads of each table as it opens it.
+// does not fit the file (Badger would index out of range); unless shared
+// (a read-only open, which writes nothing), it also reads what Badger
+// reads of each table as it opens it (its index, checksum verified, and
+// last block). A shared open leaves the index's checksum to Badger's open
+// (openError names the table).
 func checkListed(dir string, m badger.Manifest, tables map[uint64]bool, shared bool) error {
 	for id := range m.Tables {
 		name := fmt.Sprintf("%06d.sst", id)
 		if !tables[id] {
 			return &StoreError{Dir: dir, File: name, Problem: "missing: the MANIFEST lists it"}
 		}
-		if shared {
-			if err := badgerfile.CheckTableFooter(filepath.Join(dir, name)); err != nil {
-				return &StoreError{Dir: dir, File: name, Problem: "damaged: its index does not match its checksum", Cause: err}
+		if shared { // the index's checksum as Badger opens the table (openError)
+			if err := badgerfile.CheckTableBounds(filepath.Join(dir, name)); err != nil {
+				return &StoreError{Dir: dir, File: name, Problem: "damaged: its footer or index does not check", Cause: err}
 			}
 			continue
 		}
@@ -124,7 +127,7 @@ func checkListed(dir string, m badger.Manifest, tables map[uint64]bool, shared b
 		// fails on a table has already written to the store.
 		t, err := badgerfile.OpenTable(filepath.Join(dir, name), false)
 		if errors.Is(err, badgerfile.ErrTableFooter) {
-			return &StoreError{Dir: dir, File: name, Problem: "damaged: its index does not match its checksum", Cause: err}
+			return &StoreError{Dir: dir, File: name, Problem: "damaged: its footer or index does not check", Cause: err}
 		} else if err != nil {
 			return &StoreError{Dir: dir, File: name, Problem: "damaged: a block of this table does not read back", Cause: err}
 		}

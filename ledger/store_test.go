@@ -54,7 +54,8 @@ func TestDamagedStoreKeepsEvidence(t *testing.T) {
 
 // TestDamagedTableNoPanic: a table file truncated, or with one byte
 // changed anywhere, is refused or reported, never a panic and never a
-// clean verification.
+// clean verification; a read-only open (which leaves the index's
+// checksum to Badger's open) refuses it as tamper evidence, or opens.
 func TestDamagedTableNoPanic(t *testing.T) {
 	dir, _ := newLog(t, 40)
 	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
@@ -71,6 +72,13 @@ func TestDamagedTableNoPanic(t *testing.T) {
 		d := filepath.Join(t.TempDir(), "log")
 		copyDir(t, dir, d)
 		os.WriteFile(filepath.Join(d, filepath.Base(ssts[0])), harm(append([]byte(nil), orig...)), 0o600)
+		ro := filepath.Join(t.TempDir(), "ro")
+		copyDir(t, d, ro)
+		if l, err := ledger.OpenReadOnly(ro); err == nil {
+			l.Close()
+		} else if !errors.Is(err, ledger.ErrTampered) {
+			t.Errorf("harm %d: a read-only open: %v, want tamper evidence", i, err)
+		}
 		l, err := ledger.Open(d, nil)
 		if err != nil {
 			continue // refused to open: fine, as long as it did not panic

@@ -47,7 +47,8 @@ func OpenTable(path string, all bool) (*table.Table, error) {
 		}
 		path = link
 	}
-	if err := CheckTableFooter(path); err != nil {
+	// The footer's lengths here; the index's checksum as Badger opens it.
+	if err := checkFooter(path, false); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTableFooter, err)
 	}
 	mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
@@ -55,7 +56,9 @@ func OpenTable(path string, all bool) (*table.Table, error) {
 		return nil, err
 	}
 	t, err := openTableFile(mf)
-	if err != nil {
+	if err != nil && strings.Contains(err.Error(), "failed to verify checksum") {
+		return nil, fmt.Errorf("%w: index: %w", ErrTableFooter, err)
+	} else if err != nil {
 		return nil, err
 	}
 	if !all {
@@ -118,7 +121,16 @@ var footerBuf = sync.Pool{New: func() any { return new([]byte) }}
 // the end) without trusting any length, and verifies the index checksum:
 // Badger itself would index out of range on a truncated or damaged table,
 // and panic in a goroutine no caller can recover.
-func CheckTableFooter(path string) error {
+func CheckTableFooter(path string) error { return checkFooter(path, true) }
+
+// CheckTableBounds is CheckTableFooter without reading the index: its
+// lengths are checked against the file, and its checksum is left to the
+// Badger open that follows (which verifies it, and returns an error).
+func CheckTableBounds(path string) error { return checkFooter(path, false) }
+
+// checkFooter is CheckTableFooter, verifying the index's checksum only
+// with index set.
+func checkFooter(path string, index bool) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -165,6 +177,12 @@ func CheckTableFooter(path string) error {
 		return err
 	}
 	n := int64(binary.BigEndian.Uint32(b))
+	if !index {
+		if pos-n < 0 {
+			return errors.New("a footer length exceeds the file")
+		}
+		return nil
+	}
 	if b, err = read(pos-n, n); err != nil {
 		return err
 	}
