@@ -334,7 +334,7 @@ func (l *Log) write(reqs []*appendReq, at time.Time) error {
 		if err := txn.Set(historyKey(n), cp); err != nil {
 			return batchErr(err)
 		}
-		if err := l.moveBinding(txn, first, StateBinding{Size: n, Root: root}); err != nil {
+		if err := l.moveBinding(txn, first, StateBinding{Size: n, Root: root}, reqs); err != nil {
 			return batchErr(err)
 		}
 	}

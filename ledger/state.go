@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,7 +19,11 @@ import (
 //     payload: what a duplicate is judged by) → its index;
 //   - for every entry that changes the state (every kind but an
 //     instruction), a mark: its index → its kind;
-//   - the binding: the size and root hash of the tree the index covers.
+//   - the binding: the size and root hash of the tree the index covers,
+//     and the digest of the marks below it (ChainMark), so that a mark
+//     that is missing, added or changed (a damaged block, which Badger
+//     reads as no key, or an edit that did not also rewrite the digest)
+//     is found when the index is opened.
 //
 // A gate's append writes the keys of its entries and moves the binding in
 // the same durable transaction as the entries (StateKeys from Gate.Admit);
@@ -35,7 +40,8 @@ const (
 	StateMarkPrefix = "s/m" // + the entry's index (8 bytes) → its kind
 )
 
-// keyState holds the binding: the size (8 bytes) and root hash (32).
+// keyState holds the binding: the size (8 bytes), root hash (32) and
+// marks digest (32).
 var keyState = []byte("m/state")
 
 // MaxMarkKind bounds a mark's kind, in bytes.
@@ -65,10 +71,19 @@ type StateKeys struct {
 }
 
 // StateBinding is the tree a state index covers: its first Size entries,
-// whose root hash is Root.
+// whose root hash is Root; Marks is the digest of the index's marks below
+// Size (ChainMark over them in index order from the zero hash), which
+// stateview.Index.Write computes.
 type StateBinding struct {
-	Size int64
-	Root tlog.Hash
+	Size  int64
+	Root  tlog.Hash
+	Marks tlog.Hash
+}
+
+// ChainMark returns the marks digest d extended by entry i's mark kind:
+// SHA-256(d || i as 8 bytes big-endian || kind).
+func ChainMark(d tlog.Hash, i int64, kind string) tlog.Hash {
+	return sha256.Sum256(append(binary.BigEndian.AppendUint64(d[:], uint64(i)), kind...))
 }
 
 // StateSeenKey is the key of content's entry in the state index.
@@ -80,7 +95,7 @@ func StateMarkKey(i int64) []byte {
 }
 
 func bindingBytes(b StateBinding) []byte {
-	return append(binary.BigEndian.AppendUint64(nil, uint64(b.Size)), b.Root[:]...)
+	return append(append(binary.BigEndian.AppendUint64(nil, uint64(b.Size)), b.Root[:]...), b.Marks[:]...)
 }
 
 // putStateKeys writes entry i's keys in txn.
@@ -109,24 +124,34 @@ func stateBinding(txn Txn) (StateBinding, bool, error) {
 	} else if err != nil {
 		return StateBinding{}, false, err
 	}
-	if len(v) != 8+len(tlog.Hash{}) {
-		return StateBinding{}, false, &StateMismatchError{Reason: fmt.Sprintf("the binding is %d bytes, not %d", len(v), 8+len(tlog.Hash{}))}
+	if len(v) != 8+2*len(tlog.Hash{}) {
+		return StateBinding{}, false, &StateMismatchError{Reason: fmt.Sprintf("the binding is %d bytes, not %d (a binding of 40 is an older writ's)", len(v), 8+2*len(tlog.Hash{}))}
 	}
 	b := StateBinding{Size: int64(binary.BigEndian.Uint64(v[:8]))}
-	copy(b.Root[:], v[8:])
+	copy(b.Root[:], v[8:40])
+	copy(b.Marks[:], v[40:])
 	return b, true, nil
 }
 
-// moveBinding moves the binding to b in txn when it covers exactly the
+// moveBinding moves the binding to b in txn, its marks digest extended
+// by the batch's marks (reqs' StateKeys), when it covers exactly the
 // entries before the batch (first) and a gate wrote the batch's keys. A
 // binding behind stays where it is, for a reader to extend.
-func (l *Log) moveBinding(txn Txn, first int64, b StateBinding) error {
+func (l *Log) moveBinding(txn Txn, first int64, b StateBinding, reqs []*appendReq) error {
 	if l.gate == nil {
 		return nil // no keys were written
 	}
 	old, ok, err := stateBinding(txn)
 	if err != nil || !ok || old.Size != first {
 		return nil // no usable index: nothing to move
+	}
+	b.Marks = old.Marks
+	for _, req := range reqs {
+		for j, k := range req.state {
+			if k.Mark != "" {
+				b.Marks = ChainMark(b.Marks, req.first+int64(j), k.Mark)
+			}
+		}
 	}
 	return txn.Set(keyState, bindingBytes(b))
 }

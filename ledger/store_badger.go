@@ -86,7 +86,7 @@ func checkStore(dir string, shared, move bool) error {
 		}
 	}
 	slices.Sort(leftovers)
-	if err := checkListed(dir, m, tables, shared); err != nil {
+	if err := checkListed(dir, m, tables); err != nil {
 		return err
 	}
 	if err := checkLogHeaders(dir, names); err != nil {
@@ -104,27 +104,21 @@ func checkStore(dir string, shared, move bool) error {
 }
 
 // checkListed refuses, as a *StoreError, a store whose MANIFEST m lists a
-// table that is not among tables (the ids present in dir) or whose footer
-// does not fit the file (Badger would index out of range); unless shared
-// (a read-only open, which writes nothing), it also reads what Badger
-// reads of each table as it opens it (its index, checksum verified, and
-// last block). A shared open leaves the index's checksum to Badger's open
-// (openError names the table).
-func checkListed(dir string, m badger.Manifest, tables map[uint64]bool, shared bool) error {
+// table that is not among tables (the ids present in dir), or a table
+// that does not open: it reads what Badger reads of each table as it
+// opens it (its footer, its index with its checksum, its last block) in
+// this goroutine, where a table that would make Badger panic (a footer
+// length past the file, an unknown checksum algorithm, an index that does
+// not parse; Badger opens tables in goroutines no caller can recover) is
+// an error naming it. An open for writing that failed on a table inside
+// Badger would already have written to the store; a read-only open
+// must not crash on a damaged or crafted file either.
+func checkListed(dir string, m badger.Manifest, tables map[uint64]bool) error {
 	for id := range m.Tables {
 		name := fmt.Sprintf("%06d.sst", id)
 		if !tables[id] {
 			return &StoreError{Dir: dir, File: name, Problem: "missing: the MANIFEST lists it"}
 		}
-		if shared { // the index's checksum as Badger opens the table (openError)
-			if err := badgerfile.CheckTableBounds(filepath.Join(dir, name)); err != nil {
-				return &StoreError{Dir: dir, File: name, Problem: "damaged: its footer or index does not check", Cause: err}
-			}
-			continue
-		}
-		// What Badger reads of a table as it opens it (its footer,
-		// index and last block), read first: an open for writing that
-		// fails on a table has already written to the store.
 		t, err := badgerfile.OpenTable(filepath.Join(dir, name), false)
 		if errors.Is(err, badgerfile.ErrTableFooter) {
 			return &StoreError{Dir: dir, File: name, Problem: "damaged: its footer or index does not check", Cause: err}

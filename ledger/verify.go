@@ -73,16 +73,22 @@ func (l *Log) Verify(k *formats.LogKey, fn EntryFunc) (formats.Checkpoint, error
 		k = l.lkey
 	}
 	cp, err := l.verify(k, fn)
+	return cp, l.diagnose(err)
+}
+
+// diagnose returns err, tamper evidence found reading the store, or a
+// *StoreError naming the table when one does not read back: a damaged
+// block can end Badger's iteration early, which reads as an entry
+// missing.
+func (l *Log) diagnose(err error) error {
 	if errors.Is(err, ErrTampered) && !errors.Is(err, ErrStoreDamaged) {
-		// A damaged block can end Badger's iteration early, which reads
-		// as an entry missing: say so when a table does not read back.
 		if s, ok := l.db.(interface{ damagedTable(error) error }); ok {
 			if serr := s.damagedTable(err); serr != nil {
-				return cp, serr
+				return serr
 			}
 		}
 	}
-	return cp, err
+	return err
 }
 
 // verify is Verify without the damaged-table diagnosis: the checkpoint

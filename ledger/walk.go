@@ -17,11 +17,12 @@ type WalkFunc func(i int64, entry, history []byte) error
 // grow with the log and in memory that does not grow with n: what an
 // export reads. It checks nothing but that every entry and history
 // checkpoint is stored. Errors: an entry below n missing (the store lost
-// it: an *IntegrityError, "entry missing", as Verify's) or no history
+// it: an *IntegrityError, "entry missing", as Verify's; a *StoreError
+// naming the table when one does not read back) or no history
 // checkpoint covering an entry (an *IntegrityError, as
 // HistoryCovering's), Badger's, fn's.
 func (l *Log) Walk(n int64, fn WalkFunc) error {
-	return l.db.View(func(txn Txn) error {
+	return l.diagnose(l.db.View(func(txn Txn) error {
 		it := txn.Iterate([]byte{prefixEntry})
 		defer it.Close()
 		var hist Iterator
@@ -57,7 +58,7 @@ func (l *Log) Walk(n int64, fn WalkFunc) error {
 			it.Next()
 		}
 		return nil
-	})
+	}))
 }
 
 // walkReleaseEvery is how many bytes of the log Walk reads between two

@@ -10,10 +10,13 @@ import (
 // AppendError is AppendRecords' refusal of a record: nothing of the
 // call was appended. Record is the refused record's position in the
 // entries given (0-based); Err is Authority.Append's error, wrapping the
-// *delegation.RecordError that names the rule. Its message is Err's.
+// *delegation.RecordError that names the rule; Note is the load's
+// Authority.ReplayNote ("" when it extended the persisted state): a
+// refusal judged after a full replay says so. Its message is Err's.
 type AppendError struct {
 	Record int
 	Err    error
+	Note   string
 }
 
 func (e *AppendError) Error() string { return e.Err.Error() }
@@ -46,7 +49,7 @@ func AppendRecords(d ledgerdir.Dir, entries [][]byte, unlock ledgerdir.Unlock) (
 	if err != nil {
 		var re *delegation.RecordError
 		if errors.As(err, &re) {
-			err = &AppendError{Record: int(re.Index - a.State.Size()), Err: err}
+			err = &AppendError{Record: int(re.Index - a.State.Size()), Err: err, Note: a.ReplayNote()}
 		}
 		a.Log.Close()
 		return nil, nil, err

@@ -139,8 +139,9 @@ func TestStateTamperBinding(t *testing.T) {
 		{"deleted", "no state index", func(txn *badger.Txn) error { return txn.Delete(keyBinding) }},
 		{"wrong root", "not a prefix of the signed tree", func(txn *badger.Txn) error { return flipBinding(txn, 8+5) }},
 		{"shorter size", "not a prefix of the signed tree", func(txn *badger.Txn) error { return flipBinding(txn, 7) }},
+		{"wrong marks digest", "not those its binding was written with", func(txn *badger.Txn) error { return flipBinding(txn, 40+3) }},
 		{"past the log", "the binding covers", func(txn *badger.Txn) error {
-			return txn.Set(keyBinding, append(binary.BigEndian.AppendUint64(nil, 1000), make([]byte, 32)...))
+			return txn.Set(keyBinding, append(binary.BigEndian.AppendUint64(nil, 1000), make([]byte, 64)...))
 		}},
 		{"malformed", "the binding is 5 bytes", func(txn *badger.Txn) error { return txn.Set(keyBinding, []byte("short")) }},
 	} {
@@ -172,30 +173,35 @@ func flipBinding(txn *badger.Txn, i int) error {
 }
 
 // TestStateTamperDivergence: an index edited below a binding that still
-// verifies (a mark deleted or added, a content key deleted or moved) is
-// what the extending load cannot see, and what `writ ledger verify`
-// finds: CheckStateIndex after a full replay names the entry in a
-// *verify.StateDivergenceError, the audit fails with ErrStateDiverged,
-// and after verify.RebuildState the audit passes and the load extends a
-// state that answers as the full replay.
+// verifies is what `writ ledger verify` finds: CheckStateIndex after a
+// full replay names the entry in a *verify.StateDivergenceError, the
+// audit fails with ErrStateDiverged, and after verify.RebuildState the
+// audit passes and the load extends a state that answers as the full
+// replay. A mark deleted, added or changed is also what the extending
+// load sees (the binding's marks digest): it replays, saying so; a
+// content key deleted or moved it cannot see.
 func TestStateTamperDivergence(t *testing.T) {
+	const marks = "not those its binding was written with"
 	for _, tc := range []struct {
 		name string
 		edit func(tl *tamperLedger, txn *badger.Txn) error
 		item func(tl *tamperLedger) string // the StateDivergenceError's Item
+		load string                        // what the extending load's replay says; "" when it cannot see the edit
 	}{
-		{"revocation unmarked", func(tl *tamperLedger, txn *badger.Txn) error { return txn.Delete(keyMark(5)) }, entryItem(5)},
-		{"instruction marked", func(tl *tamperLedger, txn *badger.Txn) error { return txn.Set(keyMark(3), []byte("revocation")) }, entryItem(3)},
-		{"mark of another kind", func(tl *tamperLedger, txn *badger.Txn) error { return txn.Set(keyMark(6), []byte("delegation")) }, entryItem(6)},
-		{"content key deleted", func(tl *tamperLedger, txn *badger.Txn) error { return txn.Delete(keyContent(tl.applied[4].Content)) }, entryItem(4)},
+		{"revocation unmarked", func(tl *tamperLedger, txn *badger.Txn) error { return txn.Delete(keyMark(5)) }, entryItem(5), marks},
+		{"instruction marked", func(tl *tamperLedger, txn *badger.Txn) error { return txn.Set(keyMark(3), []byte("revocation")) }, entryItem(3), marks},
+		{"mark of another kind", func(tl *tamperLedger, txn *badger.Txn) error { return txn.Set(keyMark(6), []byte("delegation")) }, entryItem(6), marks},
+		{"content key deleted", func(tl *tamperLedger, txn *badger.Txn) error { return txn.Delete(keyContent(tl.applied[4].Content)) }, entryItem(4), ""},
 		{"content key moved", func(tl *tamperLedger, txn *badger.Txn) error {
 			return txn.Set(keyContent(tl.applied[7].Content), binary.BigEndian.AppendUint64(nil, 8))
-		}, func(tl *tamperLedger) string { return fmt.Sprintf("content key %x", tl.applied[7].Content) }},
+		}, func(tl *tamperLedger) string { return fmt.Sprintf("content key %x", tl.applied[7].Content) }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tl := newTamperLedger(t)
 			tl.edit(t, func(txn *badger.Txn) error { return tc.edit(tl, txn) })
-			observeDiverged(t, tl)
+			if why := observeDiverged(t, tl); tc.load != "" && !strings.Contains(why, tc.load) {
+				t.Fatalf("the extending load replayed %q, want it to say %q", why, tc.load)
+			}
 			checkDiverged(t, tl, tc.item(tl))
 			if err := verify.RebuildState(tl.d, nil); err != nil {
 				t.Fatalf("RebuildState: %v", err)
@@ -212,9 +218,10 @@ func TestStateTamperDivergence(t *testing.T) {
 
 // observeDiverged logs what a read-only load makes of the edited index:
 // whether it noticed (and replayed), and the first answer in which its
-// state differs from the full replay's. It asserts nothing: below a
-// binding that verifies, the index rests on the local disk (ledger/state.go).
-func observeDiverged(t *testing.T, tl *tamperLedger) {
+// state differs from the full replay's; it returns why it replayed ("":
+// it did not). Below a binding that verifies, the content keys rest on
+// the local disk (ledger/state.go).
+func observeDiverged(t *testing.T, tl *tamperLedger) string {
 	l, err := ledger.OpenReadOnly(tl.d.AuthorityStore())
 	if err != nil {
 		t.Fatal(err)
@@ -223,11 +230,12 @@ func observeDiverged(t *testing.T, tl *tamperLedger) {
 	a, err := verify.LoadAuthority(l, nil)
 	if err != nil {
 		t.Logf("incremental load: %v", err)
-		return
+		return ""
 	}
 	ref, _ := fullReplay(t, l)
 	t.Logf("incremental load: replayed %q; differs from the full replay at: %s", a.Replayed,
 		statequery.Diff(statequery.Answers(a.State, tl.u), statequery.Answers(ref, tl.u)))
+	return a.Replayed
 }
 
 func entryItem(i int64) func(*tamperLedger) string {

@@ -191,6 +191,9 @@ func ledgerAppend(c *cli.Context) error {
 	case errors.As(err, &le):
 		return exitcode.Refused(fmt.Errorf("the ledger does not verify, nothing appended: %w", le.Err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	case errors.As(err, &ae):
+		if ae.Note != "" {
+			diag(c, levelNote, "%s", ae.Note)
+		}
 		return failure.Record(fmt.Errorf("nothing appended: %s: %w", c.Args().Get(ae.Record), ae.Err))
 	case errors.Is(err, ledger.ErrBatchTooLarge):
 		return exitcode.Input(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches")

@@ -159,9 +159,9 @@ type Failure struct {
 // ledger or witness state is locked; 1 for a refused trust assertion or
 // a damaged store), its message ("internal error: " first for exit 3;
 // the flag first for a refused trust assertion), its rule and hints: the
-// ones it carries, the discarding of an output cut short
-// (fileio.PartialOutputError), a damaged store's next act (repair.NextAct), the
-// refused assertion's rule's ReportAct, else LockedHint for a lock.
+// discarding of an output cut short first (fileio.PartialOutputError),
+// then the ones it carries, a damaged store's next act (repair.NextAct),
+// the refused assertion's rule's ReportAct, else LockedHint for a lock.
 func Describe(err error) Failure {
 	code := Classify(err)
 	xe := exitcode.Of(err)
@@ -174,7 +174,7 @@ func Describe(err error) Failure {
 		hints = append(hints, xe.Hints...)
 	}
 	if pe := (*fileio.PartialOutputError)(nil); errors.As(err, &pe) {
-		hints = append(hints, pe.Hint()) // bytes already out: first, whatever else follows
+		hints = append([]string{pe.Hint()}, hints...) // bytes already out: said first, before the error's own hints
 	}
 	// A ledger or witness state in use by another process is neither a
 	// verdict, nor bad input, nor an internal error, whichever command met

@@ -188,7 +188,7 @@ func TestTokenHint(t *testing.T) {
 func TestDescribePartialOutput(t *testing.T) {
 	err := &fileio.PartialOutputError{To: "standard output", N: 4096, Err: exitcode.Refused(errors.New("entry 2: entry missing"), "run repair")}
 	f := failure.Describe(err)
-	want := []string{"run repair", "the 4096 bytes written to standard output before the error are an incomplete output: discard them"}
+	want := []string{"the 4096 bytes written to standard output before the error are an incomplete output: discard them", "run repair"}
 	if f.Exit != exitcode.No || f.Error != "entry 2: entry missing" || !slices.Equal(f.Hints, want) {
 		t.Fatalf("Describe = %+v, want exit 1 with hints %q", f, want)
 	}

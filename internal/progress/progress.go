@@ -16,7 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/writ-ledger/writ/internal/fileio"
-	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/progress"
 )
 
 // Delay is how long work runs before its bar appears on a terminal:
@@ -36,13 +36,13 @@ func Mode(stderr io.Writer) (draw bool, delay time.Duration) {
 	return fileio.IsTerminal(stderr), Delay
 }
 
-// For returns a ledger.Progress that draws a live bar on stderr, with
+// For returns a progress.Func that draws a live bar on stderr, with
 // the rate and the time left, for the work called what, counted in unit
 // ("entries", "tiles" or "bytes"), or nil when no bar is to be drawn
 // (see Mode). The bar is cleared when the work is done; work that starts
 // again (a sync under --watch) gets a new bar. The returned function is
 // called from one goroutine at a time.
-func For(stderr io.Writer, what, unit string) ledger.Progress {
+func For(stderr io.Writer, what, unit string) progress.Func {
 	draw, delay := Mode(stderr)
 	if !draw {
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/progress"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -55,7 +56,7 @@ type PublishOptions struct {
 	Check func(cosigned []byte) error
 	// Progress, when set, is told the tiles written (or found already
 	// there), of the tiles the new checkpoint adds.
-	Progress ledger.Progress
+	Progress progress.Func
 }
 
 // PublishWith is Publish with opts. It publishes the latest checkpoint

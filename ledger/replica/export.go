@@ -1,17 +1,18 @@
 package replica
 
 import (
-	"crypto/sha256"
-	"hash"
 	"bufio"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/progress"
 	"github.com/writ-ledger/writ/schemas"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -49,7 +50,7 @@ func Export(w io.Writer, names []string, logs []*ledger.Log) error {
 // ExportWith is Export that tells progress (when not nil) the entries
 // written, of all the sections' checkpoint sizes. Every section's
 // checkpoint is read before the first entry is written.
-func ExportWith(w io.Writer, names []string, logs []*ledger.Log, progress ledger.Progress) error {
+func ExportWith(w io.Writer, names []string, logs []*ledger.Log, progress progress.Func) error {
 	bw := bufio.NewWriter(w)
 	if err := writeItem(bw, exportHeader{Format: exportFormat, V: exportVersion, Logs: uint64(len(logs))}); err != nil {
 		return err

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
+	"github.com/writ-ledger/writ/ledger/progress"
 )
 
 // ExportedDir is what ExportDir wrote: each section's log name
@@ -25,7 +25,7 @@ type ExportedDir struct {
 // (ledgerdir.Dir.OpenExport). The logs are opened for reading and closed
 // again. Errors: the open's as a *ledgerdir.OpenError; else ExportWith's
 // (w's, and the logs' read and checkpoint errors).
-func ExportDir(w io.Writer, d ledgerdir.Dir, authorityOnly bool, progress ledger.Progress) (*ExportedDir, error) {
+func ExportDir(w io.Writer, d ledgerdir.Dir, authorityOnly bool, progress progress.Func) (*ExportedDir, error) {
 	names, logs, err := d.OpenExport(authorityOnly)
 	if err != nil {
 		return nil, &ledgerdir.OpenError{Err: err}

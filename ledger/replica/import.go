@@ -12,6 +12,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
+	"github.com/writ-ledger/writ/ledger/progress"
 	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -71,7 +72,7 @@ type ImportOptions struct {
 	Checkpoint func(name string, cosigned []byte, k *formats.LogKey) error
 	// Progress, when set, is told the bytes of the export file read, of
 	// twice its size (the verifying pass, then the copying pass).
-	Progress ledger.Progress
+	Progress progress.Func
 	// Floors gives, per section name, checkpoints the section must reach
 	// and extend (the same root at their size), or the import is refused
 	// before a byte is written with an *InconsistencyError saying what
@@ -139,7 +140,7 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) {
 		return nil, fmt.Errorf("%w: %s was replaced between the verifying and the copying pass; nothing imported", ErrExport, path)
 	}
-	x, err := NewExportReader(&ledger.ProgressReader{R: f, Progress: opts.Progress, Offset: fi.Size(), Total: 2 * fi.Size()})
+	x, err := NewExportReader(&progress.Reader{R: f, Progress: opts.Progress, Offset: fi.Size(), Total: 2 * fi.Size()})
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +258,7 @@ func planImport(path string, size int64, locals map[string]*ledger.Log, opts Imp
 		return nil, err
 	}
 	defer f.Close()
-	x, err := NewExportReader(&ledger.ProgressReader{R: f, Progress: opts.Progress, Total: 2 * size})
+	x, err := NewExportReader(&progress.Reader{R: f, Progress: opts.Progress, Total: 2 * size})
 	if err != nil {
 		return nil, err
 	}

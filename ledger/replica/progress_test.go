@@ -11,6 +11,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
+	"github.com/writ-ledger/writ/ledger/progress"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
@@ -26,7 +27,7 @@ type progressLog struct {
 	total int64
 }
 
-func (p *progressLog) progress() ledger.Progress {
+func (p *progressLog) progress() progress.Func {
 	return func(done, total int64) {
 		if p.calls > 0 && (done < p.done || total != p.total) {
 			p.t.Errorf("call %d: %d of %d after %d of %d", p.calls, done, total, p.done, p.total)

@@ -12,6 +12,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
+	"github.com/writ-ledger/writ/ledger/progress"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -98,7 +99,7 @@ type SyncOptions struct {
 	Seen func(published []byte, k *formats.LogKey) []SeenCheckpoint
 	// Progress, when set, is told the new entries fetched and checked, of
 	// those the published checkpoint adds to the replica.
-	Progress ledger.Progress
+	Progress progress.Func
 	// Anchor, when set, is the caller's trust assertion on what the
 	// replica already holds: it is called with the replica's entry 0,
 	// proven against the replica's signed checkpoint (Log.ProvenEntry),

@@ -39,6 +39,7 @@ func FuzzOpen(f *testing.F) {
 	f.Add(good, uint64(1), []byte("mark"))
 	f.Add([]byte{}, uint64(0), []byte{})
 	f.Add(make([]byte, 41), uint64(1<<62), make([]byte, 33))
+	f.Add(make([]byte, 72), uint64(1), []byte("mark"))
 	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff0123456789abcdef0123456789abcdef"), uint64(2), []byte("root"))
 	f.Fuzz(func(t *testing.T, binding []byte, markAt uint64, kind []byte) {
 		dir := filepath.Join(t.TempDir(), "log")

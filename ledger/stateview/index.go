@@ -145,7 +145,9 @@ func (x Index) scanFrom(prefix string, after []byte, fn func(k, v []byte) (bool,
 
 // Write extends the index by keys, those of the entries from from to
 // b.Size as a reader that verified them built them, and then moves the
-// binding to b, in durable transactions of at most maxDrop entries: the
+// binding to b, its marks digest (b.Marks, which Write sets) the old
+// binding's extended by the marks written (ledger.ChainMark), in durable
+// transactions of at most maxDrop entries: the
 // binding last, so that a crash leaves it where it was (the keys written
 // are facts about entries the log holds, and a later reader writes them
 // again). The index must cover exactly the entries before from (its
@@ -156,6 +158,7 @@ func (x Index) Write(from int64, keys iter.Seq[IndexedKeys], b ledger.StateBindi
 	if b.Size > x.l.Size() || from > b.Size {
 		return fmt.Errorf("state binding at %d entries, extended from %d, past the log (size %d)", b.Size, from, x.l.Size())
 	}
+	var marks ledger.StateBinding // marks.Marks: the digest of the marks below from
 	if from > 0 {
 		old, ok, err := x.Binding()
 		if err != nil {
@@ -164,6 +167,7 @@ func (x Index) Write(from int64, keys iter.Seq[IndexedKeys], b ledger.StateBindi
 		if !ok || old.Size != from {
 			return &ledger.StateMismatchError{Reason: fmt.Sprintf("the keys extend the index from entry %d, and its binding is elsewhere", from)}
 		}
+		marks = old
 	}
 	buf := make([]IndexedKeys, 0, maxDrop)
 	flush := func() error {
@@ -179,6 +183,9 @@ func (x Index) Write(from int64, keys iter.Seq[IndexedKeys], b ledger.StateBindi
 		return err
 	}
 	for k := range keys {
+		if k.Mark != "" {
+			marks.Marks = ledger.ChainMark(marks.Marks, k.Index, k.Mark)
+		}
 		if buf = append(buf, k); len(buf) == cap(buf) {
 			if err := flush(); err != nil {
 				return err
@@ -188,6 +195,7 @@ func (x Index) Write(from int64, keys iter.Seq[IndexedKeys], b ledger.StateBindi
 	if err := flush(); err != nil {
 		return err
 	}
+	b.Marks = marks.Marks
 	return x.l.UpdateState(func(t ledger.StateTxn) error { return t.Bind(b) })
 }
 

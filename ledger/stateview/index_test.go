@@ -103,15 +103,27 @@ func TestStateViewRefusesAnIndexThatDoesNotMatch(t *testing.T) {
 	}{
 		{"no binding", func(txn *badger.Txn) error { return txn.Delete([]byte("m/state")) }, "keeps no state index"},
 		{"short binding", func(txn *badger.Txn) error { return txn.Set([]byte("m/state"), []byte{1, 2}) }, "the binding is 2 bytes"},
+		{"an older writ's binding", func(txn *badger.Txn) error {
+			return txn.Set([]byte("m/state"), append(binary.BigEndian.AppendUint64(nil, 0), make([]byte, 32)...))
+		}, "the binding is 40 bytes, not 72"},
 		{"wrong root", func(txn *badger.Txn) error {
-			return txn.Set([]byte("m/state"), append(binary.BigEndian.AppendUint64(nil, 2), make([]byte, 32)...))
+			return txn.Set([]byte("m/state"), append(binary.BigEndian.AppendUint64(nil, 2), make([]byte, 64)...))
 		}, "is not a prefix of the signed tree"},
 		{"past the log", func(txn *badger.Txn) error {
-			return txn.Set([]byte("m/state"), append(binary.BigEndian.AppendUint64(nil, 9), make([]byte, 32)...))
+			return txn.Set([]byte("m/state"), append(binary.BigEndian.AppendUint64(nil, 9), make([]byte, 64)...))
 		}, "the binding covers 9 entries, the signed checkpoint 3"},
 		{"empty mark", func(txn *badger.Txn) error {
 			return txn.Set(binary.BigEndian.AppendUint64([]byte("s/m"), 1), nil)
 		}, "the mark of entry 1: a kind of 0 bytes"},
+		{"a mark missing", func(txn *badger.Txn) error {
+			return txn.Delete(binary.BigEndian.AppendUint64([]byte("s/m"), 2))
+		}, "the index's 1 marks below entry 3 are not those its binding was written with"},
+		{"a mark added", func(txn *badger.Txn) error {
+			return txn.Set(binary.BigEndian.AppendUint64([]byte("s/m"), 1), []byte("mark"))
+		}, "the index's 3 marks below entry 3 are not those"},
+		{"a mark changed", func(txn *badger.Txn) error {
+			return txn.Set(binary.BigEndian.AppendUint64([]byte("s/m"), 0), []byte("revocation"))
+		}, "the index's 2 marks below entry 3 are not those"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWriter(t)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // View is what a reader that extends a persisted state (instead of
@@ -49,7 +50,8 @@ type View struct {
 // size the log's; a *ledger.TrustError when k is not the log's key and did not
 // sign it), the end of the checkpoint history (a checkpoint of the log's
 // size, signed no later than the latest), and the binding of the state
-// index, proven consistent with the checkpoint. A log without a state
+// index, proven consistent with the checkpoint, and its marks, whose
+// digest must be the binding's (ledger.ChainMark). A log without a state
 // index, or whose binding or marks do not verify, is a
 // *ledger.StateMismatchError (ledger.ErrStateMismatch) saying why: the reader replays
 // the whole log instead. A log without a checkpoint history has no state
@@ -93,6 +95,13 @@ func Open(l *ledger.Log, k *formats.LogKey) (*View, error) {
 	v.Binding = b
 	if v.Marks, err = NewIndex(l).Marks(b.Size); err != nil {
 		return nil, err
+	}
+	var d tlog.Hash
+	for _, m := range v.Marks {
+		d = ledger.ChainMark(d, m.Index, m.Kind)
+	}
+	if d != b.Marks {
+		return nil, &ledger.StateMismatchError{Reason: fmt.Sprintf("the index's %d marks below entry %d are not those its binding was written with (a mark missing, added or changed)", len(v.Marks), b.Size)}
 	}
 	return v, nil
 }

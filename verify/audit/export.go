@@ -9,6 +9,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/progress"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -45,14 +46,14 @@ func (e exportSource) open(rep *Report) (reader, error) {
 	if fi, err := f.Stat(); err == nil {
 		size = fi.Size()
 	}
-	progress := rep.opts.Progress
+	report := rep.opts.Progress
 	rep.opts.Progress = nil // counted in bytes, not entries
-	x, err := replica.NewExportReader(&ledger.ProgressReader{R: f, Progress: progress, Total: size})
+	x, err := replica.NewExportReader(&progress.Reader{R: f, Progress: report, Total: size})
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &exportReader{f: f, x: x, size: size, progress: progress, rep: rep}, nil
+	return &exportReader{f: f, x: x, size: size, progress: report, rep: rep}, nil
 }
 
 // next reads the next section, which must be the authority log first,

@@ -7,6 +7,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/progress"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify"
@@ -42,7 +43,7 @@ type ImportOptions struct {
 	Trusted  map[string]*formats.LogKey
 	Trust    verify.Trust     // its TrustRoot and its witness Policy
 	Now      func() time.Time // the clock for the policy's cosignature times (nil: time.Now)
-	Progress ledger.Progress  // told the export's bytes read, of twice its size (replica.ImportOptions.Progress)
+	Progress progress.Func    // told the export's bytes read, of twice its size (replica.ImportOptions.Progress)
 	// Floors: per section name, checkpoints the section must reach and
 	// extend (replica.ImportOptions.Floors).
 	Floors map[string][]replica.Floor

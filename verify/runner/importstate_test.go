@@ -93,7 +93,7 @@ func checkIndexed(t *testing.T, dir string, n int64) {
 		t.Fatalf("the replica's checkpoint: size %d (%v), want %d", cp.Size, err, n)
 	}
 	b, ok, err := stateview.NewIndex(l).Binding()
-	if err != nil || !ok || b != (ledger.StateBinding{Size: cp.Size, Root: cp.Hash}) {
+	if err != nil || !ok || b.Size != cp.Size || b.Root != cp.Hash {
 		l.Close()
 		t.Fatalf("the state binding %+v (%v %v), want the signed checkpoint's size %d", b, ok, err, cp.Size)
 	}

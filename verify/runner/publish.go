@@ -6,6 +6,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/progress"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -21,7 +22,7 @@ type PublishOptions struct {
 	// a policy of another log).
 	Policy *formats.Policy
 	// Progress, when set, is told the tiles written.
-	Progress ledger.Progress
+	Progress progress.Func
 	// Verified, when set, runs once the log verified, before anything is
 	// written.
 	Verified func()

@@ -11,6 +11,7 @@ import (
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
+	"github.com/writ-ledger/writ/ledger/progress"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/stateview"
@@ -46,7 +47,7 @@ type Replica struct {
 	Witnesses *witness.Client
 	// Progress, when set, is told each Sync's new entries fetched and
 	// checked, of those the published checkpoint adds.
-	Progress ledger.Progress
+	Progress progress.Func
 	// Views are what the last Sync found of the witnesses' checkpoints.
 	Views []replica.SeenResult
 

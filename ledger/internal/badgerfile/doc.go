@@ -1,7 +1,7 @@
 // Package badgerfile handles the files of a log's Badger v4 store without
 // Badger opening the store, where Badger itself would destroy evidence,
 // panic or refuse: a table file opened read-only whatever its name, its
-// footer checked without trusting a length (CheckTableFooter) and every
+// footer checked without trusting a length and every
 // block's checksum verified (OpenTable); whether a table holds a key the
 // store lacks (TableLacks, on a check copy of the store: OpenCheckCopy);
 // the write-ahead and value logs (IsWriteLog) and the empty ones a killed

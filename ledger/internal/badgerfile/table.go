@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -20,7 +19,7 @@ import (
 )
 
 // ErrTableFooter wraps OpenTable's error for a table whose footer or
-// index does not check (CheckTableFooter's error, which it also wraps).
+// index does not check (checkFooter's error, which it also wraps).
 var ErrTableFooter = errors.New("the table's footer or index does not check")
 
 // OpenTable opens a Badger table file read-only, whatever its name
@@ -48,7 +47,7 @@ func OpenTable(path string, all bool) (*table.Table, error) {
 		path = link
 	}
 	// The footer's lengths here; the index's checksum as Badger opens it.
-	if err := checkFooter(path, false); err != nil {
+	if err := checkFooter(path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTableFooter, err)
 	}
 	mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
@@ -78,7 +77,7 @@ func openTableFile(mf *z.MmapFile) (t *table.Table, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			mf.Close(-1)
-			t, err = nil, fmt.Errorf("the table's index does not parse: %v", r)
+			t, err = nil, fmt.Errorf("%w: the index does not parse: %v", ErrTableFooter, r)
 		}
 	}()
 	def := badger.DefaultOptions("")
@@ -103,7 +102,7 @@ func verifyBlocks(t *table.Table) (err error) {
 // Table.DecrRef: its last reference deletes the file.
 func CloseTable(t *table.Table) { t.MmapFile.Close(-1) }
 
-// ErrTableUnfinished is CheckTableFooter's error for a table whose last
+// ErrTableUnfinished is OpenTable's error for a table whose last
 // four bytes (its checksum's length) are zero, or that is empty: Badger
 // creates a table's file, sizes it and then fills it, so a writer killed
 // while writing one leaves a file whose tail is zeros (or, killed before
@@ -111,26 +110,15 @@ func CloseTable(t *table.Table) { t.MmapFile.Close(-1) }
 // checks below (the CRC of nothing is zero) and crash Badger.
 var ErrTableUnfinished = errors.New("the table was never finished (its footer is zeros)")
 
-// footerBuf holds CheckTableFooter's buffer for a table's index between
-// calls: an open checks every table, and a new buffer for each index was
-// most of a one-shot act's allocation on a large log.
-var footerBuf = sync.Pool{New: func() any { return new([]byte) }}
-
-// CheckTableFooter checks a Badger table's footer the way Badger reads it
+// checkFooter checks a Badger table's footer the way Badger reads it
 // (table.initIndex: index, index length, checksum, checksum length, from
-// the end) without trusting any length, and verifies the index checksum:
-// Badger itself would index out of range on a truncated or damaged table,
-// and panic in a goroutine no caller can recover.
-func CheckTableFooter(path string) error { return checkFooter(path, true) }
-
-// CheckTableBounds is CheckTableFooter without reading the index: its
-// lengths are checked against the file, and its checksum is left to the
-// Badger open that follows (which verifies it, and returns an error).
-func CheckTableBounds(path string) error { return checkFooter(path, false) }
-
-// checkFooter is CheckTableFooter, verifying the index's checksum only
-// with index set.
-func checkFooter(path string, index bool) error {
+// the end) without trusting any length: Badger itself would index out of
+// range on a truncated or damaged table. The index's checksum is left to
+// the Badger open that follows (which verifies it, and returns an error),
+// after its algorithm is checked to be one Badger knows (it panics on
+// another) and the index to be non-empty (an empty one, whose checksum
+// matches, panics in its parser).
+func checkFooter(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -140,16 +128,11 @@ func checkFooter(path string, index bool) error {
 	if err != nil {
 		return err
 	}
-	buf := footerBuf.Get().(*[]byte)
-	defer footerBuf.Put(buf)
 	read := func(at, n int64) ([]byte, error) {
 		if at < 0 || n < 0 || at+n > fi.Size() {
 			return nil, errors.New("a footer length exceeds the file")
 		}
-		if int64(cap(*buf)) < n {
-			*buf = make([]byte, n)
-		}
-		b := (*buf)[:n]
+		b := make([]byte, n)
 		_, err := f.ReadAt(b, at)
 		return b, err
 	}
@@ -172,22 +155,17 @@ func checkFooter(path string, index bool) error {
 	if err := proto.Unmarshal(b, &sum); err != nil {
 		return fmt.Errorf("index checksum: %w", err)
 	}
+	switch sum.Algo {
+	case pb.Checksum_CRC32C, pb.Checksum_XXHash64:
+	default:
+		return fmt.Errorf("index checksum: algorithm %d is not one Badger knows", sum.Algo)
+	}
 	pos -= 4
 	if b, err = read(pos, 4); err != nil {
 		return err
 	}
-	n := int64(binary.BigEndian.Uint32(b))
-	if !index {
-		if pos-n < 0 {
-			return errors.New("a footer length exceeds the file")
-		}
-		return nil
-	}
-	if b, err = read(pos-n, n); err != nil {
-		return err
-	}
-	if err := y.VerifyChecksum(b, &sum); err != nil {
-		return fmt.Errorf("index: %w", err)
+	if n := int64(binary.BigEndian.Uint32(b)); n == 0 || pos-n < 0 {
+		return fmt.Errorf("an index length of %d, in a file of %d bytes", n, fi.Size())
 	}
 	return nil
 }
