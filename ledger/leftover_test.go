@@ -85,14 +85,7 @@ func TestLeftoversAfterKill(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, vkey := newLog(t, 40)
-			tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
-			if len(tables) == 0 {
-				t.Fatal("the test log has no table files")
-			}
-			body, err := os.ReadFile(tables[0])
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, body := firstTable(t, dir)
 			killed := killedCopy(t, dir)
 			if err := os.WriteFile(filepath.Join(killed, "900000.sst"), tc.table(body), 0o644); err != nil {
 				t.Fatal(err)

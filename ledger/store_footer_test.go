@@ -44,14 +44,7 @@ func rewriteFooter(t *testing.T, table, index []byte, sum *pb.Checksum) []byte {
 // tables in goroutines no caller can recover).
 func TestCraftedTableFooter(t *testing.T) {
 	dir, _ := newLog(t, 40)
-	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
-	if len(ssts) == 0 {
-		t.Fatal("the test log has no table files")
-	}
-	orig, err := os.ReadFile(ssts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	table, orig := firstTable(t, dir)
 	crc := func(b []byte) uint64 { return uint64(crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli))) }
 	garbage := []byte("not a flatbuffer index, at all!!")
 	for _, tc := range []struct {
@@ -68,10 +61,13 @@ func TestCraftedTableFooter(t *testing.T) {
 			t.Run(tc.name+map[bool]string{true: " read-only", false: " for writing"}[readOnly], func(t *testing.T) {
 				d := filepath.Join(t.TempDir(), "log")
 				copyDir(t, dir, d)
-				if err := os.WriteFile(filepath.Join(d, filepath.Base(ssts[0])), rewriteFooter(t, orig, tc.index, tc.sum), 0o600); err != nil {
+				if err := os.WriteFile(filepath.Join(d, filepath.Base(table)), rewriteFooter(t, orig, tc.index, tc.sum), 0o600); err != nil {
 					t.Fatal(err)
 				}
-				var l *ledger.Log
+				var (
+					l   *ledger.Log
+					err error
+				)
 				if readOnly {
 					l, err = ledger.OpenReadOnly(d)
 				} else {
@@ -82,8 +78,8 @@ func TestCraftedTableFooter(t *testing.T) {
 					t.Fatal("the crafted table opened")
 				}
 				var se *ledger.StoreError
-				if !errors.As(err, &se) || se.File != filepath.Base(ssts[0]) || !errors.Is(err, ledger.ErrTampered) || se.Cause == nil || !strings.Contains(se.Cause.Error(), tc.says) {
-					t.Fatalf("open: %v (%v), want a *StoreError naming %s whose cause says %q", err, errors.Unwrap(err), filepath.Base(ssts[0]), tc.says)
+				if !errors.As(err, &se) || se.File != filepath.Base(table) || !errors.Is(err, ledger.ErrTampered) || se.Cause == nil || !strings.Contains(se.Cause.Error(), tc.says) {
+					t.Fatalf("open: %v (%v), want a *StoreError naming %s whose cause says %q", err, errors.Unwrap(err), filepath.Base(table), tc.says)
 				}
 			})
 		}

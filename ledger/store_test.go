@@ -117,14 +117,7 @@ func copyDir(t *testing.T, from, to string) {
 // verifies; a read-only open refuses, naming the table.
 func TestUnlistedTableSetAside(t *testing.T) {
 	dir, vkey := newLog(t, 40)
-	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
-	if len(tables) == 0 {
-		t.Fatal("the test log has no table files")
-	}
-	body, err := os.ReadFile(tables[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, body := firstTable(t, dir)
 	if err := os.WriteFile(filepath.Join(dir, "900000.sst"), body, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -244,4 +237,19 @@ func TestEmptyValueLogAfterKill(t *testing.T) {
 			}
 		})
 	}
+}
+
+// firstTable returns the path and bytes of the first table file of the
+// log at dir, failing the test when it has none.
+func firstTable(t *testing.T, dir string) (string, []byte) {
+	t.Helper()
+	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if len(tables) == 0 {
+		t.Fatal("the test log has no table files")
+	}
+	body, err := os.ReadFile(tables[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tables[0], body
 }

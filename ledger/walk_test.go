@@ -15,16 +15,9 @@ import (
 // an entry missing.
 func TestWalkDamagedBlock(t *testing.T) {
 	dir, _ := newLog(t, 3000)
-	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
-	if len(ssts) == 0 {
-		t.Fatal("the test log has no table files")
-	}
-	b, err := os.ReadFile(ssts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	table, b := firstTable(t, dir)
 	b[200] ^= 0xff // inside the first data block (blocks are 4 KiB; the table far more)
-	if err := os.WriteFile(ssts[0], b, 0o600); err != nil {
+	if err := os.WriteFile(table, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	l, err := ledger.Open(dir, nil)
@@ -38,8 +31,8 @@ func TestWalkDamagedBlock(t *testing.T) {
 	} {
 		err := run()
 		var se *ledger.StoreError
-		if !errors.As(err, &se) || se.File != filepath.Base(ssts[0]) || !errors.Is(err, ledger.ErrStoreDamaged) {
-			t.Errorf("%s: %v, want a *StoreError naming %s", name, err, filepath.Base(ssts[0]))
+		if !errors.As(err, &se) || se.File != filepath.Base(table) || !errors.Is(err, ledger.ErrStoreDamaged) {
+			t.Errorf("%s: %v, want a *StoreError naming %s", name, err, filepath.Base(table))
 		}
 	}
 }
