@@ -3,6 +3,7 @@ package ledger
 import (
 	"bufio"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -82,4 +83,48 @@ func TestReleaseMapped(t *testing.T) {
 		t.Fatalf("verify after release: %v", err)
 	}
 	t.Logf("resident table pages: %d KiB in %d mappings, %d KiB after release", before, n, after)
+}
+
+// TestWriteReleasesMapped: a long write (a writer that stays open, as an
+// import, a sync or a server does) keeps few of the tables it writes in
+// its resident set: Badger writes each table through a shared mapping,
+// and the store releases the pages every releaseEvery bytes set. Without
+// the release, every table written stays resident (the test fails: the
+// resident pages are about the tables' size).
+func TestWriteReleasesMapped(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "log")
+	l, err := Create(dir, "example.com/mapped", testkit.Key(t, 1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	const batches, per, size = 96, 1000, 1000 // 96 MB of incompressible entries
+	for range batches {
+		batch := make([][]byte, per)
+		for i := range batch {
+			batch[i] = make([]byte, size)
+			for j := range batch[i] {
+				batch[i][j] = byte(rnd.Uint32())
+			}
+		}
+		if _, err := l.Append(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tables int64
+	names, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	for _, n := range names {
+		if fi, err := os.Stat(n); err == nil {
+			tables += fi.Size()
+		}
+	}
+	resident, n := mappedTableKiB(t, dir)
+	t.Logf("%d MiB of tables in %d files; %d KiB of them resident in %d mappings", tables>>20, len(names), resident, n)
+	if tables < 48<<20 {
+		t.Fatalf("only %d MiB of tables written: the test does not exercise the release", tables>>20)
+	}
+	if int64(resident)<<10 > tables/2 {
+		t.Fatalf("%d KiB of the %d MiB of tables written are resident: a long write keeps the tables it writes in memory", resident, tables>>20)
+	}
 }

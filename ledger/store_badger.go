@@ -173,7 +173,7 @@ func openChecked(dir string, readOnly bool) (Store, error) {
 	if err != nil {
 		return nil, openError(dir, err)
 	}
-	return badgerStore{db: db, dir: dir}, nil
+	return badgerStore{db: db, dir: dir, written: &badgerfile.Written{Dir: dir, Every: releaseEvery}}, nil
 }
 
 // damagedTable reads every block of every table the open store uses and
@@ -193,8 +193,9 @@ func (s badgerStore) damagedTable(found error) error {
 
 // badgerStore is Store on Badger v4.
 type badgerStore struct {
-	db  *badger.DB
-	dir string
+	db      *badger.DB
+	dir     string
+	written *badgerfile.Written // releases the mapped pages of what it writes
 }
 
 // releaseMapped drops the store's mapped table pages from the process's
@@ -202,19 +203,26 @@ type badgerStore struct {
 func (s badgerStore) releaseMapped() { badgerfile.ReleaseMapped(s.dir) }
 
 func (s badgerStore) View(fn func(Txn) error) error {
-	return s.db.View(func(t *badger.Txn) error { return fn(badgerTxn{t, s.dir}) })
+	return s.db.View(func(t *badger.Txn) error { return fn(badgerTxn{t, s.dir, nil}) })
 }
 
 func (s badgerStore) Update(fn func(Txn) error) error {
-	return badgerErr(s.dir, s.db.Update(func(t *badger.Txn) error { return fn(badgerTxn{t, s.dir}) }))
+	err := s.db.Update(func(t *badger.Txn) error { return fn(badgerTxn{t, s.dir, s.written}) })
+	if err == nil {
+		s.written.Committed()
+	}
+	return badgerErr(s.dir, err)
 }
 
-func (s badgerStore) Begin() Txn   { return badgerTxn{s.db.NewTransaction(true), s.dir} }
+func (s badgerStore) Begin() Txn {
+	return badgerTxn{s.db.NewTransaction(true), s.dir, s.written}
+}
 func (s badgerStore) Close() error { return s.db.Close() }
 
 type badgerTxn struct {
-	t   *badger.Txn
-	dir string
+	t       *badger.Txn
+	dir     string
+	written *badgerfile.Written // the store's; nil in a read-only transaction
 }
 
 // badgerErr maps Badger's errors to the Store's (ErrNoKey, ErrTxnFull) and
@@ -248,10 +256,22 @@ func damagedRead(dir string, err *error) {
 		*err = &StoreError{Dir: dir, Problem: "damaged: a block of a table does not read back", Cause: fmt.Errorf("%v", r)}
 	}
 }
-func (t badgerTxn) Set(key, value []byte) error { return badgerErr(t.dir, t.t.Set(key, value)) }
-func (t badgerTxn) Delete(key []byte) error     { return badgerErr(t.dir, t.t.Delete(key)) }
-func (t badgerTxn) Commit() error               { return badgerErr(t.dir, t.t.Commit()) }
-func (t badgerTxn) Discard()                    { t.t.Discard() }
+func (t badgerTxn) Set(key, value []byte) error {
+	if t.written != nil {
+		t.written.Add(len(key) + len(value))
+	}
+	return badgerErr(t.dir, t.t.Set(key, value))
+}
+func (t badgerTxn) Delete(key []byte) error { return badgerErr(t.dir, t.t.Delete(key)) }
+
+func (t badgerTxn) Commit() error {
+	err := t.t.Commit()
+	if err == nil && t.written != nil {
+		t.written.Committed()
+	}
+	return badgerErr(t.dir, err)
+}
+func (t badgerTxn) Discard() { t.t.Discard() }
 
 func (t badgerTxn) Iterate(prefix []byte) Iterator {
 	opts := badger.DefaultIteratorOptions
