@@ -3,7 +3,6 @@ package ledger
 import (
 	"bufio"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -98,20 +97,7 @@ func TestWriteReleasesMapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	rnd := rand.New(rand.NewPCG(1, 2))
-	const batches, per, size = 96, 1000, 1000 // 96 MB of incompressible entries
-	for range batches {
-		batch := make([][]byte, per)
-		for i := range batch {
-			batch[i] = make([]byte, size)
-			for j := range batch[i] {
-				batch[i][j] = byte(rnd.Uint32())
-			}
-		}
-		if _, err := l.Append(batch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendIncompressible(t, l, 96) // 96 MB
 	var tables int64
 	names, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
 	for _, n := range names {

@@ -217,7 +217,7 @@ func (s badgerStore) Update(fn func(Txn) error) error {
 func (s badgerStore) Begin() Txn {
 	return badgerTxn{s.db.NewTransaction(true), s.dir, s.written}
 }
-func (s badgerStore) Close() error { return s.db.Close() }
+func (s badgerStore) Close() error { return badgerfile.Close(s.db, s.dir, s.written) }
 
 type badgerTxn struct {
 	t       *badger.Txn

@@ -6,8 +6,9 @@
 // store lacks (TableLacks, on a check copy of the store: OpenCheckCopy);
 // the write-ahead and value logs (IsWriteLog) and the empty ones a killed
 // writer leaves (RemoveEmptyLogs); the options writ's stores are opened
-// with (Options); and the release of a store's mapped table pages
-// (ReleaseMapped). Package ledger decides from these what a damaged store
+// with (Options); the release of a store's mapped table pages
+// (ReleaseMapped); and a writer's close, which compacts what one-shot and
+// bulk writers would otherwise leave to the next act (Close, Settle). Package ledger decides from these what a damaged store
 // is (ledger.StoreError); ledger/repair reads a damaged store's files
 // with them.
 package badgerfile

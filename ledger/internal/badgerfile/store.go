@@ -46,12 +46,36 @@ func Options(dir string, readOnly bool) badger.Options {
 		WithChecksumVerificationMode(options.OnBlockRead).
 		WithReadOnly(readOnly)
 	opts.TableSizeMultiplier = 1
+	// A writer that finds level 0 one table short of compaction
+	// compacts it as it closes, after the flush that completes it
+	// (Badger's CompactL0OnClose): its compactors would start too late
+	// for a one-shot act (Settle; a bulk writer's Close compacts level 0
+	// whatever it holds).
+	if n, err := LevelZeroTables(dir); err == nil && !readOnly {
+		opts.CompactL0OnClose = n >= opts.NumLevelZeroTables-1
+	}
 	if readOnly {
 		// A reader goes through the log about once: a small cache of
 		// decompressed blocks is enough.
 		opts = opts.WithBlockCacheSize(4 << 20)
 	}
 	return opts
+}
+
+// LevelZeroTables returns how many tables the MANIFEST in dir lists at
+// level 0. Errors: the MANIFEST's open (os.ErrNotExist for a new store)
+// or Badger's replay of it.
+func LevelZeroTables(dir string) (int, error) {
+	f, err := os.Open(filepath.Join(dir, badger.ManifestFilename))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	m, _, err := badger.ReplayManifestFile(f, 0, badger.DefaultOptions(dir))
+	if err != nil || len(m.Levels) == 0 {
+		return 0, err
+	}
+	return len(m.Levels[0].Tables), nil
 }
 
 // IsWriteLog reports whether name, a file of a log's store, is one of
@@ -167,10 +191,20 @@ type Written struct {
 	Dir   string
 	Every int64 // bytes
 	n     atomic.Int64
+	total atomic.Int64
 }
 
 // Add counts n bytes set.
-func (w *Written) Add(n int) { w.n.Add(int64(n)) }
+func (w *Written) Add(n int) { w.n.Add(int64(n)); w.total.Add(int64(n)) }
+
+// Total returns the bytes set since the store was opened (0 for a nil
+// Written).
+func (w *Written) Total() int64 {
+	if w == nil {
+		return 0
+	}
+	return w.total.Load()
+}
 
 // Committed releases the mapped pages if Every bytes were set since the
 // last release. A nil Written does nothing.
