@@ -354,7 +354,7 @@ func (l *Log) clock() func() time.Time {
 // putEntry stores entry i and the tree hashes it completes (the stored
 // hashes tlog numbers from StoredHashIndex(0, i), in order) in txn: the
 // one write of an entry, whether appended, imported or synced.
-func putEntry(txn Txn, i int64, e []byte, hashes []tlog.Hash) error {
+func putEntry(txn interface{ Set(k, v []byte) error }, i int64, e []byte, hashes []tlog.Hash) error {
 	base := tlog.StoredHashIndex(0, i)
 	for k, h := range hashes {
 		if err := txn.Set(indexKey(prefixHash, base+int64(k)), h[:]); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/internal/badgerfile"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -21,15 +22,16 @@ import (
 // checkpoint: entries past the signed checkpoint are unsigned until
 // Finish, and DropUnsigned removes what a killed writer left). Finish
 // stores the signed checkpoint with the last batch; Abort removes every
-// entry the writer stored. One writer at a time per Log; not safe for
-// concurrent use.
+// entry the writer stored. A bulk writer (NewBulkReplicaWriter) has no
+// batches. One writer at a time per Log; not safe for concurrent use.
 type ReplicaWriter struct {
 	l       *Log
 	before  int64 // the log's size when the writer started
 	n       int64 // entries the log holds with those written
 	txn     Txn   // the open batch
 	tree    TreeBuilder
-	pending int // bytes in the open batch, roughly
+	pending int              // bytes in the open batch, roughly
+	bulk    *badgerfile.Bulk // a new replica's bulk load, until HashReader or Finish flushes it
 }
 
 // NewReplicaWriter starts a writer after the log's last entry, with the
@@ -45,6 +47,42 @@ func (l *Log) NewReplicaWriter() (*ReplicaWriter, error) {
 	return &ReplicaWriter{l: l, before: before, n: before, txn: txn, tree: tree}, nil
 }
 
+// NewBulkReplicaWriter is NewReplicaWriter for a replica that holds no
+// entry and is removed unless the writer finishes (a first sync, written
+// beside the replica's final place): the entries, their tree hashes and
+// the history checkpoints go straight into sorted tables at the store's
+// last level (badgerfile.Bulk), with no transaction, flush or compaction,
+// and are durable and readable once HashReader or Finish flushes them.
+// Abort leaves the store empty, its header included. On a log that holds
+// entries, or another store, it is NewReplicaWriter.
+func (l *Log) NewBulkReplicaWriter() (*ReplicaWriter, error) {
+	w, err := l.NewReplicaWriter()
+	s, ok := l.db.(badgerStore)
+	if err != nil || !ok || w.before != 0 {
+		return w, err
+	}
+	if w.bulk, err = badgerfile.NewBulk(s.db, s.dir, s.written); err != nil {
+		w.txn.Discard()
+		return nil, err
+	}
+	return w, nil
+}
+
+// endBulk flushes a bulk load; the writer goes on with transactions.
+func (w *ReplicaWriter) endBulk() error {
+	b := w.bulk
+	if b == nil {
+		return nil
+	}
+	w.bulk = nil
+	if err := b.Flush(); err != nil {
+		return err
+	}
+	w.txn.Discard()
+	w.txn = w.l.db.Begin()
+	return nil
+}
+
 // Size returns how many entries the log holds with those written so far.
 func (w *ReplicaWriter) Size() int64 { return w.n }
 
@@ -53,13 +91,22 @@ func (w *ReplicaWriter) Root() tlog.Hash { return w.tree.Root() }
 
 // HashReader reads the stored hashes of the tree of the first Size()
 // entries, those of the open batch included.
-func (w *ReplicaWriter) HashReader() tlog.HashReader { return txnHashReader(w.txn) }
+func (w *ReplicaWriter) HashReader() tlog.HashReader {
+	if err := w.endBulk(); err != nil {
+		return tlog.HashReaderFunc(func([]int64) ([]tlog.Hash, error) { return nil, err })
+	}
+	return txnHashReader(w.txn)
+}
 
 // Append writes e as entry Size() (at most MaxEntrySize bytes, not
 // checked here: the caller verified it), first committing the open
 // batch once it holds about MaxBatchBytes/2 bytes (so that a history
 // checkpoint set after an entry goes in that entry's batch).
 func (w *ReplicaWriter) Append(e []byte) error {
+	if w.bulk != nil {
+		w.n++
+		return putEntry(w.bulk, w.n-1, e, w.tree.Add(tlog.RecordHash(e)))
+	}
 	if w.pending >= MaxBatchBytes/2 {
 		if err := w.txn.Set(keySize, sizeBytes(w.n)); err != nil {
 			return batchErr(err)
@@ -81,6 +128,9 @@ func (w *ReplicaWriter) Append(e []byte) error {
 // SetHistory stores signed, verified by the caller, as the history
 // checkpoint of the batch that ends at entry size-1, in the open batch.
 func (w *ReplicaWriter) SetHistory(size int64, signed []byte) error {
+	if w.bulk != nil {
+		return w.bulk.Set(historyKey(size), signed)
+	}
 	return batchErr(w.txn.Set(historyKey(size), signed))
 }
 
@@ -92,6 +142,9 @@ func (w *ReplicaWriter) SetHistory(size int64, signed []byte) error {
 func (w *ReplicaWriter) Finish(cp formats.Checkpoint, signed, full []byte) error {
 	if cp.Size != w.n || cp.Hash != w.tree.Root() {
 		return fmt.Errorf("the checkpoint of size %d does not sign the %d entries written", cp.Size, w.n)
+	}
+	if err := w.endBulk(); err != nil {
+		return err
 	}
 	if err := w.txn.Set(keySize, sizeBytes(w.n)); err != nil {
 		return batchErr(err)
@@ -115,6 +168,10 @@ func (w *ReplicaWriter) Finish(cp formats.Checkpoint, signed, full []byte) error
 // log is left as it was when the writer started.
 func (w *ReplicaWriter) Abort() error {
 	w.txn.Discard()
+	if w.bulk != nil {
+		w.bulk.Cancel()
+		return nil
+	}
 	return w.l.truncateTo(w.before)
 }
 

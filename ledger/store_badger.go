@@ -26,7 +26,7 @@ import (
 // when another process holds the store. With shared set it takes the lock
 // shared, as a read-only open does. Without move it only looks: unlisted
 // tables are left where they are for the open that follows (openBadger).
-// Before it sets a table aside, checkLeftovers makes sure it holds
+// Before it sets a table aside, badgerfile.CheckLeftovers makes sure it holds
 // nothing the store lacks; otherwise it refuses and changes nothing.
 func checkStore(dir string, shared, move bool) error {
 	d, err := os.Open(dir)
@@ -89,14 +89,14 @@ func checkStore(dir string, shared, move bool) error {
 	if err := checkListed(dir, m, tables); err != nil {
 		return err
 	}
-	if err := checkLogHeaders(dir, names); err != nil {
+	if err := fileProblem(dir, badgerfile.CheckLogHeaders(dir, names)); err != nil {
 		return err
 	}
 	if len(leftovers) == 0 || (!move && !shared) {
 		return nil
 	}
 	if !shared {
-		if err := checkLeftovers(dir, leftovers); err != nil {
+		if err := fileProblem(dir, badgerfile.CheckLeftovers(dir, leftovers)); err != nil {
 			return err
 		}
 	}
@@ -166,7 +166,7 @@ func openChecked(dir string, readOnly bool) (Store, error) {
 		if err := badgerfile.RemoveEmptyLogs(dir); err != nil {
 			return nil, fmt.Errorf("opening log %s: %w", dir, err)
 		}
-	} else if err := emptyLogs(dir); err != nil {
+	} else if err := fileProblem(dir, badgerfile.EmptyLogs(dir)); err != nil {
 		return nil, err
 	}
 	db, err := badger.Open(badgerfile.Options(dir, readOnly))

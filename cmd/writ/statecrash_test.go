@@ -305,6 +305,29 @@ func slicesEqual(a, b [][]byte) bool {
 	return true
 }
 
+// publishBatches appends batches batches of 60 instructions (and the
+// authority records around them) to the writer's ledger W, publishes it
+// to P, and returns every entry it holds.
+func (w *crashWorld) publishBatches(batches int) [][]byte {
+	t := w.t
+	wdir := ledgerdir.Dir(filepath.Join(w.dir, "W"))
+	id, err := sign.ScryptIdentity([]byte(floodPassphrase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock := ledgerdir.Unlock{Identities: func() ([]age.Identity, error) { return []age.Identity{id}, nil }}
+	for range batches {
+		_, recs := w.batch(60)
+		a, _, err := verify.AppendRecords(wdir, recs, unlock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Log.Close()
+	}
+	writIn(t, w.dir, "ledger", "publish", "--dir", "W", "--to", "P")
+	return storedEntries(t, wdir.AuthorityStore())
+}
+
 // TestStateCrashSync kills `writ ledger sync` at random moments while it
 // syncs a replica from a publication the writer grows each round: the
 // entries of every sync that exited 0 are stored, every stored entry is
@@ -313,24 +336,7 @@ func slicesEqual(a, b [][]byte) bool {
 // to the end leaves a replica whose index the next load extends.
 func TestStateCrashSync(t *testing.T) {
 	w := newCrashWorld(t, "example.com/state-crash-sync")
-	wdir := ledgerdir.Dir(filepath.Join(w.dir, "W"))
-	id, err := sign.ScryptIdentity([]byte(floodPassphrase))
-	if err != nil {
-		t.Fatal(err)
-	}
-	unlock := ledgerdir.Unlock{Identities: func() ([]age.Identity, error) { return []age.Identity{id}, nil }}
-	grow := func(batches int) [][]byte {
-		for range batches {
-			_, recs := w.batch(60)
-			a, _, err := verify.AppendRecords(wdir, recs, unlock)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a.Log.Close()
-		}
-		writIn(t, w.dir, "ledger", "publish", "--dir", "W", "--to", "P")
-		return storedEntries(t, wdir.AuthorityStore())
-	}
+	grow := w.publishBatches
 	published := grow(2)
 	vkey := strings.TrimSpace(writIn(t, w.dir, "ledger", "vkey", "--dir", "W"))
 	if w.runKilled(time.Hour, "ledger", "sync", "--dir", "R", "--from", "P", "--vkey", vkey) {

@@ -29,7 +29,11 @@ type extension struct {
 // extend fetches, proves, checks and stores the entries past the
 // replica's size; on any failure it removes what it stored.
 func (s *syncer) extend() (err error) {
-	w, err := s.l.NewReplicaWriter()
+	newWriter := s.l.NewReplicaWriter
+	if s.bulk {
+		newWriter = s.l.NewBulkReplicaWriter
+	}
+	w, err := newWriter()
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ type syncer struct {
 	cv   *formats.CosigVerifier
 	fn   ledger.EntryFunc
 	wait func() error
+	bulk bool // a new replica: its entries are bulk-loaded (ledger.Log.NewBulkReplicaWriter)
 
 	local, remote             formats.Checkpoint
 	localSigned, remoteSigned []byte     // the log's own checkpoints (m/checkpoint)

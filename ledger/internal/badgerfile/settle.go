@@ -41,6 +41,9 @@ const BulkBytes = 64 << 20
 // that compaction peaked at 717 MiB without it, 528 MiB of them those
 // pages. It returns db.Close's error; a compaction that fails leaves the
 // store as it was (Badger logs it, and a later writer's close tries again).
+// A store a Bulk loaded compacts level 0 into its last level, with the
+// rest: what was written after the load (a replica's last checkpoint and
+// state index, 47 MiB at a million records).
 func Close(db *badger.DB, dir string, w *Written) error {
 	if db.Opts().ReadOnly {
 		return db.Close()
@@ -62,14 +65,23 @@ func Close(db *badger.DB, dir string, w *Written) error {
 	defer func() { close(stop); <-done }()
 	Settle(db, SettleWithin)
 	compacted := db.Opts().CompactL0OnClose
-	if err := db.Close(); err != nil || compacted || w.Total() < BulkBytes {
+	if err := db.Close(); err != nil || w == nil || (!w.bulk.Load() && (compacted || w.total.Load() < BulkBytes)) {
 		return err
 	}
-	if n, err := LevelZeroTables(dir); err != nil || n < 2 {
+	if n, err := LevelZeroTables(dir); err != nil || n == 0 || (n < 2 && !w.bulk.Load()) {
 		return nil
 	}
 	opts := Options(dir, false)
 	opts.CompactL0OnClose = true
+	if w.bulk.Load() {
+		// What transactions added after a bulk load (its last
+		// checkpoint, a replica's state index) goes down to the last
+		// level, where the load put everything else, in one compaction:
+		// with a base level size no store reaches, the base level is the
+		// last. Into Badger's base level it would sit over its target,
+		// for the next writer to wait on.
+		opts.BaseLevelSize = 1 << 50
+	}
 	if again, err := badger.Open(opts); err == nil {
 		again.Close()
 	}

@@ -192,6 +192,7 @@ type Written struct {
 	Every int64 // bytes
 	n     atomic.Int64
 	total atomic.Int64
+	bulk  atomic.Bool // a Bulk loaded the store (Close flattens it)
 }
 
 // Add counts n bytes set.
