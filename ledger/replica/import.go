@@ -46,7 +46,10 @@ type ImportedLog struct {
 // with both checkpoints).
 //
 // The local logs stay open (Badger's directory lock) from the verifying
-// pass to the end of the copy, so nothing else appends in between. The
+// pass to the end of the copy, so nothing else appends in between. A log
+// the directory does not hold yet is written beside its place
+// (".NAME.new"), its entries bulk-loaded, and renamed into place once it
+// is stored, or removed: a kill leaves no log or the whole of it. The
 // copy is committed in batches and must reproduce the verified root
 // exactly; otherwise (the file changed between the passes, a read failed)
 // the copied entries are removed again and the log is left as it was. A
@@ -149,16 +152,32 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 	}
 	var out []ImportedLog
 	for _, p := range plan {
+		sec := p.sec
+		created := locals[sec.Name] == nil
 		l, err := copySection(dir, x, p, locals)
+		copied := err == nil
+		if copied {
+			out = append(out, ImportedLog{Name: sec.Name, Origin: sec.Origin, Before: p.before, After: sec.Size, Recovered: recovered[sec.Name], Checkpoint: p.cp})
+			if opts.Stored != nil {
+				if serr := opts.Stored(sec.Name, l); serr != nil {
+					err = fmt.Errorf("the %s log's entries are stored; its state index: %w", sec.Name, serr)
+				}
+			}
+		}
+		if created && l != nil {
+			// A new log, written beside its place: placed whole once its
+			// entries and checkpoint are stored (a failed state index is
+			// rebuilt by its next reader), else removed.
+			var failed error
+			if !copied {
+				failed = err
+			}
+			if perr := placeReplica(l, filepath.Join(dir, sectionDir(sec.Name)), failed); err == nil {
+				err = perr
+			}
+		}
 		if err != nil {
 			return out, err
-		}
-		sec := p.sec
-		out = append(out, ImportedLog{Name: sec.Name, Origin: sec.Origin, Before: p.before, After: sec.Size, Recovered: recovered[sec.Name], Checkpoint: p.cp})
-		if opts.Stored != nil {
-			if err := opts.Stored(sec.Name, l); err != nil {
-				return out, fmt.Errorf("the %s log's entries are stored; its state index: %w", sec.Name, err)
-			}
 		}
 	}
 	opts.Progress.Report(2*fi.Size(), 2*fi.Size())
@@ -166,8 +185,10 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 }
 
 // copySection copies the next section of x, which the verifying pass
-// planned as p, into its local log (created in dir when locals has none),
-// and returns that log.
+// planned as p, into its local log, and returns that log: when locals has
+// none, a new one written beside its place in dir (newReplicaDir), its
+// entries bulk-loaded, which the caller renames into place (placeReplica)
+// or removes.
 func copySection(dir string, x *ExportReader, p importPlan, locals map[string]*ledger.Log) (*ledger.Log, error) {
 	sec, err := x.Next()
 	if err != nil {
@@ -177,13 +198,19 @@ func copySection(dir string, x *ExportReader, p importPlan, locals map[string]*l
 		return nil, fmt.Errorf("%w: the export changed between the verifying and the copying pass (section %s); nothing more imported", ErrExport, sec.Name)
 	}
 	l := locals[sec.Name]
-	if l == nil {
-		if l, err = ledger.CreateReplica(filepath.Join(dir, sectionDir(sec.Name)), sec.Origin, sec.VKey, sec.History); err != nil {
-			return nil, err
-		}
-		locals[sec.Name] = l
+	if l != nil {
+		return l, copyFrom(l, x, sec, p, false)
 	}
-	return l, copyFrom(l, x, sec, p)
+	// A new log is written beside its place and bulk-loaded, as a first
+	// sync's (newReplicaDir); the caller places it.
+	final := filepath.Join(dir, sectionDir(sec.Name))
+	if err := removeStale(final); err != nil {
+		return nil, err
+	}
+	if l, err = ledger.CreateReplica(newReplicaDir(final), sec.Origin, sec.VKey, sec.History); err != nil {
+		return nil, err
+	}
+	return l, copyFrom(l, x, sec, p, true)
 }
 
 // openLocals opens the local logs of dir into locals, for writing (the
@@ -444,11 +471,15 @@ type Check func(name string) (ledger.EntryFunc, func() error)
 // batches that end past it; the section's checkpoint is stored, with the
 // last batch, only if the tree built from the copied entries has the
 // verified root. On any failure the copied entries are removed again.
-func copyFrom(l *ledger.Log, x *ExportReader, sec *ExportedLog, p importPlan) (err error) {
+func copyFrom(l *ledger.Log, x *ExportReader, sec *ExportedLog, p importPlan, bulk bool) (err error) {
 	if l.Size() != p.before {
 		return fmt.Errorf("%w: the local %s log changed during the import (%d entries, planned %d)", ErrExport, sec.Name, l.Size(), p.before)
 	}
-	w, err := l.NewReplicaWriter()
+	newWriter := l.NewReplicaWriter
+	if bulk {
+		newWriter = l.NewBulkReplicaWriter
+	}
+	w, err := newWriter()
 	if err != nil {
 		return err
 	}
