@@ -1,6 +1,7 @@
 package replica_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -151,5 +152,35 @@ func TestBulkImportMatchesIncremental(t *testing.T) {
 		if cp, times := acceptedTimes(t, filepath.Join(dir, "authority")); cp != wcp || int64(len(times)) != w.Size() {
 			t.Fatalf("%s verifies to %+v with %d entries, want %+v", dir, cp, len(times), wcp)
 		}
+	}
+}
+
+// TestFirstSyncBusy: a first sync that finds another one writing the new
+// replica beside its place (the store there locked) refuses with
+// ledger.ErrLocked and leaves it alone; once that one is gone, what it
+// left is removed and the sync runs to the end.
+func TestFirstSyncBusy(t *testing.T) {
+	w := newHistoryWriter(t)
+	out := filepath.Join(t.TempDir(), "pub")
+	w.add(t, 300)
+	w.publish(t, out)
+	rdir := filepath.Join(t.TempDir(), "replica")
+	beside := filepath.Join(filepath.Dir(rdir), ".replica.new")
+	other, err := ledger.CreateReplica(beside, "example.com/tiles", w.VerifierKey(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syncDir(t, rdir, out, w.VerifierKey()); !errors.Is(err, ledger.ErrLocked) {
+		t.Fatalf("a first sync beside a live one: %v, want ledger.ErrLocked", err)
+	}
+	if _, err := os.Stat(beside); err != nil {
+		t.Fatalf("the live one's directory was touched: %v", err)
+	}
+	other.Close()
+	if s, err := syncDir(t, rdir, out, w.VerifierKey()); err != nil || s.After != w.Size() {
+		t.Fatalf("after the other one stopped: %+v, %v", s, err)
+	}
+	if _, err := os.Stat(beside); !os.IsNotExist(err) {
+		t.Fatalf("what the other one left is still there (stat: %v)", err)
 	}
 }
