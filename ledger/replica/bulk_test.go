@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
@@ -156,9 +157,9 @@ func TestBulkImportMatchesIncremental(t *testing.T) {
 }
 
 // TestFirstSyncBusy: a first sync that finds another one writing the new
-// replica beside its place (the store there locked) refuses with
-// ledger.ErrLocked and leaves it alone; once that one is gone, what it
-// left is removed and the sync runs to the end.
+// replica beside its place (holding the lock beside it, .NAME.new.lock)
+// refuses with ledger.ErrLocked and leaves its directory alone; once that
+// one is gone, what it left is removed and the sync runs to the end.
 func TestFirstSyncBusy(t *testing.T) {
 	w := newHistoryWriter(t)
 	out := filepath.Join(t.TempDir(), "pub")
@@ -170,17 +171,88 @@ func TestFirstSyncBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	other.Close()
+	lock, err := os.OpenFile(beside+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := syncDir(t, rdir, out, w.VerifierKey()); !errors.Is(err, ledger.ErrLocked) {
 		t.Fatalf("a first sync beside a live one: %v, want ledger.ErrLocked", err)
 	}
-	if _, err := os.Stat(beside); err != nil {
+	if _, err := os.Stat(filepath.Join(beside, "MANIFEST")); err != nil {
 		t.Fatalf("the live one's directory was touched: %v", err)
 	}
-	other.Close()
+	lock.Close()
 	if s, err := syncDir(t, rdir, out, w.VerifierKey()); err != nil || s.After != w.Size() {
 		t.Fatalf("after the other one stopped: %+v, %v", s, err)
 	}
 	if _, err := os.Stat(beside); !os.IsNotExist(err) {
 		t.Fatalf("what the other one left is still there (stat: %v)", err)
+	}
+}
+
+// TestFirstSyncRemovesAnyLeftover: whatever a stopped writer, or anyone,
+// left at .NAME.new (a file, a FIFO, a link to a directory) is removed,
+// never opened or followed, and the first sync runs to the end.
+func TestFirstSyncRemovesAnyLeftover(t *testing.T) {
+	w := newHistoryWriter(t)
+	out := filepath.Join(t.TempDir(), "pub")
+	w.add(t, 10)
+	w.publish(t, out)
+	keep := t.TempDir()
+	if err := os.WriteFile(filepath.Join(keep, "precious"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, make := range map[string]func(string) error{
+		"file": func(p string) error { return os.WriteFile(p, []byte("junk"), 0o600) },
+		"fifo": func(p string) error { return syscall.Mkfifo(p, 0o600) },
+		"link": func(p string) error { return os.Symlink(keep, p) },
+	} {
+		rdir := filepath.Join(t.TempDir(), "replica")
+		if err := make(filepath.Join(filepath.Dir(rdir), ".replica.new")); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := syncDir(t, rdir, out, w.VerifierKey()); err != nil || s.After != w.Size() {
+			t.Fatalf("%s left beside: %+v, %v", name, s, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(keep, "precious")); err != nil {
+		t.Fatalf("the link's target lost its content: %v", err)
+	}
+}
+
+// TestConcurrentFirstSyncs: two first syncs of the same new replica at
+// once: each ends in the whole replica or refuses with ledger.ErrLocked,
+// and the replica in place holds every entry (a hostile review made the
+// earlier lock, Badger's on the directory being written, fail: released
+// before the rename, it let the second remove the first's directory as
+// the first renamed it into place, emptied).
+func TestConcurrentFirstSyncs(t *testing.T) {
+	w := newHistoryWriter(t)
+	out := filepath.Join(t.TempDir(), "pub")
+	for range 8 {
+		w.add(t, 250)
+	}
+	w.publish(t, out)
+	for round := range 10 {
+		rdir := filepath.Join(t.TempDir(), "replica")
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() {
+				_, err := syncDir(t, rdir, out, w.VerifierKey())
+				errs <- err
+			}()
+		}
+		for range 2 {
+			if err := <-errs; err != nil && !errors.Is(err, ledger.ErrLocked) {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if cp, times := acceptedTimes(t, rdir); cp.Size != w.Size() || int64(len(times)) != w.Size() {
+			t.Fatalf("round %d: the replica in place verifies to %d entries, want %d", round, cp.Size, w.Size())
+		}
 	}
 }

@@ -153,8 +153,7 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 	var out []ImportedLog
 	for _, p := range plan {
 		sec := p.sec
-		created := locals[sec.Name] == nil
-		l, err := copySection(dir, x, p, locals)
+		l, created, err := copySection(dir, x, p, locals)
 		copied := err == nil
 		if copied {
 			out = append(out, ImportedLog{Name: sec.Name, Origin: sec.Origin, Before: p.before, After: sec.Size, Recovered: recovered[sec.Name], Checkpoint: p.cp})
@@ -164,7 +163,7 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 				}
 			}
 		}
-		if created && l != nil {
+		if created != nil {
 			// A new log, written beside its place: placed whole once its
 			// entries and checkpoint are stored (a failed state index is
 			// rebuilt by its next reader), else removed.
@@ -172,7 +171,7 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 			if !copied {
 				failed = err
 			}
-			if perr := placeReplica(l, filepath.Join(dir, sectionDir(sec.Name)), failed); err == nil {
+			if perr := created.place(l, failed); err == nil {
 				err = perr
 			}
 		}
@@ -186,31 +185,25 @@ func ImportWith(dir, path string, opts ImportOptions) ([]ImportedLog, error) {
 
 // copySection copies the next section of x, which the verifying pass
 // planned as p, into its local log, and returns that log: when locals has
-// none, a new one written beside its place in dir (newReplicaDir), its
-// entries bulk-loaded, which the caller renames into place (placeReplica)
-// or removes.
-func copySection(dir string, x *ExportReader, p importPlan, locals map[string]*ledger.Log) (*ledger.Log, error) {
+// none, a new one written beside its place in dir (createBeside), its
+// entries bulk-loaded, with what the caller places or removes it with
+// (non-nil even when the copy failed).
+func copySection(dir string, x *ExportReader, p importPlan, locals map[string]*ledger.Log) (*ledger.Log, *newLog, error) {
 	sec, err := x.Next()
 	if err != nil {
-		return nil, fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
+		return nil, nil, fmt.Errorf("%w: the copying pass: %w", ErrExport, err)
 	}
 	if sec.Name != p.sec.Name || sec.Checkpoint != p.sec.Checkpoint || sec.VKey != p.sec.VKey || sec.Origin != p.sec.Origin {
-		return nil, fmt.Errorf("%w: the export changed between the verifying and the copying pass (section %s); nothing more imported", ErrExport, sec.Name)
+		return nil, nil, fmt.Errorf("%w: the export changed between the verifying and the copying pass (section %s); nothing more imported", ErrExport, sec.Name)
 	}
-	l := locals[sec.Name]
-	if l != nil {
-		return l, copyFrom(l, x, sec, p, false)
+	if l := locals[sec.Name]; l != nil {
+		return l, nil, copyFrom(l, x, sec, p, false)
 	}
-	// A new log is written beside its place and bulk-loaded, as a first
-	// sync's (newReplicaDir); the caller places it.
-	final := filepath.Join(dir, sectionDir(sec.Name))
-	if err := removeStale(final); err != nil {
-		return nil, err
+	l, created, err := createBeside(filepath.Join(dir, sectionDir(sec.Name)), sec.Origin, sec.VKey, sec.History)
+	if err != nil {
+		return nil, nil, err
 	}
-	if l, err = ledger.CreateReplica(newReplicaDir(final), sec.Origin, sec.VKey, sec.History); err != nil {
-		return nil, err
-	}
-	return l, copyFrom(l, x, sec, p, true)
+	return l, created, copyFrom(l, x, sec, p, true)
 }
 
 // openLocals opens the local logs of dir into locals, for writing (the

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/writ-ledger/writ/ledger"
@@ -129,12 +127,12 @@ type Synced struct {
 
 // Sync grows the replica log in directory dir from the published log at
 // src (c2sp.org/tlog-tiles, as Publish writes it), and creates it when
-// dir does not exist yet: a new replica is written beside dir
-// (".NAME.new"), its entries bulk-loaded
-// (ledger.Log.NewBulkReplicaWriter), and renamed to dir once all of it
-// is durable, so a kill leaves no replica or the whole of it; the next
-// first sync removes what a killed one left (ledger.ErrLocked while a
-// live one holds it). It fetches the checkpoint, which must verify
+// dir does not exist yet: a new replica is written beside dir, under a
+// lock of its own (createBeside: ledger.ErrLocked while another process
+// creates it), its entries bulk-loaded (ledger.Log.NewBulkReplicaWriter),
+// and renamed to dir once all of it is durable, so a kill leaves no
+// replica or the whole of it; the next first sync removes what a killed
+// one left. It fetches the checkpoint, which must verify
 // under the replica's key (a *TrustError, rules.VKeyMismatch, when no
 // signature is by that key, or when opts.VKey is not the key the replica
 // stores; ErrCheckpointSignature for a forged one); when it is the one
@@ -186,85 +184,22 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 	}
 	defer local.Close()
 	res.VKey = local.Key()
-	s := &syncer{ctx: ctx, src: src, l: local, res: &res, opts: opts, bulk: created}
+	s := &syncer{ctx: ctx, src: src, l: local, res: &res, opts: opts, bulk: created != nil}
 	err = s.run(signed)
-	if created {
-		err = placeReplica(local, dir, err)
+	if created != nil {
+		err = created.place(local, err)
 	}
 	return res, err
 }
 
-// newReplicaDir is where a new replica of dir is written (".NAME.new"
-// beside it) until its first sync finishes and it is renamed into place:
-// a sync killed before that leaves only that directory, which the next
-// first sync removes, and never a half-written replica at dir.
-func newReplicaDir(dir string) string {
-	return filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".new")
-}
-
-// removeStale removes what a killed first sync left at newReplicaDir(dir),
-// unless a live one holds it (ledger.ErrLocked: Badger's lock on it).
-func removeStale(dir string) error {
-	tmp := newReplicaDir(dir)
-	d, err := os.Open(tmp)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return fmt.Errorf("%w: %s (a first sync of %s is under way)", ledger.ErrLocked, tmp, dir)
-	}
-	return os.RemoveAll(tmp)
-}
-
-// placeReplica ends the first sync of the new replica l, written at
-// newReplicaDir(dir): on success (err nil) it is renamed to dir, else
-// removed. It returns err, or why the rename failed.
-func placeReplica(l *ledger.Log, dir string, err error) error {
-	tmp := newReplicaDir(dir)
-	l.Close()
-	if err == nil {
-		if err = os.Rename(tmp, dir); err == nil {
-			return syncDir(filepath.Dir(dir))
-		}
-		err = fmt.Errorf("placing the new replica at %s: %w", dir, err)
-	}
-	os.RemoveAll(tmp)
-	return err
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
 // openReplica opens the replica at dir for writing, or creates it with
 // the checkpoint's origin and opts.VKey.
-func openReplica(dir string, signed []byte, opts SyncOptions) (*ledger.Log, bool, error) {
+func openReplica(dir string, signed []byte, opts SyncOptions) (*ledger.Log, *newLog, error) {
 	if _, err := os.Stat(dir); err == nil {
-		l, err := ledgerdir.OpenWaiting(dir, nil, ledgerdir.WriterLockWait)
-		if err != nil {
-			return nil, false, err
-		}
-		if opts.VKey != nil && opts.VKey.String() != l.VerifierKey() {
-			l.Close()
-			return nil, false, ledger.KeyMismatch(l.Role(), "the replica at "+dir, opts.VKey.String(), l.VerifierKey())
-		}
-		if opts.Check != nil && opts.History != l.HasHistory() {
-			l.Close()
-			return nil, false, fmt.Errorf("%w: the replica at %s differs from the log it syncs in keeping a checkpoint history", ledger.ErrNotALog, dir)
-		}
-		return l, false, nil
+		return openExisting(dir, opts)
 	}
 	if opts.VKey == nil {
-		return nil, false, fmt.Errorf("%w: no replica at %s yet: give the verifier key of the log to create one", ledger.ErrWrongKey, dir)
+		return nil, nil, fmt.Errorf("%w: no replica at %s yet: give the verifier key of the log to create one", ledger.ErrWrongKey, dir)
 	}
 	role := "decisions"
 	if opts.History {
@@ -272,13 +207,32 @@ func openReplica(dir string, signed []byte, opts SyncOptions) (*ledger.Log, bool
 	}
 	cp, err := ledger.OpenTrusted(signed, opts.VKey, role)
 	if err != nil {
-		return nil, false, fmt.Errorf("the published checkpoint%s: %w", otherLog(signed, opts.VKey.Name()), err)
+		return nil, nil, fmt.Errorf("the published checkpoint%s: %w", otherLog(signed, opts.VKey.Name()), err)
 	}
-	if err := removeStale(dir); err != nil {
-		return nil, false, err
+	l, created, err := createBeside(dir, cp.Origin, opts.VKey.String(), opts.History)
+	if errors.Is(err, errAppeared) {
+		// Another first sync placed it meanwhile: sync that one.
+		return openExisting(dir, opts)
 	}
-	l, err := ledger.CreateReplica(newReplicaDir(dir), cp.Origin, opts.VKey.String(), opts.History)
-	return l, err == nil, err
+	return l, created, err
+}
+
+// openExisting opens the replica at dir for writing, refusing one of
+// another key or history setting than opts asks for.
+func openExisting(dir string, opts SyncOptions) (*ledger.Log, *newLog, error) {
+	l, err := ledgerdir.OpenWaiting(dir, nil, ledgerdir.WriterLockWait)
+	if err != nil {
+		return nil, nil, err
+	}
+	if opts.VKey != nil && opts.VKey.String() != l.VerifierKey() {
+		l.Close()
+		return nil, nil, ledger.KeyMismatch(l.Role(), "the replica at "+dir, opts.VKey.String(), l.VerifierKey())
+	}
+	if opts.Check != nil && opts.History != l.HasHistory() {
+		l.Close()
+		return nil, nil, fmt.Errorf("%w: the replica at %s differs from the log it syncs in keeping a checkpoint history", ledger.ErrNotALog, dir)
+	}
+	return l, nil, nil
 }
 
 // checkPolicy judges the published checkpoint signed (with its witness
