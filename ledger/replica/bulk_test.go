@@ -1,6 +1,7 @@
 package replica_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -189,8 +190,49 @@ func TestFirstSyncBusy(t *testing.T) {
 	if s, err := syncDir(t, rdir, out, w.VerifierKey()); err != nil || s.After != w.Size() {
 		t.Fatalf("after the other one stopped: %+v, %v", s, err)
 	}
-	if _, err := os.Stat(beside); !os.IsNotExist(err) {
-		t.Fatalf("what the other one left is still there (stat: %v)", err)
+	for _, left := range []string{beside, beside + ".lock"} {
+		if _, err := os.Stat(left); !os.IsNotExist(err) {
+			t.Fatalf("%s is still there after the sync (stat: %v)", left, err)
+		}
+	}
+}
+
+// TestFailedFirstSyncLeavesNothing: a first sync refused (here: an entry
+// bundle changed after publication) leaves nothing where the
+// replica would be, not even its lock, so the directory can still be
+// made a writer's ledger (`ledger init` wants it empty); a path with a
+// trailing slash places the replica at the same path.
+func TestFailedFirstSyncLeavesNothing(t *testing.T) {
+	w := newHistoryWriter(t)
+	out := filepath.Join(t.TempDir(), "pub")
+	w.add(t, 10)
+	w.publish(t, out)
+	bundle := filepath.Join(out, "tile", "entries", "000.p", "10")
+	good, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(good)
+	bad[len(bad)-1] ^= 1
+	if err := os.WriteFile(bundle, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parent := filepath.Join(t.TempDir(), "ledger")
+	var se *replica.SourceError
+	if _, err := syncDir(t, filepath.Join(parent, "authority"), out, w.VerifierKey()); !errors.As(err, &se) {
+		t.Fatalf("a first sync from a changed bundle: %v, want a *replica.SourceError", err)
+	}
+	if err := os.WriteFile(bundle, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(parent); len(left) != 0 {
+		t.Fatalf("a refused first sync left %v", left)
+	}
+	if s, err := syncDir(t, filepath.Join(parent, "authority")+"/", out, w.VerifierKey()); err != nil || s.After != w.Size() {
+		t.Fatalf("a first sync to a path with a trailing slash: %+v, %v", s, err)
+	}
+	if left, _ := os.ReadDir(parent); len(left) != 1 || left[0].Name() != "authority" {
+		t.Fatalf("after a first sync the ledger directory holds %v, want only authority", left)
 	}
 }
 

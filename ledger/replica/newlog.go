@@ -16,12 +16,14 @@ import (
 //
 //   - DIR/.NAME.new, the log being written (its entries bulk-loaded:
 //     ledger.Log.NewBulkReplicaWriter);
-//   - DIR/.NAME.new.lock, an empty file, kept, whose flock (exclusive)
-//     the writer holds from before it makes DIR/.NAME.new until after the
-//     rename or the removal: Badger's own lock on the store directory is
-//     released between its opens and before the rename, and without this
-//     one a second first sync could remove the directory in that gap and
-//     the first rename an emptied one into place.
+//   - DIR/.NAME.new.lock, an empty file whose flock (exclusive) the
+//     writer holds from before it makes DIR/.NAME.new until after the
+//     rename or the removal, and removes then: Badger's own lock on the
+//     store directory is released between its opens and before the
+//     rename, and without this one a second first sync could remove the
+//     directory in that gap and the first rename an emptied one into
+//     place. A writer that locked a file no longer at that path (removed
+//     by the one before it) refuses as busy.
 
 // errAppeared is createBeside's refusal when, under the lock, the log
 // is found in place: another process placed it since the caller looked.
@@ -46,22 +48,15 @@ func newReplicaDir(dir string) string {
 // writes one; errAppeared when dir exists by the time the lock is held;
 // the file system's; CreateReplica's.
 func createBeside(dir, origin, vkey string, history bool) (*ledger.Log, *newLog, error) {
+	dir = filepath.Clean(dir)
 	tmp := newReplicaDir(dir)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(tmp+".lock", os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	n, err := lockNew(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the lock of a new log at %s: %w", dir, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, nil, fmt.Errorf("%w: %s (another process is creating the log at %s)", ledger.ErrLocked, tmp, dir)
-		}
 		return nil, nil, err
 	}
-	n := &newLog{dir: dir, lock: f}
 	if _, err := os.Lstat(dir); err == nil {
 		n.unlock()
 		return nil, nil, fmt.Errorf("%w: %s", errAppeared, dir)
@@ -77,6 +72,38 @@ func createBeside(dir, origin, vkey string, history bool) (*ledger.Log, *newLog,
 		return nil, nil, err
 	}
 	return l, n, nil
+}
+
+// lockNew takes the lock of a new log at dir (clean). Errors:
+// ledger.ErrLocked while another process holds it (or held it and
+// removed its file since this one opened it); a lock path that is not a
+// plain file, named, with what to do.
+func lockNew(dir string) (*newLog, error) {
+	path := newReplicaDir(dir) + ".lock"
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	if err == nil {
+		if fi, serr := f.Stat(); serr != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			err = errors.New("not a regular file")
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s, the lock writ takes to create the log at %s: %w (when no sync or import of it is running, remove it)", path, dir, err)
+	}
+	busy := fmt.Errorf("%w: %s (another sync or import is creating the log at %s)", ledger.ErrLocked, path, dir)
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, busy
+		}
+		return nil, err
+	}
+	held, _ := f.Stat()
+	if now, err := os.Lstat(path); err != nil || !os.SameFile(held, now) {
+		f.Close() // the file the lock was on was removed by the writer before
+		return nil, busy
+	}
+	return &newLog{dir: dir, lock: f}, nil
 }
 
 // place ends the writing of l, the new log: when err is nil and l closes
@@ -101,7 +128,13 @@ func (n *newLog) place(l *ledger.Log, err error) error {
 	return err
 }
 
-func (n *newLog) unlock() { n.lock.Close() } // closing the file releases its flock
+// unlock removes the lock file, still holding its lock (a writer that
+// opened it meanwhile finds it gone once it holds the lock, and refuses),
+// then releases it.
+func (n *newLog) unlock() {
+	os.Remove(newReplicaDir(n.dir) + ".lock")
+	n.lock.Close()
+}
 
 // syncDir makes a rename in dir durable.
 func syncDir(dir string) error {
