@@ -50,10 +50,7 @@ func storeDump(t *testing.T, dir string) []string {
 // takes transactions after it (a later sync), and nothing is left beside
 // it.
 func TestBulkFirstSyncMatchesIncremental(t *testing.T) {
-	w := newHistoryWriter(t)
-	out := filepath.Join(t.TempDir(), "pub")
-	w.add(t, 1)
-	w.publish(t, out)
+	w, out := publishedWriter(t, 1)
 	steps := filepath.Join(t.TempDir(), "steps")
 	if _, err := syncDir(t, steps, out, w.VerifierKey()); err != nil {
 		t.Fatal(err)
@@ -97,6 +94,19 @@ func TestBulkFirstSyncMatchesIncremental(t *testing.T) {
 			}
 		}
 	}
+}
+
+// publishedWriter returns a history writer that appended one batch of
+// each size in batches, and the directory it published them to.
+func publishedWriter(t *testing.T, batches ...int) (*historyWriter, string) {
+	t.Helper()
+	w := newHistoryWriter(t)
+	for _, n := range batches {
+		w.add(t, n)
+	}
+	out := filepath.Join(t.TempDir(), "pub")
+	w.publish(t, out)
+	return w, out
 }
 
 // exportTo writes an export of w's log (its authority section) to a
@@ -162,10 +172,7 @@ func TestBulkImportMatchesIncremental(t *testing.T) {
 // refuses with ledger.ErrLocked and leaves its directory alone; once that
 // one is gone, what it left is removed and the sync runs to the end.
 func TestFirstSyncBusy(t *testing.T) {
-	w := newHistoryWriter(t)
-	out := filepath.Join(t.TempDir(), "pub")
-	w.add(t, 300)
-	w.publish(t, out)
+	w, out := publishedWriter(t, 300)
 	rdir := filepath.Join(t.TempDir(), "replica")
 	beside := filepath.Join(filepath.Dir(rdir), ".replica.new")
 	other, err := ledger.CreateReplica(beside, "example.com/tiles", w.VerifierKey(), true)
@@ -203,10 +210,7 @@ func TestFirstSyncBusy(t *testing.T) {
 // made a writer's ledger (`ledger init` wants it empty); a path with a
 // trailing slash places the replica at the same path.
 func TestFailedFirstSyncLeavesNothing(t *testing.T) {
-	w := newHistoryWriter(t)
-	out := filepath.Join(t.TempDir(), "pub")
-	w.add(t, 10)
-	w.publish(t, out)
+	w, out := publishedWriter(t, 10)
 	bundle := filepath.Join(out, "tile", "entries", "000.p", "10")
 	good, err := os.ReadFile(bundle)
 	if err != nil {
@@ -240,10 +244,7 @@ func TestFailedFirstSyncLeavesNothing(t *testing.T) {
 // left at .NAME.new (a file, a FIFO, a link to a directory) is removed,
 // never opened or followed, and the first sync runs to the end.
 func TestFirstSyncRemovesAnyLeftover(t *testing.T) {
-	w := newHistoryWriter(t)
-	out := filepath.Join(t.TempDir(), "pub")
-	w.add(t, 10)
-	w.publish(t, out)
+	w, out := publishedWriter(t, 10)
 	keep := t.TempDir()
 	if err := os.WriteFile(filepath.Join(keep, "precious"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
@@ -273,12 +274,7 @@ func TestFirstSyncRemovesAnyLeftover(t *testing.T) {
 // before the rename, it let the second remove the first's directory as
 // the first renamed it into place, emptied).
 func TestConcurrentFirstSyncs(t *testing.T) {
-	w := newHistoryWriter(t)
-	out := filepath.Join(t.TempDir(), "pub")
-	for range 8 {
-		w.add(t, 250)
-	}
-	w.publish(t, out)
+	w, out := publishedWriter(t, 250, 250, 250, 250, 250, 250, 250, 250)
 	for round := range 10 {
 		rdir := filepath.Join(t.TempDir(), "replica")
 		errs := make(chan error, 2)
