@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/internal/badgerfile"
@@ -81,6 +82,29 @@ func (w *ReplicaWriter) endBulk() error {
 	w.txn.Discard()
 	w.txn = w.l.db.Begin()
 	return nil
+}
+
+// BulkSeen puts content keys of the state index (StateSeenKey: a
+// content key → the index of the entry holding it, below Size()) into a
+// new replica's bulk load, in increasing key order, and reports whether
+// it did: false, with nothing written, for a writer that is not bulk
+// loading (or once HashReader or Finish flushed the load). The keys stay
+// untrusted until a binding is stored over them (stateview.Index.Write).
+// Errors: an index past the entries written; a key not after the last
+// (badgerfile.ErrBulkOrder); Badger's. After an error the caller aborts.
+func (w *ReplicaWriter) BulkSeen(keys iter.Seq2[[32]byte, int64]) (bool, error) {
+	if w.bulk == nil {
+		return false, nil
+	}
+	for c, i := range keys {
+		if i < 0 || i >= w.n {
+			return false, fmt.Errorf("state index: content key of entry %d, past the %d entries written", i, w.n)
+		}
+		if err := w.bulk.Set(StateSeenKey(c), sizeBytes(i)); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // Size returns how many entries the log holds with those written so far.

@@ -1,7 +1,11 @@
 package verify
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/ledger"
@@ -19,10 +23,11 @@ import (
 // applied every entry from 0 (whose content keys it reads back), else one
 // key per entry applied. A StateIndexer is used by one goroutine.
 type StateIndexer struct {
-	st    *delegation.State
-	from  int64                   // the first entry the replay applies
-	marks []stateview.IndexedKeys // marked entries, for a state from 0
-	keys  []stateview.IndexedKeys // every entry, for a state over a persisted one
+	st     *delegation.State
+	from   int64                   // the first entry the replay applies
+	marks  []stateview.IndexedKeys // marked entries, for a state from 0
+	keys   []stateview.IndexedKeys // every entry, for a state over a persisted one
+	bulked int64                   // the entries whose unmarked content keys Bulk loaded (0: none)
 }
 
 // NewStateIndexer returns an indexer of the entries from from on that a
@@ -52,6 +57,9 @@ func (x *StateIndexer) Write(l *ledger.Log, b ledger.StateBinding) error {
 	if x.st.Size() != b.Size {
 		return fmt.Errorf("the state covers %d entries, the binding %d", x.st.Size(), b.Size)
 	}
+	if x.bulked != 0 {
+		return x.bind(l, b)
+	}
 	keys := func(yield func(stateview.IndexedKeys) bool) {
 		marks, rest := x.marks, x.keys
 		for i := x.from; i < b.Size; i++ {
@@ -79,6 +87,66 @@ func (x *StateIndexer) Write(l *ledger.Log, b ledger.StateBinding) error {
 	}
 	x.st.Persisted(stateview.NewIndex(l))
 	x.marks, x.keys = nil, nil
+	return nil
+}
+
+// Bulk puts the content keys of the unmarked entries (instructions) of a
+// state that applied every entry from 0 into w's bulk load (a new
+// replica's, ledger.ReplicaWriter.BulkSeen), sorted by content key: a
+// million of them sort in a fraction of a second, where transactions
+// took seconds and left tables to compact. Write then stores only the
+// marked entries' keys and the binding. Nothing is loaded, and Write
+// stores every key, for another state or a writer that is not bulk
+// loading. Errors: BulkSeen's.
+func (x *StateIndexer) Bulk(w *ledger.ReplicaWriter) error {
+	n := x.st.Size()
+	if x.from != 0 || n == 0 || x.bulked != 0 {
+		return nil
+	}
+	if _, ok := x.st.ContentKey(n - 1); !ok {
+		return nil
+	}
+	order := make([]int64, 0, n-int64(len(x.marks)))
+	marks := x.marks
+	for i := range n {
+		if len(marks) > 0 && marks[0].Index == i {
+			marks = marks[1:]
+			continue
+		}
+		order = append(order, i)
+	}
+	key := func(i int64) [32]byte { c, _ := x.st.ContentKey(i); return c }
+	slices.SortFunc(order, func(a, b int64) int {
+		ka, kb := key(a), key(b)
+		if c := cmp.Compare(binary.BigEndian.Uint64(ka[:8]), binary.BigEndian.Uint64(kb[:8])); c != 0 {
+			return c
+		}
+		return bytes.Compare(ka[8:], kb[8:])
+	})
+	ok, err := w.BulkSeen(func(yield func([32]byte, int64) bool) {
+		for _, i := range order {
+			if !yield(key(i), i) {
+				return
+			}
+		}
+	})
+	if ok && err == nil {
+		x.bulked = n
+	}
+	return err
+}
+
+// bind stores the marked entries' keys and the binding over what Bulk
+// loaded.
+func (x *StateIndexer) bind(l *ledger.Log, b ledger.StateBinding) error {
+	if b.Size != x.bulked {
+		return fmt.Errorf("the state index loaded covers %d entries, the binding %d", x.bulked, b.Size)
+	}
+	if err := stateview.NewIndex(l).Write(0, slices.Values(x.marks), b); err != nil {
+		return err
+	}
+	x.st.Persisted(stateview.NewIndex(l))
+	x.marks, x.keys, x.bulked = nil, nil, 0
 	return nil
 }
 

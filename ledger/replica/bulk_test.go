@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/internal/badgerfile"
 	"github.com/writ-ledger/writ/ledger/replica"
+	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
 // storeDump returns every key and value of the Badger store at dir, in
@@ -293,4 +297,92 @@ func TestConcurrentFirstSyncs(t *testing.T) {
 			t.Fatalf("round %d: the replica in place verifies to %d entries, want %d", round, cp.Size, w.Size())
 		}
 	}
+}
+
+// TestSyncIndexBulkSeen: SyncOptions.Index is called once for a new
+// replica, before its load is flushed, and what it puts with
+// ReplicaWriter.BulkSeen is stored with the entries; keys out of order,
+// or pointing past the entries, refuse the sync and leave no replica; a
+// replica that grows is not bulk-loaded, so Index is not called.
+func TestSyncIndexBulkSeen(t *testing.T) {
+	w, out := publishedWriter(t, 5)
+	key := func(b byte) [32]byte { return [32]byte{b} }
+	cases := []struct {
+		name string
+		keys map[byte]int64 // content key's first byte → index, put in the order of keyOrder
+		want error
+		past bool
+	}{
+		{name: "sorted", keys: map[byte]int64{1: 0, 2: 4, 9: 2}},
+		{name: "out of order", keys: map[byte]int64{9: 2, 1: 0}, want: badgerfile.ErrBulkOrder},
+		{name: "past the entries", keys: map[byte]int64{1: 100}, past: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "r")
+			calls := 0
+			opts := replica.SyncOptions{VKey: testLogKey(t, w.VerifierKey()), History: true}
+			opts.Index = func(rw *ledger.ReplicaWriter) error {
+				calls++
+				ok, err := rw.BulkSeen(func(yield func([32]byte, int64) bool) {
+					for _, b := range keyOrder(c.name) {
+						if i, in := c.keys[b]; in && !yield(key(b), i) {
+							return
+						}
+					}
+				})
+				if err == nil && !ok {
+					t.Error("BulkSeen on a new replica's writer loaded nothing")
+				}
+				return err
+			}
+			_, err := replica.Sync(t.Context(), dir, source(t, out), opts)
+			if calls != 1 {
+				t.Fatalf("Index called %d times, want 1", calls)
+			}
+			if c.want == nil && !c.past {
+				if err != nil {
+					t.Fatal(err)
+				}
+				dump := strings.Join(storeDump(t, dir), "\n")
+				for b, i := range c.keys {
+					if kv := fmt.Sprintf("%x=%016x", ledger.StateSeenKey(key(b)), i); !strings.Contains(dump, kv) {
+						t.Errorf("the replica lacks %s", kv)
+					}
+				}
+				w.add(t, 2)
+				w.publish(t, out)
+				opts.Index = func(*ledger.ReplicaWriter) error { t.Error("Index called for a replica that grows"); return nil }
+				if _, err := replica.Sync(t.Context(), dir, source(t, out), opts); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			t.Logf("refused: %v", err)
+			if err == nil || (c.want != nil && !errors.Is(err, c.want)) || (c.past && !strings.Contains(err.Error(), "content key of entry 100, past the")) {
+				t.Fatalf("got %v, want a refusal (%v)", err, c.want)
+			}
+			if ents, _ := os.ReadDir(filepath.Dir(dir)); len(ents) != 0 {
+				t.Fatalf("a refused first sync left %d files (%s...)", len(ents), ents[0].Name())
+			}
+		})
+	}
+}
+
+// source opens the published log at dir.
+func source(t *testing.T, dir string) tiles.Source {
+	t.Helper()
+	src, err := tiles.OpenSource(dir, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// keyOrder is the order TestSyncIndexBulkSeen puts its keys in.
+func keyOrder(name string) []byte {
+	if name == "out of order" {
+		return []byte{9, 1}
+	}
+	return []byte{1, 2, 9}
 }

@@ -72,6 +72,13 @@ type SyncOptions struct {
 	// entries, instead of Check(true) seeing every entry from 0. An error
 	// refuses the sync as a replica that does not verify does.
 	Resume func(l *ledger.Log, covered bool) error
+	// Index, when set, is called for a new replica (its entries
+	// bulk-loaded) once every entry passed Check and the entries hash to
+	// the signed root, before the load is flushed: the caller may put its
+	// state index's content keys into the load (ReplicaWriter.BulkSeen)
+	// and bind them in Stored. An error refuses the sync, and the new
+	// replica is removed.
+	Index func(w *ledger.ReplicaWriter) error
 	// Stored, when set, is called with the replica once the new entries
 	// and their checkpoint are stored: the caller extends the replica's
 	// persisted state by what its Check saw (stateview.Index.Write). An

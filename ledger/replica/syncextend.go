@@ -158,6 +158,11 @@ func (x *extension) finish() error {
 	if err := s.finishChecks(nil); err != nil {
 		return err
 	}
+	if s.bulk && s.opts.Index != nil {
+		if err := s.opts.Index(x.w); err != nil {
+			return err
+		}
+	}
 	if err := s.checkDeferred(x.w.HashReader()); err != nil {
 		return err
 	}

@@ -124,6 +124,7 @@ func (r *Replica) sync(ctx context.Context) (replica.Synced, error) {
 		VKey: r.VKey, History: true, Verified: r.verified, Policy: r.Policy, Seen: seen, Progress: r.Progress,
 		Anchor: verify.Trust{TrustRoot: r.TrustRoot}.CheckFirst,
 		Resume: r.resume, Check: r.check, Stored: r.stored,
+		Index: func(w *ledger.ReplicaWriter) error { return r.index.Bulk(w) },
 	})
 	if err != nil {
 		r.st, r.verified = nil, nil

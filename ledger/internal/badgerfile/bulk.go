@@ -94,7 +94,7 @@ func (b *Bulk) Set(key, value []byte) error {
 	}
 	last, ok := b.last[key[0]]
 	if ok && bytes.Compare(key, last) <= 0 {
-		return fmt.Errorf("%w: %q after %q", ErrBulkOrder, key, last)
+		return fmt.Errorf("%w: key %x after %x", ErrBulkOrder, key, last)
 	}
 	b.last[key[0]] = append(last[:0], key...)
 	// Every key at version 1: a new store holds one version of each, and
