@@ -7,12 +7,13 @@ import (
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 )
 
-// AppendError is AppendRecords' refusal of a record: nothing of the
-// call was appended. Record is the refused record's position in the
-// entries given (0-based); Err is Authority.Append's error, wrapping the
-// *delegation.RecordError that names the rule; Note is the load's
-// Authority.ReplayNote ("" when it extended the persisted state): a
-// refusal judged after a full replay says so. Its message is Err's.
+// AppendError is Authority.Append's (and AppendRecords') refusal of a
+// record: nothing of the call was appended. Record is the refused
+// record's position in the entries given (0-based); Err is the log's
+// error, wrapping the *delegation.RecordError that names the rule; Note,
+// set by AppendRecords, is the load's Authority.ReplayNote ("" when it
+// extended the persisted state): a refusal judged after a full replay
+// says so. Its message is Err's.
 type AppendError struct {
 	Record int
 	Err    error
@@ -47,9 +48,9 @@ func AppendRecords(d ledgerdir.Dir, entries [][]byte, unlock ledgerdir.Unlock) (
 	}
 	applied, err := a.Append(entries)
 	if err != nil {
-		var re *delegation.RecordError
-		if errors.As(err, &re) {
-			err = &AppendError{Record: int(re.Index - a.State.Size()), Err: err, Note: a.ReplayNote()}
+		var ae *AppendError
+		if errors.As(err, &ae) {
+			ae.Note = a.ReplayNote()
 		}
 		a.Log.Close()
 		return nil, nil, err

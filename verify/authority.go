@@ -101,14 +101,21 @@ func (a *Authority) ReplayNote() string {
 // Append checks every record against the authority state, in order, as if
 // the earlier ones had been appended, and appends them all in one durable
 // batch (possibly shared with concurrent callers). If any record is
-// refused, nothing of this call is appended and the error is a
-// *delegation.RecordError naming the rule, wrapped with the record's
-// position in the call. Each record is judged at the time its batch is
+// refused, nothing of this call is appended and the error is an
+// *AppendError whose Record is the refused record's position in entries,
+// wrapping the *delegation.RecordError naming the rule (its message
+// "record N of M: ..."). Each record is judged at the time its batch is
 // accepted (delegation's time rule), the time the batch's checkpoint
-// carries. It returns what was applied.
+// carries. It returns what was applied. Other errors are
+// ledger.Log.AppendPrepared's.
 func (a *Authority) Append(entries [][]byte) ([]*delegation.Applied, error) {
 	items, preps := prepare(entries, a.State.Directory)
 	if _, err := a.Log.AppendPrepared(entries, preps); err != nil {
+		for i, it := range items {
+			if it.refused {
+				return nil, &AppendError{Record: i, Err: err}
+			}
+		}
 		return nil, err
 	}
 	out := make([]*delegation.Applied, len(items))
@@ -142,6 +149,7 @@ func prepare(entries [][]byte, dir sign.KeyLookup) ([]*item, []any) {
 type item struct {
 	p       *delegation.Prepared
 	applied *delegation.Applied
+	refused bool // the gate refused it
 }
 
 // gate adapts the authority state to ledger.Gate.
@@ -178,6 +186,7 @@ func (g gate) Admit(entry []byte, prepared any, accepted time.Time) (ledger.Stat
 	defer g.a.mu.Unlock()
 	applied, err := g.a.State.ApplyPrepared(it.p, accepted)
 	if err != nil {
+		it.refused = true
 		return ledger.StateKeys{}, err
 	}
 	it.applied = applied

@@ -37,11 +37,11 @@ func fleetCommands() []*cli.Command {
 		},
 		{
 			Name:  "serve",
-			Usage: "serve the log's C2SP tlog-tiles read API over HTTP, straight from the ledger, with /metrics",
+			Usage: "serve the log's C2SP tlog-tiles read API over HTTP, straight from the ledger, with /metrics; with --write, also take records to append (the writer service)",
 			Flags: append([]cli.Flag{dirFlag, decisionsLogFlag,
 				&cli.StringFlag{Name: "listen", Required: true, Usage: "`ADDR`ess to listen on (host:port; port 0 picks one)"},
 				&cli.StringFlag{Name: "addr-file", Usage: "also write the address it listens on to `FILE`"}, maxAnswerFlag},
-				httpLimitFlags()...),
+				append(httpLimitFlags(), writerFlags()...)...),
 			Action: ledgerServe,
 		},
 		{

@@ -79,8 +79,13 @@ func ledgerCommand() *cli.Command {
 				Name:      "append",
 				Usage:     "verify each record's signatures and authority, then append them all (or none)",
 				ArgsUsage: "FILE...",
-				Flags:     []cli.Flag{dirFlag, passphraseFileFlag, identityFlag, jsonFlag, collectPolicyFlag, witnessTimeoutFlag},
-				Action:    ledgerAppend,
+				Flags: []cli.Flag{&cli.StringFlag{Name: "dir", Usage: "ledger `DIR`ectory to append to (or --to)"},
+					&cli.StringFlag{Name: "to", Usage: "submit to the writer service at `URL` (writ ledger serve --write) instead; needs --vkey"},
+					&cli.StringFlag{Name: "vkey", Usage: "with --to: the log's checkpoint verifier `KEY` (writ ledger vkey), which the answer's checkpoint and inclusion proofs are verified under"},
+					&cli.StringFlag{Name: "client-cert", Usage: "with --to: present this client certificate (`FILE`, PEM) to a service that takes only known clients (--client-ca)"},
+					&cli.StringFlag{Name: "client-key", Usage: "the client certificate's key `FILE` (PEM)"},
+					passphraseFileFlag, identityFlag, jsonFlag, collectPolicyFlag, witnessTimeoutFlag},
+				Action: ledgerAppend,
 			},
 			{
 				Name:  "checkpoint",
@@ -178,29 +183,21 @@ func ledgerAppend(c *cli.Context) error {
 		}
 		entries = append(entries, data)
 	}
+	if (c.String("dir") == "") == (c.String("to") == "") {
+		return exitcode.Usagef("give --dir (append to a ledger here) or --to (submit to a writer service), one of them")
+	} else if c.String("to") != "" {
+		return ledgerAppendTo(c, entries)
+	}
 	if err := writerPolicy(c, policy, nil); err != nil {
 		return err
 	}
 	auth, applied, err := verify.AppendRecords(ledgerdir.Dir(c.String("dir")), entries, *unlockCheckpointKey(c))
-	var oe *ledgerdir.OpenError
-	var le *verify.LoadError
-	var ae *verify.AppendError
-	switch {
-	case errors.As(err, &oe):
-		return failure.OpenLog(oe.Err, c.String("dir"))
-	case errors.As(err, &le):
-		return exitcode.Refused(fmt.Errorf("the ledger does not verify, nothing appended: %w", le.Err), "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
-	case errors.As(err, &ae):
-		if ae.Note != "" {
-			diag(c, levelNote, "%s", ae.Note)
+	if err != nil {
+		note, err := failure.Append(err, c.String("dir"), c.Args().Slice())
+		if note != "" {
+			diag(c, levelNote, "%s", note)
 		}
-		return failure.Record(fmt.Errorf("nothing appended: %s: %w", c.Args().Get(ae.Record), ae.Err))
-	case errors.Is(err, ledger.ErrBatchTooLarge):
-		return exitcode.Input(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches")
-	case errors.Is(err, ledger.ErrLocked):
-		return failure.Open(err)
-	case err != nil:
-		return exitcode.Refused(fmt.Errorf("nothing appended: %w", err))
+		return err
 	}
 	log := auth.Log
 	defer log.Close()

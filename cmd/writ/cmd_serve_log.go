@@ -18,6 +18,8 @@ func ledgerServe(c *cli.Context) error {
 	answerBytes, err := maxAnswerBytes(c)
 	if err != nil {
 		return err
+	} else if c.Bool("write") {
+		return ledgerServeWrite(c, answerBytes)
 	}
 	// Open once now, so that a wrong directory fails here, not per request.
 	l, name, err := openEitherLog(c)
@@ -47,9 +49,17 @@ const maxLogRequestBody = 4 << 10
 // server is bounded by httpLimitFlags and maxBody (bytes of a request
 // body); refused, if not nil, counts its refusals.
 func serveHTTP(c *cli.Context, h http.Handler, maxBody int64, refused func(httpbound.Reason), banner func(addr string) string) error {
-	return serving.HTTP{Handler: h, MaxBody: maxBody, Refused: refused, Listen: c.String("listen"), AddrFile: c.String("addr-file"),
+	s := listenServer(c, banner)
+	s.Handler, s.MaxBody, s.Refused = h, maxBody, refused
+	return s.Run(context.Background())
+}
+
+// listenServer is the server --listen, --addr-file and httpLimitFlags give,
+// printing banner(addr) first.
+func listenServer(c *cli.Context, banner func(addr string) string) serving.HTTP {
+	return serving.HTTP{Listen: c.String("listen"), AddrFile: c.String("addr-file"),
 		Limits: serving.HTTPLimits{MaxInFlight: c.Int("max-in-flight"), MaxPerClient: c.Int("max-per-client"),
 			MaxConns: c.Int("max-conns"), ReadTimeout: c.Duration("read-timeout")},
 		Ready: func(addr string) error { return emitSorted(c, listenResult{addr, banner(addr)}, banner(addr)) },
-	}.Run(context.Background())
+	}
 }

@@ -136,3 +136,14 @@ var (
 	sixToFour  = netip.MustParsePrefix("2002::/16")
 	shared     = netip.MustParsePrefix("100.64.0.0/10") // RFC 6598's carrier-grade NAT, internal to a provider
 )
+
+// IsLoopbackHost reports whether a URL's host (without its port) is
+// "localhost" or a loopback address (127.0.0.0/8, ::1): where writ's
+// clients and servers allow plain http://.
+func IsLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}

@@ -97,3 +97,32 @@ func Appended(err error, first, last int64) error {
 	xe.Hints = append(xe.Hints, "do not append the records again: they are in the log; only the cosignatures are missing")
 	return err
 }
+
+// Append gives an error of verify.AppendRecords (appending the files
+// names to the ledger directory dir) its exit code and next acts: the
+// open's as OpenLog says; a ledger that does not verify is a no; a
+// refused record is Record's, naming its file; a batch too large is bad
+// input; a lock is busy; anything else a no. It returns first the note a
+// refusal judged after a full replay carries ("" for none).
+func Append(err error, dir string, names []string) (note string, coded error) {
+	var oe *ledgerdir.OpenError
+	var le *verify.LoadError
+	var ae *verify.AppendError
+	switch {
+	case errors.As(err, &oe):
+		return "", OpenLog(oe.Err, dir)
+	case errors.As(err, &le):
+		return "", exitcode.Refused(fmt.Errorf("the ledger does not verify, nothing appended: %w", le.Err), "run `writ ledger verify --dir "+dir+"` for the evidence")
+	case errors.As(err, &ae):
+		name := fmt.Sprintf("record %d", ae.Record+1)
+		if ae.Record >= 0 && ae.Record < len(names) {
+			name = names[ae.Record]
+		}
+		return ae.Note, Record(fmt.Errorf("nothing appended: %s: %w", name, ae.Err))
+	case errors.Is(err, ledger.ErrBatchTooLarge):
+		return "", exitcode.Input(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches")
+	case errors.Is(err, ledger.ErrLocked):
+		return "", Open(err)
+	}
+	return "", exitcode.Refused(fmt.Errorf("nothing appended: %w", err))
+}

@@ -114,9 +114,10 @@ func TrustRefusal(err error) (flag, rule string, ok bool) {
 }
 
 // Rule returns the rule id a refused trust assertion (TrustRefusal), a
-// damaged log store (*ledger.StoreError), a denial (*delegation.Denial)
-// or a refused record (*delegation.RecordError) carries, in that order;
-// "" when none does.
+// damaged log store (*ledger.StoreError), a denial (*delegation.Denial),
+// a refused record (*delegation.RecordError) or a writer service's
+// refusal (an error with a RuleID method, logservice.Refusal) carries, in
+// that order; "" when none does.
 func Rule(err error) string {
 	if _, rule, ok := TrustRefusal(err); ok {
 		return rule
@@ -132,6 +133,10 @@ func Rule(err error) string {
 	var re *delegation.RecordError
 	if errors.As(err, &re) {
 		return re.Rule
+	}
+	var ruled interface{ RuleID() string } // a refusal a service sent (logservice.Refusal)
+	if errors.As(err, &ruled) {
+		return ruled.RuleID()
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package httpbound
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log"
@@ -19,6 +20,12 @@ type Options struct {
 	// malformed request); nil discards them, so that a flood of clients
 	// cannot flood the server's log.
 	ErrorLog *log.Logger
+	// TLS, when set, serves HTTPS with it (its certificates, or
+	// GetCertificate, set): the handshake runs in the connection's own
+	// goroutine under ReadHeaderTimeout, and a connection past MaxConns
+	// or MaxConnsPerClient is closed at once, without an answer (its
+	// client speaks TLS, not the plain refusal).
+	TLS *tls.Config
 }
 
 // Server is an http.Server with every bound of Limits (see the package
@@ -66,6 +73,10 @@ func (s *Server) Limits() Limits { return s.limits }
 // MaxConnsPerClient, and serves them until Shutdown or Close; it then
 // returns http.ErrServerClosed, else the error that stopped it.
 func (s *Server) Serve(ln net.Listener) error {
+	if s.opts.TLS != nil {
+		s.http.TLSConfig = s.opts.TLS
+		return s.http.ServeTLS(&listener{Listener: ln, s: s}, "", "")
+	}
 	return s.http.Serve(&listener{Listener: ln, s: s})
 }
 
@@ -152,6 +163,10 @@ func (ln *listener) Accept() (net.Conn, error) {
 			reason = ReasonConnsPerClient
 		}
 		ln.s.refused(reason)
+		if ln.s.opts.TLS != nil {
+			c.Close()
+			continue
+		}
 		refusalFor(reason, ln.s.limits, ip).writeRaw(c, ln.s.limits)
 	}
 }

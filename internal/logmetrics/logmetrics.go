@@ -74,6 +74,12 @@ func (m *Metrics) Request(kind string, status, n int) {
 // Refused counts one refusal past a limit, by its rule.
 func (m *Metrics) Refused(r httpbound.Reason) { m.refusals.WithLabelValues(string(r)).Inc() }
 
+// Register adds cs to what Handler serves (a writer service's
+// submission metrics beside the read API's). It panics on a collector
+// registered twice (prometheus.Registry.MustRegister): a programming
+// error.
+func (m *Metrics) Register(cs ...prometheus.Collector) { m.reg.MustRegister(cs...) }
+
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})

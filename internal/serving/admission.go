@@ -74,6 +74,7 @@ func (a Admission) Run(ctx context.Context) error {
 	defer r.Close()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	a.Server.Runner = r
 	a.Ready()
 	if a.PublishDir != "" {
 		stopPublishing := r.PublishEvery(a.PublishDir, a.PublishEvery, func(err error) {
@@ -81,7 +82,6 @@ func (a Admission) Run(ctx context.Context) error {
 		})
 		defer stopPublishing()
 	}
-	a.Server.Runner = r
 	if err := a.Server.Serve(ctx, ln); err != nil {
 		return &exitcode.Error{Code: exitcode.No, Err: err}
 	}

@@ -2,6 +2,7 @@ package serving
 
 import (
 	"context"
+	"crypto/tls"
 	"net/http"
 	"os"
 	"os/signal"
@@ -23,6 +24,8 @@ type HTTP struct {
 	Refused  func(httpbound.Reason) // counts the refusals, when not nil
 	Listen   string                 // the TCP address (host:port; port 0 picks one), --listen
 	AddrFile string                 // also write the address listened on here, --addr-file (when not "")
+	// TLS, when set, serves HTTPS with it (httpbound.Options.TLS).
+	TLS *tls.Config
 	// Ready is called with the address listened on before the first
 	// request is served (the banner); an error it returns stops Run
 	// before serving, with the listener closed.
@@ -40,7 +43,7 @@ func (h HTTP) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hs, err := httpbound.New(h.Handler, limits, httpbound.Options{Refused: h.Refused})
+	hs, err := httpbound.New(h.Handler, limits, httpbound.Options{Refused: h.Refused, TLS: h.TLS})
 	if err != nil {
 		return exitcode.Usagef("%v", err)
 	}

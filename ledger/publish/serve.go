@@ -46,6 +46,10 @@ type ServeOptions struct {
 	Refused func()
 	// Metrics, if not nil, counts what the server does.
 	Metrics ServeMetrics
+	// Keep: the log open returns is a writer's own, open for the
+	// writer's life (a writer service reading its log as it appends):
+	// the server opens it once, never closes it, and Lease is unused.
+	Keep bool
 }
 
 // Defaults and bounds of ServeOptions.
@@ -179,7 +183,9 @@ func (s *Server) acquire(ctx context.Context) (*ledger.Log, error) {
 // writer waiting for it (retrying every 500 ms at most) gets it.
 const leaseGap = 250 * time.Millisecond
 
-func (s *Server) expired() bool { return s.retired || time.Since(s.opened) > s.opts.Lease }
+func (s *Server) expired() bool {
+	return !s.opts.Keep && (s.retired || time.Since(s.opened) > s.opts.Lease)
+}
 
 // release ends one use of the lease. The last user of an expired lease
 // closes it; an idle lease is closed when it expires, so that an idle
@@ -188,7 +194,7 @@ func (s *Server) release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.users--
-	if s.users > 0 || s.log == nil {
+	if s.users > 0 || s.log == nil || s.opts.Keep {
 		return
 	}
 	if s.expired() {
@@ -221,7 +227,7 @@ func (s *Server) Close() error {
 		s.timer.Stop()
 		s.timer = nil
 	}
-	if s.log != nil && s.users == 0 {
+	if s.log != nil && s.users == 0 && !s.opts.Keep {
 		err := s.log.Close()
 		s.log = nil
 		return err

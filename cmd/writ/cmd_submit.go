@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/cliflags"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/serving"
+	"github.com/writ-ledger/writ/logservice"
+	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/verify"
+)
+
+// ledgerAppendTo submits entries to the writer service at --to and
+// prints what a local append prints, once the answer verifies.
+func ledgerAppendTo(c *cli.Context, entries [][]byte) error {
+	if f := cliflags.Given(c, "policy", "passphrase-file", "identity"); f != nil {
+		return exitcode.Usagef("--%s is for a local append (--dir): the service holds the key and its policy", f[0])
+	}
+	vkey, err := logKeyValue(c, "vkey")
+	if err != nil {
+		return err
+	} else if vkey == nil {
+		return exitcode.Usagef("--to needs --vkey: the service's answer is verified under the log's key (writ ledger vkey --dir DIR on the writer)")
+	}
+	hc, err := logservice.HTTPClient(c.String("client-cert"), c.String("client-key"))
+	if err != nil {
+		return exitcode.Input(fmt.Errorf("--client-cert, --client-key: %w", err))
+	}
+	res, err := (&logservice.Client{URL: c.String("to"), VKey: vkey, HTTP: hc}).Append(c.Context, entries)
+	if err != nil {
+		return logservice.CommandError(err, c.String("to"), c.Args().Slice())
+	}
+	for _, e := range res.Entries {
+		a := delegation.Applied{Index: e.Index, Kind: schemas.Kind(e.Kind), Digest: e.Digest}
+		if err := emitSorted(c, a, fmt.Sprintf("%d %s %s", a.Index, a.Kind, a.Digest)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writerFlags are ledger serve --write's own flags.
+func writerFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "write", Usage: "serve the authority log's writer too: take records at POST /writ/v1/add (writ ledger append --to), check and append them"},
+		&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this certificate chain `FILE` (PEM; read again on SIGHUP); without it, --write listens on loopback only"},
+		&cli.StringFlag{Name: "tls-key", Usage: "the certificate's private key `FILE` (PEM)"},
+		&cli.StringFlag{Name: "client-ca", Usage: "with --tls-cert: take only clients with a certificate from these CAs (`FILE`, PEM)"},
+		&cli.IntFlag{Name: "max-records", Value: logservice.DefaultMaxRecords, Usage: "at most `N` records in one submission (413 past it)"},
+		&cli.Float64Flag{Name: "rate", Value: logservice.DefaultRate, Usage: "records one IP address may submit per second, on average (429 with Retry-After past it)"},
+		&cli.IntFlag{Name: "burst", Value: logservice.DefaultBurst, Usage: "records one IP address may submit at once (at least --max-records)"},
+		&cli.IntFlag{Name: "max-clients", Value: logservice.DefaultMaxClients, Usage: "IP addresses whose rate is kept at once (503 for a new one past it)"},
+		passphraseFileFlag, identityFlag,
+	}
+}
+
+// ledgerServeWrite is ledger serve --write (serving.Writer).
+func ledgerServeWrite(c *cli.Context, answerBytes int64) error {
+	if c.Bool("decisions") {
+		return exitcode.Usagef("--write serves the authority log; a runner's decision log is written by its admissions")
+	}
+	l, err := openAuthorityKeyed(c)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	scheme := map[bool]string{true: "https", false: "http"}[c.String("tls-cert") != ""]
+	banner := func(addr string) string {
+		return fmt.Sprintf("serving authority log %s for writing at %s://%s/ (verifier key %s)", l.Origin(), scheme, addr, l.VerifierKey())
+	}
+	return serving.Writer{HTTP: listenServer(c, banner),
+		TLS: serving.TLSFiles{Cert: c.String("tls-cert"), Key: c.String("tls-key"), ClientCA: c.String("client-ca")},
+		Options: logservice.Options{MaxRecords: c.Int("max-records"), Rate: c.Float64("rate"), Burst: c.Int("burst"),
+			MaxClients: c.Int("max-clients"), MaxAnswerBytes: answerBytes},
+		Loaded: func(a *verify.Authority) {
+			if note := a.ReplayNote(); note != "" {
+				diag(c, levelNote, "%s", note)
+			}
+		},
+		Warn: func(format string, args ...any) { diag(c, levelWarning, format, args...) },
+	}.Run(context.Background(), l)
+}
