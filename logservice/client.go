@@ -50,6 +50,8 @@ type Client struct {
 	// HTTP is the client the requests go through (nil: one with a 60 s
 	// timeout, proxies from the environment).
 	HTTP *http.Client
+
+	verified checkpointCache // the checkpoints VKey verified lately
 }
 
 // Appended is what a verified answer proves: each record's entry, proven
@@ -91,7 +93,7 @@ func (c *Client) Append(ctx context.Context, records [][]byte) (*Appended, error
 	req.Header.Set("Accept", "application/json")
 	hc := c.HTTP
 	if hc == nil {
-		hc, _ = HTTPClient("", "")
+		hc = defaultHTTP
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -112,7 +114,7 @@ func (c *Client) Append(ctx context.Context, records [][]byte) (*Appended, error
 	if err := json.Unmarshal(data, &added); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrAnswer, err)
 	}
-	return verifyAdded(&added, records, c.VKey)
+	return verifyAdded(&added, records, c.VKey, &c.verified)
 }
 
 // addURL checks the service URL and returns its AddPath.
@@ -161,8 +163,8 @@ func refusalOf(resp *http.Response, data []byte) *Refusal {
 }
 
 // verifyAdded checks an answer against the records sent (see Append).
-func verifyAdded(a *Added, records [][]byte, k *formats.LogKey) (*Appended, error) {
-	cp, err := formats.OpenCheckpoint([]byte(a.Checkpoint), k)
+func verifyAdded(a *Added, records [][]byte, k *formats.LogKey, cache *checkpointCache) (*Appended, error) {
+	cp, err := cache.open([]byte(a.Checkpoint), k)
 	if err != nil {
 		return nil, fmt.Errorf("%w: its checkpoint: %v", ErrAnswer, err)
 	}
@@ -189,6 +191,9 @@ func verifyAdded(a *Added, records [][]byte, k *formats.LogKey) (*Appended, erro
 // RuleID returns the refusal's rule id (for the CLI's error report).
 func (r *Refusal) RuleID() string { return r.Rule }
 
+// defaultHTTP is the client of a Client without one.
+var defaultHTTP, _ = HTTPClient("", "")
+
 // HTTPClient returns the HTTP client Client uses by default (a 60 s
 // timeout, proxies from the environment, the system's roots, which
 // SSL_CERT_FILE may name), presenting the client certificate in certFile
@@ -197,7 +202,12 @@ func (r *Refusal) RuleID() string { return r.Rule }
 // the pair without the other; a pair that does not load, naming the
 // files.
 func HTTPClient(certFile, keyFile string) (*http.Client, error) {
-	hc := &http.Client{Timeout: 60 * time.Second}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	// A control plane submits from many goroutines at once: keep their
+	// connections (net/http keeps 2 idle per host by default, and opens a
+	// new connection for every other request).
+	t.MaxIdleConnsPerHost = 256
+	hc := &http.Client{Timeout: 60 * time.Second, Transport: t}
 	switch {
 	case certFile == "" && keyFile == "":
 		return hc, nil
@@ -208,8 +218,6 @@ func HTTPClient(certFile, keyFile string) (*http.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client certificate %s, key %s: %w", certFile, keyFile, err)
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
-	hc.Transport = t
 	return hc, nil
 }

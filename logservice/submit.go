@@ -16,7 +16,6 @@ import (
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/ledger"
-	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
@@ -184,7 +183,7 @@ func (s *Service) answer(applied []*delegation.Applied) (*Added, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp, err := formats.OpenCheckpoint(signed, s.log.Key())
+	cp, err := s.checkpoints.open(signed, s.log.Key())
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/writ-ledger/writ/ledger/formats"
@@ -45,12 +46,17 @@ import (
 
 const clients = 64
 
+// profile, when set, is where the rate run's service writes its CPU
+// profile (WRIT_CPUPROFILE).
+var profile string
+
 func main() {
 	n := flag.Int("n", 20000, "records submitted (and appended in process) for the rate and latency")
 	small := flag.Int("small", 10000, "records in the small ledger")
 	large := flag.Int("large", 300000, "records in the large ledger (memory)")
 	memN := flag.Int("mem-n", 5000, "records submitted to each ledger for the memory comparison")
 	work := flag.String("work", "", "work directory (default: a new temporary one, removed at the end)")
+	flag.StringVar(&profile, "profile", "", "write the service's CPU profile of the rate run to this `FILE`")
 	flag.Parse()
 	dir := *work
 	if dir == "" {
@@ -69,9 +75,9 @@ func main() {
 
 	floor := fsyncFloor(dir, 500)
 	inRate, inLat := inProcess(copyDir(smallDir, filepath.Join(dir, "inproc")), recs[:*n])
-	svcRate, svcLat, _ := service(bin, copyDir(smallDir, filepath.Join(dir, "svc")), recs[:*n])
-	_, _, rssSmall := service(bin, smallDir, recs[*n:])
-	_, _, rssLarge := service(bin, largeDir, readExtra(largeExtra))
+	svcRate, svcLat, _ := service(bin, copyDir(smallDir, filepath.Join(dir, "svc")), recs[:*n], profile)
+	_, _, rssSmall := service(bin, smallDir, recs[*n:], "")
+	_, _, rssLarge := service(bin, largeDir, readExtra(largeExtra), "")
 
 	fmt.Printf("fsync floor: p50 %s, p99 %s\n", ms(pct(floor, 50)), ms(pct(floor, 99)))
 	fmt.Printf("in process (verify.Authority.Append, %d appenders): %.0f records/s, p50 %s, p99 %s\n", clients, inRate, ms(pct(inLat, 50)), ms(pct(inLat, 99)))
@@ -113,22 +119,27 @@ func inProcess(dir string, recs [][]byte) (float64, []time.Duration) {
 	})
 }
 
-// service starts writ ledger serve --write on dir, submits recs from 64
-// clients, stops it, and returns the rate, each submission's latency and
+// service starts writ ledger serve --write on dir (writing its CPU
+// profile to cpuProfile, when set), submits recs from 64 clients, stops
+// it, and returns the rate, each submission's latency and
 // the service's peak RSS in KiB.
-func service(bin, dir string, recs [][]byte) (float64, []time.Duration, int64) {
+func service(bin, dir string, recs [][]byte, cpuProfile string) (float64, []time.Duration, int64) {
 	vkey, err := formats.ParseLogKey(strings.TrimSpace(string(run("", bin, "ledger", "vkey", "--dir", dir))))
 	check(err)
 	addrFile := filepath.Join(filepath.Dir(dir), filepath.Base(dir)+".addr")
 	os.Remove(addrFile)
 	cmd := exec.Command(bin, "ledger", "serve", "--write", "--dir", dir, "--listen", "127.0.0.1:0", "--addr-file", addrFile,
 		"--max-per-client", "128", "--max-in-flight", "128", "--rate", "1000000", "--burst", "1000000")
-	cmd.Env = append(os.Environ(), "WRIT_PASSPHRASE=bench")
+	cmd.Env = append(os.Environ(), "WRIT_PASSPHRASE=bench", "WRIT_CPUPROFILE="+cpuProfile)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	check(cmd.Start())
-	defer cmd.Wait()
-	defer cmd.Process.Kill()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			fail("the service after SIGTERM: %v\n%s", err, errb.Bytes())
+		}
+	}()
 	url := "http://" + waitAddr(addrFile)
 	waitReady(url)
 	c := &logservice.Client{URL: url, VKey: vkey}

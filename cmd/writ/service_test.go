@@ -157,7 +157,9 @@ func TestWriterServiceTLS(t *testing.T) {
 		cmd := exec.Command("writ", append(args, names...)...)
 		cmd.Dir, cmd.Env = w.dir, append(os.Environ(), "SSL_CERT_FILE="+certFile)
 		out, _ := cmd.CombinedOutput()
-		if want := []int{4, 0}[i]; cmd.ProcessState.ExitCode() != want || (i == 0 && !strings.Contains(string(out), "certificate")) {
+		// Without a certificate the handshake fails (TLS 1.3: the client
+		// learns it on its first write, as a reset or a broken pipe).
+		if want := []int{4, 0}[i]; cmd.ProcessState.ExitCode() != want {
 			t.Fatalf("append --to a service with --client-ca, client certificate %v: exit %d, want %d\n%s", creds != nil, cmd.ProcessState.ExitCode(), want, out)
 		}
 	}
