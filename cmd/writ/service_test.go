@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -162,6 +163,33 @@ func TestWriterServiceTLS(t *testing.T) {
 		if want := []int{4, 0}[i]; cmd.ProcessState.ExitCode() != want {
 			t.Fatalf("append --to a service with --client-ca, client certificate %v: exit %d, want %d\n%s", creds != nil, cmd.ProcessState.ExitCode(), want, out)
 		}
+	}
+}
+
+// TestWriterServiceBehindNginx: behind Debian's nginx terminating TLS
+// (README's setup: the service on loopback, plain HTTP), `append --to`
+// submits through the proxy with the same output, and a replica syncs
+// from the read API through it.
+func TestWriterServiceBehindNginx(t *testing.T) {
+	w := newCrashWorld(t, "example.com/writer-proxy")
+	startServer(t, w.dir, "ledger", "serve", "--write", "--dir", "W", "--listen", "127.0.0.1:0", "--addr-file", "addr")
+	upstream := "http://" + waitAddr(t, filepath.Join(w.dir, "addr"))
+	waitReady(t, &http.Client{}, upstream)
+	certFile, keyFile := filepath.Join(w.dir, "proxy.pem"), filepath.Join(w.dir, "proxy-key.pem")
+	writeCert(t, certFile, keyFile, 7)
+	proxy := testkit.NginxProxy(t, upstream, certFile, keyFile)
+	names, recs := w.batch(2)
+	env := append(os.Environ(), "SSL_CERT_FILE="+certFile, "WRIT_PASSPHRASE="+floodPassphrase)
+	cmd := exec.Command("writ", append([]string{"ledger", "append", "--to", proxy, "--vkey", w.vkey.String()}, names...)...)
+	cmd.Dir, cmd.Env = w.dir, env
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), schemas.SHA256Digest(recs[len(recs)-1])) {
+		t.Fatalf("append --to through nginx: %v\n%s", err, out)
+	}
+	cmd = exec.Command("writ", "--json", "ledger", "sync", "--dir", "R", "--from", proxy, "--vkey", w.vkey.String())
+	cmd.Dir, cmd.Env = w.dir, env
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), fmt.Sprintf(`"after":%d`, 2+len(recs))) {
+		t.Fatalf("sync through nginx: %v\n%s", err, out)
 	}
 }
 
