@@ -2,8 +2,8 @@ package testkit
 
 import (
 	"bytes"
-	"crypto/tls"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
