@@ -9,6 +9,7 @@ import (
 	"github.com/writ-ledger/writ/internal/httpbound"
 	"github.com/writ-ledger/writ/internal/logmetrics"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/publish"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
@@ -39,6 +40,15 @@ type Options struct {
 	MaxAnswerBytes int64
 	// Now is the clock of the rate limits (nil: time.Now).
 	Now func() time.Time
+	// Policy, when set, is the witness policy (c2sp.org/tlog-policy):
+	// after each commit the service gathers its witnesses' cosignatures
+	// for the latest checkpoint (each witness within WitnessTimeout,
+	// default 10 s), and the read API serves the last checkpoint its
+	// quorum cosigned. Warn hears of a collection that failed (it is
+	// retried, backing off up to 30 s).
+	Policy         *formats.Policy
+	WitnessTimeout time.Duration
+	Warn           func(format string, args ...any)
 }
 
 // Defaults of Options.
@@ -58,8 +68,14 @@ func (o Options) withDefaults() (Options, error) {
 	o.Rate = orDefault(o.Rate, DefaultRate)
 	o.Burst = orDefault(o.Burst, max(DefaultBurst, o.MaxRecords))
 	o.MaxClients = orDefault(o.MaxClients, DefaultMaxClients)
+	if o.WitnessTimeout == 0 {
+		o.WitnessTimeout = 10 * time.Second
+	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Warn == nil {
+		o.Warn = func(string, ...any) {}
 	}
 	switch {
 	case o.MaxRecords < 1 || o.MaxRecords > ledger.MaxBatchEntries:
@@ -74,7 +90,7 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-func orDefault[T int | int64 | float64](v, def T) T {
+func orDefault[T int | int64 | float64 | time.Duration](v, def T) T {
 	if v == 0 {
 		return def
 	}
@@ -107,6 +123,7 @@ type Service struct {
 	// checkpoints: the log's checkpoints verified lately (one per group
 	// commit, shared by its submissions' answers).
 	checkpoints checkpointCache
+	witness     *witnesser // nil without a policy
 }
 
 // New returns the service of l, an authority log open for writing with
@@ -122,7 +139,16 @@ func New(l *ledger.Log, opts Options) (*Service, error) {
 	s := &Service{log: l, opts: opts, metrics: logmetrics.New(l.Origin()), subs: newSubmissionMetrics(l.Origin()),
 		limit: newLimiter(opts.Rate, opts.Burst, opts.MaxClients)}
 	s.metrics.Register(s.subs.collectors()...)
-	s.read = publish.NewServer(func() (*ledger.Log, error) { return l, nil }, publish.ServeOptions{Keep: true,
+	var served func(*ledger.Log) ([]byte, formats.Checkpoint, error)
+	if opts.Policy != nil {
+		if err := opts.Policy.CheckLog(l.Key()); err != nil {
+			return nil, fmt.Errorf("--policy: %w", err)
+		}
+		s.witness = newWitnesser(l, opts.Policy, opts.WitnessTimeout, opts.Warn)
+		s.metrics.Register(s.witness.size, s.witness.collections)
+		served = s.witness.checkpoint
+	}
+	s.read = publish.NewServer(func() (*ledger.Log, error) { return l, nil }, publish.ServeOptions{Keep: true, Checkpoint: served,
 		Metrics: s.metrics, MaxAnswerBytes: opts.MaxAnswerBytes, WriteTimeout: httpbound.DefaultWriteTimeout,
 		RetryAfter: httpbound.DefaultRetryAfter, Refused: func() { s.metrics.Refused(logmetrics.ReasonMaxAnswer) }})
 	s.mux = http.NewServeMux()
@@ -151,6 +177,9 @@ func (s *Service) Load() (*verify.Authority, error) {
 	}
 	s.metrics.Checkpoint(a.Checkpoint.Size, time.Now())
 	s.auth.Store(a)
+	if s.witness != nil {
+		s.witness.start()
+	}
 	return a, nil
 }
 
@@ -162,8 +191,14 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serv
 // serving.HTTP.Refused).
 func (s *Service) Refused(reason httpbound.Reason) { s.metrics.Refused(reason) }
 
-// Close releases the read API; the caller closes the log after it.
-func (s *Service) Close() error { return s.read.Close() }
+// Close stops gathering cosignatures and releases the read API; the
+// caller closes the log after it.
+func (s *Service) Close() error {
+	if s.witness != nil {
+		s.witness.stop()
+	}
+	return s.read.Close()
+}
 
 // readyz says whether the service takes submissions: 200 once the state
 // is loaded, else 503 with why.

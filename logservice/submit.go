@@ -85,6 +85,9 @@ func (s *Service) add(w http.ResponseWriter, r *http.Request) (int, string, int)
 	if err != nil {
 		return s.refused(w, err)
 	}
+	if s.witness != nil {
+		s.witness.committed()
+	}
 	added, err := s.answer(applied)
 	if err != nil {
 		return refuse(w, http.StatusInternalServerError, fmt.Errorf("appended as entries %d to %d, but the answer failed: %w", applied[0].Index, applied[len(applied)-1].Index, err), nil)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/cliflags"
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/httpbound"
 	"github.com/writ-ledger/writ/internal/serving"
 	"github.com/writ-ledger/writ/ledger"
@@ -20,6 +22,8 @@ func ledgerServe(c *cli.Context) error {
 		return err
 	} else if c.Bool("write") {
 		return ledgerServeWrite(c, answerBytes)
+	} else if f := cliflags.Given(c, "policy", "tls-cert", "tls-key", "client-ca"); f != nil {
+		return exitcode.Usagef("--%s is for the writer service: add --write", f[0])
 	}
 	// Open once now, so that a wrong directory fails here, not per request.
 	l, name, err := openEitherLog(c)

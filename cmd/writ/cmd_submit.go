@@ -54,7 +54,8 @@ func writerFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "rate", Value: logservice.DefaultRate, Usage: "records one IP address may submit per second, on average (429 with Retry-After past it)"},
 		&cli.IntFlag{Name: "burst", Value: logservice.DefaultBurst, Usage: "records one IP address may submit at once (at least --max-records)"},
 		&cli.IntFlag{Name: "max-clients", Value: logservice.DefaultMaxClients, Usage: "IP addresses whose rate is kept at once (503 for a new one past it)"},
-		passphraseFileFlag, identityFlag,
+		&cli.StringFlag{Name: "policy", Usage: "with --write: witness policy `FILE` (C2SP tlog-policy): gather its witnesses' cosignatures after each commit, and serve the last checkpoint its quorum cosigned"},
+		witnessTimeoutFlag, passphraseFileFlag, identityFlag,
 	}
 }
 
@@ -62,6 +63,10 @@ func writerFlags() []cli.Flag {
 func ledgerServeWrite(c *cli.Context, answerBytes int64) error {
 	if c.Bool("decisions") {
 		return exitcode.Usagef("--write serves the authority log; a runner's decision log is written by its admissions")
+	}
+	policy, err := readPolicy(c)
+	if err != nil {
+		return err
 	}
 	l, err := openAuthorityKeyed(c)
 	if err != nil {
@@ -75,7 +80,8 @@ func ledgerServeWrite(c *cli.Context, answerBytes int64) error {
 	return serving.Writer{HTTP: listenServer(c, banner),
 		TLS: serving.TLSFiles{Cert: c.String("tls-cert"), Key: c.String("tls-key"), ClientCA: c.String("client-ca")},
 		Options: logservice.Options{MaxRecords: c.Int("max-records"), Rate: c.Float64("rate"), Burst: c.Int("burst"),
-			MaxClients: c.Int("max-clients"), MaxAnswerBytes: answerBytes},
+			MaxClients: c.Int("max-clients"), MaxAnswerBytes: answerBytes, Policy: policy, WitnessTimeout: c.Duration("witness-timeout"),
+			Warn: func(format string, args ...any) { diag(c, levelWarning, format, args...) }},
 		Loaded: func(a *verify.Authority) {
 			if note := a.ReplayNote(); note != "" {
 				diag(c, levelNote, "%s", note)

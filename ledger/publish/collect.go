@@ -95,7 +95,9 @@ type Collected struct {
 // ErrBadCosignature).
 // Errors: a *formats.QuorumError (wrapping formats.ErrQuorum) when the
 // quorum is not met — the cosignatures gathered are stored anyway;
-// ledger.ErrHeadMoved when another append signed a newer checkpoint meanwhile;
+// ledger.ErrHeadMoved when another append signed a newer checkpoint
+// meanwhile (then Signed is the checkpoint the witnesses were asked
+// about with the cosignatures they gave, not stored nor judged);
 // formats.ErrPolicyLog for a log the policy does not list;
 // ledger.ErrNoSigner for a log opened without its key.
 func CollectCosignatures(ctx context.Context, l *ledger.Log, p *formats.Policy, c *witness.Client, timeout time.Duration, now func() time.Time) (Collected, error) {
@@ -147,7 +149,14 @@ func CollectCosignatures(ctx context.Context, l *ledger.Log, p *formats.Policy, 
 	for _, ls := range lines {
 		all = append(all, ls...)
 	}
-	if res.Signed, err = l.AttachCosignatures(head, all); err != nil {
+	if res.Signed, err = l.AttachCosignatures(head, all); errors.Is(err, ledger.ErrHeadMoved) {
+		// A busy writer's head moves while the witnesses answer: what
+		// they cosigned is still a checkpoint of the log, not stored.
+		if signed, aerr := formats.AddSignatures(head, all); aerr == nil {
+			res.Signed = signed
+		}
+		return res, err
+	} else if err != nil {
 		return res, err
 	}
 	res.Witnessing, err = p.Check(res.Signed, vkey, now())

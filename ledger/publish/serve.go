@@ -50,6 +50,12 @@ type ServeOptions struct {
 	// writer's life (a writer service reading its log as it appends):
 	// the server opens it once, never closes it, and Lease is unused.
 	Keep bool
+	// Checkpoint, when set, says which signed checkpoint is served and
+	// bounds the tiles served (a witnessed writer's last checkpoint its
+	// policy's quorum cosigned); it returns the bytes served and their
+	// body, verified. Nil: the log's latest, with the cosignatures stored
+	// for it (ledger.Log.CosignedCheckpoint).
+	Checkpoint func(*ledger.Log) ([]byte, formats.Checkpoint, error)
 }
 
 // Defaults and bounds of ServeOptions.
@@ -337,7 +343,11 @@ func (s *Server) setHeaders(h http.Header, t tiles.Tile, body *answerBody, gzipp
 // read writes the file's bytes to body: the latest signed checkpoint
 // (verified under the log's key), or a tile of the tree it signs.
 func (s *Server) read(l *ledger.Log, t tiles.Tile, body *answerBody) error {
-	signed, cp, err := latest(l)
+	served := latest
+	if s.opts.Checkpoint != nil {
+		served = s.opts.Checkpoint
+	}
+	signed, cp, err := served(l)
 	if err != nil {
 		return err
 	}
