@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger/witness"
+	"github.com/writ-ledger/writ/logservice"
 )
 
 // Peak RSS bounds the flood tests assert, in KiB: LIMITATIONS.md states
@@ -20,6 +21,7 @@ import (
 const (
 	witnessPeakRSSKiB = 96 << 10
 	ledgerPeakRSSKiB  = 96 << 10
+	writerPeakRSSKiB  = 192 << 10
 )
 
 // Numbers of the HTTP floods. The server runs with --max-per-client at
@@ -42,8 +44,9 @@ type httpServer struct {
 	good func() *http.Request
 	want int
 	// slowBody, when true, means the server reads request bodies, so a
-	// slow body holds a slot in flight.
+	// slow body holds a slot in flight; maxBody is the body limit then.
 	slowBody bool
+	maxBody  int
 	path     string // what the flood requests
 	rssKiB   int64  // the peak RSS bound
 }
@@ -61,6 +64,7 @@ func TestServeFlood(t *testing.T) {
 	}{
 		{"witness serve", startWitnessServe},
 		{"ledger serve", startLedgerServe},
+		{"ledger serve --write", startWriterServe},
 	} {
 		t.Run(tc.name, func(t *testing.T) { floodHTTP(t, tc.start(t)) })
 	}
@@ -85,8 +89,8 @@ func floodHTTP(t *testing.T, s httpServer) {
 	// by the handler (the witness holds it in memory).
 	var bodies []net.Conn
 	if s.slowBody {
-		head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", s.path, witness.MaxRequestSize)
-		first := append([]byte(head), bytes.Repeat([]byte("x"), witness.MaxRequestSize-1024)...)
+		head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", s.path, s.maxBody)
+		first := append([]byte(head), bytes.Repeat([]byte("x"), s.maxBody-1024)...)
 		bodies = dialAll(t, "tcp", s.addr, floodInFlight-8, first)
 	}
 	time.Sleep(300 * time.Millisecond) // the handlers are reading
@@ -129,7 +133,7 @@ func floodHTTP(t *testing.T, s httpServer) {
 // bodyLimit is the body bytes s accepts.
 func bodyLimit(s httpServer) int {
 	if s.slowBody {
-		return witness.MaxRequestSize
+		return s.maxBody
 	}
 	return maxLogRequestBody
 }
@@ -171,9 +175,28 @@ func startWitnessServe(t *testing.T) httpServer {
 	// the same checkpoint from the size it holds.
 	writIn(t, dir, "witness", "add-checkpoint", "--url", "http://"+addr, "--old", "0", "cp")
 	size := strings.Split(cp, "\n")[1]
-	return httpServer{pid: cmd.Process.Pid, addr: addr, path: "/add-checkpoint", want: 200, slowBody: true, rssKiB: witnessPeakRSSKiB,
+	return httpServer{pid: cmd.Process.Pid, addr: addr, path: "/add-checkpoint", want: 200, slowBody: true, maxBody: witness.MaxRequestSize, rssKiB: witnessPeakRSSKiB,
 		good: func() *http.Request {
 			r, _ := http.NewRequest("POST", "http://"+addr+"/add-checkpoint", strings.NewReader("old "+size+"\n\n"+cp))
+			return r
+		}}
+}
+
+// startWriterServe starts ledger serve --write on a new ledger (a root
+// and an operator's delegation); the well-behaved client submits a new
+// instruction each time, which is appended.
+func startWriterServe(t *testing.T) httpServer {
+	w := newCrashWorld(t, "example.com/writer-flood")
+	cmd := startServer(t, w.dir, append([]string{"ledger", "serve", "--write", "--dir", "W", "--listen", "127.0.0.1:0", "--addr-file", "addr"}, floodArgs()...)...)
+	addr := waitAddr(t, filepath.Join(w.dir, "addr"))
+	waitReady(t, &http.Client{}, "http://"+addr)
+	_, recs := w.batch(3)
+	next := 3 // the batch's instructions, after its delegation, quarantine and pin
+	return httpServer{pid: cmd.Process.Pid, addr: addr, path: logservice.AddPath, want: 200, slowBody: true, maxBody: logservice.DefaultMaxBodyBytes, rssKiB: writerPeakRSSKiB,
+		good: func() *http.Request {
+			r, _ := http.NewRequest("POST", "http://"+addr+logservice.AddPath, bytes.NewReader(recs[next]))
+			r.Header.Set("Content-Type", logservice.ContentTypeRecord)
+			next++
 			return r
 		}}
 }
