@@ -120,10 +120,7 @@ type Service struct {
 	subs    *submissionMetrics
 	limit   *limiter
 	mux     *http.ServeMux
-	// checkpoints: the log's checkpoints verified lately (one per group
-	// commit, shared by its submissions' answers).
-	checkpoints checkpointCache
-	witness     *witnesser // nil without a policy
+	witness *witnesser // nil without a policy
 }
 
 // New returns the service of l, an authority log open for writing with

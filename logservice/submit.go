@@ -81,14 +81,14 @@ func (s *Service) add(w http.ResponseWriter, r *http.Request) (int, string, int)
 		}
 		return refuse(w, http.StatusTooManyRequests, &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing appended: too many records (rate): %s may submit %g records a second, %d at once (--rate, --burst); retry after %ds", clientIP(r.RemoteAddr), s.opts.Rate, s.opts.Burst, secs)}, nil)
 	}
-	applied, err := a.Append(records)
-	if err != nil {
+	applied, proofs, err := a.AppendProven(records)
+	if err != nil && applied == nil {
 		return s.refused(w, err)
 	}
 	if s.witness != nil {
 		s.witness.committed()
 	}
-	added, err := s.answer(applied)
+	added, err := s.answer(applied, proofs, err)
 	if err != nil {
 		return refuse(w, http.StatusInternalServerError, fmt.Errorf("appended as entries %d to %d, but the answer failed: %w", applied[0].Index, applied[len(applied)-1].Index, err), nil)
 	}
@@ -179,25 +179,25 @@ func refuse(w http.ResponseWriter, status int, err error, record *int) (int, str
 	return status, f.Rule, 0
 }
 
-// answer builds the answer to an appended submission: the log's latest
-// signed checkpoint and each entry's inclusion proof in its tree.
-func (s *Service) answer(applied []*delegation.Applied) (*Added, error) {
-	signed, err := s.log.Checkpoint()
+// answer builds the answer to an appended submission from what
+// AppendProven read as its batch became durable: the batch's signed
+// checkpoint and each entry's inclusion proof in its tree. err is
+// AppendProven's when it appended the records but could not read them
+// back.
+func (s *Service) answer(applied []*delegation.Applied, proofs []verify.Proven, err error) (*Added, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp, err := s.checkpoints.open(signed, s.log.Key())
-	if err != nil {
-		return nil, err
-	}
-	s.metrics.Checkpoint(cp.Size, time.Now())
-	out := &Added{Checkpoint: string(signed), Entries: make([]AddedEntry, len(applied))}
+	out := &Added{Checkpoint: string(proofs[len(proofs)-1].Signed), Entries: make([]AddedEntry, len(applied))}
+	last := proofs[len(proofs)-1].Checkpoint
+	s.metrics.Checkpoint(last.Size, time.Now())
 	for i, a := range applied {
-		p, err := s.log.ProveInclusion(a.Index, cp.Size)
-		if err != nil {
-			return nil, err
+		p := proofs[i].Proof
+		if proofs[i].Checkpoint.Size != last.Size {
+			// A submission's records are in one batch: not reached.
+			return nil, fmt.Errorf("entries %d and %d proven in checkpoints of %d and %d entries", applied[0].Index, a.Index, proofs[0].Checkpoint.Size, last.Size)
 		}
-		out.Entries[i] = AddedEntry{Index: a.Index, Kind: string(a.Kind), Digest: a.Digest, InclusionProof: p.Path}
+		out.Entries[i] = AddedEntry{Index: a.Index, Kind: string(a.Kind), Digest: a.Digest, InclusionProof: p}
 	}
 	return out, nil
 }

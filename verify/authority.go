@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/stateview"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/verify/internal/replay"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // MaxClockSkew is how far a time a runner judges (an instruction's
@@ -42,6 +44,10 @@ type Authority struct {
 	persisted bool
 
 	mu sync.RWMutex // guards State while the committer applies a batch
+	// proving: the items of the open batch whose callers want the
+	// batch's checkpoint and their inclusion proofs (AppendProven),
+	// proven by the gate's Settle.
+	proving []*item
 }
 
 // LoadAuthority returns the authority log's state, verified under k (nil:
@@ -125,6 +131,71 @@ func (a *Authority) Append(entries [][]byte) ([]*delegation.Applied, error) {
 	return out, nil
 }
 
+// AppendProven is Append for a caller that answers with proof (a writer
+// service): it also returns, for each record, the signed checkpoint of
+// the batch that holds it (as stored, without cosignatures) and the
+// record's inclusion proof into that checkpoint's tree, read as soon as
+// the batch is durable, before the next batch is written. Errors:
+// Append's, and those of reading the checkpoint and the proofs (the
+// records are then appended).
+func (a *Authority) AppendProven(entries [][]byte) ([]*delegation.Applied, []Proven, error) {
+	items, preps := prepare(entries, a.State.Directory)
+	for _, it := range items {
+		it.prove = true
+	}
+	if _, err := a.Log.AppendPrepared(entries, preps); err != nil {
+		for i, it := range items {
+			if it.refused {
+				return nil, nil, &AppendError{Record: i, Err: err}
+			}
+		}
+		return nil, nil, err
+	}
+	out := make([]*delegation.Applied, len(items))
+	proofs := make([]Proven, len(items))
+	for i, it := range items {
+		out[i] = it.applied
+		if it.proven == nil {
+			return out, nil, fmt.Errorf("entry %d appended without its proof", it.applied.Index)
+		} else if it.proven.Err != nil {
+			return out, nil, it.proven.Err
+		}
+		proofs[i] = *it.proven
+	}
+	return out, proofs, nil
+}
+
+// Proven is an appended record's proof (AppendProven): the signed
+// checkpoint of its batch, as stored, its body, and the record's
+// inclusion proof (RFC 9162 §2.1.3) in that checkpoint's tree.
+type Proven struct {
+	Signed     []byte
+	Checkpoint formats.Checkpoint
+	Proof      []tlog.Hash
+	Err        error // why it could not be read (the record is appended)
+}
+
+// proveBatch reads the log's latest checkpoint and each item's
+// inclusion proof in its tree.
+func proveBatch(l *ledger.Log, items []*item) {
+	signed, err := l.Checkpoint()
+	var cp formats.Checkpoint
+	if err == nil {
+		cp, err = formats.OpenCheckpoint(signed, l.Key())
+	}
+	for _, it := range items {
+		it.proven = &Proven{Signed: signed, Checkpoint: cp, Err: err}
+		if err == nil {
+			p, perr := l.ProveInclusion(it.applied.Index, cp.Size)
+			if perr != nil {
+				it.proven.Err = perr
+			} else {
+				it.proven.Proof = p.Path
+			}
+		}
+	}
+}
+
 // verifying holds a token per core for the signature verification of
 // Append's callers: more verifying goroutines than cores only lengthen the
 // run queue the committer, Badger's writer and every fsync return wait in
@@ -150,6 +221,8 @@ type item struct {
 	p       *delegation.Prepared
 	applied *delegation.Applied
 	refused bool // the gate refused it
+	prove   bool // AppendProven: Settle proves it into its batch's checkpoint
+	proven  *Proven
 }
 
 // gate adapts the authority state to ledger.Gate.
@@ -165,11 +238,25 @@ func (g gate) Reset(mark int64) {
 	g.a.mu.Lock()
 	defer g.a.mu.Unlock()
 	g.a.State.Reset(mark)
+	kept := g.a.proving[:0]
+	for _, it := range g.a.proving {
+		if it.applied.Index < mark {
+			kept = append(kept, it)
+		}
+	}
+	g.a.proving = kept
 }
 
 func (g gate) Settle() {
 	g.a.mu.Lock()
 	defer g.a.mu.Unlock()
+	if len(g.a.proving) > 0 {
+		// The batch is durable and the next one not begun: the log reads
+		// without waiting for a commit in flight (a read begun during one
+		// waits for its flushes).
+		proveBatch(g.a.Log, g.a.proving)
+		g.a.proving = g.a.proving[:0]
+	}
 	g.a.State.Settle()
 	if g.a.persisted {
 		// What was applied is durable with its keys, or was reset.
@@ -190,5 +277,8 @@ func (g gate) Admit(entry []byte, prepared any, accepted time.Time) (ledger.Stat
 		return ledger.StateKeys{}, err
 	}
 	it.applied = applied
+	if it.prove {
+		g.a.proving = append(g.a.proving, it)
+	}
 	return stateKeys(applied), nil
 }

@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,6 +58,7 @@ func main() {
 	memN := flag.Int("mem-n", 5000, "records submitted to each ledger for the memory comparison")
 	work := flag.String("work", "", "work directory (default: a new temporary one, removed at the end)")
 	flag.StringVar(&profile, "profile", "", "write the service's CPU profile of the rate run to this `FILE`")
+	clientProfile := flag.String("client-profile", "", "write the submitters' CPU profile of the rate run to this `FILE`")
 	flag.Parse()
 	dir := *work
 	if dir == "" {
@@ -75,7 +77,15 @@ func main() {
 
 	floor := fsyncFloor(dir, 500)
 	inRate, inLat := inProcess(copyDir(smallDir, filepath.Join(dir, "inproc")), recs[:*n])
+	if *clientProfile != "" {
+		f, err := os.Create(*clientProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+	}
 	svcRate, svcLat, _ := service(bin, copyDir(smallDir, filepath.Join(dir, "svc")), recs[:*n], profile)
+	if *clientProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	_, _, rssSmall := service(bin, smallDir, recs[*n:], "")
 	_, _, rssLarge := service(bin, largeDir, readExtra(largeExtra), "")
 
