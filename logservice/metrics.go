@@ -9,13 +9,15 @@ import (
 
 // submissionMetrics are a Service's metrics of its submissions, beside
 // the read API's (logmetrics): answers by HTTP status and refusal rule,
-// records appended, records per appended submission, and the time from a
-// submission's arrival to its answer (its records durable).
+// records appended, records per appended submission, records per group
+// commit, and the time from a submission's arrival to its answer (its
+// records durable).
 type submissionMetrics struct {
 	answers *prometheus.CounterVec
 	records prometheus.Counter
 	sizes   prometheus.Histogram
 	latency prometheus.Histogram
+	commits prometheus.Histogram
 }
 
 func newSubmissionMetrics(origin string) *submissionMetrics {
@@ -30,11 +32,13 @@ func newSubmissionMetrics(origin string) *submissionMetrics {
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "writ_log_submission_seconds",
 			Help: "Seconds from a submission's arrival to its answer (an appended one's records durable).", ConstLabels: labels,
 			Buckets: prometheus.ExponentialBuckets(0.00025, 2, 14)}),
+		commits: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "writ_log_commit_records",
+			Help: "Records per group commit (one durable batch, many submissions).", ConstLabels: labels, Buckets: prometheus.ExponentialBuckets(1, 2, 13)}),
 	}
 }
 
 func (m *submissionMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.answers, m.records, m.sizes, m.latency}
+	return []prometheus.Collector{m.answers, m.records, m.sizes, m.latency, m.commits}
 }
 
 // observe counts one answer: its status, its rule, the records appended

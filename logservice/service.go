@@ -172,6 +172,7 @@ func (s *Service) Load() (*verify.Authority, error) {
 		s.failed.Store(&why)
 		return nil, err
 	}
+	a.OnCommit = func(n int) { s.subs.commits.Observe(float64(n)) }
 	s.metrics.Checkpoint(a.Checkpoint.Size, time.Now())
 	s.auth.Store(a)
 	if s.witness != nil {

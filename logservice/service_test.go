@@ -298,6 +298,16 @@ func TestServiceConcurrentSubmitters(t *testing.T) {
 	if _, err := w.log.Verify(w.log.Key(), nil); err != nil {
 		t.Fatal(err)
 	}
+	// Every record was counted in exactly one group commit.
+	resp, err := http.Get(w.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := fmt.Sprintf("writ_log_commit_records_sum{origin=\"example.com/service\"} %d\n", clients*each); !strings.Contains(string(metrics), want) {
+		t.Fatalf("/metrics lacks %q", want)
+	}
 	if _, err := verify.LoadAuthority(w.log, nil); err != nil {
 		t.Fatal(err)
 	}

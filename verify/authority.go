@@ -44,6 +44,14 @@ type Authority struct {
 	persisted bool
 
 	mu sync.RWMutex // guards State while the committer applies a batch
+	// OnCommit, when set, is told the records of each batch that became
+	// durable (the group commit's size), from the committer; set it
+	// before the first Append.
+	OnCommit func(records int)
+	// inBatch, batchStart: a batch is open, and the state's size at its
+	// start (the gate's first Mark after a Settle).
+	inBatch    bool
+	batchStart int64
 	// proving: the items of the open batch whose callers want the
 	// batch's checkpoint and their inclusion proofs (AppendProven),
 	// proven by the gate's Settle.
@@ -231,7 +239,11 @@ type gate struct{ a *Authority }
 func (g gate) Mark() int64 {
 	g.a.mu.Lock()
 	defer g.a.mu.Unlock()
-	return g.a.State.Mark()
+	m := g.a.State.Mark()
+	if !g.a.inBatch { // the committer marks a batch's start first
+		g.a.inBatch, g.a.batchStart = true, m
+	}
+	return m
 }
 
 func (g gate) Reset(mark int64) {
@@ -257,6 +269,10 @@ func (g gate) Settle() {
 		proveBatch(g.a.Log, g.a.proving)
 		g.a.proving = g.a.proving[:0]
 	}
+	if n := g.a.State.Size() - g.a.batchStart; g.a.inBatch && n > 0 && g.a.OnCommit != nil {
+		g.a.OnCommit(int(n))
+	}
+	g.a.inBatch = false
 	g.a.State.Settle()
 	if g.a.persisted {
 		// What was applied is durable with its keys, or was reset.
