@@ -38,6 +38,13 @@ type Options struct {
 	// MaxAnswerBytes is the read API's answer budget, in bytes (publish:
 	// ServeOptions.MaxAnswerBytes).
 	MaxAnswerBytes int64
+	// ClientIPHeader, when set, names the header a reverse proxy on this
+	// host sets to its client's address (X-Real-IP, with nginx's
+	// proxy_set_header, which replaces what the client sent): a
+	// submission from a loopback peer is rate-limited by that address,
+	// when it is one, instead of the proxy's. From any other peer the
+	// header is ignored.
+	ClientIPHeader string
 	// Now is the clock of the rate limits (nil: time.Now).
 	Now func() time.Time
 	// Policy, when set, is the witness policy (c2sp.org/tlog-policy):

@@ -312,3 +312,38 @@ func TestServiceConcurrentSubmitters(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestServiceRateByProxyHeader: behind a proxy on this host
+// (ClientIPHeader), each of the proxy's clients has its own rate, by the
+// address the proxy sets; a header that is not an address counts as the
+// proxy itself.
+func TestServiceRateByProxyHeader(t *testing.T) {
+	w := newWorld(t, logservice.Options{MaxRecords: 2, Rate: 0.001, Burst: 2, ClientIPHeader: "X-Real-IP"}, true)
+	post := func(realIP string) (int, *logservice.Refusal) {
+		t.Helper()
+		body, err := cbor.Marshal([][]byte{w.instruction(), w.instruction()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("POST", w.url+logservice.AddPath, bytes.NewReader(body))
+		req.Header.Set("Content-Type", logservice.ContentTypeBatch)
+		req.Header.Set("X-Real-IP", realIP)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r logservice.Refusal
+		json.NewDecoder(resp.Body).Decode(&r)
+		return resp.StatusCode, &r
+	}
+	for i, c := range []struct {
+		ip     string
+		status int
+	}{{"192.0.2.1", 200}, {"192.0.2.1", 429}, {"192.0.2.2", 200}, {"not an address", 200}, {"", 429}, {"::ffff:192.0.2.2", 429}} {
+		status, r := post(c.ip)
+		if status != c.status || (status == 429 && !strings.Contains(r.Err, "--rate")) {
+			t.Fatalf("submission %d from %q: %d %+v, want %d", i, c.ip, status, r, c.status)
+		}
+	}
+}

@@ -8,11 +8,14 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/endpoint"
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/ledger"
@@ -73,13 +76,14 @@ func (s *Service) add(w http.ResponseWriter, r *http.Request) (int, string, int)
 	if err != nil {
 		return refuse(w, status, err, nil)
 	}
-	if ok, retry, full := s.limit.allow(clientIP(r.RemoteAddr), len(records), s.opts.Now()); !ok {
+	client := s.clientOf(r)
+	if ok, retry, full := s.limit.allow(client, len(records), s.opts.Now()); !ok {
 		secs := max(1, int((retry+time.Second-1)/time.Second))
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		if full {
 			return refuse(w, http.StatusServiceUnavailable, &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing appended: busy (max-clients): %d clients submitted lately, the limit set by --max-clients; retry after %ds", s.opts.MaxClients, secs)}, nil)
 		}
-		return refuse(w, http.StatusTooManyRequests, &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing appended: too many records (rate): %s may submit %g records a second, %d at once (--rate, --burst); retry after %ds", clientIP(r.RemoteAddr), s.opts.Rate, s.opts.Burst, secs)}, nil)
+		return refuse(w, http.StatusTooManyRequests, &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing appended: too many records (rate): %s may submit %g records a second, %d at once (--rate, --burst); retry after %ds", client, s.opts.Rate, s.opts.Burst, secs)}, nil)
 	}
 	applied, proofs, err := a.AppendProven(records)
 	if err != nil && applied == nil {
@@ -208,6 +212,20 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
+}
+
+// clientOf is the client a submission is rate-limited as: the peer's IP
+// address, or, from a loopback peer (a proxy on this host), the address
+// in Options.ClientIPHeader when it holds one.
+func (s *Service) clientOf(r *http.Request) string {
+	ip := clientIP(r.RemoteAddr)
+	if s.opts.ClientIPHeader == "" || !endpoint.IsLoopbackHost(ip) {
+		return ip
+	}
+	if a, err := netip.ParseAddr(strings.TrimSpace(r.Header.Get(s.opts.ClientIPHeader))); err == nil {
+		return a.Unmap().String()
+	}
+	return ip
 }
 
 // clientIP is the remote address's IP (httpbound's client).

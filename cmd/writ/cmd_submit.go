@@ -54,6 +54,7 @@ func writerFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "rate", Value: logservice.DefaultRate, Usage: "records one IP address may submit per second, on average (429 with Retry-After past it)"},
 		&cli.IntFlag{Name: "burst", Value: logservice.DefaultBurst, Usage: "records one IP address may submit at once (at least --max-records)"},
 		&cli.IntFlag{Name: "max-clients", Value: logservice.DefaultMaxClients, Usage: "IP addresses whose rate is kept at once (503 for a new one past it)"},
+		&cli.StringFlag{Name: "client-ip-header", Usage: "behind a proxy on this host: rate-limit by the client address the proxy sets in this `HEADER` (X-Real-IP), not by the proxy's"},
 		&cli.StringFlag{Name: "policy", Usage: "with --write: witness policy `FILE` (C2SP tlog-policy): gather its witnesses' cosignatures after each commit, and serve the last checkpoint its quorum cosigned"},
 		witnessTimeoutFlag, passphraseFileFlag, identityFlag,
 	}
@@ -80,7 +81,7 @@ func ledgerServeWrite(c *cli.Context, answerBytes int64) error {
 	return serving.Writer{HTTP: listenServer(c, banner),
 		TLS: serving.TLSFiles{Cert: c.String("tls-cert"), Key: c.String("tls-key"), ClientCA: c.String("client-ca")},
 		Options: logservice.Options{MaxRecords: c.Int("max-records"), Rate: c.Float64("rate"), Burst: c.Int("burst"),
-			MaxClients: c.Int("max-clients"), MaxAnswerBytes: answerBytes, Policy: policy, WitnessTimeout: c.Duration("witness-timeout"),
+			MaxClients: c.Int("max-clients"), MaxAnswerBytes: answerBytes, Policy: policy, WitnessTimeout: c.Duration("witness-timeout"), ClientIPHeader: c.String("client-ip-header"),
 			Warn: func(format string, args ...any) { diag(c, levelWarning, format, args...) }},
 		Loaded: func(a *verify.Authority) {
 			if note := a.ReplayNote(); note != "" {
