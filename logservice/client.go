@@ -16,8 +16,10 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/writ-ledger/writ/internal/endpoint"
+	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/sign"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -135,22 +137,17 @@ func (c *Client) addURL() (string, error) {
 	return strings.TrimSuffix(u.String(), "/") + AddPath, nil
 }
 
-// refusalOf reads a refusal: the service's JSON, or the line of text a
-// bound in front of it answers with (httpbound: busy, too large).
+// refusalOf reads a refusal: the service's JSON (a 4xx or 5xx status,
+// an exit code of 1 to 4), or what answered in its place, which is judged
+// by its status alone: the line of text its bounds answer with before a
+// submission reaches it (413, 429, 503: nothing appended), a proxy's
+// error page (502, 504 and other 5xx: the submission may have reached the
+// service, so the records may or may not be appended), a redirect (not
+// followed) or anything else.
 func refusalOf(resp *http.Response, data []byte) *Refusal {
 	r := &Refusal{}
-	if err := json.Unmarshal(data, r); err != nil || r.Err == "" || r.Exit == 0 {
-		line := strings.TrimSpace(string(bytes.ToValidUTF8(data[:min(len(data), 512)], []byte("?"))))
-		if line == "" {
-			line = resp.Status
-		}
-		r = &Refusal{Err: "nothing appended: the service answered " + resp.Status + ": " + line, Exit: 3}
-		switch resp.StatusCode {
-		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-			r.Exit = 4
-		case http.StatusRequestEntityTooLarge:
-			r.Exit = 2
-		}
+	if err := json.Unmarshal(data, r); err != nil || r.Err == "" || r.Exit < 1 || r.Exit > 4 || resp.StatusCode < 400 {
+		r = foreignRefusal(resp, data)
 	}
 	if r.Hints == nil {
 		r.Hints = []string{}
@@ -160,6 +157,28 @@ func refusalOf(resp *http.Response, data []byte) *Refusal {
 		r.RetryAfter = s
 	}
 	return r
+}
+
+// foreignRefusal words an answer that is not the service's refusal.
+func foreignRefusal(resp *http.Response, data []byte) *Refusal {
+	line := strings.TrimSpace(string(bytes.ToValidUTF8(data[:min(len(data), 200)], []byte("?"))))
+	if line == "" || strings.HasPrefix(line, "<") {
+		line = "(no message)"
+	}
+	said := "the service answered " + resp.Status + ": " + line
+	switch code := resp.StatusCode; {
+	case code == http.StatusRequestEntityTooLarge:
+		return &Refusal{Err: "nothing appended: " + said, Exit: 2, Hints: []string{"append the records in smaller batches"}}
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		return &Refusal{Err: "nothing appended: " + said, Exit: 4}
+	case code >= 300 && code < 400:
+		return &Refusal{Err: "nothing appended: " + said + " (to " + resp.Header.Get("Location") + "): writ does not follow redirects", Exit: 2,
+			Hints: []string{"give the service's own URL with --to"}}
+	case code >= 500:
+		return &Refusal{Err: "the records may or may not be appended: " + said, Exit: 4,
+			Hints: []string{"submit the same records again once the service answers: one it already appended is refused as a duplicate, never appended twice"}}
+	}
+	return &Refusal{Err: "nothing appended: " + said, Exit: 3}
 }
 
 // verifyAdded checks an answer against the records sent (see Append).
@@ -180,6 +199,11 @@ func verifyAdded(a *Added, records [][]byte, k *formats.LogKey, cache *checkpoin
 		case e.Index < 0 || e.Index >= cp.Size:
 			return nil, fmt.Errorf("%w: entry %d is not in the checkpoint's tree of %d entries", ErrAnswer, e.Index, cp.Size)
 		}
+		// The kind is the record's own, not the answer's word for it.
+		env, err := sign.ParseEnvelope(records[i])
+		if err != nil || string(env.Kind) != e.Kind {
+			return nil, fmt.Errorf("%w: entry %d is said to be a %q record", ErrAnswer, e.Index, humanize.OneLine(e.Kind))
+		}
 		p := formats.InclusionProof{Index: e.Index, TreeSize: cp.Size, LeafHash: tlog.RecordHash(records[i]), RootHash: cp.Hash, Path: e.InclusionProof}
 		if err := p.Verify(); err != nil {
 			return nil, fmt.Errorf("%w: entry %d: %v", ErrAnswer, e.Index, err)
@@ -196,7 +220,7 @@ var defaultHTTP, _ = HTTPClient("", "")
 
 // HTTPClient returns the HTTP client Client uses by default (a 60 s
 // timeout, proxies from the environment, the system's roots, which
-// SSL_CERT_FILE may name), presenting the client certificate in certFile
+// SSL_CERT_FILE may name, no redirect followed), presenting the client certificate in certFile
 // with the key in keyFile (PEM) when they are given: for a service that
 // takes only clients with a certificate (`--client-ca`). Errors: one of
 // the pair without the other; a pair that does not load, naming the
@@ -207,7 +231,10 @@ func HTTPClient(certFile, keyFile string) (*http.Client, error) {
 	// connections (net/http keeps 2 idle per host by default, and opens a
 	// new connection for every other request).
 	t.MaxIdleConnsPerHost = 256
-	hc := &http.Client{Timeout: 60 * time.Second, Transport: t}
+	// A redirect is answered, not followed: records go only where --to
+	// says, under its scheme's rules.
+	hc := &http.Client{Timeout: 60 * time.Second, Transport: t,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	switch {
 	case certFile == "" && keyFile == "":
 		return hc, nil

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/logservice"
@@ -89,5 +90,59 @@ func TestClientURL(t *testing.T) {
 	c := &logservice.Client{URL: w.url + "/", VKey: w.log.Key()}
 	if res, err := c.Append(context.Background(), [][]byte{w.instruction()}); err != nil || !bytes.Equal(res.Signed[:19], []byte("example.com/service")) {
 		t.Fatalf("%v %v", res, err)
+	}
+}
+
+// TestClientHostileRefusals: what a server (or a proxy) answers instead
+// of a verified answer never becomes an exit 0, a refusal's exit code is
+// the service's only when it is one writ gives (1 to 4), an error page
+// from a proxy (502, 504) says the records may be appended, a redirect is
+// not followed, and the server's hints are printed as its words, on one
+// line each.
+func TestClientHostileRefusals(t *testing.T) {
+	w := newWorld(t, logservice.Options{}, true)
+	cases := []struct {
+		name   string
+		status int
+		header map[string]string
+		body   string
+		exit   int
+		msg    string
+	}{
+		{"exit 256", 500, nil, `{"error":"all good, appended","exit":256,"rule":"","hints":[]}`, 4, "may or may not be appended"},
+		{"exit -256", 400, nil, `{"error":"all good","exit":-256,"rule":"","hints":[]}`, 3, "nothing appended"},
+		{"a refusal as 200", 200, nil, `{"error":"fine","exit":1}`, 0, ""},
+		{"proxy 504", 504, nil, "<html>Gateway Time-out</html>", 4, "may or may not be appended"},
+		{"proxy 502", 502, nil, "<html>Bad Gateway</html>", 4, "may or may not be appended"},
+		{"redirect", 307, map[string]string{"Location": "http://192.0.2.2/writ/v1/add"}, "", 2, "does not follow redirects"},
+		{"hints", 403, nil, "{\"error\":\"no\",\"exit\":1,\"rule\":\"x\",\"hints\":[\"run rm -rf ~\\nwrit: note: \\u001b[32mappended\"]}", 1, "no"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				for k, v := range c.header {
+					rw.Header().Set(k, v)
+				}
+				rw.WriteHeader(c.status)
+				io.WriteString(rw, c.body)
+			}))
+			defer srv.Close()
+			_, err := (&logservice.Client{URL: srv.URL, VKey: w.log.Key()}).Append(context.Background(), [][]byte{w.instruction()})
+			if c.exit == 0 { // a 200 that is not an answer
+				if !errors.Is(err, logservice.ErrAnswer) {
+					t.Fatalf("got %v, want ErrAnswer", err)
+				}
+				return
+			}
+			xe := exitcode.Of(logservice.CommandError(err, srv.URL, []string{"r.cose"}))
+			if xe == nil || xe.Code != c.exit || !strings.Contains(xe.Error(), c.msg) {
+				t.Fatalf("got %v (%+v), want exit %d with %q", err, xe, c.exit, c.msg)
+			}
+			for _, h := range xe.Hints {
+				if strings.ContainsAny(h, "\n\x1b") || !strings.HasPrefix(h, "the service says: ") && c.name == "hints" {
+					t.Fatalf("hint %q: not one escaped line marked as the service's", h)
+				}
+			}
+		})
 	}
 }

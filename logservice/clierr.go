@@ -1,10 +1,13 @@
 package logservice
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 
 	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/humanize"
 )
 
 // CommandError returns an error of Client.Append as `writ ledger append
@@ -28,9 +31,16 @@ func CommandError(err error, url string, names []string) error {
 		if r.RetryAfter > 0 && r.Exit == exitcode.Busy {
 			named.msg += fmt.Sprintf(" (the service says retry after %ds)", r.RetryAfter)
 		}
-		return &exitcode.Error{Code: r.Exit, Err: named, Hints: r.Hints}
+		// The hints come from the other end: one line each, marked as its.
+		hints := make([]string, len(r.Hints))
+		for i, h := range r.Hints {
+			hints[i] = "the service says: " + humanize.OneLine(h)
+		}
+		return &exitcode.Error{Code: r.Exit, Err: named, Hints: hints}
 	case errors.Is(err, ErrServiceURL):
 		return &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("--to: %w", err)}
+	case tlsRefused(err) != "":
+		return &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("nothing appended: %s: %w", url, err), Hints: []string{tlsRefused(err)}}
 	case errors.Is(err, ErrAnswer):
 		return exitcode.Refused(fmt.Errorf("%s: %w", url, err),
 			"the records may be in the log: check it (writ ledger sync from the service) before submitting them again")
@@ -49,3 +59,19 @@ type namedRefusal struct {
 func (n *namedRefusal) Error() string  { return n.msg }
 func (n *namedRefusal) Unwrap() error  { return n.r }
 func (n *namedRefusal) RuleID() string { return n.r.Rule }
+
+// tlsRefused is the next act for a TLS handshake that failed on a
+// certificate (the submission was never sent), "" for any other error.
+func tlsRefused(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var verr *tls.CertificateVerificationError
+	var alert tls.AlertError
+	switch {
+	case errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &verr):
+		return "the service's certificate does not verify here: trust its CA (SSL_CERT_FILE=FILE) or use the name it is for"
+	case errors.As(err, &alert):
+		return "the service refused this client in the TLS handshake (" + alert.Error() + "): give --client-cert and --client-key from a CA its --client-ca takes"
+	}
+	return ""
+}

@@ -2,6 +2,7 @@ package logservice
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -89,8 +90,10 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("--max-records %d: between 1 and %d", o.MaxRecords, ledger.MaxBatchEntries)
 	case o.MaxBodyBytes < schemas.MaxRecordSize+16 || o.MaxBodyBytes > ledger.MaxBatchBytes:
 		return o, fmt.Errorf("--max-body-bytes %d: between %d (one record) and %d (one batch)", o.MaxBodyBytes, schemas.MaxRecordSize+16, ledger.MaxBatchBytes)
-	case o.Rate < 0 || o.Burst < o.MaxRecords:
-		return o, fmt.Errorf("--rate %g, --burst %d: a rate of 0 or more, a burst of at least --max-records (%d)", o.Rate, o.Burst, o.MaxRecords)
+	case !(o.Rate > 0) || math.IsInf(o.Rate, 0):
+		return o, fmt.Errorf("--rate %g: a number of records per second above 0 (0 takes the default, %d)", o.Rate, DefaultRate)
+	case o.Burst < o.MaxRecords:
+		return o, fmt.Errorf("--burst %d: at least --max-records (%d)", o.Burst, o.MaxRecords)
 	case o.MaxClients < 1:
 		return o, fmt.Errorf("--max-clients %d: at least 1", o.MaxClients)
 	}

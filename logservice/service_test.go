@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -169,8 +170,8 @@ func TestServiceRefusals(t *testing.T) {
 		{"trailing bytes", logservice.ContentTypeBatch, append(batch(dup), 0), 400, 2, "", -1},
 		{"empty array", logservice.ContentTypeBatch, batch(), 400, 2, "", -1},
 		{"too many records", logservice.ContentTypeBatch, batch(dup, dup, dup, dup, dup), 413, 2, "", -1},
-		{"empty record", logservice.ContentTypeRecord, nil, 413, 2, "", -1},
-		{"record too large", logservice.ContentTypeBatch, batch(make([]byte, 70000)), 413, 2, "", -1},
+		{"empty record", logservice.ContentTypeRecord, nil, 413, 1, "", -1}, // as a local append says (ledger.ErrEntrySize)
+		{"record too large", logservice.ContentTypeBatch, batch(make([]byte, 70000)), 413, 1, "", -1},
 		{"body too large", logservice.ContentTypeRecord, make([]byte, 2<<20), 413, 0, "", -1}, // httpbound's refusal, text
 		{"media type", "text/plain", dup, 415, 2, "", -1},
 	}
@@ -344,6 +345,16 @@ func TestServiceRateByProxyHeader(t *testing.T) {
 		status, r := post(c.ip)
 		if status != c.status || (status == 429 && !strings.Contains(r.Err, "--rate")) {
 			t.Fatalf("submission %d from %q: %d %+v, want %d", i, c.ip, status, r, c.status)
+		}
+	}
+}
+
+// TestOptionsRefused: a rate that is not a positive number, or a burst
+// under one submission, is refused naming its flag.
+func TestOptionsRefused(t *testing.T) {
+	for _, o := range []logservice.Options{{Rate: math.NaN()}, {Rate: -1}, {Rate: math.Inf(1)}, {MaxRecords: 10, Burst: 5}, {MaxRecords: 5000}} {
+		if _, err := logservice.New(nil, o); err == nil || !strings.HasPrefix(err.Error(), "--") {
+			t.Errorf("%+v: %v, want a refusal naming the flag", o, err)
 		}
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/ledger"
-	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify"
 )
 
@@ -109,7 +108,7 @@ func (s *Service) records(contentType string, body []byte) ([][]byte, int, error
 	}
 	switch mt {
 	case ContentTypeRecord:
-		return [][]byte{body}, 0, s.checkSizes([][]byte{body})
+		return [][]byte{body}, 0, nil
 	case ContentTypeBatch:
 		var records [][]byte
 		if err := batchMode.Unmarshal(body, &records); err != nil {
@@ -122,28 +121,15 @@ func (s *Service) records(contentType string, body []byte) ([][]byte, int, error
 			return nil, http.StatusRequestEntityTooLarge, exitcode.Input(fmt.Errorf("nothing appended: %d records, at most %d in one submission (--max-records)", len(records), s.opts.MaxRecords),
 				"append the records in smaller batches")
 		}
-		return records, 0, s.checkSizes(records)
+		return records, 0, nil
 	}
 	return nil, http.StatusUnsupportedMediaType, exitcode.Input(fmt.Errorf("nothing appended: Content-Type %q: want %s (one record) or %s (an array of records)", contentType, ContentTypeRecord, ContentTypeBatch))
 }
 
-// checkSizes refuses an empty record or one over schemas.MaxRecordSize,
-// as a local append of the same file would (413 for the size).
-func (s *Service) checkSizes(records [][]byte) error {
-	for i, rec := range records {
-		if len(rec) == 0 || len(rec) > schemas.MaxRecordSize {
-			return &sizeError{fmt.Errorf("nothing appended: record %d of %d: %d bytes, a record has 1 to %d", i+1, len(records), len(rec), schemas.MaxRecordSize)}
-		}
-	}
-	return nil
-}
-
-// sizeError is a record of a bad size (413).
-type sizeError struct{ error }
-
 // refused answers Append's error: a refused record with the CLI's rule
 // and next act (400 malformed, 409 duplicate, 403 any other rule: no
-// authority), a batch too large 413, a closed log 503, else 500.
+// authority), a record of no or too many bytes and a batch too large
+// 413, a closed log 503, else 500.
 func (s *Service) refused(w http.ResponseWriter, err error) (int, string, int) {
 	var ae *verify.AppendError
 	var re *delegation.RecordError
@@ -157,6 +143,8 @@ func (s *Service) refused(w http.ResponseWriter, err error) (int, string, int) {
 			status = http.StatusConflict
 		}
 		return refuse(w, status, failure.Record(ae.Err), &ae.Record)
+	case errors.Is(err, ledger.ErrEntrySize): // as a local append says it
+		return refuse(w, http.StatusRequestEntityTooLarge, exitcode.Refused(fmt.Errorf("nothing appended: %w", err)), nil)
 	case errors.Is(err, ledger.ErrBatchTooLarge):
 		return refuse(w, http.StatusRequestEntityTooLarge, exitcode.Input(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches"), nil)
 	case errors.Is(err, ledger.ErrClosed):
@@ -170,10 +158,6 @@ func (s *Service) refused(w http.ResponseWriter, err error) (int, string, int) {
 // (failure.Describe) and, for a refused record, its position; it returns
 // what submit counts.
 func refuse(w http.ResponseWriter, status int, err error, record *int) (int, string, int) {
-	var se *sizeError
-	if errors.As(err, &se) {
-		status, err = http.StatusRequestEntityTooLarge, exitcode.Input(se.error)
-	}
 	f := failure.Describe(err)
 	rf := Refusal{Err: f.Error, Exit: f.Exit, Rule: f.Rule, Hints: f.Hints, Record: record}
 	if rf.Hints == nil {

@@ -91,20 +91,21 @@ func (w *witnesser) run(ctx context.Context) {
 		for ctx.Err() == nil {
 			res, err := publish.CollectCosignatures(ctx, w.log, w.policy, w.client, w.timeout, time.Now)
 			switch {
-			case errors.Is(err, ledger.ErrHeadMoved):
+			case errors.Is(err, ledger.ErrHeadMoved) && res.Signed != nil:
 				// What the quorum cosigned is served, though a commit
 				// moved the head meanwhile: under steady submissions
-				// every collection ends this way.
-				w.collections.WithLabelValues("moved").Inc()
-				if res.Signed != nil {
-					if _, perr := w.policy.Check(res.Signed, w.log.Key(), time.Now()); perr == nil {
-						w.serve(res.Signed, res.Checkpoint)
-					}
+				// most collections end this way. Without the quorum it
+				// is a failure, and waits as one.
+				if _, err = w.policy.Check(res.Signed, w.log.Key(), time.Now()); err == nil {
+					w.collections.WithLabelValues("moved").Inc()
+					w.serve(res.Signed, res.Checkpoint)
+					backoff = time.Second
+					continue
 				}
-				continue
+				fallthrough
 			case err != nil:
 				w.collections.WithLabelValues("failed").Inc()
-				w.warn("the checkpoint of size %d was not witnessed (retry in %s): %v", res.Checkpoint.Size, backoff, res.Refusal(err))
+				w.warn("the checkpoint of size %d was not witnessed (retry in %s): %v%s", res.Checkpoint.Size, backoff, res.Refusal(err), witnessErrors(res))
 				select {
 				case <-ctx.Done():
 				case <-time.After(backoff):
@@ -145,4 +146,15 @@ func (w *witnesser) checkpoint(l *ledger.Log) ([]byte, formats.Checkpoint, error
 	}
 	cp, err := formats.OpenCheckpoint(signed, l.Key())
 	return signed, cp, err
+}
+
+// witnessErrors lists why each witness that did not cosign failed.
+func witnessErrors(res publish.Collected) string {
+	var out string
+	for _, r := range res.Witnesses {
+		if r.Err != nil {
+			out += "; " + r.Name + ": " + r.Err.Error()
+		}
+	}
+	return out
 }

@@ -110,6 +110,8 @@ func (w Writer) tlsConfig(ctx context.Context) (*tls.Config, error) {
 		if w.TLS.ClientCA != "" {
 			return nil, exitcode.Usagef("--client-ca needs --tls-cert and --tls-key: client certificates come with TLS")
 		}
+		// SIGHUP would end the process: there is nothing to reload.
+		w.onHUP(ctx, func() { w.warnf("SIGHUP: nothing to reload (no --tls-cert); the service goes on") })
 		return nil, nil
 	}
 	if w.TLS.Cert == "" || w.TLS.Key == "" {
@@ -140,6 +142,16 @@ func (w Writer) tlsConfig(ctx context.Context) (*tls.Config, error) {
 		}
 		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
 	}
+	w.onHUP(ctx, func() {
+		if err := load(); err != nil {
+			w.warnf("SIGHUP: the certificate was not reloaded, the one before it is served: %v", err)
+		}
+	})
+	return cfg, nil
+}
+
+// onHUP calls do on each SIGHUP until ctx is done.
+func (w Writer) onHUP(ctx context.Context, do func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
@@ -149,11 +161,14 @@ func (w Writer) tlsConfig(ctx context.Context) (*tls.Config, error) {
 			case <-ctx.Done():
 				return
 			case <-hup:
-				if err := load(); err != nil && w.Warn != nil {
-					w.Warn("SIGHUP: the certificate was not reloaded, the one before it is served: %v", err)
-				}
+				do()
 			}
 		}
 	}()
-	return cfg, nil
+}
+
+func (w Writer) warnf(format string, args ...any) {
+	if w.Warn != nil {
+		w.Warn(format, args...)
+	}
 }
