@@ -144,7 +144,9 @@ func service(bin, dir string, recs [][]byte, cpuProfile string) (float64, []time
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	check(cmd.Start())
+	running[cmd] = true
 	defer func() {
+		delete(running, cmd)
 		cmd.Process.Signal(syscall.SIGTERM)
 		if err := cmd.Wait(); err != nil {
 			fail("the service after SIGTERM: %v\n%s", err, errb.Bytes())

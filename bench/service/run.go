@@ -21,8 +21,15 @@ func check(err error) {
 	}
 }
 
+// running are the services started and not stopped yet: fail kills
+// them, so that no service outlives the benchmark.
+var running = map[*exec.Cmd]bool{}
+
 func fail(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench/service: "+format+"\n", args...)
+	for cmd := range running {
+		cmd.Process.Kill()
+	}
 	os.Exit(1)
 }
 

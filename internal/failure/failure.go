@@ -32,7 +32,7 @@ import (
 )
 
 // LockedHint is the next act for ledger.ErrLocked, wherever it surfaces.
-const LockedHint = "another writ process has this log open: an append, import or verify, a running `writ admission serve` (which holds its decision log, and reads its authority log after each change), or a `writ ledger serve` reading it (a second at a time); retry when it is done, or stop the server"
+const LockedHint = "another writ process has this log open: an append, import or verify, a running `writ admission serve` (which holds its decision log, and reads its authority log after each change), a `writ ledger serve` reading it (a second at a time), or a `writ ledger serve --write` holding it (submit to it with `writ ledger append --to URL`); retry when it is done, or stop the server"
 
 // evidenceHint follows, in text, the error of a log that is not an
 // extension of a checkpoint trusted before.
