@@ -143,7 +143,7 @@ func (c *Client) addURL() (string, error) {
 // submission reaches it (413, 429, 503: nothing appended), a proxy's
 // error page (502, 504 and other 5xx: the submission may have reached the
 // service, so the records may or may not be appended), a redirect (not
-// followed) or anything else.
+// followed) or any other status (bad input: exit 2).
 func refusalOf(resp *http.Response, data []byte) *Refusal {
 	r := &Refusal{}
 	if err := json.Unmarshal(data, r); err != nil || r.Err == "" || r.Exit < 1 || r.Exit > 4 || resp.StatusCode < 400 {
@@ -174,11 +174,13 @@ func foreignRefusal(resp *http.Response, data []byte) *Refusal {
 	case code >= 300 && code < 400:
 		return &Refusal{Err: "nothing appended: " + said + " (to " + resp.Header.Get("Location") + "): writ does not follow redirects", Exit: 2,
 			Hints: []string{"give the service's own URL with --to"}}
+	case code == http.StatusBadRequest && strings.Contains(line, "HTTPS server"):
+		return &Refusal{Err: "nothing appended: " + said, Exit: 2, Hints: []string{"the service speaks HTTPS: give --to https://..."}}
 	case code >= 500:
 		return &Refusal{Err: "the records may or may not be appended: " + said, Exit: 4,
 			Hints: []string{"submit the same records again once the service answers: one it already appended is refused as a duplicate, never appended twice"}}
 	}
-	return &Refusal{Err: "nothing appended: " + said, Exit: 3}
+	return &Refusal{Err: "nothing appended: " + said, Exit: 2}
 }
 
 // verifyAdded checks an answer against the records sent (see Append).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -110,10 +111,11 @@ func TestClientHostileRefusals(t *testing.T) {
 		msg    string
 	}{
 		{"exit 256", 500, nil, `{"error":"all good, appended","exit":256,"rule":"","hints":[]}`, 4, "may or may not be appended"},
-		{"exit -256", 400, nil, `{"error":"all good","exit":-256,"rule":"","hints":[]}`, 3, "nothing appended"},
+		{"exit -256", 400, nil, `{"error":"all good","exit":-256,"rule":"","hints":[]}`, 2, "nothing appended"},
 		{"a refusal as 200", 200, nil, `{"error":"fine","exit":1}`, 0, ""},
 		{"proxy 504", 504, nil, "<html>Gateway Time-out</html>", 4, "may or may not be appended"},
 		{"proxy 502", 502, nil, "<html>Bad Gateway</html>", 4, "may or may not be appended"},
+		{"plain HTTP to HTTPS", 400, nil, "Client sent an HTTP request to an HTTPS server.", 2, "nothing appended"},
 		{"redirect", 307, map[string]string{"Location": "http://192.0.2.2/writ/v1/add"}, "", 2, "does not follow redirects"},
 		{"hints", 403, nil, "{\"error\":\"no\",\"exit\":1,\"rule\":\"x\",\"hints\":[\"run rm -rf ~\\nwrit: note: \\u001b[32mappended\"]}", 1, "no"},
 	}
@@ -144,5 +146,27 @@ func TestClientHostileRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestClientNoService: nothing listening is exit 4 and says nothing was
+// appended; an HTTPS client talking to a plain HTTP service is told to
+// use http://.
+func TestClientNoService(t *testing.T) {
+	w := newWorld(t, logservice.Options{}, true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	_, err = (&logservice.Client{URL: closed, VKey: w.log.Key()}).Append(context.Background(), [][]byte{w.instruction()})
+	if xe := exitcode.Of(logservice.CommandError(err, closed, nil)); xe == nil || xe.Code != 4 || !strings.Contains(xe.Error(), "nothing listens") {
+		t.Fatalf("nothing listening: %v", xe)
+	}
+	tlsURL := strings.Replace(w.url, "http://", "https://", 1)
+	_, err = (&logservice.Client{URL: tlsURL, VKey: w.log.Key()}).Append(context.Background(), [][]byte{w.instruction()})
+	if xe := exitcode.Of(logservice.CommandError(err, tlsURL, nil)); xe == nil || xe.Code != 2 || !strings.Contains(xe.Hints[0], "http://") {
+		t.Fatalf("https to a plain service: %v", xe)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"strings"
+	"syscall"
 
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/humanize"
@@ -39,6 +41,11 @@ func CommandError(err error, url string, names []string) error {
 		return &exitcode.Error{Code: r.Exit, Err: named, Hints: hints}
 	case errors.Is(err, ErrServiceURL):
 		return &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("--to: %w", err)}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing appended: nothing listens at %s: %w", url, err),
+			Hints: []string{"check that the service is running there (writ ledger serve --write prints its address), then retry"}}
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("nothing appended: %s speaks plain HTTP: %w", url, err), Hints: []string{"give --to http://... (plain HTTP is for loopback only)"}}
 	case tlsRefused(err) != "":
 		return &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("nothing appended: %s: %w", url, err), Hints: []string{tlsRefused(err)}}
 	case errors.Is(err, ErrAnswer):

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 
@@ -54,6 +55,9 @@ type Writer struct {
 // a TLS file that does not load; the listener's; a log that does not
 // verify, as a *verify.LoadError (the service stops).
 func (w Writer) Run(ctx context.Context, l *ledger.Log) error {
+	// Unlocking the checkpoint key ran scrypt (256 MiB at age's work
+	// factor): give it back, or an idle service keeps it.
+	debug.FreeOSMemory()
 	svc, err := logservice.New(l, w.Options)
 	if err != nil {
 		return exitcode.Usagef("%v", err)
