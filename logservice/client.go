@@ -12,11 +12,13 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/writ-ledger/writ/internal/endpoint"
 	"github.com/writ-ledger/writ/internal/humanize"
+	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
@@ -54,6 +56,7 @@ type Client struct {
 	HTTP *http.Client
 
 	verified checkpointCache // the checkpoints VKey verified lately
+	keyOK    atomic.Bool     // the service's checkpoint verified under VKey once
 }
 
 // Appended is what a verified answer proves: each record's entry, proven
@@ -74,7 +77,9 @@ type Appended struct {
 // consecutive indexes. Errors: ErrServiceURL; a *Refusal when the service
 // refused the submission (its Status, RetryAfter, Exit, Rule and Hints;
 // nothing was appended); an error wrapping ErrAnswer when the answer does
-// not verify; the transport's.
+// not verify; a *ledger.TrustError (rules.VKeyMismatch) when the
+// service's log is not signed by VKey, found before anything is sent;
+// the transport's.
 func (c *Client) Append(ctx context.Context, records [][]byte) (*Appended, error) {
 	u, err := c.addURL()
 	if err != nil {
@@ -82,6 +87,13 @@ func (c *Client) Append(ctx context.Context, records [][]byte) (*Appended, error
 	}
 	if c.VKey == nil {
 		return nil, errors.New("logservice.Client: VKey is required: an answer is verified under the log's key")
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = defaultHTTP
+	}
+	if err := c.checkKey(ctx, hc, u); err != nil {
+		return nil, err
 	}
 	body, err := cbor.Marshal(records)
 	if err != nil {
@@ -93,10 +105,6 @@ func (c *Client) Append(ctx context.Context, records [][]byte) (*Appended, error
 	}
 	req.Header.Set("Content-Type", ContentTypeBatch)
 	req.Header.Set("Accept", "application/json")
-	hc := c.HTTP
-	if hc == nil {
-		hc = defaultHTTP
-	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -117,6 +125,37 @@ func (c *Client) Append(ctx context.Context, records [][]byte) (*Appended, error
 		return nil, fmt.Errorf("%w: %v", ErrAnswer, err)
 	}
 	return verifyAdded(&added, records, c.VKey, &c.verified)
+}
+
+// checkKey, before the first submission, reads the service's checkpoint
+// (its read API) and refuses a VKey that did not sign it
+// (ledger.OpenTrusted: a *ledger.TrustError, rules.VKeyMismatch), so
+// that a wrong key is found before anything is appended, not after. A
+// checkpoint it cannot read is left to the submission's answer, which is
+// verified whatever this found.
+func (c *Client) checkKey(ctx context.Context, hc *http.Client, addURL string) error {
+	if c.keyOK.Load() {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(addURL, AddPath)+"/checkpoint", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	signed, err := io.ReadAll(io.LimitReader(resp.Body, formats.MaxCheckpointSize+1))
+	if err != nil || resp.StatusCode != http.StatusOK || len(signed) > formats.MaxCheckpointSize {
+		return nil
+	}
+	if _, err := ledger.OpenTrusted(signed, c.VKey, "authority"); errors.Is(err, ledger.ErrVKeyMismatch) {
+		return err
+	} else if err == nil {
+		c.keyOK.Store(true)
+	}
+	return nil
 }
 
 // addURL checks the service URL and returns its AddPath.

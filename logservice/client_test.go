@@ -15,9 +15,12 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/logservice"
+	"github.com/writ-ledger/writ/rules"
 )
 
 // TestClientRefusesForgedAnswers: a service (or whoever sits between it
@@ -52,6 +55,17 @@ func TestClientRefusesForgedAnswers(t *testing.T) {
 	for name, forge := range forgeries {
 		t.Run(name, func(t *testing.T) {
 			mitm := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet { // the read API, passed on as it is
+					resp, err := http.Get(w.url + r.URL.Path)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					defer resp.Body.Close()
+					rw.WriteHeader(resp.StatusCode)
+					io.Copy(rw, resp.Body)
+					return
+				}
 				resp, err := http.Post(w.url+r.URL.Path, r.Header.Get("Content-Type"), r.Body)
 				if err != nil {
 					t.Error(err)
@@ -168,5 +182,24 @@ func TestClientNoService(t *testing.T) {
 	_, err = (&logservice.Client{URL: tlsURL, VKey: w.log.Key()}).Append(context.Background(), [][]byte{w.instruction()})
 	if xe := exitcode.Of(logservice.CommandError(err, tlsURL, nil)); xe == nil || xe.Code != 2 || !strings.Contains(xe.Hints[0], "http://") {
 		t.Fatalf("https to a plain service: %v", xe)
+	}
+}
+
+// TestClientWrongKey: a VKey that did not sign the service's log is
+// refused before anything is sent (rules.VKeyMismatch, naming --vkey on
+// the command line), and the log does not grow.
+func TestClientWrongKey(t *testing.T) {
+	w := newWorld(t, logservice.Options{}, true)
+	other, err := formats.NewLogKey("example.com/service", testkit.Key(t, 8).Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := w.log.Size()
+	_, err = (&logservice.Client{URL: w.url, VKey: other}).Append(context.Background(), [][]byte{w.instruction()})
+	if !errors.Is(err, ledger.ErrVKeyMismatch) || w.log.Size() != size {
+		t.Fatalf("a wrong key: %v, the log at %d entries (was %d)", err, w.log.Size(), size)
+	}
+	if f := failure.Describe(logservice.CommandError(err, w.url, nil)); f.Exit != 1 || f.Rule != rules.VKeyMismatch || !strings.HasPrefix(f.Error, "--vkey: ") {
+		t.Fatalf("the command line's report: %+v", f)
 	}
 }

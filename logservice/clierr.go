@@ -10,6 +10,7 @@ import (
 
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/humanize"
+	"github.com/writ-ledger/writ/ledger"
 )
 
 // CommandError returns an error of Client.Append as `writ ledger append
@@ -39,6 +40,8 @@ func CommandError(err error, url string, names []string) error {
 			hints[i] = "the service says: " + humanize.OneLine(h)
 		}
 		return &exitcode.Error{Code: r.Exit, Err: named, Hints: hints}
+	case errors.Is(err, ledger.ErrVKeyMismatch): // --vkey, its rule and next act (failure.TrustRefusal)
+		return err
 	case errors.Is(err, ErrServiceURL):
 		return &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf("--to: %w", err)}
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/schemas"
 )
 
@@ -73,6 +74,15 @@ func TestWriterService(t *testing.T) {
 	if json.Unmarshal([]byte(errOut), &f); code != 1 || f.Exit != 1 || f.Rule != "duplicate-record" ||
 		!strings.HasPrefix(f.Error, "nothing appended: "+paths[1]+": record 1 of 1: refused as entry") {
 		t.Fatalf("a duplicate: exit %d, %s", code, errOut)
+	}
+	wrong, err := formats.NewLogKey("example.com/writer-service", testkit.Key(t, 99).Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	newNames, _ := w.batch(1)
+	code, _, errOut = runWrit("--json", "ledger", "append", "--to", url, "--vkey", wrong.String(), filepath.Join(w.dir, newNames[3]))
+	if json.Unmarshal([]byte(errOut), &f); code != 1 || f.Rule != "vkey-mismatch" || !strings.HasPrefix(f.Error, "--vkey: ") {
+		t.Fatalf("a wrong --vkey: exit %d, %s", code, errOut)
 	}
 	if code, _, errOut := runWrit("ledger", "append", "--to", url, paths[0]); code != 2 || !strings.Contains(errOut, "--vkey") {
 		t.Fatalf("--to without --vkey: exit %d, %s", code, errOut)
