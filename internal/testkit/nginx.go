@@ -95,9 +95,16 @@ func StartNginx(root string) (url string, stop func() error, err error) {
 	if err := confSafe(root); err != nil {
 		return "", nil, err
 	}
+	return startTries(func() (string, func() error, bool, error) { return startNginxOnce(bin, root) })
+}
+
+// startTries makes up to 4 tries of once, another only after a try that
+// failed to bind its port, and returns the first success or every
+// error.
+func startTries(once func() (url string, stop func() error, bindFailed bool, err error)) (string, func() error, error) {
 	var errs []error
 	for try := 0; try < 4; try++ {
-		url, stop, bindFailed, err := startNginxOnce(bin, root)
+		url, stop, bindFailed, err := once()
 		if err == nil {
 			return url, stop, nil
 		}
@@ -117,6 +124,12 @@ func StartNginx(root string) (url string, stop func() error, err error) {
 func Nginx(t testing.TB, root string) string {
 	t.Helper()
 	url, stop, err := StartNginx(root)
+	return forTest(t, url, stop, err)
+}
+
+// forTest is what Nginx and NginxProxy do with a start's result.
+func forTest(t testing.TB, url string, stop func() error, err error) string {
+	t.Helper()
 	if errors.Is(err, errNoNginx) {
 		if os.Getenv(RequireNginxEnv) == "1" {
 			t.Fatalf("%v; %s=1 requires it", err, RequireNginxEnv)
@@ -348,24 +361,15 @@ func StartNginxProxy(upstream, certFile, keyFile string) (url string, stop func(
 			return "", nil, err
 		}
 	}
-	var errs []error
-	for try := 0; try < 4; try++ {
-		url, stop, bindFailed, err := startNginxWith(bin, "https", func(dir string, port int, token string) string {
+	return startTries(func() (string, func() error, bool, error) {
+		return startNginxWith(bin, "https", func(dir string, port int, token string) string {
 			user := "" // as root, workers would run as nobody and could not use dir
 			if os.Geteuid() == 0 {
 				user = "user root root;\n"
 			}
 			return user + nginxProxyConf(dir, upstream, certFile, keyFile, port, token)
 		})
-		if err == nil {
-			return url, stop, nil
-		}
-		errs = append(errs, err)
-		if !bindFailed {
-			break
-		}
-	}
-	return "", nil, errors.Join(errs...)
+	})
 }
 
 // nginxProxyConf is the config StartNginxProxy documents.
@@ -412,19 +416,5 @@ http {
 func NginxProxy(t testing.TB, upstream, certFile, keyFile string) string {
 	t.Helper()
 	url, stop, err := StartNginxProxy(upstream, certFile, keyFile)
-	if errors.Is(err, errNoNginx) {
-		if os.Getenv(RequireNginxEnv) == "1" {
-			t.Fatalf("%v; %s=1 requires it", err, RequireNginxEnv)
-		}
-		t.Skipf("skipping: %v; set %s=1 to fail instead", err, RequireNginxEnv)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return url
+	return forTest(t, url, stop, err)
 }

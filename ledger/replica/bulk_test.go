@@ -9,13 +9,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/internal/badgerfile"
 	"github.com/writ-ledger/writ/ledger/replica"
-	"github.com/writ-ledger/writ/ledger/tiles"
 )
 
 // storeDump returns every key and value of the Badger store at dir, in
@@ -336,7 +334,7 @@ func TestSyncIndexBulkSeen(t *testing.T) {
 				}
 				return err
 			}
-			_, err := replica.Sync(t.Context(), dir, source(t, out), opts)
+			_, err := replica.Sync(t.Context(), dir, openDirSource(t, out), opts)
 			if calls != 1 {
 				t.Fatalf("Index called %d times, want 1", calls)
 			}
@@ -353,7 +351,7 @@ func TestSyncIndexBulkSeen(t *testing.T) {
 				w.add(t, 2)
 				w.publish(t, out)
 				opts.Index = func(*ledger.ReplicaWriter) error { t.Error("Index called for a replica that grows"); return nil }
-				if _, err := replica.Sync(t.Context(), dir, source(t, out), opts); err != nil {
+				if _, err := replica.Sync(t.Context(), dir, openDirSource(t, out), opts); err != nil {
 					t.Fatal(err)
 				}
 				return
@@ -367,16 +365,6 @@ func TestSyncIndexBulkSeen(t *testing.T) {
 			}
 		})
 	}
-}
-
-// source opens the published log at dir.
-func source(t *testing.T, dir string) tiles.Source {
-	t.Helper()
-	src, err := tiles.OpenSource(dir, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return src
 }
 
 // keyOrder is the order TestSyncIndexBulkSeen puts its keys in.
