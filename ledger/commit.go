@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -338,9 +337,7 @@ func (l *Log) write(reqs []*appendReq, at time.Time) error {
 			return batchErr(err)
 		}
 	}
-	sz := make([]byte, 8)
-	binary.BigEndian.PutUint64(sz, uint64(n))
-	if err := txn.Set(keySize, sz); err != nil {
+	if err := txn.Set(keySize, sizeBytes(n)); err != nil {
 		return batchErr(err)
 	}
 	if err := txn.Set(keyCheckpoint, cp); err != nil {

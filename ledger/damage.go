@@ -53,9 +53,7 @@ func (e *StoreError) Error() string {
 }
 
 // Unwrap returns ErrStoreDamaged, ErrTampered and the cause.
-func (e *StoreError) Unwrap() []error {
-	return []error{ErrStoreDamaged, ErrTampered, e.Cause}
-}
+func (e *StoreError) Unwrap() []error { return []error{ErrStoreDamaged, ErrTampered, e.Cause} }
 
 // badgerFile finds the name of a store file in a Badger error message.
 var badgerFile = regexp.MustCompile(`\b(\d+\.(?:vlog|sst|mem)|MANIFEST|KEYREGISTRY|DISCARD)\b`)

@@ -184,18 +184,14 @@ var emptyRoot, _ = tlog.TreeHash(0, nil)
 // what a killed writer leaves (empty log files removed, unlisted tables
 // that hold nothing the store lacks set aside). ErrLocked: another
 // process has it open.
-func Open(dir string, key *sign.PrivateKey) (*Log, error) {
-	return open(dir, key, false)
-}
+func Open(dir string, key *sign.PrivateKey) (*Log, error) { return open(dir, key, false) }
 
 // OpenReadOnly opens an existing log for reading and verifying without
 // writing anything to its directory (Badger's read-only mode): any number
 // of read-only opens may share the log, while no process has it open for
 // writing (ErrLocked both ways). A runner reads its authority log this
 // way, so that the files change only when the log does. Errors as Open.
-func OpenReadOnly(dir string) (*Log, error) {
-	return open(dir, nil, true)
-}
+func OpenReadOnly(dir string) (*Log, error) { return open(dir, nil, true) }
 
 func open(dir string, key *sign.PrivateKey, readOnly bool) (*Log, error) {
 	if fi, err := os.Stat(dir); err != nil {

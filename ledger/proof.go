@@ -18,34 +18,49 @@ func (l *Log) view(f func(r tlog.HashReader, size int64) error) error {
 }
 
 // ProveInclusion returns the inclusion proof of entry index in the tree of
-// size entries (size 0 means the current size). It reads at most
-// 2·log2(size) stored hashes; it never rescans entries. Errors wrap
-// ErrProof for an index or size out of range.
+// size entries (size 0 means the current size): ProveInclusions of one.
 func (l *Log) ProveInclusion(index, size int64) (*formats.InclusionProof, error) {
-	var p *formats.InclusionProof
+	ps, err := l.ProveInclusions(size, index)
+	if err != nil {
+		return nil, err
+	}
+	return ps[0], nil
+}
+
+// ProveInclusions returns the inclusion proofs (RFC 9162 §2.1.3) of the
+// entries at indexes in the tree of size entries (size 0 means the
+// current size), in order, read in one transaction with the root
+// computed once: each proof reads at most log2(size) stored hashes; it
+// never rescans entries. Errors wrap ErrProof for an index or size out of
+// range.
+func (l *Log) ProveInclusions(size int64, indexes ...int64) ([]*formats.InclusionProof, error) {
+	out := make([]*formats.InclusionProof, len(indexes))
 	err := l.view(func(r tlog.HashReader, cur int64) error {
 		if size == 0 {
 			size = cur
 		}
-		if size > cur || index < 0 || index >= size {
-			return fmt.Errorf("%w: entry %d in a tree of %d entries (the log holds %d)", formats.ErrProof, index, size, cur)
-		}
-		path, err := tlog.ProveRecord(size, index, r)
-		if err != nil {
-			return err
+		for _, index := range indexes {
+			if size > cur || index < 0 || index >= size {
+				return fmt.Errorf("%w: entry %d in a tree of %d entries (the log holds %d)", formats.ErrProof, index, size, cur)
+			}
 		}
 		root, err := tlog.TreeHash(size, r)
-		if err != nil {
-			return err
+		for i := 0; err == nil && i < len(indexes); i++ {
+			var path tlog.RecordProof
+			var leaf []tlog.Hash
+			if path, err = tlog.ProveRecord(size, indexes[i], r); err == nil {
+				leaf, err = r.ReadHashes([]int64{tlog.StoredHashIndex(0, indexes[i])})
+			}
+			if err == nil {
+				out[i] = &formats.InclusionProof{Index: indexes[i], TreeSize: size, LeafHash: leaf[0], RootHash: root, Path: path}
+			}
 		}
-		leaf, err := r.ReadHashes([]int64{tlog.StoredHashIndex(0, index)})
-		if err != nil {
-			return err
-		}
-		p = &formats.InclusionProof{Index: index, TreeSize: size, LeafHash: leaf[0], RootHash: root, Path: path}
-		return nil
+		return err
 	})
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // ProveConsistency returns the consistency proof from the tree of oldSize

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -148,5 +149,44 @@ func TestCheckpointTime(t *testing.T) {
 	forged[i+len("\u2014 example.com/proofs ")+7] ^= 1
 	if _, err := formats.CheckpointTime(forged, l.Key()); !errors.Is(err, formats.ErrNoTime) {
 		t.Fatalf("a changed time: %v", err)
+	}
+}
+
+// TestProveInclusionsAgreesWithOne: the proofs read together (one
+// transaction, the root computed once) are, in order, the ones read one
+// by one, for every size and a scattered, repeated set of indexes; one
+// index out of range refuses them all with ErrProof and no partial
+// result.
+func TestProveInclusionsAgreesWithOne(t *testing.T) {
+	const n = 21
+	l := proofLog(t, n)
+	for size := int64(1); size <= n; size++ {
+		indexes := []int64{size - 1, 0, size / 2, size - 1}
+		ps, err := l.ProveInclusions(size, indexes...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, i := range indexes {
+			one, err := l.ProveInclusion(i, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(ps[k], one) {
+				t.Fatalf("size %d, index %d: together %+v, alone %+v", size, i, ps[k], one)
+			}
+		}
+	}
+	cur, err := l.ProveInclusions(0, 3)
+	if err != nil || cur[0].TreeSize != n {
+		t.Fatalf("size 0 (the current size): %+v, %v", cur, err)
+	}
+	for _, bad := range [][]int64{{0, n}, {-1}, {n + 5}} {
+		ps, err := l.ProveInclusions(n, bad...)
+		if !errors.Is(err, formats.ErrProof) || ps != nil {
+			t.Fatalf("indexes %v: %v, %v (want ErrProof and nothing)", bad, ps, err)
+		}
+	}
+	if ps, err := l.ProveInclusions(n+1, 0); !errors.Is(err, formats.ErrProof) || ps != nil {
+		t.Fatalf("a size past the log: %v, %v", ps, err)
 	}
 }

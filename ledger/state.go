@@ -55,9 +55,7 @@ var ErrStateMismatch = errors.New("persisted state does not match the log")
 // says so, never uses it.
 type StateMismatchError struct{ Reason string }
 
-func (e *StateMismatchError) Error() string {
-	return fmt.Sprintf("%v: %s", ErrStateMismatch, e.Reason)
-}
+func (e *StateMismatchError) Error() string { return fmt.Sprintf("%v: %s", ErrStateMismatch, e.Reason) }
 
 // Unwrap returns ErrStateMismatch.
 func (e *StateMismatchError) Unwrap() error { return ErrStateMismatch }

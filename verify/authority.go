@@ -184,21 +184,28 @@ type Proven struct {
 }
 
 // proveBatch reads the log's latest checkpoint and each item's
-// inclusion proof in its tree.
+// inclusion proof in its tree (one read, the root computed once).
 func proveBatch(l *ledger.Log, items []*item) {
 	signed, err := l.Checkpoint()
 	var cp formats.Checkpoint
 	if err == nil {
 		cp, err = formats.OpenCheckpoint(signed, l.Key())
 	}
-	for _, it := range items {
+	var proofs []*formats.InclusionProof
+	if err == nil {
+		indexes := make([]int64, len(items))
+		for i, it := range items {
+			indexes[i] = it.applied.Index
+		}
+		proofs, err = l.ProveInclusions(cp.Size, indexes...)
+	}
+	for i, it := range items {
 		it.proven = &Proven{Signed: signed, Checkpoint: cp, Err: err}
 		if err == nil {
-			p, perr := l.ProveInclusion(it.applied.Index, cp.Size)
-			if perr != nil {
-				it.proven.Err = perr
+			if proofs[i].RootHash != cp.Hash {
+				it.proven.Err = fmt.Errorf("entry %d: the stored tree's root %x is not the checkpoint's %x", it.applied.Index, proofs[i].RootHash[:], cp.Hash[:])
 			} else {
-				it.proven.Proof = p.Path
+				it.proven.Proof = proofs[i].Path
 			}
 		}
 	}

@@ -55,9 +55,6 @@ type Writer struct {
 // a TLS file that does not load; the listener's; a log that does not
 // verify, as a *verify.LoadError (the service stops).
 func (w Writer) Run(ctx context.Context, l *ledger.Log) error {
-	// Unlocking the checkpoint key ran scrypt (256 MiB at age's work
-	// factor): give it back, or an idle service keeps it.
-	debug.FreeOSMemory()
 	svc, err := logservice.New(l, w.Options)
 	if err != nil {
 		return exitcode.Usagef("%v", err)
@@ -87,6 +84,10 @@ func (w Writer) Run(ctx context.Context, l *ledger.Log) error {
 				cancel(&verify.LoadError{Err: err})
 				return
 			}
+			// Loading (a replay, when the state was not persisted)
+			// allocated what the service no longer holds: give it back
+			// too, so that what it keeps is what it holds.
+			debug.FreeOSMemory()
 			if w.Loaded != nil {
 				w.Loaded(a)
 			}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"filippo.io/age"
@@ -77,6 +78,11 @@ func OpenAuthority(dir string, ids []age.Identity) (*ledger.Log, error) {
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint key: %w", err)
 		}
+		// A passphrase's scrypt (256 MiB at age's work factor) left
+		// that much free heap: give it back before the store opens, or
+		// its memtable is cut from those dirty pages and stays resident
+		// (a writer service held 21 MiB more in one start of three).
+		debug.FreeOSMemory()
 	}
 	return OpenWaiting(filepath.Join(dir, AuthorityDir), key, WriterLockWait)
 }
