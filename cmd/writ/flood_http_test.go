@@ -85,12 +85,14 @@ func floodHTTP(t *testing.T, s httpServer) {
 		c.Close()
 	}
 	time.Sleep(700 * time.Millisecond) // net/http keeps a refused connection 500 ms (its RST avoidance)
-	// Slow bodies: all but 8 slots, each with most of a maximal body read
-	// by the handler (the witness holds it in memory).
+	// Slow bodies: all but 8 bodies' worth of the body budget
+	// (--max-in-flight × the body limit), each most of a maximal body sent
+	// and stalled: the server holds what they sent, and no slot in flight.
 	var bodies []net.Conn
+	var first []byte
 	if s.slowBody {
 		head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", s.path, s.maxBody)
-		first := append([]byte(head), bytes.Repeat([]byte("x"), s.maxBody-1024)...)
+		first = append([]byte(head), bytes.Repeat([]byte("x"), s.maxBody-1024)...)
 		bodies = dialAll(t, "tcp", s.addr, floodInFlight-8, first)
 	}
 	time.Sleep(300 * time.Millisecond) // the handlers are reading
@@ -106,13 +108,13 @@ func floodHTTP(t *testing.T, s httpServer) {
 			t.Fatalf("well-behaved request %d during the flood: %s %q, want %d", i, res.Status, body, s.want)
 		}
 	}
-	if s.slowBody { // the last 8 slots, then one past them
-		more := dialAll(t, "tcp", s.addr, 8, []byte(fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n", s.path)))
+	if s.slowBody { // the rest of the budget, then one past it
+		more := dialAll(t, "tcp", s.addr, 8, first)
 		time.Sleep(300 * time.Millisecond)
 		past := dialAll(t, "tcp", s.addr, 4, []byte(fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx", s.path)))
-		want := answer{status: 503, retry: "1", body: fmt.Sprintf("busy (max-in-flight): %d requests in flight, the limit set by --max-in-flight; retry after 1s\n", floodInFlight)}
-		if n, _ := countAnswers(t, "past --max-in-flight", readAnswers(past, 5*time.Second), want); n != len(past) {
-			t.Errorf("%d of %d requests past --max-in-flight refused 503", n, len(past))
+		want := answer{status: 503, retry: "1", body: fmt.Sprintf("busy (max-body-buffer): request bodies being received hold %d bytes, the limit (--max-in-flight × the body limit); retry after 1s\n", floodInFlight*s.maxBody)}
+		if n, _ := countAnswers(t, "past the body budget", readAnswers(past, 5*time.Second), want); n != len(past) {
+			t.Errorf("%d of %d requests past the body budget refused 503", n, len(past))
 		}
 		bodies = append(bodies, more...)
 	}

@@ -10,6 +10,12 @@
 //     once, on the raw connection, with 503 (all connections) or 429 (one
 //     client's), a Retry-After header, and closed, before any byte of its
 //     request is read.
+//   - Request bodies being received: a request's whole body is read
+//     before it goes in flight, its bytes held as they arrive (at most
+//     twice what was sent, and 1 KiB), at most MaxInFlight × MaxBodyBytes bytes in all and
+//     MaxPerClient × MaxBodyBytes from one client; past either it is
+//     answered 503 or 429 with Retry-After. A client that sends its body
+//     slowly holds what it sent, not a place in flight.
 //   - Requests in flight (inside the handler): at most MaxInFlight, and at
 //     most MaxPerClient from one remote IP address. A request past either
 //     is answered 503 or 429 with Retry-After at once: nothing queues.

@@ -69,8 +69,9 @@ func TestRefusals(t *testing.T) {
 		r := request("10.0.0.1:4", "/", "01234567890")
 		r.ContentLength = -1
 		s.http.Handler.ServeHTTP(rec, r)
-		if rec.Code != 413 || rec.Body.String() != "read past the limit\n" {
-			t.Errorf("answer %d %q; want the handler's 413", rec.Code, rec.Body)
+		want := "request too large (max-body-bytes): the body is over 10 bytes, this server's limit for one request\n"
+		if rec.Code != 413 || rec.Body.String() != want {
+			t.Errorf("answer %d %q; want 413 %q, the body read before the handler", rec.Code, rec.Body, want)
 		}
 	})
 }
@@ -85,16 +86,7 @@ func request(from, path, body string) *http.Request {
 // connections is answered 429 on the raw connection and closed; a
 // connection closed gives its place back.
 func TestConnectionLimits(t *testing.T) {
-	s, err := New(http.NotFoundHandler(), Limits{MaxConns: 8, MaxInFlight: 2, MaxPerClient: 1}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(ln)
-	defer s.Close()
+	s, ln := serveLoopback(t, http.NotFoundHandler(), Limits{MaxConns: 8, MaxInFlight: 2, MaxPerClient: 1})
 	var conns []net.Conn
 	for range s.Limits().MaxConnsPerClient + 1 {
 		c, err := net.Dial("tcp", ln.Addr().String())
@@ -158,4 +150,21 @@ func TestLimitsInvalid(t *testing.T) {
 			t.Errorf("New(%+v): %v; want %q", tc.l, err, tc.want)
 		}
 	}
+}
+
+// serveLoopback serves h under l on a new loopback listener until the
+// test ends.
+func serveLoopback(t *testing.T, h http.Handler, l Limits) (*Server, net.Listener) {
+	t.Helper()
+	s, err := New(h, l, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return s, ln
 }

@@ -26,10 +26,16 @@ const (
 	ReasonPerClient Reason = "max-per-client"
 	// ReasonBodySize: the request's body is over MaxBodyBytes (413).
 	ReasonBodySize Reason = "max-body-bytes"
+	// ReasonBodies: the request bodies being received hold MaxInFlight ×
+	// MaxBodyBytes bytes (503).
+	ReasonBodies Reason = "max-body-buffer"
+	// ReasonBodiesPerClient: the client's request bodies being received
+	// hold MaxPerClient × MaxBodyBytes bytes (429).
+	ReasonBodiesPerClient Reason = "max-body-buffer-per-client"
 )
 
 // Reasons lists every Reason, for metrics that start each at zero.
-var Reasons = []Reason{ReasonConns, ReasonConnsPerClient, ReasonInFlight, ReasonPerClient, ReasonBodySize}
+var Reasons = []Reason{ReasonConns, ReasonConnsPerClient, ReasonInFlight, ReasonPerClient, ReasonBodySize, ReasonBodies, ReasonBodiesPerClient}
 
 // refusal is one refusal: its status and its line of text.
 type refusal struct {
@@ -54,6 +60,12 @@ func refusalFor(reason Reason, l Limits, ip string) refusal {
 	case ReasonPerClient:
 		return refusal{reason, http.StatusTooManyRequests,
 			fmt.Sprintf("too many requests (%s): %s has %d in flight, the limit set by --max-per-client; %s", reason, ip, l.MaxPerClient, retry)}
+	case ReasonBodies:
+		return refusal{reason, http.StatusServiceUnavailable,
+			fmt.Sprintf("busy (%s): request bodies being received hold %d bytes, the limit (--max-in-flight × the body limit); %s", reason, int64(l.MaxInFlight)*l.MaxBodyBytes, retry)}
+	case ReasonBodiesPerClient:
+		return refusal{reason, http.StatusTooManyRequests,
+			fmt.Sprintf("too many bytes (%s): %s's request bodies being received hold %d bytes, the limit per client (--max-per-client × the body limit); %s", reason, ip, int64(l.MaxPerClient)*l.MaxBodyBytes, retry)}
 	default: // ReasonBodySize
 		return refusal{reason, http.StatusRequestEntityTooLarge,
 			fmt.Sprintf("request too large (%s): the body is over %d bytes, this server's limit for one request", reason, l.MaxBodyBytes)}

@@ -3,7 +3,6 @@ package httpbound
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"io"
 	"log"
 	"net"
@@ -36,20 +35,21 @@ type Server struct {
 	http     *http.Server
 	conns    *counter // open connections, by client
 	requests *counter // requests in flight, by client
+	bodies   *counter // bytes of request bodies held, by client (readBody)
 }
 
 // New returns a Server answering with h under l (zero fields at their
 // defaults), or an error wrapping ErrLimits. h sees a request only once
-// its headers are read and its client is within the limits; its body
-// reads fail past MaxBodyBytes with *http.MaxBytesError (the handler then
-// answers 413 itself, or lets the wrapper's answer stand).
+// its headers and its whole body are read (readBody) and its client is
+// within the limits; a body over MaxBodyBytes is answered 413 without it.
 func New(h http.Handler, l Limits, opts Options) (*Server, error) {
 	l, err := l.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{limits: l, opts: opts, conns: newCounter(l.MaxConns, l.MaxConnsPerClient),
-		requests: newCounter(l.MaxInFlight, l.MaxPerClient)}
+		requests: newCounter(l.MaxInFlight, l.MaxPerClient),
+		bodies:   newCounter(l.MaxInFlight*int(l.MaxBodyBytes), l.MaxPerClient*int(l.MaxBodyBytes))}
 	logger := opts.ErrorLog
 	if logger == nil {
 		logger = log.New(io.Discard, "", 0)
@@ -107,6 +107,16 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.refuse(w, ReasonBodySize, ip)
 		return
 	}
+	if r.Body != nil && r.Body != http.NoBody {
+		held, reason, ok := b.readBody(w, r, ip)
+		defer b.s.bodies.releaseN(ip, held)
+		if !ok {
+			if reason != "" {
+				b.refuse(w, reason, ip)
+			}
+			return
+		}
+	}
 	switch b.s.requests.acquire(ip) {
 	case errTotal:
 		b.refuse(w, ReasonInFlight, ip)
@@ -116,29 +126,12 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer b.s.requests.release(ip)
-	r.Body = &bodyLimit{ReadCloser: http.MaxBytesReader(w, r.Body, l.MaxBodyBytes), s: b.s}
 	b.next.ServeHTTP(w, r)
 }
 
 func (b *bounded) refuse(w http.ResponseWriter, reason Reason, ip string) {
 	b.s.refused(reason)
 	refusalFor(reason, b.s.limits, ip).write(w, b.s.limits)
-}
-
-// bodyLimit counts a body read past MaxBodyBytes as a refusal, once.
-type bodyLimit struct {
-	io.ReadCloser
-	s    *Server
-	once sync.Once
-}
-
-func (b *bodyLimit) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		b.once.Do(func() { b.s.refused(ReasonBodySize) })
-	}
-	return n, err
 }
 
 // listener admits connections within MaxConns and MaxConnsPerClient; it

@@ -3,13 +3,14 @@ package testkit
 import (
 	"errors"
 	"fmt"
-	"github.com/writ-ledger/writ/sign"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/writ-ledger/writ/sign"
 )
 
 // RequireSoftHSMEnv is the environment variable that, set to "1", makes
