@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/ledger"
@@ -27,6 +28,7 @@ var decisionsLogFlag = &cli.BoolFlag{Name: "decisions", Usage: "the runner's dec
 
 func fleetCommands() []*cli.Command {
 	return []*cli.Command{
+		migrateCommand,
 		{
 			Name:  "publish",
 			Usage: "write the log as C2SP tlog-tiles static files into --to (incremental; the checkpoint last), for any web server or CDN to serve",
@@ -40,8 +42,8 @@ func fleetCommands() []*cli.Command {
 			Usage: "serve the log's C2SP tlog-tiles read API over HTTP, straight from the ledger, with /metrics; with --write, also take records to append (the writer service)",
 			Flags: append([]cli.Flag{dirFlag, decisionsLogFlag,
 				&cli.StringFlag{Name: "listen", Required: true, Usage: "`ADDR`ess to listen on (host:port; port 0 picks one)"},
-				&cli.StringFlag{Name: "addr-file", Usage: "also write the address it listens on to `FILE`"}, maxAnswerFlag},
-				append(httpLimitFlags(), writerFlags()...)...),
+				&cli.StringFlag{Name: "addr-file", Usage: "also write the address it listens on to `FILE`"}, cliflags.MaxAnswer},
+				append(cliflags.HTTPLimits(), append(cliflags.Writer(), witnessTimeoutFlag, passphraseFileFlag, identityFlag)...)...),
 			Action: ledgerServe,
 		},
 		{

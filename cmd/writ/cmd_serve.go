@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
+	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/internal/serving"
@@ -31,7 +32,7 @@ func admissionCommand() *cli.Command {
 			Flags: append(append(runnerFlags(), &cli.StringFlag{Name: "socket", Usage: "UNIX socket `PATH` to listen on"},
 				&cli.StringFlag{Name: "publish-decisions", Usage: "also publish the decision log as C2SP tlog-tiles into `DIR` (as writ ledger publish --decisions), at start, every --publish-every and at the end"},
 				&cli.DurationFlag{Name: "publish-every", Value: 10 * time.Second, Usage: "with --publish-decisions: publish every `DURATION`"}),
-				admissionLimitFlags()...),
+				cliflags.AdmissionLimits()...),
 			Action: serveAdmission,
 		}, {
 			Name:      "request",
@@ -54,7 +55,7 @@ func serveAdmission(c *cli.Context) error {
 	}
 	warnf := func(format string, args ...any) { diag(c, levelWarning, format, args...) }
 	srv := &admission.Server{Warnf: warnf}
-	if err := admissionLimits(c, srv); err != nil {
+	if err := cliflags.ApplyAdmissionLimits(c, srv); err != nil {
 		return err
 	}
 	setup, err := readRunnerFlags(c)

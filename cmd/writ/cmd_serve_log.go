@@ -17,7 +17,7 @@ func ledgerServe(c *cli.Context) error {
 	if err := wantArgs(c, 0, "no arguments"); err != nil {
 		return err
 	}
-	answerBytes, err := maxAnswerBytes(c)
+	answerBytes, err := cliflags.AnswerBytes(c)
 	if err != nil {
 		return err
 	} else if c.Bool("write") {

@@ -43,23 +43,6 @@ func ledgerAppendTo(c *cli.Context, entries [][]byte) error {
 	return nil
 }
 
-// writerFlags are ledger serve --write's own flags.
-func writerFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.BoolFlag{Name: "write", Usage: "serve the authority log's writer too: take records at POST /writ/v1/add (writ ledger append --to), check and append them"},
-		&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this certificate chain `FILE` (PEM; read again on SIGHUP); without it, --write listens on loopback only"},
-		&cli.StringFlag{Name: "tls-key", Usage: "the certificate's private key `FILE` (PEM)"},
-		&cli.StringFlag{Name: "client-ca", Usage: "with --tls-cert: take only clients with a certificate from these CAs (`FILE`, PEM)"},
-		&cli.IntFlag{Name: "max-records", Value: logservice.DefaultMaxRecords, Usage: "at most `N` records in one submission (413 past it)"},
-		&cli.Float64Flag{Name: "rate", Value: logservice.DefaultRate, Usage: "records one IP address may submit per second, on average (429 with Retry-After past it)"},
-		&cli.IntFlag{Name: "burst", Value: logservice.DefaultBurst, Usage: "records one IP address may submit at once (at least --max-records)"},
-		&cli.IntFlag{Name: "max-clients", Value: logservice.DefaultMaxClients, Usage: "IP addresses whose rate is kept at once (503 for a new one past it)"},
-		&cli.StringFlag{Name: "client-ip-header", Usage: "behind a proxy on this host: rate-limit by the client address the proxy sets in this `HEADER` (X-Real-IP), not by the proxy's"},
-		&cli.StringFlag{Name: "policy", Usage: "with --write: witness policy `FILE` (C2SP tlog-policy): gather its witnesses' cosignatures after each commit, and serve the last checkpoint its quorum cosigned"},
-		witnessTimeoutFlag, passphraseFileFlag, identityFlag,
-	}
-}
-
 // ledgerServeWrite is ledger serve --write (serving.Writer).
 func ledgerServeWrite(c *cli.Context, answerBytes int64) error {
 	if c.Bool("decisions") {

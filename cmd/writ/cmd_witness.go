@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/fileio"
 	"github.com/writ-ledger/writ/internal/humanize"
@@ -59,7 +60,7 @@ func witnessCommand() *cli.Command {
 					&cli.StringSliceFlag{Name: "log", Required: true, Usage: "a log's signed-note verifier `KEY` (<origin>+<8 hex>+<base64>; repeat)"},
 					&cli.StringFlag{Name: "name", Usage: "the witness's key `NAME`, for a key without PREFIX.vkey or in a token (must match PREFIX.vkey otherwise)"},
 					passphraseFileFlag, identityFlag,
-				}, httpLimitFlags()...),
+				}, cliflags.HTTPLimits()...),
 				Action: witnessServe,
 			},
 			{

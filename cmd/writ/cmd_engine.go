@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"k8s.io/klog/v2"
+
+	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/engine"
+	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/failure"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
+	"github.com/writ-ledger/writ/verify/runner"
+)
+
+// migrateCommand is ledger migrate.
+var migrateCommand = &cli.Command{
+	Name:  "migrate",
+	Usage: "copy the authority log, verified, to the distributed engine: Tessera's AWS driver on a MySQL-compatible database and an S3-compatible bucket (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)",
+	Flags: []cli.Flag{dirFlag,
+		&cli.StringFlag{Name: "dsn", Required: true, EnvVars: []string{"WRIT_ENGINE_DSN"}, Usage: "the database's `DSN` (user:password@tcp(host:3306)/dbname; $WRIT_ENGINE_DSN keeps the password out of the process list)"},
+		&cli.StringFlag{Name: "bucket", Required: true, Usage: "the S3 `BUCKET` that holds the log (it must exist)"},
+		&cli.StringFlag{Name: "s3-endpoint", Usage: "the object store's base `URL` when it is not AWS S3 (addressed path-style)"}, jsonFlag},
+	Action: ledgerMigrate,
+}
+
+func ledgerMigrate(c *cli.Context) error {
+	if err := wantArgs(c, 0, "no arguments"); err != nil {
+		return err
+	}
+	klog.LogToStderr(false) // Tessera's own logging (its non-AWS warning too), not the user's stderr
+	klog.SetOutput(io.Discard)
+	aws, err := engine.LoadAWS(c.Context, c.String("s3-endpoint"))
+	if err != nil {
+		return exitcode.Input(err)
+	}
+	l, err := ledgerdir.Dir(c.String("dir")).OpenLog(ledgerdir.AuthorityLog)
+	if err != nil {
+		return failure.OpenLog(err, c.String("dir"))
+	}
+	defer l.Close()
+	res, err := engine.Migrate(c.Context, l, engine.Config{DSN: c.String("dsn"), Bucket: c.String("bucket"), Endpoint: c.String("s3-endpoint"), AWS: aws})
+	var unverified *runner.UnverifiedError
+	var damaged *ledger.IntegrityError
+	switch {
+	case errors.As(err, &unverified) || errors.As(err, &damaged):
+		return exitcode.Refused(err, "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
+	case errors.Is(err, engine.ErrOtherLog):
+		return exitcode.Refused(err, "give the bucket and database of this log, or new ones")
+	case errors.Is(err, engine.ErrConfig):
+		return exitcode.Input(err)
+	case errors.Is(err, engine.ErrUnavailable):
+		return &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing migrated: %w", err),
+			Hints: []string{"check that the database and the object store run, and --dsn, --bucket, --s3-endpoint and the credentials"}}
+	case err != nil:
+		return &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing migrated past what the engine holds: %w", err),
+			Hints: []string{"migrate again once the engine answers: what was copied is kept, the rest is copied then"}}
+	}
+	return emitSorted(c, res, fmt.Sprintf("migrated authority log %s: %d entries, root %s, %d history bundles, into bucket %s", res.Origin, res.Size, res.Root, res.History, c.String("bucket")))
+}

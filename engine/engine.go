@@ -1,0 +1,196 @@
+// Package engine puts a writ authority log on a distributed engine:
+// transparency-dev/tessera's AWS driver, which sequences entries in a
+// MySQL-compatible database and keeps the log as c2sp.org/tlog-tiles in
+// an S3-compatible bucket (on AWS, or elsewhere: versitygw, MinIO,
+// SeaweedFS). writ's own files of a published log sit beside Tessera's in
+// the same bucket: the history bundles of signed, timestamped checkpoints
+// that judge each entry's time (tiles.KindHistory, writ/history/...), and
+// the log's signed checkpoint with its witness cosignatures. A runner
+// syncs from the bucket (through a CDN, nginx or the store's own HTTP)
+// exactly as from a directory ledger publish wrote.
+//
+// [Migrate] copies an existing Badger authority log there. Appending to
+// the engine, by one writer or several, is not built yet
+// (LIMITATIONS.md).
+package engine
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/logging"
+
+	"io"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/go-sql-driver/mysql"
+)
+
+// Config names an engine: its database, its bucket and how to reach the
+// object store.
+type Config struct {
+	// DSN is the go-sql-driver/mysql DSN of the database Tessera
+	// sequences in (user:password@tcp(host:3306)/dbname); the database
+	// must exist, Tessera makes its tables.
+	DSN string
+	// Bucket is the S3 bucket holding the log; it must exist.
+	Bucket string
+	// Endpoint is the object store's base URL for a store other than
+	// AWS S3 (http://127.0.0.1:7070), addressed path-style; "" for AWS.
+	Endpoint string
+	// AWS holds the region and credentials (config.LoadDefaultConfig
+	// reads them from the environment: AWS_ACCESS_KEY_ID,
+	// AWS_SECRET_ACCESS_KEY, AWS_REGION).
+	AWS aws.Config
+}
+
+// Errors Migrate wraps.
+var (
+	// ErrConfig: the Config misses a field.
+	ErrConfig = errors.New("engine configuration")
+	// ErrUnavailable: the database or the bucket does not answer, or
+	// refuses the credentials; nothing was written.
+	ErrUnavailable = errors.New("the engine is unavailable")
+)
+
+// answerWithin bounds how long reachable waits for the database and the
+// bucket to answer.
+const answerWithin = 15 * time.Second
+
+// reachable checks that the database answers a ping and the bucket a
+// HEAD request, within answerWithin each: Tessera itself retries an
+// engine that is down for as long as its caller waits. The error wraps
+// ErrUnavailable and names what did not answer.
+func (c Config) reachable(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, answerWithin)
+	defer cancel()
+	db, err := sql.Open("mysql", c.DSN)
+	if err != nil {
+		return fmt.Errorf("%w: the database %s: %w", ErrConfig, redact(c.DSN), err)
+	}
+	defer db.Close()
+	if err := db.PingContext(ctx); err != nil {
+		return fmt.Errorf("%w: the database %s: %w", ErrUnavailable, redact(c.DSN), err)
+	}
+	if _, err := newBucket(c).client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(c.Bucket)}); err != nil {
+		return fmt.Errorf("%w: the bucket %s: %w", ErrUnavailable, c.Bucket, err)
+	}
+	return nil
+}
+
+// check returns an error wrapping ErrConfig naming the first missing
+// field, by its writ flag.
+func (c Config) check() error {
+	switch {
+	case c.DSN == "":
+		return fmt.Errorf("%w: no database (--dsn)", ErrConfig)
+	case c.Bucket == "":
+		return fmt.Errorf("%w: no bucket (--bucket)", ErrConfig)
+	case c.AWS.Credentials == nil:
+		return fmt.Errorf("%w: no credentials for the object store (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)", ErrConfig)
+	}
+	return nil
+}
+
+// s3Options are the S3 client options c needs: its endpoint, addressed
+// path-style, when not AWS.
+func (c Config) s3Options(o *s3.Options) {
+	if c.Endpoint != "" {
+		o.BaseEndpoint = aws.String(c.Endpoint)
+		o.UsePathStyle = true
+	}
+}
+
+// bucket writes writ's objects into the engine's bucket.
+type bucket struct {
+	client *s3.Client
+	name   string
+}
+
+func newBucket(c Config) *bucket {
+	return &bucket{client: s3.NewFromConfig(c.AWS, c.s3Options), name: c.Bucket}
+}
+
+// put stores data at key, with the content type and cache control a
+// reader of a tlog-tiles log expects (the checkpoint is never cached,
+// a tile always).
+func (b *bucket) put(ctx context.Context, key string, data []byte) error {
+	typ, cache := "application/octet-stream", "max-age=604800,immutable"
+	if key == "checkpoint" {
+		typ, cache = "text/plain; charset=utf-8", "no-cache"
+	}
+	_, err := b.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b.name), Key: aws.String(key),
+		Body: bytes.NewReader(data), ContentType: aws.String(typ), CacheControl: aws.String(cache)})
+	if err != nil {
+		return fmt.Errorf("writing %s to bucket %s: %w", key, b.name, err)
+	}
+	return nil
+}
+
+// redact is dsn without its password, for messages.
+func redact(dsn string) string {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "(a malformed DSN)"
+	}
+	if cfg.Passwd != "" {
+		cfg.Passwd = "xxxxx"
+	}
+	return cfg.FormatDSN()
+}
+
+// LoadAWS returns the AWS SDK configuration for an object store at
+// endpoint ("" for AWS S3), from the environment: for AWS, the SDK's
+// default chain (environment, shared files, instance roles); for any
+// other store, only the static credentials in AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY (an error wrapping ErrConfig without them). The
+// region is AWS_REGION's, else us-east-1; the SDK's own log is
+// discarded. Errors: ErrConfig's, and the SDK's for a malformed
+// configuration.
+func LoadAWS(ctx context.Context, endpoint string) (aws.Config, error) {
+	opts := []func(*config.LoadOptions) error{config.WithLogger(logging.Nop{})}
+	if endpoint != "" {
+		id, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
+		if id == "" || secret == "" {
+			return aws.Config{}, fmt.Errorf("%w: no credentials for the object store at %s: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", ErrConfig, endpoint)
+		}
+		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id, secret, "")))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	return cfg, nil
+}
+
+// get reads the object at key: nil, nil when there is none.
+func (b *bucket) get(ctx context.Context, key string, max int64) ([]byte, error) {
+	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.name), Key: aws.String(key)})
+	var missing *types.NoSuchKey
+	if errors.As(err, &missing) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("reading %s from bucket %s: %w", key, b.name, err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(out.Body, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("over %d bytes", max)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from bucket %s: %w", key, b.name, err)
+	}
+	return data, nil
+}
