@@ -22,10 +22,10 @@ import (
 // wrote beside Tessera's: the history bundles it wrote (those that changed
 // since the bucket's checkpoint), and the checkpoint.
 type Migrated struct {
-	Origin  string `json:"origin"`
-	Size    int64  `json:"size"`
-	Root    string `json:"root"`
-	History int    `json:"history_bundles"`
+	Origin  string `json:"origin" doc:"the log's origin (the first line of its checkpoint)"`
+	Size    int64  `json:"size" doc:"the tree size of the checkpoint carried over (entries)"`
+	Root    string `json:"root" doc:"its root hash (hex)"`
+	History int    `json:"history_bundles" doc:"history bundles written (those that changed since the bucket's checkpoint)"`
 }
 
 // migrateWorkers is how many entry bundles Tessera copies at once.

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/engine"
 	"github.com/writ-ledger/writ/internal/jsonobject"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/repair"
@@ -71,6 +72,7 @@ var results = map[string]resultDoc{
 	"ledger receipt":         typed("nothing with --out -", receiptResult{}),
 	"ledger verify-receipt":  typed("", formats.VerifiedReceipt{}),
 	"ledger publish":         typed("", runner.PublishedResult{}),
+	"ledger migrate":         typed("", engine.Migrated{}),
 	"ledger serve":           typed("one object once it listens", listenResult{}),
 	"ledger sync":            typed("", replica.SyncedResult{}),
 	"admit":                  typed("", admission.Decision{}, "with --rules, one object per rule", rules.Listing{}),
