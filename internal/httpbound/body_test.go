@@ -1,6 +1,7 @@
 package httpbound
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -8,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -109,4 +111,81 @@ func (c *counter) heldTotal() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.total
+}
+
+// TestBodyNotWhole: a body that does not arrive whole (fewer bytes than
+// declared and the client gone, a chunked body cut short) is answered
+// 400 body-read and never reaches the handler; a chunked body of exactly
+// the limit is taken when the budget is that one body, and one byte
+// more is 413.
+func TestBodyNotWhole(t *testing.T) {
+	var entered atomic.Int32
+	s, ln := serveLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered.Add(1)
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%d", len(b))
+	}), Limits{MaxInFlight: 1, MaxPerClient: 1, MaxBodyBytes: 64 << 10, ReadTimeout: 2 * time.Second})
+	chunked := func(n int) string {
+		return fmt.Sprintf("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", n, strings.Repeat("x", n))
+	}
+	for _, tc := range []struct {
+		name, req string
+		status    int
+		body      string
+	}{
+		{"declared 1000, sent 10, gone", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789", 400, "bad request (body-read): the request body did not arrive whole (cut short, or not within --read-timeout 2s)\n"},
+		{"chunked, cut inside a chunk", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n20\r\n wor", 400, "bad request (body-read): the request body did not arrive whole (cut short, or not within --read-timeout 2s)\n"},
+		{"chunked, exactly the limit", chunked(64 << 10), 200, "65536"},
+		{"chunked, one byte past the limit", chunked(64<<10 + 1), 413, "request too large (max-body-bytes): the body is over 65536 bytes, this server's limit for one request\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := entered.Load()
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			io.WriteString(c, tc.req)
+			c.(*net.TCPConn).CloseWrite()
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			if res.StatusCode != tc.status || string(body) != tc.body {
+				t.Errorf("%d %q, want %d %q", res.StatusCode, body, tc.status, tc.body)
+			}
+			if got := entered.Load() - before; (tc.status == 200) != (got == 1) {
+				t.Errorf("the handler was entered %d times", got)
+			}
+		})
+	}
+	if held := s.bodies.heldTotal(); held != 0 {
+		t.Errorf("%d bytes still held", held)
+	}
+}
+
+// TestHTTP1Only: over TLS too the server speaks HTTP/1.1, even to a
+// client that offers HTTP/2 and with a TLS configuration that offers it:
+// HTTP/2's streams on one connection would be out of the connection
+// bounds.
+func TestHTTP1Only(t *testing.T) {
+	ts := httptest.NewUnstartedServer(nil) // for its certificate and a client that trusts it
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	client, cfg := ts.Client(), ts.TLS.Clone()
+	ts.Close()
+	cfg.NextProtos = []string{"h2", "http/1.1"}
+	_, ln := serveLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Proto) }), Limits{}, Options{TLS: cfg})
+	client.Transport.(*http.Transport).ForceAttemptHTTP2 = true
+	res, err := client.Get("https://" + ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.ProtoMajor != 1 || string(body) != "HTTP/1.1" {
+		t.Errorf("a client offering h2 was answered over %s (%q), want HTTP/1.1", res.Proto, body)
+	}
 }

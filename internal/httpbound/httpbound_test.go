@@ -144,6 +144,7 @@ func TestLimitsInvalid(t *testing.T) {
 		{Limits{MaxInFlight: -1}, "invalid server limits: --max-in-flight is negative"},
 		{Limits{MaxInFlight: 4, MaxPerClient: 5}, "invalid server limits: --max-per-client 5 is above --max-in-flight 4"},
 		{Limits{MaxConns: 8, MaxInFlight: 9}, "invalid server limits: --max-in-flight 9 is above --max-conns 8 (each request in flight holds a connection)"},
+		{Limits{MaxConns: 1 << 46, MaxInFlight: 1 << 46, MaxBodyBytes: 128 << 10}, "invalid server limits: --max-in-flight 70368744177664 or the body limit 131072 is past 2147483647 (their product bounds the bodies held)"},
 	} {
 		_, err := New(http.NotFoundHandler(), tc.l, Options{})
 		if !errors.Is(err, ErrLimits) || err.Error() != tc.want {
@@ -152,11 +153,15 @@ func TestLimitsInvalid(t *testing.T) {
 	}
 }
 
-// serveLoopback serves h under l on a new loopback listener until the
-// test ends.
-func serveLoopback(t *testing.T, h http.Handler, l Limits) (*Server, net.Listener) {
+// serveLoopback serves h under l (with opts[0], when given) on a new
+// loopback listener until the test ends.
+func serveLoopback(t *testing.T, h http.Handler, l Limits, opts ...Options) (*Server, net.Listener) {
 	t.Helper()
-	s, err := New(h, l, Options{})
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	s, err := New(h, l, o)
 	if err != nil {
 		t.Fatal(err)
 	}

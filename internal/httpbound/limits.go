@@ -3,6 +3,7 @@ package httpbound
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -99,6 +100,8 @@ func (l Limits) withDefaults() (Limits, error) {
 		return Limits{}, fmt.Errorf("%w: %d connections per client is above --max-conns %d", ErrLimits, l.MaxConnsPerClient, l.MaxConns)
 	case l.MaxInFlight > l.MaxConns:
 		return Limits{}, fmt.Errorf("%w: --max-in-flight %d is above --max-conns %d (each request in flight holds a connection)", ErrLimits, l.MaxInFlight, l.MaxConns)
+	case int64(l.MaxInFlight) > math.MaxInt32 || l.MaxBodyBytes > math.MaxInt32:
+		return Limits{}, fmt.Errorf("%w: --max-in-flight %d or the body limit %d is past %d (their product bounds the bodies held)", ErrLimits, l.MaxInFlight, l.MaxBodyBytes, math.MaxInt32)
 	case l.ReadHeaderTimeout > l.ReadTimeout:
 		return Limits{}, fmt.Errorf("%w: the header timeout %s is above --read-timeout %s", ErrLimits, l.ReadHeaderTimeout, l.ReadTimeout)
 	}

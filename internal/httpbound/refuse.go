@@ -32,10 +32,13 @@ const (
 	// ReasonBodiesPerClient: the client's request bodies being received
 	// hold MaxPerClient × MaxBodyBytes bytes (429).
 	ReasonBodiesPerClient Reason = "max-body-buffer-per-client"
+	// ReasonBodyRead: the request's body did not arrive whole (the
+	// client went away, a chunked body cut short, --read-timeout) (400).
+	ReasonBodyRead Reason = "body-read"
 )
 
 // Reasons lists every Reason, for metrics that start each at zero.
-var Reasons = []Reason{ReasonConns, ReasonConnsPerClient, ReasonInFlight, ReasonPerClient, ReasonBodySize, ReasonBodies, ReasonBodiesPerClient}
+var Reasons = []Reason{ReasonConns, ReasonConnsPerClient, ReasonInFlight, ReasonPerClient, ReasonBodySize, ReasonBodies, ReasonBodiesPerClient, ReasonBodyRead}
 
 // refusal is one refusal: its status and its line of text.
 type refusal struct {
@@ -66,6 +69,9 @@ func refusalFor(reason Reason, l Limits, ip string) refusal {
 	case ReasonBodiesPerClient:
 		return refusal{reason, http.StatusTooManyRequests,
 			fmt.Sprintf("too many bytes (%s): %s's request bodies being received hold %d bytes, the limit per client (--max-per-client × the body limit); %s", reason, ip, int64(l.MaxPerClient)*l.MaxBodyBytes, retry)}
+	case ReasonBodyRead:
+		return refusal{reason, http.StatusBadRequest,
+			fmt.Sprintf("bad request (%s): the request body did not arrive whole (cut short, or not within --read-timeout %s)", reason, l.ReadTimeout)}
 	default: // ReasonBodySize
 		return refusal{reason, http.StatusRequestEntityTooLarge,
 			fmt.Sprintf("request too large (%s): the body is over %d bytes, this server's limit for one request", reason, l.MaxBodyBytes)}
@@ -77,7 +83,7 @@ func (f refusal) write(w http.ResponseWriter, l Limits) {
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
-	if f.status != http.StatusRequestEntityTooLarge {
+	if f.status != http.StatusRequestEntityTooLarge && f.status != http.StatusBadRequest {
 		h.Set("Retry-After", strconv.FormatInt(retrySeconds(l.RetryAfter), 10))
 	}
 	h.Set("Connection", "close")

@@ -63,6 +63,11 @@ func New(h http.Handler, l Limits, opts Options) (*Server, error) {
 		MaxHeaderBytes:    l.MaxHeaderBytes,
 		ErrorLog:          logger,
 	}
+	// HTTP/1.1 only, over TLS too: HTTP/2 carries up to 250 streams on
+	// one connection, each holding memory the connection bounds do not
+	// count (a hostile review held 973 MiB with stalled streams).
+	s.http.Protocols = new(http.Protocols)
+	s.http.Protocols.SetHTTP1(true)
 	return s, nil
 }
 
@@ -74,7 +79,8 @@ func (s *Server) Limits() Limits { return s.limits }
 // returns http.ErrServerClosed, else the error that stopped it.
 func (s *Server) Serve(ln net.Listener) error {
 	if s.opts.TLS != nil {
-		s.http.TLSConfig = s.opts.TLS
+		s.http.TLSConfig = s.opts.TLS.Clone()
+		s.http.TLSConfig.NextProtos = []string{"http/1.1"} // never h2, even when the caller's config offers it
 		return s.http.ServeTLS(&listener{Listener: ln, s: s}, "", "")
 	}
 	return s.http.Serve(&listener{Listener: ln, s: s})
@@ -108,12 +114,10 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody {
-		held, reason, ok := b.readBody(w, r, ip)
+		held, reason := b.readBody(w, r, ip)
 		defer b.s.bodies.releaseN(ip, held)
-		if !ok {
-			if reason != "" {
-				b.refuse(w, reason, ip)
-			}
+		if reason != "" {
+			b.refuse(w, reason, ip)
 			return
 		}
 	}

@@ -45,6 +45,14 @@ type Writer struct {
 	Warn func(format string, args ...any)
 }
 
+// WriterBase is what the writer service's Go heap holds besides request
+// bodies, in bytes: the store's caches and memtable, the state, the
+// server (about 40 MiB). Run sets the soft memory limit (LimitHeap) to
+// it plus twice the bodies --max-in-flight allows (each held as
+// received and as read), so the collector keeps the heap near what is
+// live rather than letting it grow to twice that.
+const WriterBase = 40 << 20
+
 // Run serves l (an authority log open for writing with its checkpoint
 // key) until ctx is done or the process gets SIGINT or SIGTERM, then stops
 // taking connections, lets the submissions in flight finish (each
@@ -73,6 +81,7 @@ func (w Writer) Run(ctx context.Context, l *ledger.Log) error {
 	}
 	h := w.HTTP
 	h.Handler, h.MaxBody, h.Refused, h.TLS = svc, svc.Options().MaxBodyBytes, svc.Refused, tlsConfig
+	LimitHeap(2*int64(h.Limits.MaxInFlight)*h.MaxBody + WriterBase)
 	ready := h.Ready
 	h.Ready = func(addr string) error {
 		if err := ready(addr); err != nil {
