@@ -19,9 +19,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"time"
+
+	"k8s.io/klog/v2"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -47,19 +50,29 @@ type Config struct {
 	// Endpoint is the object store's base URL for a store other than
 	// AWS S3 (http://127.0.0.1:7070), addressed path-style; "" for AWS.
 	Endpoint string
-	// AWS holds the region and credentials (config.LoadDefaultConfig
-	// reads them from the environment: AWS_ACCESS_KEY_ID,
-	// AWS_SECRET_ACCESS_KEY, AWS_REGION).
+	// AWS holds the region and credentials (LoadAWS).
 	AWS aws.Config
+	// Stall is how long Migrate waits for the engine to make progress
+	// (a bundle copied) before it gives up (ErrUnavailable); 0 is
+	// DefaultStall. Tessera itself waits for ever.
+	Stall time.Duration
 }
+
+// DefaultStall is Config.Stall's default.
+const DefaultStall = 2 * time.Minute
 
 // Errors Migrate wraps.
 var (
 	// ErrConfig: the Config misses a field.
 	ErrConfig = errors.New("engine configuration")
 	// ErrUnavailable: the database or the bucket does not answer, or
-	// refuses the credentials; nothing was written.
+	// refuses the credentials, or the engine stopped making progress.
 	ErrUnavailable = errors.New("the engine is unavailable")
+	// ErrBusy: another migrate holds the engine (its lock in the
+	// database); nothing was written.
+	ErrBusy = errors.New("another migrate holds the engine")
+	// ErrUnverified: the log does not verify; nothing was written.
+	ErrUnverified = errors.New("the authority log does not verify")
 )
 
 // answerWithin bounds how long reachable waits for the database and the
@@ -79,12 +92,50 @@ func (c Config) reachable(ctx context.Context) error {
 	}
 	defer db.Close()
 	if err := db.PingContext(ctx); err != nil {
+		var my *mysql.MySQLError
+		if errors.As(err, &my) && (my.Number == 1049 || my.Number == 1193) { // unknown database, unknown parameter
+			return fmt.Errorf("%w: the database %s: %w", ErrConfig, redact(c.DSN), err)
+		}
 		return fmt.Errorf("%w: the database %s: %w", ErrUnavailable, redact(c.DSN), err)
 	}
 	if _, err := newBucket(c).client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(c.Bucket)}); err != nil {
+		var missing *types.NotFound
+		if errors.As(err, &missing) {
+			return fmt.Errorf("%w: the bucket %s does not exist (create it first)", ErrConfig, c.Bucket)
+		}
 		return fmt.Errorf("%w: the bucket %s: %w", ErrUnavailable, c.Bucket, err)
 	}
 	return nil
+}
+
+// lock takes the database's lock on migrations into c's bucket (GET_LOCK,
+// waiting up to answerWithin), held by one connection until unlock: two
+// migrates never write one bucket at once (the later one's checkpoint
+// could roll the bucket back). Errors: ErrBusy, ErrUnavailable.
+func (c Config) lock(ctx context.Context) (unlock func(), err error) {
+	db, err := sql.Open("mysql", c.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the database %s: %w", ErrConfig, redact(c.DSN), err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w: the database %s: %w", ErrUnavailable, redact(c.DSN), err)
+	}
+	release := func() { conn.Close(); db.Close() }
+	var got sql.NullInt64
+	name := "writ-migrate:" + c.Bucket
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", name, int(answerWithin/time.Second)).Scan(&got); err != nil {
+		release()
+		return nil, fmt.Errorf("%w: the database's lock %s: %w", ErrUnavailable, name, err)
+	} else if got.Int64 != 1 {
+		release()
+		return nil, fmt.Errorf("%w (lock %s, waited %s)", ErrBusy, name, answerWithin)
+	}
+	return func() {
+		conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK(?)", name)
+		release()
+	}, nil
 }
 
 // check returns an error wrapping ErrConfig naming the first missing
@@ -99,6 +150,14 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: no credentials for the object store (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)", ErrConfig)
 	}
 	return nil
+}
+
+// stall is c.Stall, or DefaultStall.
+func (c Config) stall() time.Duration {
+	if c.Stall > 0 {
+		return c.Stall
+	}
+	return DefaultStall
 }
 
 // s3Options are the S3 client options c needs: its endpoint, addressed
@@ -193,4 +252,17 @@ func (b *bucket) get(ctx context.Context, key string, max int64) ([]byte, error)
 		return nil, fmt.Errorf("reading %s from bucket %s: %w", key, b.name, err)
 	}
 	return data, nil
+}
+
+// QuietLogs keeps Tessera's own logging (klog: its non-AWS warning, its
+// retries, its errors with their hex dumps) off stderr, for a command
+// line that prints its own results and errors there. It sets klog's
+// process-wide flags.
+func QuietLogs() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	fs.Set("logtostderr", "false")
+	fs.Set("alsologtostderr", "false")
+	fs.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
 }

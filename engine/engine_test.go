@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
+	"time"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -47,5 +49,30 @@ func TestConfig(t *testing.T) {
 	}
 	if v, err := cfg.Credentials.Retrieve(context.Background()); err != nil || v.AccessKeyID != "id" || v.SecretAccessKey != "secret" {
 		t.Errorf("credentials %+v, %v", v, err)
+	}
+}
+
+// TestWatchStall: with no progress for the stall, the migration's
+// context is cancelled with ErrUnavailable (Tessera would wait for ever);
+// progress keeps it going.
+func TestWatchStall(t *testing.T) {
+	ctx, stop := context.WithCancelCause(context.Background())
+	var progress atomic.Int64
+	progress.Store(time.Now().UnixNano())
+	go watch(ctx, stop, &progress, 200*time.Millisecond)
+	for range 5 { // progress every 100 ms: not stalled
+		time.Sleep(100 * time.Millisecond)
+		progress.Store(time.Now().UnixNano())
+	}
+	if err := context.Cause(ctx); err != nil {
+		t.Fatalf("cancelled while making progress: %v", err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("not cancelled after the stall")
+	}
+	if err := context.Cause(ctx); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no progress for") {
+		t.Errorf("cause %v, want ErrUnavailable naming the stall", err)
 	}
 }

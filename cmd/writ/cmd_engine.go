@@ -3,9 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-
-	"k8s.io/klog/v2"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/engine"
@@ -13,7 +10,6 @@ import (
 	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
-	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // migrateCommand is ledger migrate.
@@ -31,8 +27,7 @@ func ledgerMigrate(c *cli.Context) error {
 	if err := wantArgs(c, 0, "no arguments"); err != nil {
 		return err
 	}
-	klog.LogToStderr(false) // Tessera's own logging (its non-AWS warning too), not the user's stderr
-	klog.SetOutput(io.Discard)
+	engine.QuietLogs()
 	aws, err := engine.LoadAWS(c.Context, c.String("s3-endpoint"))
 	if err != nil {
 		return exitcode.Input(err)
@@ -43,21 +38,19 @@ func ledgerMigrate(c *cli.Context) error {
 	}
 	defer l.Close()
 	res, err := engine.Migrate(c.Context, l, engine.Config{DSN: c.String("dsn"), Bucket: c.String("bucket"), Endpoint: c.String("s3-endpoint"), AWS: aws})
-	var unverified *runner.UnverifiedError
 	var damaged *ledger.IntegrityError
 	switch {
-	case errors.As(err, &unverified) || errors.As(err, &damaged):
+	case errors.Is(err, engine.ErrUnverified) || errors.As(err, &damaged):
 		return exitcode.Refused(err, "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
 	case errors.Is(err, engine.ErrOtherLog):
-		return exitcode.Refused(err, "give the bucket and database of this log, or new ones")
+		return exitcode.Refused(err, "give this log's database and bucket, or new ones")
 	case errors.Is(err, engine.ErrConfig):
 		return exitcode.Input(err)
-	case errors.Is(err, engine.ErrUnavailable):
-		return &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing migrated: %w", err),
-			Hints: []string{"check that the database and the object store run, and --dsn, --bucket, --s3-endpoint and the credentials"}}
-	case err != nil:
+	case errors.Is(err, engine.ErrBusy) || errors.Is(err, engine.ErrUnavailable):
 		return &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing migrated past what the engine holds: %w", err),
-			Hints: []string{"migrate again once the engine answers: what was copied is kept, the rest is copied then"}}
+			Hints: []string{"migrate again once the engine answers (what was copied is kept); check --dsn, --bucket, --s3-endpoint and the credentials"}}
+	case err != nil:
+		return &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing migrated past what the engine holds: %w", err)}
 	}
 	return emitSorted(c, res, fmt.Sprintf("migrated authority log %s: %d entries, root %s, %d history bundles, into bucket %s", res.Origin, res.Size, res.Root, res.History, c.String("bucket")))
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dgraph-io/badger/v4"
+
 	"github.com/writ-ledger/writ/internal/testkit"
 )
 
@@ -69,6 +71,43 @@ func TestMigrateToEngine(t *testing.T) {
 		}
 		appendBatch(40)
 	}
+	// The database already has the tree, the bucket is new: Tessera copies
+	// nothing, and the bucket lacks the tiles a checkpoint would point at.
+	if err := store.CreateBucket(context.Background(), "empty"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("writ", "ledger", "migrate", "--dir", "W", "--bucket", "empty", "--s3-endpoint", store.Endpoint)
+	cmd.Dir, cmd.Env = w.dir, append(os.Environ(), env...)
+	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "the engine holds another log: it lacks tile/") {
+		t.Errorf("migrate into a fresh bucket beside a database that has the tree: exit %d\n%s\nwant 1", cmd.ProcessState.ExitCode(), out)
+	}
+	if _, err := os.Stat(filepath.Join(store.Root, "empty", "checkpoint")); err == nil {
+		t.Error("a checkpoint was written into a bucket without the tiles")
+	}
+	// A history checkpoint's signature changed: the log does not verify
+	// (a replica would refuse its history), nothing is copied.
+	hist := filepath.Join(w.dir, "H")
+	if out, err := exec.Command("cp", "-a", filepath.Join(w.dir, "W"), hist).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if err := testkit.EditStore(filepath.Join(hist, "authority"), func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{'c'}})
+		defer it.Close()
+		it.Rewind()
+		v, err := it.Item().ValueCopy(nil)
+		if err != nil {
+			return err
+		}
+		v[len(v)-5] ^= 1 // inside the last signature's base64
+		return txn.Set(it.Item().KeyCopy(nil), v)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command("writ", "ledger", "migrate", "--dir", "H", "--bucket", "log", "--s3-endpoint", store.Endpoint)
+	cmd.Dir, cmd.Env = w.dir, append(os.Environ(), env...)
+	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "the authority log does not verify, nothing migrated") {
+		t.Errorf("migrate of a log with a changed history checkpoint: exit %d\n%s\nwant 1", cmd.ProcessState.ExitCode(), out)
+	}
 	// A stored entry changed: the log does not verify, nothing is copied.
 	if err := testkit.FlipStoredEntry(filepath.Join(w.dir, "W", "authority"), 5); err != nil {
 		t.Fatal(err)
@@ -80,9 +119,9 @@ func TestMigrateToEngine(t *testing.T) {
 	if err := store.CreateBucket(context.Background(), "fresh"); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("writ", "ledger", "migrate", "--dir", "W", "--bucket", "fresh", "--s3-endpoint", store.Endpoint)
+	cmd = exec.Command("writ", "ledger", "migrate", "--dir", "W", "--bucket", "fresh", "--s3-endpoint", store.Endpoint)
 	cmd.Dir, cmd.Env = w.dir, append(os.Environ(), "WRIT_ENGINE_DSN="+fresh, env[1], env[2])
-	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "entry 5") {
+	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "the authority log does not verify, nothing migrated") || !strings.Contains(string(out), "entry 5") {
 		t.Errorf("migrate of a log whose entry 5 was changed: exit %d\n%s\nwant 1", cmd.ProcessState.ExitCode(), out)
 	}
 	if _, err := os.Stat(filepath.Join(store.Root, "fresh", "checkpoint")); err == nil {
@@ -92,10 +131,10 @@ func TestMigrateToEngine(t *testing.T) {
 	other := newCrashWorld(t, "example.com/other")
 	cmd = exec.Command("writ", "ledger", "migrate", "--dir", filepath.Join(other.dir, "W"), "--bucket", "log", "--s3-endpoint", store.Endpoint)
 	cmd.Env = append(os.Environ(), env...)
-	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "the bucket holds another log: its checkpoint does not verify under this log's key") {
+	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "the engine holds another log: its checkpoint does not verify under this log's key") {
 		t.Errorf("migrate of another log into this one's bucket: exit %d\n%s\nwant 1", cmd.ProcessState.ExitCode(), out)
 	}
-	if _, out, code := migrate([]string{"WRIT_ENGINE_DSN=root@tcp(127.0.0.1:1)/writ", "AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=y"}); code != 4 || !strings.Contains(out, "nothing migrated: the engine is unavailable: the database root@tcp(127.0.0.1:1)/writ") {
+	if _, out, code := migrate([]string{"WRIT_ENGINE_DSN=root@tcp(127.0.0.1:1)/writ", "AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=y"}); code != 4 || !strings.Contains(out, "nothing migrated past what the engine holds: the engine is unavailable: the database root@tcp(127.0.0.1:1)/writ") {
 		t.Errorf("migrate to a database that does not answer: exit %d\n%s\nwant 4", code, out)
 	}
 	if _, out, code := migrate([]string{"WRIT_ENGINE_DSN=" + dsn, "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_SHARED_CREDENTIALS_FILE=/nonexistent", "AWS_CONFIG_FILE=/nonexistent"}); code != 2 || !strings.Contains(out, "no credentials") {
