@@ -17,7 +17,9 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -108,31 +110,49 @@ func (c Config) reachable(ctx context.Context) error {
 	return nil
 }
 
+// lockName names the database's lock on migrations into c's bucket
+// (GET_LOCK names are at most 64 characters).
+func (c Config) lockName() string {
+	sum := sha256.Sum256([]byte(c.Endpoint + "\x00" + c.Bucket))
+	return "writ-migrate:" + hex.EncodeToString(sum[:16])
+}
+
 // lock takes the database's lock on migrations into c's bucket (GET_LOCK,
 // waiting up to answerWithin), held by one connection until unlock: two
 // migrates never write one bucket at once (the later one's checkpoint
-// could roll the bucket back). Errors: ErrBusy, ErrUnavailable.
-func (c Config) lock(ctx context.Context) (unlock func(), err error) {
+// could roll the bucket back). The lock is the database's, so two
+// migrates exclude each other only through the same database server.
+// held says whether the lock is still this connection's (a lost
+// connection loses it): nil, or ErrBusy. Errors: ErrBusy,
+// ErrUnavailable, ErrConfig.
+func (c Config) lock(ctx context.Context) (held func(context.Context) error, unlock func(), err error) {
 	db, err := sql.Open("mysql", c.DSN)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the database %s: %w", ErrConfig, redact(c.DSN), err)
+		return nil, nil, fmt.Errorf("%w: the database %s: %w", ErrConfig, redact(c.DSN), err)
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("%w: the database %s: %w", ErrUnavailable, redact(c.DSN), err)
+		return nil, nil, fmt.Errorf("%w: the database %s: %w", ErrUnavailable, redact(c.DSN), err)
 	}
 	release := func() { conn.Close(); db.Close() }
+	name := c.lockName()
 	var got sql.NullInt64
-	name := "writ-migrate:" + c.Bucket
 	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", name, int(answerWithin/time.Second)).Scan(&got); err != nil {
 		release()
-		return nil, fmt.Errorf("%w: the database's lock %s: %w", ErrUnavailable, name, err)
+		return nil, nil, fmt.Errorf("%w: the database's lock %s: %w", ErrUnavailable, name, err)
 	} else if got.Int64 != 1 {
 		release()
-		return nil, fmt.Errorf("%w (lock %s, waited %s)", ErrBusy, name, answerWithin)
+		return nil, nil, fmt.Errorf("%w (lock %s on bucket %s, waited %s)", ErrBusy, name, c.Bucket, answerWithin)
 	}
-	return func() {
+	held = func(ctx context.Context) error {
+		var mine sql.NullInt64
+		if err := conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", name).Scan(&mine); err != nil || mine.Int64 != 1 {
+			return fmt.Errorf("%w: this migrate lost its lock %s (%v); nothing more written", ErrBusy, name, err)
+		}
+		return nil
+	}
+	return held, func() {
 		conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK(?)", name)
 		release()
 	}, nil

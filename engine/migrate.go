@@ -64,7 +64,7 @@ func Migrate(ctx context.Context, l *ledger.Log, c Config) (*Migrated, error) {
 	if err := c.reachable(ctx); err != nil {
 		return nil, err
 	}
-	unlock, err := c.lock(ctx)
+	held, unlock, err := c.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func Migrate(ctx context.Context, l *ledger.Log, c Config) (*Migrated, error) {
 		return nil, fmt.Errorf("the cosigned checkpoint is not the log's latest (%v)", err)
 	}
 	b := newBucket(c)
-	old, err := holdsPrefix(ctx, b, l, head)
+	old, found, err := holdsPrefix(ctx, b, l, head)
 	if err != nil {
 		return nil, err
 	}
@@ -129,10 +129,26 @@ func Migrate(ctx context.Context, l *ledger.Log, c Config) (*Migrated, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := b.put(ctx, "checkpoint", signed); err != nil {
+	if err := putCheckpoint(ctx, b, held, found, signed); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// putCheckpoint writes signed as the bucket's checkpoint once the lock is
+// still this migrate's and the bucket's checkpoint still the one found:
+// no other migrate wrote meanwhile (a lost database connection loses the
+// lock), so this one cannot roll it back (ErrBusy otherwise).
+func putCheckpoint(ctx context.Context, b *bucket, held func(context.Context) error, found, signed []byte) error {
+	if err := held(ctx); err != nil {
+		return err
+	}
+	if now, err := b.get(ctx, "checkpoint", formats.MaxCheckpointSize); err != nil {
+		return err
+	} else if !bytes.Equal(now, found) {
+		return fmt.Errorf("%w: the bucket's checkpoint changed while this migrate ran; nothing more written", ErrBusy)
+	}
+	return b.put(ctx, "checkpoint", signed)
 }
 
 // migrateEntries has Tessera copy the entry bundles of the tree head
@@ -161,7 +177,9 @@ func migrateEntries(ctx context.Context, target *tessera.MigrationTarget, read f
 		if cause := context.Cause(mctx); cause != nil && ctx.Err() == nil {
 			return cause
 		}
-		if strings.Contains(err.Error(), "root hash") { // Tessera's tree, built from what it holds, is another
+		if msg := err.Error(); strings.Contains(msg, "root hash") || strings.Contains(msg, "precondition failed") {
+			// Tessera's tree, built from what it holds, is another; or a
+			// bundle there (written create-if-absent) is another's.
 			return fmt.Errorf("%w: the engine's tree is not this log's (%v)", ErrOtherLog, err)
 		}
 		return fmt.Errorf("the engine's migration of %d entries: %w", head.Size, err)
@@ -276,23 +294,24 @@ func width(partial uint8) int {
 var ErrOtherLog = errors.New("the engine holds another log")
 
 // holdsPrefix checks that the bucket's checkpoint, if it has one, is an
-// earlier one of l, and returns its size (0 for none): it verifies under
-// l's key, its size is at most head's, and the stored tree has its root at
-// its size. Otherwise the error wraps ErrOtherLog, and nothing is written.
-func holdsPrefix(ctx context.Context, b *bucket, l *ledger.Log, head formats.Checkpoint) (int64, error) {
+// earlier one of l, and returns its size (0 for none) and its bytes (nil
+// for none): it verifies under l's key, its size is at most head's, and
+// the stored tree has its root at its size. Otherwise the error wraps
+// ErrOtherLog, and nothing is written.
+func holdsPrefix(ctx context.Context, b *bucket, l *ledger.Log, head formats.Checkpoint) (int64, []byte, error) {
 	signed, err := b.get(ctx, "checkpoint", formats.MaxCheckpointSize)
 	if err != nil || signed == nil {
-		return 0, err
+		return 0, nil, err
 	}
 	cp, err := formats.OpenCheckpoint(signed, l.Key())
 	if err != nil {
-		return 0, fmt.Errorf("%w: its checkpoint does not verify under this log's key (%v)", ErrOtherLog, err)
+		return 0, nil, fmt.Errorf("%w: its checkpoint does not verify under this log's key (%v)", ErrOtherLog, err)
 	}
 	if cp.Size > head.Size {
-		return 0, fmt.Errorf("%w: its checkpoint is a later one of this log (%d entries; this ledger has %d): sync the ledger first", ErrOtherLog, cp.Size, head.Size)
+		return 0, nil, fmt.Errorf("%w: its checkpoint is a later one of this log (%d entries; this ledger has %d): sync the ledger first", ErrOtherLog, cp.Size, head.Size)
 	}
 	if root, err := l.TreeHash(cp.Size); err != nil || root != cp.Hash {
-		return 0, fmt.Errorf("%w: its checkpoint's root at %d entries is not this log's (%v)", ErrOtherLog, cp.Size, err)
+		return 0, nil, fmt.Errorf("%w: its checkpoint's root at %d entries is not this log's (%v)", ErrOtherLog, cp.Size, err)
 	}
-	return cp.Size, nil
+	return cp.Size, signed, nil
 }
