@@ -41,10 +41,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/writ-ledger/writ/bench/internal/load"
 
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
@@ -187,28 +187,14 @@ func service(bin, dir string, recs [][]byte, cpuProfile string) (float64, []time
 	return rate, lat, m
 }
 
-// drive calls do for each of recs from 64 goroutines and returns the
-// rate and each call's latency; an error fails the benchmark.
+// drive calls do for each of recs from 64 goroutines (load.Drive) and
+// returns the rate and each call's latency; an error fails the benchmark.
 func drive(recs [][]byte, do func([]byte) error) (float64, []time.Duration) {
-	lat := make([]time.Duration, len(recs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(recs); i = int(next.Add(1) - 1) {
-				t := time.Now()
-				if err := do(recs[i]); err != nil {
-					fail("record %d: %v", i, err)
-				}
-				lat[i] = time.Since(t)
-			}
-		}()
+	rate, lat, err := load.Drive(len(recs), clients, func(i int) error { return do(recs[i]) })
+	if err != nil {
+		fail("record %v", err)
 	}
-	wg.Wait()
-	return float64(len(recs)) / time.Since(start).Seconds(), lat
+	return rate, lat
 }
 
 // fsyncFloor times n 512-byte writes each followed by fdatasync, in dir.

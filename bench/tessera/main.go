@@ -21,9 +21,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/writ-ledger/writ/bench/internal/load"
 
 	"github.com/transparency-dev/tessera"
 	taws "github.com/transparency-dev/tessera/storage/aws"
@@ -75,30 +76,23 @@ func measure(db *testkit.MariaDB, store *testkit.S3, name string, n, clients, si
 		WithCheckpointSigner(signer).WithCheckpointInterval(time.Second).WithBatching(256, 50*time.Millisecond))
 	check(err)
 	defer shutdown(ctx)
-	var next, pushbacks atomic.Int64
+	var pushbacks atomic.Int64
 	var last atomic.Uint64
-	var wg sync.WaitGroup
 	start := time.Now()
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e := make([]byte, size)
-			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				rand.Read(e)
-				idx, err := app.Add(ctx, tessera.NewEntry(e))()
-				for errors.Is(err, tessera.ErrPushback) {
-					pushbacks.Add(1)
-					time.Sleep(10 * time.Millisecond)
-					idx, err = app.Add(ctx, tessera.NewEntry(e))()
-				}
-				check(err)
-				for m := last.Load(); idx.Index > m && !last.CompareAndSwap(m, idx.Index); m = last.Load() {
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	_, _, err = load.Drive(n, clients, func(int) error {
+		e := make([]byte, size)
+		rand.Read(e)
+		idx, err := app.Add(ctx, tessera.NewEntry(e))()
+		for errors.Is(err, tessera.ErrPushback) {
+			pushbacks.Add(1)
+			time.Sleep(10 * time.Millisecond)
+			idx, err = app.Add(ctx, tessera.NewEntry(e))()
+		}
+		for m := last.Load(); err == nil && idx.Index > m && !last.CompareAndSwap(m, idx.Index); m = last.Load() {
+		}
+		return err
+	})
+	check(err)
 	sequenced := time.Since(start)
 	for {
 		if sz, err := reader.IntegratedSize(ctx); err == nil && sz > last.Load() {

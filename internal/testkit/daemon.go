@@ -83,7 +83,7 @@ func (d *daemon) stop() error {
 	return nil
 }
 
-// requireOrSkip skips the test when err is errMissing (a server that is
+// requireOrSkip skips the test when err is errMissing (a tool or server that is
 // not installed), or fails it when the environment sets env to "1"; any
 // other error fails it.
 func requireOrSkip(t testing.TB, err, errMissing error, env string) {

@@ -361,15 +361,7 @@ func (p *LitewitnessProcess) witnessctl(args ...string) ([]byte, error) {
 func Litewitness(t testing.TB, cfg LitewitnessConfig) *LitewitnessProcess {
 	t.Helper()
 	bins, err := BuildLitewitness(t.TempDir())
-	if errors.Is(err, errNoLitewitness) {
-		if os.Getenv(RequireLitewitnessEnv) == "1" {
-			t.Fatalf("%v\n%s=1 requires it", err, RequireLitewitnessEnv)
-		}
-		t.Skipf("skipping: %v\nset %s=1 to fail instead", err, RequireLitewitnessEnv)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	requireOrSkip(t, err, errNoLitewitness, RequireLitewitnessEnv)
 	p, err := StartLitewitness(t.TempDir(), bins, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package testkit
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
@@ -15,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -130,15 +128,7 @@ func Nginx(t testing.TB, root string) string {
 // forTest is what Nginx and NginxProxy do with a start's result.
 func forTest(t testing.TB, url string, stop func() error, err error) string {
 	t.Helper()
-	if errors.Is(err, errNoNginx) {
-		if os.Getenv(RequireNginxEnv) == "1" {
-			t.Fatalf("%v; %s=1 requires it", err, RequireNginxEnv)
-		}
-		t.Skipf("skipping: %v; set %s=1 to fail instead", err, RequireNginxEnv)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	requireOrSkip(t, err, errNoNginx, RequireNginxEnv)
 	t.Cleanup(func() {
 		if err := stop(); err != nil {
 			t.Error(err)
@@ -188,13 +178,12 @@ func startNginxWith(bin, scheme string, conf func(dir string, port int, token st
 	if err := os.WriteFile(confFile, []byte(conf(dir, port, token)), 0o600); err != nil {
 		return fail(false, fmt.Errorf("testkit: nginx config: %w", err))
 	}
-	p := &nginxProc{errorLog: filepath.Join(dir, "error.log"), exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, "-p", dir+"/", "-c", confFile, "-e", p.errorLog)
-	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
-	if err := p.cmd.Start(); err != nil {
-		return fail(false, fmt.Errorf("testkit: starting %s: %w", bin, err))
+	errorLog := filepath.Join(dir, "error.log")
+	d, err := startDaemon("nginx", bin, []string{"-p", dir + "/", "-c", confFile, "-e", errorLog}, nil)
+	if err != nil {
+		return fail(false, err)
 	}
-	go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }()
+	p := &nginxProc{daemon: d, errorLog: errorLog}
 	url = fmt.Sprintf("%s://127.0.0.1:%d", scheme, port)
 	if err := p.waitReady(url, token); err != nil {
 		return fail(strings.Contains(err.Error(), "Address already in use"), err)
@@ -211,33 +200,19 @@ func startNginxWith(bin, scheme string, conf func(dir string, port int, token st
 	return url, stop, false, nil
 }
 
-// nginxProc is one running nginx master: its output, error log and exit.
+// nginxProc is one running nginx master (its output and exit) and its
+// error log. Stopping it sends SIGTERM to the master, which stops its
+// workers; SIGKILL would leave the workers running, so it is only the
+// last resort (daemon.terminate).
 type nginxProc struct {
-	cmd      *exec.Cmd
-	out      bytes.Buffer
+	*daemon
 	errorLog string
-	exited   chan struct{}
-	waitErr  error // set before exited is closed
 }
 
-// logs is nginx's output and error log, for an error message.
-func (p *nginxProc) logs() string {
+// withLogs adds nginx's error log to err, for an error message.
+func (p *nginxProc) withLogs(err error) error {
 	b, _ := os.ReadFile(p.errorLog)
-	return fmt.Sprintf("nginx output:\n%s\nnginx error.log:\n%s", p.out.String(), b)
-}
-
-// terminate stops the master, which stops its workers; SIGKILL would
-// leave the workers running, so it is only the last resort.
-func (p *nginxProc) terminate() (killed bool) {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return false
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.exited
-		return true
-	}
+	return fmt.Errorf("%w\nnginx error.log:\n%s", err, b)
 }
 
 // waitReady waits until nginx serves readyPath with token at url, or
@@ -248,35 +223,17 @@ func (p *nginxProc) waitReady(url, token string) error {
 	// this nginx.
 	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	defer client.CloseIdleConnections()
-	deadline := time.Now().Add(NginxStartTimeout)
-	for {
-		select {
-		case <-p.exited:
-			return fmt.Errorf("testkit: nginx exited before serving (%v) on %s\n%s", p.waitErr, url, p.logs())
-		default:
-		}
-		if ready(client, url, token) {
-			return nil
-		} else if time.Now().After(deadline) {
-			p.terminate()
-			return fmt.Errorf("testkit: nginx did not answer on %s within %v\n%s", url, NginxStartTimeout, p.logs())
-		}
-		time.Sleep(25 * time.Millisecond)
+	if err := p.waitFor(func() bool { return ready(client, url, token) }, NginxStartTimeout); err != nil {
+		return p.withLogs(fmt.Errorf("%w (on %s)", err, url))
 	}
+	return nil
 }
 
 // stop stops nginx, saying so when it had exited by itself, ignored
 // SIGTERM, or exited with an error.
 func (p *nginxProc) stop(url string) error {
-	select {
-	case <-p.exited:
-		return fmt.Errorf("testkit: nginx on %s had exited by itself (%v)\n%s", url, p.waitErr, p.logs())
-	default:
-	}
-	if p.terminate() {
-		return fmt.Errorf("testkit: nginx on %s ignored SIGTERM for 10s; killed\n%s", url, p.logs())
-	} else if p.waitErr != nil {
-		return fmt.Errorf("testkit: nginx on %s: %v\n%s", url, p.waitErr, p.logs())
+	if err := p.daemon.stop(); err != nil {
+		return p.withLogs(fmt.Errorf("%w (on %s)", err, url))
 	}
 	return nil
 }

@@ -146,15 +146,7 @@ func SoftHSM(t testing.TB) (module string, uri func(object string) string) {
 		t.Skip("skipping: this test binary was built without cgo (no C compiler), so it has no token keys")
 	}
 	tok, err := NewSoftHSMToken(t.TempDir())
-	if errors.Is(err, errNoSoftHSM) {
-		if os.Getenv(RequireSoftHSMEnv) == "1" {
-			t.Fatalf("%v; %s=1 requires it", err, RequireSoftHSMEnv)
-		}
-		t.Skipf("skipping: %v; set %s=1 to fail instead", err, RequireSoftHSMEnv)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	requireOrSkip(t, err, errNoSoftHSM, RequireSoftHSMEnv)
 	if softHSMCalls.Add(1) > 1 {
 		t.Fatal("testkit.SoftHSM called twice in one process: the module was initialized with the first token's SOFTHSM2_CONF; share one token between subtests")
 	}
