@@ -58,6 +58,9 @@ type Config struct {
 	// (a bundle copied) before it gives up (ErrUnavailable); 0 is
 	// DefaultStall. Tessera itself waits for ever.
 	Stall time.Duration
+	// Warn, when set, hears of what a Writer's publisher could not do
+	// (a round that failed, tried again).
+	Warn func(format string, args ...any)
 }
 
 // DefaultStall is Config.Stall's default.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -205,7 +206,10 @@ func (l *Log) run() {
 // admitted ones, their hashes, the size and a new checkpoint in one
 // transaction.
 func (l *Log) commit(batch []*appendReq) {
-	at, err := l.batchTime()
+	at, err := l.begin()
+	if l.sequencer != nil {
+		defer l.sequencer.End()
+	}
 	if err != nil {
 		for _, r := range batch {
 			r.err = err
@@ -257,6 +261,16 @@ func (l *Log) commit(batch []*appendReq) {
 			r.err = err
 		}
 	}
+}
+
+// begin starts a batch: the sequencer's Begin, then batchTime.
+func (l *Log) begin() (time.Time, error) {
+	if l.sequencer != nil {
+		if err := l.sequencer.Begin(); err != nil {
+			return time.Time{}, fmt.Errorf("%w: %w", ErrUnsequenced, err)
+		}
+	}
+	return l.batchTime()
 }
 
 // batchTime is the time the next batch is accepted at, in whole seconds:
@@ -342,6 +356,12 @@ func (l *Log) write(reqs []*appendReq, at time.Time) error {
 	}
 	if err := txn.Set(keyCheckpoint, cp); err != nil {
 		return batchErr(err)
+	}
+	if l.sequencer != nil {
+		read := func(t tiles.Tile) ([]byte, error) { return l.readTile(txn, t, n) }
+		if err := l.sequencer.Publish(first, formats.Checkpoint{Origin: l.origin, Size: n, Hash: root}, cp, read); err != nil {
+			return fmt.Errorf("%w: %w", ErrUnsequenced, err)
+		}
 	}
 	if err := txn.Commit(); err != nil {
 		return fmt.Errorf("committing %d entries: %w", n-first, batchErr(err))

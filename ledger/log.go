@@ -90,7 +90,8 @@ type Log struct {
 	// that extends the state index keeps what it built in memory).
 	readOnly bool
 
-	committer // group commit (commit.go)
+	committer           // group commit (commit.go)
+	sequencer Sequencer // nil: this store alone (sequencer.go)
 
 	proofHashes hashcache.Cache // upper tree hashes proofs read
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/internal/badgerfile"
+	"github.com/writ-ledger/writ/ledger/internal/merkle"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -184,6 +185,7 @@ func (w *ReplicaWriter) Finish(cp formats.Checkpoint, signed, full []byte) error
 	}
 	w.txn.Discard()
 	w.l.size.Store(w.n)
+	w.l.head = nil // the committer reads and verifies the new head
 	return nil
 }
 
@@ -202,7 +204,7 @@ func (w *ReplicaWriter) Abort() error {
 // compactRange returns a TreeBuilder holding the roots of the complete
 // subtrees of the first n entries, read from the stored hashes.
 func (l *Log) compactRange(txn Txn, n int64) (TreeBuilder, error) {
-	b := TreeBuilder{n: n}
+	var roots []tlog.Hash
 	r := txnHashReader(txn)
 	start := int64(0)
 	for k := 62; k >= 0; k-- {
@@ -211,12 +213,12 @@ func (l *Log) compactRange(txn Txn, n int64) (TreeBuilder, error) {
 		}
 		h, err := r.ReadHashes([]int64{tlog.StoredHashIndex(k, start>>k)})
 		if err != nil {
-			return b, err
+			return TreeBuilder{}, err
 		}
-		b.stack = append(b.stack, h[0])
+		roots = append(roots, h[0])
 		start += 1 << k
 	}
-	return b, nil
+	return merkle.Resume(n, roots), nil
 }
 
 // CreateReplica creates an empty replica log at dir (which must not hold

@@ -1,41 +1,7 @@
 package ledger
 
-import (
-	"golang.org/x/mod/sumdb/tlog"
-)
+import "github.com/writ-ledger/writ/ledger/internal/merkle"
 
 // TreeBuilder recomputes an RFC 6962 Merkle tree from its leaves in
-// order, holding one hash per tree level (the roots of the complete
-// subtrees so far), so memory does not grow with the log.
-type TreeBuilder struct {
-	n     int64
-	stack []tlog.Hash // largest (leftmost) subtree first
-}
-
-// Add appends the next leaf hash and returns the hashes it completes, in
-// the order tlog stores them for this record: the leaf, then each parent
-// it closes.
-func (b *TreeBuilder) Add(leaf tlog.Hash) []tlog.Hash {
-	produced := []tlog.Hash{leaf}
-	b.stack = append(b.stack, leaf)
-	for n := b.n; n&1 == 1; n >>= 1 {
-		top := len(b.stack) - 1
-		parent := tlog.NodeHash(b.stack[top-1], b.stack[top])
-		b.stack = append(b.stack[:top-1], parent)
-		produced = append(produced, parent)
-	}
-	b.n++
-	return produced
-}
-
-// Root returns the RFC 6962 root of the leaves added so far.
-func (b *TreeBuilder) Root() tlog.Hash {
-	if len(b.stack) == 0 {
-		return emptyRoot
-	}
-	r := b.stack[len(b.stack)-1]
-	for j := len(b.stack) - 2; j >= 0; j-- {
-		r = tlog.NodeHash(b.stack[j], r)
-	}
-	return r
-}
+// order in memory that does not grow with the log (merkle.Builder).
+type TreeBuilder = merkle.Builder

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/internal/merkle"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -140,7 +141,7 @@ type verifyWalk struct {
 
 	tree   TreeBuilder
 	next   int64          // the index of the next entry expected
-	stored *hashCursor    // the stored tree hashes
+	stored *merkle.Cursor // the stored tree hashes
 	hist   *historyReader // the checkpoint history, nil without one
 	read   int            // bytes read since the mapped pages were last released
 }
@@ -153,7 +154,7 @@ func (w *verifyWalk) walk(txn Txn) error {
 	it := txn.Iterate([]byte{prefixEntry})
 	defer it.Close()
 	w.stored = newHashCursor(txn)
-	defer w.stored.close()
+	defer w.stored.It.Close()
 	if w.l.history {
 		var err error
 		if w.hist, err = newHistoryReader(txn, w.key); err != nil {

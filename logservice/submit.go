@@ -129,7 +129,8 @@ func (s *Service) records(contentType string, body []byte) ([][]byte, int, error
 // refused answers Append's error: a refused record with the CLI's rule
 // and next act (400 malformed, 409 duplicate, 403 any other rule: no
 // authority), a record of no or too many bytes and a batch too large
-// 413, a closed log 503, else 500.
+// 413, a closed log or a batch the log's engine did not take 503, else
+// 500.
 func (s *Service) refused(w http.ResponseWriter, err error) (int, string, int) {
 	var ae *verify.AppendError
 	var re *delegation.RecordError
@@ -147,6 +148,10 @@ func (s *Service) refused(w http.ResponseWriter, err error) (int, string, int) {
 		return refuse(w, http.StatusRequestEntityTooLarge, exitcode.Refused(fmt.Errorf("nothing appended: %w", err)), nil)
 	case errors.Is(err, ledger.ErrBatchTooLarge):
 		return refuse(w, http.StatusRequestEntityTooLarge, exitcode.Input(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches"), nil)
+	case errors.Is(err, ledger.ErrUnsequenced):
+		w.Header().Set("Retry-After", "1")
+		return refuse(w, http.StatusServiceUnavailable, &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing appended: %w", err),
+			Hints: []string{"submit the same records again once the engine answers: one a writer appended meanwhile is refused as a duplicate, never appended twice"}}, nil)
 	case errors.Is(err, ledger.ErrClosed):
 		w.Header().Set("Retry-After", "1")
 		return refuse(w, http.StatusServiceUnavailable, &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing appended: the service is shutting down: %w", err)}, nil)

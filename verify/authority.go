@@ -56,6 +56,9 @@ type Authority struct {
 	// batch's checkpoint and their inclusion proofs (AppendProven),
 	// proven by the gate's Settle.
 	proving []*item
+	// extendErr: Extend refused another writer's entry; every later
+	// Extend returns it.
+	extendErr error
 }
 
 // LoadAuthority returns the authority log's state, verified under k (nil:

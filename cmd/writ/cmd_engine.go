@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/engine"
+	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/ledger"
@@ -14,12 +15,9 @@ import (
 
 // migrateCommand is ledger migrate.
 var migrateCommand = &cli.Command{
-	Name:  "migrate",
-	Usage: "copy the authority log, verified, to the distributed engine: Tessera's AWS driver on a MySQL-compatible database and an S3-compatible bucket (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)",
-	Flags: []cli.Flag{dirFlag,
-		&cli.StringFlag{Name: "dsn", Required: true, EnvVars: []string{"WRIT_ENGINE_DSN"}, Usage: "the database's `DSN` (user:password@tcp(host:3306)/dbname; $WRIT_ENGINE_DSN keeps the password out of the process list)"},
-		&cli.StringFlag{Name: "bucket", Required: true, Usage: "the S3 `BUCKET` that holds the log (it must exist)"},
-		&cli.StringFlag{Name: "s3-endpoint", Usage: "the object store's base `URL` when it is not AWS S3 (addressed path-style)"}, jsonFlag},
+	Name:   "migrate",
+	Usage:  "copy the authority log, verified, to the distributed engine: Tessera's AWS driver on a MySQL-compatible database and an S3-compatible bucket (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)",
+	Flags:  append(cliflags.Engine(true), dirFlag, jsonFlag),
 	Action: ledgerMigrate,
 }
 
@@ -27,17 +25,16 @@ func ledgerMigrate(c *cli.Context) error {
 	if err := wantArgs(c, 0, "no arguments"); err != nil {
 		return err
 	}
-	engine.QuietLogs()
-	aws, err := engine.LoadAWS(c.Context, c.String("s3-endpoint"))
+	cfg, err := cliflags.EngineConfig(c)
 	if err != nil {
-		return exitcode.Input(err)
+		return err
 	}
 	l, err := ledgerdir.Dir(c.String("dir")).OpenLog(ledgerdir.AuthorityLog)
 	if err != nil {
 		return failure.OpenLog(err, c.String("dir"))
 	}
 	defer l.Close()
-	res, err := engine.Migrate(c.Context, l, engine.Config{DSN: c.String("dsn"), Bucket: c.String("bucket"), Endpoint: c.String("s3-endpoint"), AWS: aws})
+	res, err := engine.Migrate(c.Context, l, *cfg)
 	var damaged *ledger.IntegrityError
 	switch {
 	case errors.Is(err, engine.ErrUnverified) || errors.As(err, &damaged):

@@ -43,7 +43,7 @@ func fleetCommands() []*cli.Command {
 			Flags: append([]cli.Flag{dirFlag, decisionsLogFlag,
 				&cli.StringFlag{Name: "listen", Required: true, Usage: "`ADDR`ess to listen on (host:port; port 0 picks one)"},
 				&cli.StringFlag{Name: "addr-file", Usage: "also write the address it listens on to `FILE`"}, cliflags.MaxAnswer},
-				append(cliflags.HTTPLimits(), append(cliflags.Writer(), witnessTimeoutFlag, passphraseFileFlag, identityFlag)...)...),
+				append(cliflags.HTTPLimits(), append(append(cliflags.Writer(), cliflags.Engine(false)...), witnessTimeoutFlag, passphraseFileFlag, identityFlag)...)...),
 			Action: ledgerServe,
 		},
 		{

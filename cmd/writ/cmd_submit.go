@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -52,6 +53,10 @@ func ledgerServeWrite(c *cli.Context, answerBytes int64) error {
 	if err != nil {
 		return err
 	}
+	eng, err := cliflags.EngineConfig(c)
+	if err != nil || (eng != nil && policy != nil) {
+		return cmp.Or(err, exitcode.Usagef("--policy with --dsn: witness cosignatures of a log on an engine are not gathered yet (LIMITATIONS.md)"))
+	}
 	l, err := openAuthorityKeyed(c)
 	if err != nil {
 		return err
@@ -71,6 +76,7 @@ func ledgerServeWrite(c *cli.Context, answerBytes int64) error {
 				diag(c, levelNote, "%s", note)
 			}
 		},
-		Warn: func(format string, args ...any) { diag(c, levelWarning, format, args...) },
+		Warn:   func(format string, args ...any) { diag(c, levelWarning, format, args...) },
+		Engine: eng,
 	}.Run(context.Background(), l)
 }

@@ -133,12 +133,21 @@ func TestWriterServiceCrash(t *testing.T) {
 // waits until it is ready.
 func startWriter(t *testing.T, dir string) (*exec.Cmd, string) {
 	t.Helper()
-	addrFile := filepath.Join(dir, "addr")
+	return startWriterOn(t, dir, "W", nil)
+}
+
+// startWriterOn starts `writ ledger serve --write` in dir on the ledger
+// ldir, with more arguments and environment, and waits until it is
+// ready.
+func startWriterOn(t *testing.T, dir, ldir string, more []string, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	addrFile := filepath.Join(dir, ldir+".addr")
 	os.Remove(addrFile)
-	cmd := exec.Command("writ", "ledger", "serve", "--write", "--dir", "W", "--listen", "127.0.0.1:0", "--addr-file", "addr",
-		"--max-per-client", "64", "--max-in-flight", "128")
+	cmd := exec.Command("writ", append([]string{"ledger", "serve", "--write", "--dir", ldir, "--listen", "127.0.0.1:0", "--addr-file", addrFile,
+		"--max-per-client", "64", "--max-in-flight", "128"}, more...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "WRIT_PASSPHRASE="+floodPassphrase, "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(append(os.Environ(), "WRIT_PASSPHRASE="+floodPassphrase, "GORACE=atexit_sleep_ms=0"), env...)
+	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

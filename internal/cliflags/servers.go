@@ -5,6 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/admission"
+	"github.com/writ-ledger/writ/engine"
+	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/httpbound"
 	"github.com/writ-ledger/writ/internal/serving"
 	"github.com/writ-ledger/writ/ledger/publish"
@@ -63,4 +65,33 @@ func AnswerBytes(c *cli.Context) (int64, error) { return serving.AnswerBytes(c.I
 func ApplyAdmissionLimits(c *cli.Context, s *admission.Server) error {
 	return serving.AdmissionLimits{MaxInFlight: c.Int("max-in-flight"), MaxPerClient: c.Int("max-per-client"),
 		ReadTimeout: c.Duration("read-timeout")}.Apply(s)
+}
+
+// Engine are the flags naming a distributed engine (engine.Config):
+// required for ledger migrate, optional for ledger serve --write.
+func Engine(required bool) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "dsn", Required: required, EnvVars: []string{"WRIT_ENGINE_DSN"}, Usage: "the engine database's `DSN` (user:password@tcp(host:3306)/dbname; $WRIT_ENGINE_DSN keeps the password out of the process list)"},
+		&cli.StringFlag{Name: "bucket", Required: required, Usage: "the S3 `BUCKET` that holds the log (it must exist)"},
+		&cli.StringFlag{Name: "s3-endpoint", Usage: "the object store's base `URL` when it is not AWS S3 (addressed path-style)"},
+	}
+}
+
+// EngineConfig reads Engine's flags, with the object store's credentials
+// from the environment (engine.LoadAWS): nil when --dsn and --bucket
+// are both unset. Errors: bad input for one without the other, or for
+// credentials that are missing.
+func EngineConfig(c *cli.Context) (*engine.Config, error) {
+	dsn, bucket := c.String("dsn"), c.String("bucket")
+	if dsn == "" && bucket == "" {
+		return nil, nil
+	} else if dsn == "" || bucket == "" {
+		return nil, exitcode.Usagef("--dsn and --bucket come together: the engine's database and its bucket")
+	}
+	engine.QuietLogs()
+	aws, err := engine.LoadAWS(c.Context, c.String("s3-endpoint"))
+	if err != nil {
+		return nil, exitcode.Input(err)
+	}
+	return &engine.Config{DSN: dsn, Bucket: bucket, Endpoint: c.String("s3-endpoint"), AWS: aws}, nil
 }

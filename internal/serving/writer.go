@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/writ-ledger/writ/engine"
 	"github.com/writ-ledger/writ/internal/endpoint"
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/ledger"
@@ -43,6 +44,11 @@ type Writer struct {
 	// Warn reports what the service meets while it runs (a certificate
 	// that failed to reload); nil: nothing.
 	Warn func(format string, args ...any)
+	// Engine, when set, is the distributed engine the log's batches go
+	// to (engine.OpenWriter): each batch is judged under the engine's
+	// lock after the entries other writers put there, and answered once
+	// the engine has it.
+	Engine *engine.Config
 }
 
 // WriterBase is what the writer service's Go heap holds besides request
@@ -61,13 +67,23 @@ const WriterBase = 40 << 20
 // (logservice.Service.Load; /readyz says when). Errors: bad usage for an
 // option out of range, plain HTTP on an address that is not loopback, or
 // a TLS file that does not load; the listener's; a log that does not
-// verify, as a *verify.LoadError (the service stops).
+// verify, as a *verify.LoadError (the service stops); with an Engine,
+// engine.OpenWriter's.
 func (w Writer) Run(ctx context.Context, l *ledger.Log) error {
 	svc, err := logservice.New(l, w.Options)
 	if err != nil {
 		return exitcode.Usagef("%v", err)
 	}
 	defer svc.Close()
+	var ew *engine.Writer
+	if w.Engine != nil {
+		cfg := *w.Engine
+		cfg.Warn = w.warnf
+		if ew, err = engine.OpenWriter(ctx, l, cfg); err != nil {
+			return err
+		}
+		defer ew.Close()
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	tlsConfig, err := w.tlsConfig(ctx)
@@ -97,6 +113,9 @@ func (w Writer) Run(ctx context.Context, l *ledger.Log) error {
 			// allocated what the service no longer holds: give it back
 			// too, so that what it keeps is what it holds.
 			debug.FreeOSMemory()
+			if ew != nil {
+				ew.SetExtend(a.Extend)
+			}
 			if w.Loaded != nil {
 				w.Loaded(a)
 			}

@@ -199,6 +199,23 @@ func Sync(ctx context.Context, dir string, src tiles.Source, opts SyncOptions) (
 	return res, err
 }
 
+// SyncLog is Sync into l, a log open for writing in this process (an
+// authority log's writer catching up with the entries other writers
+// put on a shared engine: engine.Writer), which must exist: the
+// published checkpoint is fetched and everything after it is as Sync
+// does, l left as it was on any refusal or failure. l's committer must
+// not be appending meanwhile.
+func SyncLog(ctx context.Context, l *ledger.Log, src tiles.Source, opts SyncOptions) (Synced, error) {
+	var res Synced
+	signed, err := src.Get(ctx, "checkpoint", formats.MaxCheckpointSize)
+	res.Requests, res.Bytes, res.VKey = 1, int64(len(signed)), l.Key()
+	if err != nil {
+		return res, err
+	}
+	s := &syncer{ctx: ctx, src: src, l: l, res: &res, opts: opts}
+	return res, s.run(signed)
+}
+
 // openReplica opens the replica at dir for writing, or creates it with
 // the checkpoint's origin and opts.VKey.
 func openReplica(dir string, signed []byte, opts SyncOptions) (*ledger.Log, *newLog, error) {

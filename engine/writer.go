@@ -1,0 +1,407 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/transparency-dev/tessera"
+	taws "github.com/transparency-dev/tessera/storage/aws"
+	"github.com/writ-ledger/writ/ledger"
+	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/ledger/replica"
+	"github.com/writ-ledger/writ/ledger/tiles"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// Writer is one writer of an authority log on an engine, beside any
+// number of others on the same database and bucket, each with its own
+// copy of the log: the log's ledger.Sequencer (Log.SetSequencer). The
+// database's writ_batch table is the log's sequence: one row a batch
+// (its first index, its signed checkpoint, its entries), the first index
+// its primary key, so no two batches ever take the same place. A batch
+// is judged and sequenced under the engine's lock (a GET_LOCK in the
+// database, the one Migrate takes), so no two writers judge against the
+// same state:
+//
+//  1. Begin takes the lock and brings this writer's log to the engine's
+//     head: the batches other writers sequenced, each verified (its
+//     checkpoint under the log's key, its entries hashing to the signed
+//     root) and judged again (SetExtend: verify.Authority.Extend); a
+//     writer further behind than the database keeps syncs from the
+//     bucket first (replica.SyncLog);
+//  2. the log's gate judges the batch against that state, and the log
+//     builds and signs its tree and checkpoint;
+//  3. Publish inserts the batch's row, on the lock's connection (so only
+//     while the lock is held);
+//  4. the log commits the batch, End releases the lock, and the batch is
+//     answered: it is durable in the engine's database.
+//
+// Each writer's publisher (publisher.go) carries the sequenced batches
+// to the bucket, one writer at a time: Tessera stores and integrates
+// their entries (its root must be the signed one), then writ's history
+// bundles and the latest checkpoint; a runner syncs from the bucket. A
+// step that does not answer within Config.Stall (DefaultWriterStall
+// when zero) fails the batch with ErrUnavailable, nothing stored here;
+// so does a bucket more than MaxBacklog entries behind the database.
+type Writer struct {
+	c      Config
+	l      *ledger.Log
+	b      *bucket
+	db     *sql.DB
+	target *tessera.MigrationTarget
+
+	mu     sync.Mutex // the open batch (Begin to End), and extend
+	conn   *sql.Conn  // the lock's
+	head   int64      // the engine's size Begin found
+	extend func() error
+
+	pub publisher
+}
+
+// DefaultWriterStall is a Writer's bound on one step of a batch (taking
+// the lock, a database query, a bucket request).
+const DefaultWriterStall = 15 * time.Second
+
+// MaxBacklog is how many sequenced entries the bucket may lag behind
+// the database (an object store that does not answer) before a Writer
+// refuses batches (ErrUnavailable): what the database holds for the
+// publishers is bounded.
+const MaxBacklog = 1 << 18
+
+// ErrBehind: the engine holds entries this writer could not catch up
+// with (its state not loaded yet: no SetExtend).
+var ErrBehind = errors.New("the engine holds entries this writer has not caught up with")
+
+// batchTable is the log's sequence in the database: a row a batch.
+const batchTable = `CREATE TABLE IF NOT EXISTS writ_batch (
+	first BIGINT NOT NULL PRIMARY KEY,
+	size BIGINT NOT NULL,
+	signed BLOB NOT NULL,
+	entries LONGBLOB NOT NULL)`
+
+// OpenWriter returns the writer of the authority log l (open for writing
+// with its checkpoint key) on the engine c, installs it as l's
+// sequencer, and starts its publisher. The engine must hold this log
+// (writ ledger migrate puts it there): a bucket without a checkpoint of
+// it is ErrOtherLog. Errors: ErrConfig, ErrUnavailable, ErrOtherLog.
+func OpenWriter(ctx context.Context, l *ledger.Log, c Config) (*Writer, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if c.Stall == 0 {
+		c.Stall = DefaultWriterStall
+	}
+	if err := c.reachable(ctx); err != nil {
+		return nil, err
+	}
+	w := &Writer{c: c, l: l, b: newBucket(c)}
+	if _, _, err := w.published(ctx); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("mysql", c.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the database %s: %w", ErrConfig, redact(c.DSN), err)
+	}
+	if _, err := db.ExecContext(ctx, batchTable); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w: creating writ_batch in %s: %w", ErrUnavailable, redact(c.DSN), err)
+	}
+	drv, err := taws.New(ctx, taws.Config{SDKConfig: &c.AWS, S3Options: c.s3Options, Bucket: c.Bucket, DSN: c.DSN})
+	if err == nil {
+		w.target, err = tessera.NewMigrationTarget(ctx, drv, tessera.NewMigrationOptions())
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("the engine (database %s, bucket %s): %w", redact(c.DSN), c.Bucket, err)
+	}
+	w.db = db
+	l.SetSequencer(w)
+	w.pub.start(w)
+	return w, nil
+}
+
+// SetExtend installs what extends the log's authority state by the
+// entries Begin stores from other writers (verify.Authority.Extend,
+// once the state is loaded). Until then a writer behind the engine fails
+// the batch (ErrBehind).
+func (w *Writer) SetExtend(f func() error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.extend = f
+}
+
+// Close stops the publisher, after one last round (what this writer
+// sequenced reaches the bucket unless the engine does not answer), and
+// releases the database; close the log after.
+func (w *Writer) Close() error {
+	w.pub.stop()
+	return w.db.Close()
+}
+
+// step is a context bounded by the writer's stall.
+func (w *Writer) step() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), w.c.Stall)
+}
+
+// published reads the bucket's checkpoint: its bytes and what it signs.
+// Errors: ErrUnavailable, ErrOtherLog (none, or not under the log's
+// key).
+func (w *Writer) published(ctx context.Context) ([]byte, formats.Checkpoint, error) {
+	signed, err := w.b.get(ctx, "checkpoint", formats.MaxCheckpointSize)
+	if err != nil {
+		return nil, formats.Checkpoint{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	} else if signed == nil {
+		return nil, formats.Checkpoint{}, fmt.Errorf("%w: bucket %s holds no checkpoint: run `writ ledger migrate` first", ErrOtherLog, w.c.Bucket)
+	}
+	cp, err := formats.OpenCheckpoint(signed, w.l.Key())
+	if err != nil {
+		return nil, cp, fmt.Errorf("%w: the bucket's checkpoint does not verify under this log's key (%v)", ErrOtherLog, err)
+	}
+	return signed, cp, nil
+}
+
+// Begin takes the engine's lock and brings the log to the engine's head
+// (ledger.Sequencer). Errors: ErrBusy (the lock not had within the
+// stall), ErrUnavailable, ErrOtherLog, ErrBehind, and those of the
+// entries caught up with (a *replica.SourceError, an *ledger.IntegrityError,
+// the state's refusal).
+func (w *Writer) Begin() error {
+	w.mu.Lock()
+	ctx, cancel := w.step()
+	defer cancel()
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: the database %s: %w", ErrUnavailable, redact(w.c.DSN), err)
+	}
+	w.conn = conn
+	var got sql.NullInt64
+	name := w.c.lockName()
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", name, int(w.c.Stall/time.Second)).Scan(&got); err != nil {
+		return fmt.Errorf("%w: the database's lock %s: %w", ErrUnavailable, name, err)
+	} else if got.Int64 != 1 {
+		return fmt.Errorf("%w (lock %s on bucket %s, waited %s)", ErrBusy, name, w.c.Bucket, w.c.Stall)
+	}
+	return w.catchUp(ctx)
+}
+
+// catchUp brings the log to the engine's head, then the state: from
+// the bucket when the database no longer keeps the batches after the
+// log's size (its publisher pruned them meanwhile: tried again), then
+// the database's batches.
+func (w *Writer) catchUp(ctx context.Context) error {
+	grew := false
+	for try := 0; ; try++ {
+		var head sql.NullInt64
+		if err := w.conn.QueryRowContext(ctx, "SELECT MAX(size) FROM writ_batch").Scan(&head); err != nil {
+			return fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
+		}
+		_, pub, err := w.published(ctx)
+		if err != nil {
+			return err
+		}
+		if lag := head.Int64 - pub.Size; lag > MaxBacklog {
+			return fmt.Errorf("%w: the bucket is %d entries behind the database (the object store does not take them?)", ErrUnavailable, lag)
+		}
+		w.head = max(head.Int64, pub.Size)
+		size := w.l.Size()
+		if size >= w.head {
+			if err := w.atHead(ctx, pub); err != nil {
+				return err
+			}
+			break
+		} else if try == 3 {
+			return fmt.Errorf("%w: the engine holds %d entries, this writer %d after catching up", ErrBehind, w.head, size)
+		}
+		grew = true
+		var kept sql.NullInt64
+		if err := w.conn.QueryRowContext(ctx, "SELECT MIN(first) FROM writ_batch WHERE size > ?", size).Scan(&kept); err != nil {
+			return fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
+		}
+		if !kept.Valid || kept.Int64 > size {
+			// Published and no longer kept in the database: as a replica.
+			if _, err := replica.SyncLog(ctx, w.l, w.b, replica.SyncOptions{VKey: w.l.Key(), History: true,
+				Resume: func(*ledger.Log, bool) error { return nil }}); err != nil {
+				return fmt.Errorf("catching up from the bucket: %w", err)
+			}
+		}
+		if err := w.applyBatches(ctx); err != nil {
+			return err
+		}
+	}
+	switch {
+	case w.extend != nil:
+		return w.extend() // also a state an earlier extension left behind
+	case grew:
+		return fmt.Errorf("%w: its state is not loaded yet", ErrBehind)
+	}
+	return nil
+}
+
+// atHead checks that a log as large as the engine is the one the bucket
+// signs, or the latest batch's.
+func (w *Writer) atHead(ctx context.Context, pub formats.Checkpoint) error {
+	head, err := w.l.TrustedHead(w.l.Key())
+	if err != nil {
+		return err
+	}
+	want := pub
+	var signed []byte
+	err = w.conn.QueryRowContext(ctx, "SELECT signed FROM writ_batch ORDER BY first DESC LIMIT 1").Scan(&signed)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
+	} else if err == nil {
+		if cp, err := formats.OpenCheckpoint(signed, w.l.Key()); err != nil {
+			return fmt.Errorf("%w: a batch in writ_batch does not verify under this log's key (%v)", ErrOtherLog, err)
+		} else if cp.Size > want.Size {
+			want = cp
+		}
+	}
+	if want.Size != head.Size || want.Hash != head.Hash {
+		return fmt.Errorf("%w: its head (%d entries, root %x) is not this writer's (%d entries, root %x): was this log appended to without the engine?", ErrOtherLog, want.Size, want.Hash, head.Size, head.Hash)
+	}
+	return nil
+}
+
+// applyBatches stores the database's batches from the log's size on,
+// in order, each checked as a replica checks what it syncs.
+func (w *Writer) applyBatches(ctx context.Context) error {
+	for {
+		rows, err := w.conn.QueryContext(ctx, "SELECT first, signed, entries FROM writ_batch WHERE first >= ? ORDER BY first LIMIT 16", w.l.Size())
+		if err != nil {
+			return fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
+		}
+		n, err := w.applyRows(rows)
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}
+
+// applyRows stores each row's batch, and returns how many.
+func (w *Writer) applyRows(rows *sql.Rows) (int, error) {
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var b sequenced
+		if err := rows.Scan(&b.first, &b.signed, &b.framed); err != nil {
+			return n, fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
+		}
+		if err := b.open(w.l.Key()); err != nil {
+			return n, err
+		}
+		if b.first != w.l.Size() {
+			return n, fmt.Errorf("%w: writ_batch has no batch at entry %d (the next is at %d)", ErrOtherLog, w.l.Size(), b.first)
+		}
+		if err := store(w.l, b); err != nil {
+			return n, err
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return n, fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
+	}
+	return n, nil
+}
+
+// store appends a sequenced batch to the log: its entries, whose tree
+// must have the signed root, and its checkpoint, in the history too.
+func store(l *ledger.Log, b sequenced) error {
+	rw, err := l.NewReplicaWriter()
+	if err != nil {
+		return err
+	}
+	for _, e := range b.entries {
+		if err := rw.Append(e); err != nil {
+			rw.Abort()
+			return err
+		}
+	}
+	if err := rw.SetHistory(b.cp.Size, b.signed); err != nil {
+		rw.Abort()
+		return err
+	}
+	if err := rw.Finish(b.cp, b.signed, b.signed); err != nil {
+		rw.Abort()
+		return fmt.Errorf("%w: the batch at entry %d in writ_batch: %w", ErrOtherLog, b.first, err)
+	}
+	return nil
+}
+
+// Publish sequences the batch (ledger.Sequencer): its row inserted on
+// the lock's connection. A batch of no entry (a refreshed checkpoint) is
+// not sequenced. Errors: ErrUnavailable, ErrBusy (another batch at its
+// place: the lock was lost), and the log's.
+func (w *Writer) Publish(old int64, cp formats.Checkpoint, signed []byte, read func(tiles.Tile) ([]byte, error)) error {
+	if cp.Size == old {
+		return nil
+	}
+	ctx, cancel := w.step()
+	defer cancel()
+	entries, err := newEntries(read, old, cp.Size)
+	if err != nil {
+		return err
+	}
+	// Only right after the engine's head: the latest batch is never
+	// pruned, so its size is the head (the bucket's, when none is kept).
+	res, err := w.conn.ExecContext(ctx, `INSERT INTO writ_batch (first, size, signed, entries)
+		SELECT ?, ?, ?, ? FROM DUAL WHERE (SELECT COALESCE(MAX(size), ?) FROM writ_batch) = ?`,
+		old, cp.Size, signed, entries, w.head, old)
+	var my *mysql.MySQLError
+	if errors.As(err, &my) && my.Number == 1062 { // duplicate key
+		return fmt.Errorf("%w: another writer sequenced a batch at entry %d: this writer lost the engine's lock", ErrBusy, old)
+	} else if err != nil {
+		return fmt.Errorf("%w: sequencing the batch in the database: %w", ErrUnavailable, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("%w: the engine's head is no longer entry %d: this writer lost the engine's lock (%v)", ErrBusy, old, err)
+	}
+	w.pub.poke()
+	return nil
+}
+
+// End releases the engine's lock (ledger.Sequencer).
+func (w *Writer) End() {
+	if w.conn != nil {
+		ctx, cancel := w.step()
+		w.conn.ExecContext(ctx, "SELECT RELEASE_LOCK(?)", w.c.lockName())
+		cancel()
+		w.conn.Close()
+		w.conn = nil
+	}
+	w.mu.Unlock()
+}
+
+// newEntries returns the entries from old to size, read from the entry
+// bundles with read, framed as in a bundle (tiles.AppendBundle).
+func newEntries(read func(tiles.Tile) ([]byte, error), old, size int64) ([]byte, error) {
+	var out []byte
+	for _, t := range tlog.NewTiles(tiles.Height, old, size) {
+		if t.L != 0 {
+			continue
+		}
+		data, err := read(tiles.Tile{Kind: tiles.KindEntries, Level: -1, N: t.N, W: t.W})
+		if err != nil {
+			return nil, err
+		}
+		entries, err := tiles.ParseBundle(data, t.W)
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range entries {
+			if t.N*tiles.Width+int64(i) >= old {
+				if out, err = tiles.AppendBundle(out, e); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// compile-time check: a Writer is a ledger.Sequencer.
+var _ ledger.Sequencer = (*Writer)(nil)
