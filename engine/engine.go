@@ -1,5 +1,5 @@
 // Package engine puts a writ authority log on a distributed engine:
-// transparency-dev/tessera's AWS driver, which sequences entries in a
+// transparency-dev/tessera's AWS driver, which integrates entries in a
 // MySQL-compatible database and keeps the log as c2sp.org/tlog-tiles in
 // an S3-compatible bucket (on AWS, or elsewhere: versitygw, MinIO,
 // SeaweedFS). writ's own files of a published log sit beside Tessera's in
@@ -9,9 +9,13 @@
 // syncs from the bucket (through a CDN, nginx or the store's own HTTP)
 // exactly as from a directory ledger publish wrote.
 //
-// [Migrate] copies an existing Badger authority log there. Appending to
-// the engine, by one writer or several, is not built yet
-// (LIMITATIONS.md).
+// [Migrate] copies an existing Badger authority log there; a [Writer]
+// appends to it, beside any number of other writers on the same engine,
+// each with its own Badger copy of the log: writ sequences the batches
+// in the database (writ_batch) under the engine's lock, each judged
+// against every batch before it, and publishes them through Tessera's
+// migration target. Taking a log back from the engine to Badger alone
+// is a replica's sync from the bucket (LIMITATIONS.md).
 package engine
 
 import (
@@ -23,6 +27,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"time"
 
@@ -31,8 +37,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/smithy-go/logging"
-
-	"io"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -66,16 +70,17 @@ type Config struct {
 // DefaultStall is Config.Stall's default.
 const DefaultStall = 2 * time.Minute
 
-// Errors Migrate wraps.
+// Errors Migrate and a Writer wrap.
 var (
 	// ErrConfig: the Config misses a field.
 	ErrConfig = errors.New("engine configuration")
 	// ErrUnavailable: the database or the bucket does not answer, or
 	// refuses the credentials, or the engine stopped making progress.
 	ErrUnavailable = errors.New("the engine is unavailable")
-	// ErrBusy: another migrate holds the engine (its lock in the
-	// database); nothing was written.
-	ErrBusy = errors.New("another migrate holds the engine")
+	// ErrBusy: another migrate or writer holds the engine's lock in the
+	// database past the wait, or this one lost it; nothing more was
+	// written.
+	ErrBusy = errors.New("the engine is busy: its lock is another's")
 	// ErrUnverified: the log does not verify; nothing was written.
 	ErrUnverified = errors.New("the authority log does not verify")
 )
@@ -278,7 +283,8 @@ func (b *bucket) get(ctx context.Context, key string, max int64) ([]byte, error)
 }
 
 // QuietLogs keeps Tessera's own logging (klog: its non-AWS warning, its
-// retries, its errors with their hex dumps) off stderr, for a command
+// retries, its errors with their hex dumps) and the MySQL driver's (a
+// connection the database dropped) off stderr, for a command
 // line that prints its own results and errors there. It sets klog's
 // process-wide flags.
 func QuietLogs() {
@@ -288,4 +294,5 @@ func QuietLogs() {
 	fs.Set("alsologtostderr", "false")
 	fs.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(io.Discard)
+	mysql.SetLogger(log.New(io.Discard, "", 0))
 }
