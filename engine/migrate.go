@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/transparency-dev/tessera"
 	taws "github.com/transparency-dev/tessera/storage/aws"
 	"github.com/writ-ledger/writ/ledger"
@@ -69,6 +71,9 @@ func Migrate(ctx context.Context, l *ledger.Log, c Config) (*Migrated, error) {
 		return nil, err
 	}
 	defer unlock()
+	if err := noWriters(ctx, c); err != nil {
+		return nil, err
+	}
 	// Every entry, tree hash and history checkpoint (what a replica
 	// fetches), then every record's authority: the whole log, since a
 	// migration reads and publishes it whole.
@@ -285,6 +290,33 @@ func width(partial uint8) int {
 		return tiles.Width
 	}
 	return int(partial)
+}
+
+// ErrHasWriters: writers append to the engine (its writ_batch table
+// holds their batches), so a log copied there would not follow them;
+// nothing was written.
+var ErrHasWriters = errors.New("writers append to the engine")
+
+// noWriters checks that no writer sequenced a batch on the engine
+// (ErrHasWriters), before a migrate writes there.
+func noWriters(ctx context.Context, c Config) error {
+	db, err := sql.Open("mysql", c.DSN)
+	if err != nil {
+		return fmt.Errorf("%w: the database %s: %w", ErrConfig, redact(c.DSN), err)
+	}
+	defer db.Close()
+	var n int64
+	err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM writ_batch").Scan(&n)
+	var my *mysql.MySQLError
+	switch {
+	case errors.As(err, &my) && my.Number == 1146: // no such table: no writer yet
+		return nil
+	case err != nil:
+		return fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
+	case n > 0:
+		return fmt.Errorf("%w (writ_batch in %s holds their batches): migrate a log only to an engine no writer appended to; take it back with --back", ErrHasWriters, redact(c.DSN))
+	}
+	return nil
 }
 
 // ErrOtherLog is wrapped by the error for an engine that holds what is

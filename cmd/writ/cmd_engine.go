@@ -1,13 +1,12 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/engine"
 	"github.com/writ-ledger/writ/internal/cliflags"
-	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/failure"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
@@ -15,9 +14,10 @@ import (
 
 // migrateCommand is ledger migrate.
 var migrateCommand = &cli.Command{
-	Name:   "migrate",
-	Usage:  "copy the authority log, verified, to the distributed engine: Tessera's AWS driver on a MySQL-compatible database and an S3-compatible bucket (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)",
-	Flags:  append(cliflags.Engine(true), dirFlag, jsonFlag),
+	Name:  "migrate",
+	Usage: "copy the authority log, verified, to the distributed engine: Tessera's AWS driver on a MySQL-compatible database and an S3-compatible bucket (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); with --back, bring the log to the engine's head instead, to go on without it",
+	Flags: append(cliflags.Engine(true), dirFlag, jsonFlag,
+		&cli.BoolFlag{Name: "back", Usage: "take the log back: store in --dir every batch the engine's writers sequenced (stop them first), verified and judged"}),
 	Action: ledgerMigrate,
 }
 
@@ -29,25 +29,25 @@ func ledgerMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := ledgerdir.Dir(c.String("dir")).OpenLog(ledgerdir.AuthorityLog)
+	d, open := ledgerdir.Dir(c.String("dir")), ledgerdir.Dir.OpenLog
+	if c.Bool("back") { // stores entries: for writing, which needs no key
+		open = func(d ledgerdir.Dir, _ string) (*ledger.Log, error) {
+			return ledgerdir.OpenWaiting(d.AuthorityStore(), nil, ledgerdir.WriterLockWait)
+		}
+	}
+	l, err := open(d, ledgerdir.AuthorityLog)
 	if err != nil {
 		return failure.OpenLog(err, c.String("dir"))
 	}
 	defer l.Close()
-	res, err := engine.Migrate(c.Context, l, *cfg)
-	var damaged *ledger.IntegrityError
-	switch {
-	case errors.Is(err, engine.ErrUnverified) || errors.As(err, &damaged):
-		return exitcode.Refused(err, "run `writ ledger verify --dir "+c.String("dir")+"` for the evidence")
-	case errors.Is(err, engine.ErrOtherLog):
-		return exitcode.Refused(err, "give this log's database and bucket, or new ones")
-	case errors.Is(err, engine.ErrConfig):
-		return exitcode.Input(err)
-	case errors.Is(err, engine.ErrBusy) || errors.Is(err, engine.ErrUnavailable):
-		return &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing migrated past what the engine holds: %w", err),
-			Hints: []string{"migrate again once the engine answers (what was copied is kept); check --dsn, --bucket, --s3-endpoint and the credentials"}}
-	case err != nil:
-		return &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing migrated past what the engine holds: %w", err)}
+	act := map[bool]func(context.Context, *ledger.Log, engine.Config) (*engine.Migrated, error){false: engine.Migrate, true: engine.Back}[c.Bool("back")]
+	m, err := act(c.Context, l, *cfg)
+	if err != nil {
+		return failure.Engine(err, c.String("dir"), c.Bool("back"))
 	}
-	return emitSorted(c, res, fmt.Sprintf("migrated authority log %s: %d entries, root %s, %d history bundles, into bucket %s", res.Origin, res.Size, res.Root, res.History, c.String("bucket")))
+	msg := fmt.Sprintf("migrated authority log %s: %d entries, root %s, %d history bundles, into bucket %s", m.Origin, m.Size, m.Root, m.History, c.String("bucket"))
+	if c.Bool("back") {
+		msg = fmt.Sprintf("took authority log %s back from bucket %s: %d entries, root %s", m.Origin, c.String("bucket"), m.Size, m.Root)
+	}
+	return emitSorted(c, m, msg)
 }

@@ -182,6 +182,31 @@ func TestTwoWritersRaceRevocation(t *testing.T) {
 		t.Fatalf("%d entries, %d distinct", len(entries), len(at))
 	}
 	t.Logf("%d rounds: the instruction came first %d times, the revocation %d; %d entries", rounds, used, rounds-used, len(entries))
+	w.takeBack(a, b, int64(len(entries)))
+}
+
+// takeBack stops the writers, takes the log back from the engine into
+// W2 (which may lack the other writer's last batches), and checks that
+// it holds the bucket's log and appends alone; a migrate into the
+// engine its writers appended to is refused.
+func (w *engineWorld) takeBack(a, b *exec.Cmd, size int64) {
+	t := w.t
+	stopWriter(t, a)
+	stopWriter(t, b)
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command("writ", append(args, w.args...)...)
+		cmd.Dir, cmd.Env = w.dir, append(cmd.Environ(), w.env...)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	if out, code := run("--json", "ledger", "migrate", "--back", "--dir", "W2"); code != 0 || !strings.Contains(out, `"size":`+strconv.FormatInt(size, 10)+`}`) {
+		t.Fatalf("migrate --back: exit %d\n%s\nwant size %d", code, out, size)
+	}
+	names, _ := w.batch(1)
+	writIn(t, w.dir, append([]string{"ledger", "append", "--dir", "W2"}, names...)...)
+	if out, code := run("ledger", "migrate", "--dir", "W2"); code != 1 || !strings.Contains(out, "writers append to the engine") {
+		t.Fatalf("migrate into an engine writers appended to: exit %d\n%s\nwant 1", code, out)
+	}
 }
 
 // stopWriter stops a writer service with SIGTERM, which must exit 0.
