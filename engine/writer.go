@@ -103,6 +103,12 @@ func OpenWriter(ctx context.Context, l *ledger.Log, c Config) (*Writer, error) {
 	if _, _, err := w.published(ctx); err != nil {
 		return nil, err
 	}
+	// Entries a catch-up killed before its checkpoint left (a batch it
+	// stores in more than one transaction) go: the next catch-up
+	// stores them again.
+	if _, err := l.DropUnsigned(); err != nil {
+		return nil, err
+	}
 	db, err := sql.Open("mysql", c.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the database %s: %w", ErrConfig, redact(c.DSN), err)

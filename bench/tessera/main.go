@@ -12,24 +12,15 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
 
-	"github.com/writ-ledger/writ/bench/internal/load"
-
-	"github.com/transparency-dev/tessera"
-	taws "github.com/transparency-dev/tessera/storage/aws"
+	"github.com/writ-ledger/writ/bench/internal/tesserarate"
 	"github.com/writ-ledger/writ/internal/testkit"
-	"golang.org/x/mod/sumdb/note"
 	"k8s.io/klog/v2"
 )
 
@@ -52,56 +43,10 @@ func main() {
 	for i, c := range strings.Split(*clientsFlag, ",") {
 		clients, err := strconv.Atoi(c)
 		check(err)
-		seq, integ, pushbacks := measure(db, store, fmt.Sprintf("run%d", i), *n, clients, *size)
-		fmt.Printf("%5d submitters: sequenced %6.0f entries/s, integrated %6.0f entries/s, %d pushbacks\n", clients, seq, integ, pushbacks)
+		r, err := tesserarate.Measure(db, store, fmt.Sprintf("run%d", i), *n, clients, *size)
+		check(err)
+		fmt.Printf("%5d submitters: sequenced %6.0f entries/s, integrated %6.0f entries/s, %d pushbacks\n", clients, r.Sequenced, r.Integrated, r.Pushbacks)
 	}
-}
-
-// measure adds n entries of size bytes from clients goroutines to a new
-// log (database and bucket named name) and returns the sequenced and
-// integrated rates and the pushbacks met.
-func measure(db *testkit.MariaDB, store *testkit.S3, name string, n, clients, size int) (float64, float64, int64) {
-	ctx := context.Background()
-	dsn, err := db.CreateDatabase(name)
-	check(err)
-	check(store.CreateBucket(ctx, name))
-	cfg, opts := store.Config()
-	drv, err := taws.New(ctx, taws.Config{SDKConfig: &cfg, S3Options: opts, Bucket: name, DSN: dsn})
-	check(err)
-	skey, _, err := note.GenerateKey(rand.Reader, "bench.example/"+name)
-	check(err)
-	signer, err := note.NewSigner(skey)
-	check(err)
-	app, shutdown, reader, err := tessera.NewAppender(ctx, drv, tessera.NewAppendOptions().
-		WithCheckpointSigner(signer).WithCheckpointInterval(time.Second).WithBatching(256, 50*time.Millisecond))
-	check(err)
-	defer shutdown(ctx)
-	var pushbacks atomic.Int64
-	var last atomic.Uint64
-	start := time.Now()
-	_, _, err = load.Drive(n, clients, func(int) error {
-		e := make([]byte, size)
-		rand.Read(e)
-		idx, err := app.Add(ctx, tessera.NewEntry(e))()
-		for errors.Is(err, tessera.ErrPushback) {
-			pushbacks.Add(1)
-			time.Sleep(10 * time.Millisecond)
-			idx, err = app.Add(ctx, tessera.NewEntry(e))()
-		}
-		for m := last.Load(); err == nil && idx.Index > m && !last.CompareAndSwap(m, idx.Index); m = last.Load() {
-		}
-		return err
-	})
-	check(err)
-	sequenced := time.Since(start)
-	for {
-		if sz, err := reader.IntegratedSize(ctx); err == nil && sz > last.Load() {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	integrated := time.Since(start)
-	return float64(n) / sequenced.Seconds(), float64(n) / integrated.Seconds(), pushbacks.Load()
 }
 
 // stops stop the servers started, so that none outlives the benchmark.

@@ -49,13 +49,13 @@ func ledgerServeWrite(c *cli.Context, answerBytes int64) error {
 	if c.Bool("decisions") {
 		return exitcode.Usagef("--write serves the authority log; a runner's decision log is written by its admissions")
 	}
+	eng, err := cliflags.EngineConfig(c)
+	if err != nil || (eng != nil && c.String("policy") != "") {
+		return cmp.Or(err, exitcode.Usagef("--policy with --dsn: witness cosignatures of a log on an engine are not gathered yet (LIMITATIONS.md)"))
+	}
 	policy, err := readPolicy(c)
 	if err != nil {
 		return err
-	}
-	eng, err := cliflags.EngineConfig(c)
-	if err != nil || (eng != nil && policy != nil) {
-		return cmp.Or(err, exitcode.Usagef("--policy with --dsn: witness cosignatures of a log on an engine are not gathered yet (LIMITATIONS.md)"))
 	}
 	l, err := openAuthorityKeyed(c)
 	if err != nil {

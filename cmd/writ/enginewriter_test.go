@@ -207,6 +207,18 @@ func (w *engineWorld) takeBack(a, b *exec.Cmd, size int64) {
 	if out, code := run("ledger", "migrate", "--dir", "W2"); code != 1 || !strings.Contains(out, "writers append to the engine") {
 		t.Fatalf("migrate into an engine writers appended to: exit %d\n%s\nwant 1", code, out)
 	}
+	// A writer on the copy appended to alone refuses every batch.
+	cmd, c := w.writer("W2")
+	defer stopWriter(t, cmd)
+	_, recs := w.batch(0)
+	var r *logservice.Refusal
+	if _, err := c.Append(context.Background(), recs); !errors.As(err, &r) || r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Err, "appended to without the engine") {
+		t.Fatalf("a writer on a copy appended to without the engine: %v", err)
+	}
+	// Witness cosignatures are not gathered on an engine: refused at once.
+	if out, code := run("ledger", "serve", "--write", "--dir", "W2", "--listen", "127.0.0.1:0", "--policy", "none.txt"); code != 2 || !strings.Contains(out, "--policy with --dsn") {
+		t.Fatalf("serve --write --policy --dsn: exit %d\n%s\nwant 2", code, out)
+	}
 }
 
 // stopWriter stops a writer service with SIGTERM, which must exit 0.
