@@ -82,10 +82,11 @@ func main() {
 	extra := filepath.Join(b.work, "extra")
 	run("", nil, "go", "run", "./bench/mkledger", "-dir", b.ledger, "-n", strconv.Itoa(*small), "-extra", strconv.Itoa(*n), "-extra-dir", extra)
 	run(b.work, nil, b.bin, "ledger", "verify", "--dir", b.ledger, "--rebuild-state")
-	b.recs = readExtra(extra)
+	recs, err := load.Records(extra)
+	check(err)
 	vkey, err := formats.ParseLogKey(strings.TrimSpace(string(run("", nil, b.bin, "ledger", "vkey", "--dir", b.ledger))))
 	check(err)
-	b.vkey = vkey
+	b.recs, b.vkey = recs, vkey
 	var cp struct {
 		Size int64 `json:"size"`
 	}
@@ -199,8 +200,8 @@ func (b *bench) writer(dir string, more, env []string) (*exec.Cmd, string) {
 	cmd.Stderr = os.Stderr
 	check(cmd.Start())
 	running = append(running, cmd)
-	url := "http://" + waitAddr(addrFile)
-	waitReady(url)
+	url, err := load.Ready(addrFile, 5*time.Minute)
+	check(err)
 	return cmd, url
 }
 

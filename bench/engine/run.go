@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,30 +68,6 @@ func copyDir(from, to string) string {
 	return to
 }
 
-// waitAddr waits up to 60 s for a server's address file.
-func waitAddr(file string) string {
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if b, err := os.ReadFile(file); err == nil && bytes.HasSuffix(b, []byte("\n")) {
-			return strings.TrimSpace(string(b))
-		}
-	}
-	check(fmt.Errorf("no address in %s within 60 s", file))
-	return ""
-}
-
-// waitReady waits up to 5 minutes for a service's /readyz.
-func waitReady(url string) {
-	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(url + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-	}
-	check(fmt.Errorf("%s not ready within 5 minutes", url))
-}
-
 // waitCheckpoint waits up to 5 minutes for the checkpoint file to name
 // a tree of size entries.
 func waitCheckpoint(file string, size int64) {
@@ -103,19 +78,6 @@ func waitCheckpoint(file string, size int64) {
 		}
 	}
 	check(fmt.Errorf("%s did not reach %d entries within 5 minutes", file, size))
-}
-
-// readExtra reads mkledger's extra records, in file order.
-func readExtra(dir string) [][]byte {
-	ents, err := os.ReadDir(dir)
-	check(err)
-	var out [][]byte
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		check(err)
-		out = append(out, b)
-	}
-	return out
 }
 
 func loadavg() string {

@@ -80,7 +80,8 @@ func main() {
 
 	smallDir, smallExtra := mkledger(dir, bin, "small", *small, *n+*memN)
 	largeDir, largeExtra := mkledger(dir, bin, "large", *large, *memN)
-	recs := readExtra(smallExtra)
+	recs, err := load.Records(smallExtra)
+	check(err)
 
 	floor := fsyncFloor(dir, 500)
 	inRate, inLat, inCPU := inProcess(copyDir(smallDir, filepath.Join(dir, "inproc")), recs[:*n])
@@ -94,7 +95,9 @@ func main() {
 		pprof.StopCPUProfile()
 	}
 	_, _, smallRun := service(bin, smallDir, recs[*n:], "")
-	_, _, largeRun := service(bin, largeDir, readExtra(largeExtra), "")
+	largeRecs, err := load.Records(largeExtra)
+	check(err)
+	_, _, largeRun := service(bin, largeDir, largeRecs, "")
 	rssSmall, rssLarge := smallRun.rss, largeRun.rss
 
 	fmt.Printf("fsync floor: p50 %s, p99 %s\n", ms(pct(floor, 50)), ms(pct(floor, 99)))
@@ -173,8 +176,8 @@ func service(bin, dir string, recs [][]byte, cpuProfile string) (float64, []time
 			fail("the service after SIGTERM: %v\n%s", err, errb.Bytes())
 		}
 	}()
-	url := "http://" + waitAddr(addrFile)
-	waitReady(url)
+	url, err := load.Ready(addrFile, 10*time.Minute)
+	check(err)
 	c := &logservice.Client{URL: url, VKey: vkey}
 	svc0, self0 := procCPU(cmd.Process.Pid), selfCPU()
 	rate, lat := drive(recs, func(rec []byte) error {
@@ -210,19 +213,6 @@ func fsyncFloor(dir string, n int) []time.Duration {
 		check(err)
 		check(f.Sync())
 		out[i] = time.Since(t)
-	}
-	return out
-}
-
-// readExtra reads mkledger's extra records, in file order.
-func readExtra(dir string) [][]byte {
-	ents, err := os.ReadDir(dir)
-	check(err)
-	var out [][]byte
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		check(err)
-		out = append(out, b)
 	}
 	return out
 }

@@ -65,31 +65,6 @@ func copyDir(from, to string) string {
 	return to
 }
 
-// waitAddr waits up to 60 s for a server's address file.
-func waitAddr(file string) string {
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if b, err := os.ReadFile(file); err == nil && bytes.HasSuffix(b, []byte("\n")) {
-			return strings.TrimSpace(string(b))
-		}
-	}
-	fail("no address in %s within 60 s", file)
-	return ""
-}
-
-// waitReady waits up to 10 minutes for the service's /readyz (a state
-// that must be replayed takes a while).
-func waitReady(url string) {
-	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(url + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-	}
-	fail("%s not ready within 10 minutes", url)
-}
-
 // procStatus is a field of a live process's /proc/PID/status given in
 // kB (VmHWM: its peak RSS; RssAnon, RssFile), in KiB.
 func procStatus(pid int, field string) int64 {

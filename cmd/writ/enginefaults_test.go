@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"path/filepath"
 	"sync"
@@ -30,20 +29,7 @@ func TestEngineWritersFaults(t *testing.T) {
 	w := newEngineWorld(t, "example.com/engine-faults")
 	nginx := testkit.Nginx(t, filepath.Join(w.store.Root, "log"))
 	const submitters = 32
-	subs := make([][]*submission, submitters)
-	n := 0
-	for i := range subs {
-		for range 80 {
-			s := &submission{}
-			for range 1 + n%2 {
-				n++
-				in := testkit.Instruction(fmt.Sprintf("%032x", n))
-				in.IssuedAt, in.NotBefore, in.Expires = time.Now().Unix(), time.Now().Unix(), time.Now().Add(time.Hour).Unix()
-				s.recs = append(s.recs, testkit.Seal(t, in, w.op))
-			}
-			subs[i] = append(subs[i], s)
-		}
-	}
+	subs := w.instructions(submitters, 80)
 	var urls [2]atomic.Pointer[string]
 	a, ca := w.writer("W")
 	b, cb := w.writer("W2")

@@ -37,20 +37,7 @@ type submission struct {
 func TestWriterServiceCrash(t *testing.T) {
 	w := newCrashWorld(t, "example.com/writer-crash")
 	const submitters = 64
-	subs := make([][]*submission, submitters)
-	n := 0
-	for i := range subs {
-		for range 400 {
-			s := &submission{}
-			for range 1 + n%2 {
-				n++
-				in := testkit.Instruction(fmt.Sprintf("%032x", n))
-				in.IssuedAt, in.NotBefore, in.Expires = time.Now().Unix(), time.Now().Unix(), time.Now().Add(time.Hour).Unix()
-				s.recs = append(s.recs, testkit.Seal(t, in, w.op))
-			}
-			subs[i] = append(subs[i], s)
-		}
-	}
+	subs := w.instructions(submitters, 400)
 	next := make([]int, submitters) // each submitter's first submission not answered
 	bad := make(chan error, 1)
 	var killed int
@@ -127,6 +114,26 @@ func TestWriterServiceCrash(t *testing.T) {
 	w.checkStore(filepath.Join(w.dir, "W", "authority"), w.vkey, nil)
 	fmt.Printf("writer service crash: %d rounds killed, %d records acknowledged, %d more whose answer a kill lost (refused as duplicates when sent again), %d entries; acknowledged records lost: 0, duplicated: 0\n",
 		killed, acked, dups, len(stored))
+}
+
+// instructions makes each submitter's submissions: each one or two
+// instructions by the operator, valid for an hour.
+func (w *crashWorld) instructions(submitters, each int) [][]*submission {
+	subs := make([][]*submission, submitters)
+	n := 0
+	for i := range subs {
+		for range each {
+			s := &submission{}
+			for range 1 + n%2 {
+				n++
+				in := testkit.Instruction(fmt.Sprintf("%032x", n))
+				in.IssuedAt, in.NotBefore, in.Expires = time.Now().Unix(), time.Now().Unix(), time.Now().Add(time.Hour).Unix()
+				s.recs = append(s.recs, testkit.Seal(w.t, in, w.op))
+			}
+			subs[i] = append(subs[i], s)
+		}
+	}
+	return subs
 }
 
 // startWriter starts `writ ledger serve --write` on w's ledger W and
