@@ -361,7 +361,7 @@ func (w *Writer) Publish(old int64, cp formats.Checkpoint, signed []byte, read f
 	if errors.As(err, &my) && my.Number == 1062 { // duplicate key
 		return fmt.Errorf("%w: another writer sequenced a batch at entry %d: this writer lost the engine's lock", ErrBusy, old)
 	} else if err != nil {
-		return fmt.Errorf("%w: sequencing the batch in the database: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: sequencing the batch in the database (which may have taken it before it failed): %w", ErrUnavailable, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return fmt.Errorf("%w: the engine's head is no longer entry %d: this writer lost the engine's lock (%v)", ErrBusy, old, err)

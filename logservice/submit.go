@@ -150,8 +150,8 @@ func (s *Service) refused(w http.ResponseWriter, err error) (int, string, int) {
 		return refuse(w, http.StatusRequestEntityTooLarge, exitcode.Input(fmt.Errorf("nothing appended: %w", err), "append the records in smaller batches"), nil)
 	case errors.Is(err, ledger.ErrUnsequenced):
 		w.Header().Set("Retry-After", "1")
-		return refuse(w, http.StatusServiceUnavailable, &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing appended: %w", err),
-			Hints: []string{"submit the same records again once the engine answers: one a writer appended meanwhile is refused as a duplicate, never appended twice"}}, nil)
+		return refuse(w, http.StatusServiceUnavailable, &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("not acknowledged: %w", err),
+			Hints: []string{"submit the same records again once the engine answers: one already in the log (a database that failed while taking the batch may have kept it) is refused as a duplicate, never appended twice"}}, nil)
 	case errors.Is(err, ledger.ErrClosed):
 		w.Header().Set("Retry-After", "1")
 		return refuse(w, http.StatusServiceUnavailable, &exitcode.Error{Code: exitcode.Busy, Err: fmt.Errorf("nothing appended: the service is shutting down: %w", err)}, nil)

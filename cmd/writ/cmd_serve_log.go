@@ -22,7 +22,7 @@ func ledgerServe(c *cli.Context) error {
 		return err
 	} else if c.Bool("write") {
 		return ledgerServeWrite(c, answerBytes)
-	} else if f := cliflags.Given(c, "policy", "tls-cert", "tls-key", "client-ca"); f != nil {
+	} else if f := cliflags.Given(c, "policy", "tls-cert", "tls-key", "client-ca", "bucket", "s3-endpoint"); f != nil {
 		return exitcode.Usagef("--%s is for the writer service: add --write", f[0])
 	}
 	// Open once now, so that a wrong directory fails here, not per request.

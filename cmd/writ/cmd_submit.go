@@ -64,7 +64,8 @@ func ledgerServeWrite(c *cli.Context, answerBytes int64) error {
 	defer l.Close()
 	scheme := map[bool]string{true: "https", false: "http"}[c.String("tls-cert") != ""]
 	banner := func(addr string) string {
-		return fmt.Sprintf("serving authority log %s for writing at %s://%s/ (verifier key %s)", l.Origin(), scheme, addr, l.VerifierKey())
+		return fmt.Sprintf("serving authority log %s for writing at %s://%s/ (verifier key %s)%s", l.Origin(), scheme, addr, l.VerifierKey(),
+			map[bool]string{true: ", one of its writers on the engine of bucket " + c.String("bucket")}[eng != nil])
 	}
 	return serving.Writer{HTTP: listenServer(c, banner),
 		TLS: serving.TLSFiles{Cert: c.String("tls-cert"), Key: c.String("tls-key"), ClientCA: c.String("client-ca")},

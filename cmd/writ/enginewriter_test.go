@@ -219,6 +219,9 @@ func (w *engineWorld) takeBack(a, b *exec.Cmd, size int64) {
 	if out, code := run("ledger", "serve", "--write", "--dir", "W2", "--listen", "127.0.0.1:0", "--policy", "none.txt"); code != 2 || !strings.Contains(out, "--policy with --dsn") {
 		t.Fatalf("serve --write --policy --dsn: exit %d\n%s\nwant 2", code, out)
 	}
+	if out, code := run("ledger", "serve", "--dir", "W2", "--listen", "127.0.0.1:0"); code != 2 || !strings.Contains(out, "--bucket is for the writer service") {
+		t.Fatalf("serve --bucket without --write: exit %d\n%s\nwant 2", code, out)
+	}
 }
 
 // stopWriter stops a writer service with SIGTERM, which must exit 0.
