@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -67,10 +68,11 @@ type Writer struct {
 // the lock, a database query, a bucket request).
 const DefaultWriterStall = 15 * time.Second
 
-// MaxBacklog is how many sequenced entries the bucket may lag behind
-// the database (an object store that does not answer) before a Writer
-// refuses batches (ErrUnavailable): what the database holds for the
-// publishers is bounded.
+// MaxBacklog is how many entries the database may keep batches of
+// (those not yet in the bucket, and the last that is: an object store
+// that does not answer) before a Writer refuses batches
+// (ErrUnavailable): what the database holds for the publishers is
+// bounded.
 const MaxBacklog = 1 << 18
 
 // ErrBehind: the engine holds entries this writer could not catch up
@@ -202,33 +204,25 @@ func (w *Writer) Begin() error {
 func (w *Writer) catchUp(ctx context.Context) error {
 	grew := false
 	for try := 0; ; try++ {
-		var head sql.NullInt64
-		if err := w.conn.QueryRowContext(ctx, "SELECT MAX(size) FROM writ_batch").Scan(&head); err != nil {
-			return fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
-		}
-		_, pub, err := w.published(ctx)
+		kept, head, signed, err := w.engineHead(ctx)
 		if err != nil {
 			return err
 		}
-		if lag := head.Int64 - pub.Size; lag > MaxBacklog {
-			return fmt.Errorf("%w: the bucket is %d entries behind the database (the object store does not take them?)", ErrUnavailable, lag)
+		if head-kept > MaxBacklog {
+			return fmt.Errorf("%w: the database keeps %d entries not yet in the bucket (the object store does not take them?)", ErrUnavailable, head-kept)
 		}
-		w.head = max(head.Int64, pub.Size)
+		w.head = head
 		size := w.l.Size()
-		if size >= w.head {
-			if err := w.atHead(ctx, pub); err != nil {
+		if size >= head {
+			if err := w.atHead(signed); err != nil {
 				return err
 			}
 			break
 		} else if try == 3 {
-			return fmt.Errorf("%w: the engine holds %d entries, this writer %d after catching up", ErrBehind, w.head, size)
+			return fmt.Errorf("%w: the engine holds %d entries, this writer %d after catching up", ErrBehind, head, size)
 		}
 		grew = true
-		var kept sql.NullInt64
-		if err := w.conn.QueryRowContext(ctx, "SELECT MIN(first) FROM writ_batch WHERE size > ?", size).Scan(&kept); err != nil {
-			return fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
-		}
-		if !kept.Valid || kept.Int64 > size {
+		if kept > size {
 			// Published and no longer kept in the database: as a replica.
 			if _, err := replica.SyncLog(ctx, w.l, w.b, replica.SyncOptions{VKey: w.l.Key(), History: true,
 				Resume: func(*ledger.Log, bool) error { return nil }}); err != nil {
@@ -248,24 +242,36 @@ func (w *Writer) catchUp(ctx context.Context) error {
 	return nil
 }
 
-// atHead checks that a log as large as the engine is the one the bucket
-// signs, or the latest batch's.
-func (w *Writer) atHead(ctx context.Context, pub formats.Checkpoint) error {
+// engineHead reads the engine's head, in one query: the first entry the
+// database keeps a batch of, and the latest batch's size and signed
+// checkpoint; or, when it keeps none (no writer sequenced yet), the
+// bucket's size (twice) and checkpoint.
+func (w *Writer) engineHead(ctx context.Context) (kept, size int64, signed []byte, err error) {
+	err = w.conn.QueryRowContext(ctx, "SELECT (SELECT MIN(first) FROM writ_batch), size, signed FROM writ_batch ORDER BY first DESC LIMIT 1").Scan(&kept, &size, &signed)
+	if errors.Is(err, sql.ErrNoRows) {
+		signed, cp, err := w.published(ctx)
+		return cp.Size, cp.Size, signed, err
+	} else if err != nil {
+		return 0, 0, nil, fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
+	}
+	return kept, size, signed, nil
+}
+
+// atHead checks that a log as large as the engine's head is the one the
+// head's checkpoint signed signs: the same bytes (this writer's batch,
+// or one it stored), or the same size and root.
+func (w *Writer) atHead(signed []byte) error {
+	local, err := w.l.Checkpoint()
+	if err != nil || bytes.Equal(local, signed) {
+		return err
+	}
+	want, err := formats.OpenCheckpoint(signed, w.l.Key())
+	if err != nil {
+		return fmt.Errorf("%w: the engine's head checkpoint does not verify under this log's key (%v)", ErrOtherLog, err)
+	}
 	head, err := w.l.TrustedHead(w.l.Key())
 	if err != nil {
 		return err
-	}
-	want := pub
-	var signed []byte
-	err = w.conn.QueryRowContext(ctx, "SELECT signed FROM writ_batch ORDER BY first DESC LIMIT 1").Scan(&signed)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
-	} else if err == nil {
-		if cp, err := formats.OpenCheckpoint(signed, w.l.Key()); err != nil {
-			return fmt.Errorf("%w: a batch in writ_batch does not verify under this log's key (%v)", ErrOtherLog, err)
-		} else if cp.Size > want.Size {
-			want = cp
-		}
 	}
 	if want.Size != head.Size || want.Hash != head.Hash {
 		return fmt.Errorf("%w: its head (%d entries, root %x) is not this writer's (%d entries, root %x): was this log appended to without the engine?", ErrOtherLog, want.Size, want.Hash, head.Size, head.Hash)
