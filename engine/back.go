@@ -12,13 +12,14 @@ import (
 // Back brings l, an authority log open for writing with its checkpoint
 // key and a copy of the log on the engine c (the directory Migrate
 // copied from, or a writer's), to the engine's head, so that it goes on
-// alone without the engine: it takes the engine's lock, stores the
+// alone without the engine, and closes the engine (ErrClosed for every
+// later batch of any writer): it takes the engine's lock, stores the
 // batches every writer sequenced since l's size (from the bucket as a
 // replica syncs, then from the database), each checkpoint verified under
 // l's key and every entry judged again at its accepted time, as a Writer
 // catches up before a batch (verify.Authority.Extend), and leaves the
-// engine's own publication current. Stop the engine's writers first: a
-// batch one sequences later is not in l. It returns the origin, size and
+// engine's own publication current. A writer's batch in flight is
+// refused (ErrClosed). It returns the origin, size and
 // root l then has (Migrated.History is 0). Errors: OpenWriter's,
 // Writer.Begin's, verify.LoadAuthority's.
 func Back(ctx context.Context, l *ledger.Log, c Config) (*Migrated, error) {
@@ -33,6 +34,14 @@ func Back(ctx context.Context, l *ledger.Log, c Config) (*Migrated, error) {
 	defer w.Close()
 	w.SetExtend(a.Extend)
 	err = w.Begin()
+	if err == nil {
+		// Closed under the lock, at the head just caught up with: no
+		// writer sequences after it (Publish's guard).
+		_, err = w.conn.ExecContext(ctx, "INSERT INTO writ_closed (id, size) VALUES (1, ?) ON DUPLICATE KEY UPDATE size = size", l.Size())
+		if err != nil {
+			err = fmt.Errorf("%w: closing the engine: %w", ErrUnavailable, err)
+		}
+	}
 	w.End()
 	if err != nil {
 		return nil, err

@@ -39,12 +39,10 @@ func (b *sequenced) open(k *formats.LogKey) error {
 }
 
 // Publishing bounds: how often a publisher looks for batches to carry
-// to the bucket (besides when its writer sequenced one), and how much
-// one round carries.
+// to the bucket (besides when its writer sequenced one), and how long a
+// round may take.
 const (
 	publishEvery     = 250 * time.Millisecond
-	publishBatches   = 256
-	publishBytes     = 32 << 20
 	publishRoundTime = 2 * time.Minute
 )
 
@@ -106,31 +104,38 @@ func (p *publisher) run() {
 	}
 }
 
-// publishLockName names the database's lock on publishing into the
-// bucket.
-func (c Config) publishLockName() string {
+// PublishLockName names the database's lock on publishing into c's
+// bucket (GET_LOCK): one Writer's publisher at a time.
+func (c Config) PublishLockName() string {
 	sum := sha256.Sum256([]byte(c.Endpoint + "\x00" + c.Bucket))
 	return "writ-publish:" + hex.EncodeToString(sum[:16])
 }
 
-// round carries the batches past the bucket's checkpoint there, when no
-// other publisher is at it: Tessera stores and integrates their entries
-// (the bucket's own entries before them, in the tile they start in),
-// its root the last batch's signed one; the tiles; writ's history
-// bundles (each batch's signed checkpoint); the last batch's checkpoint,
-// once the lock is still held and the bucket's checkpoint unchanged.
-// Then the batches the bucket holds are pruned from the database, all
-// but the last (the head a writer sequences after).
+// round brings the writer's log up to the database's batches (follow),
+// then, when no other publisher is at it, carries what the log holds
+// past the bucket's checkpoint there, read from the log itself (its
+// entries verified as they were stored; a row's entries are never
+// published as they are): the bucket's checkpoint must be this log's at
+// its size; Tessera stores and integrates the entry bundles, each
+// entry's leaf hash checked against the log's tree as it is read, and
+// its root must be the log's; then writ's history bundles (each batch's
+// signed checkpoint), and the log's checkpoint, once the lock is still
+// held and the bucket's checkpoint unchanged. The batches the bucket then
+// holds are pruned from the database, all but the latest batch (the
+// head a writer sequences after).
 func (p *publisher) round() error {
 	w := p.w
 	ctx, cancel := context.WithTimeout(context.Background(), publishRoundTime)
 	defer cancel()
+	if err := w.follow(ctx); err != nil {
+		return err
+	}
 	conn, err := w.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	name := w.c.publishLockName()
+	name := w.c.PublishLockName()
 	var got sql.NullInt64
 	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", name).Scan(&got); err != nil || got.Int64 != 1 {
 		return err // another writer's publisher is at it
@@ -140,16 +145,25 @@ func (p *publisher) round() error {
 	if err != nil {
 		return err
 	}
-	batches, err := pending(ctx, conn, w, cp.Size)
-	if err != nil || len(batches) == 0 {
+	signed, err := w.l.Checkpoint()
+	if err != nil {
 		return err
 	}
-	last := batches[len(batches)-1]
-	read := batchReader(ctx, w.b, cp.Size, batches)
-	if err := migrateEntries(ctx, w.target, read, last.cp, w.c.Stall); err != nil {
+	head, err := formats.OpenCheckpoint(signed, w.l.Key())
+	if err != nil || head.Size <= cp.Size {
 		return err
 	}
-	if _, err := putHistory(ctx, w.b, read, cp.Size, last.cp.Size); err != nil {
+	if root, err := w.l.TreeHash(cp.Size); err != nil || root != cp.Hash {
+		return fmt.Errorf("%w: the bucket's checkpoint of %d entries is not this log's (%v)", ErrOtherLog, cp.Size, err)
+	}
+	err = w.l.ReadTiles(head, func(read func(tiles.Tile) ([]byte, error)) error {
+		if err := migrateEntries(ctx, w.target, read, head, w.c.Stall); err != nil {
+			return err
+		}
+		_, err := putHistory(ctx, w.b, read, cp.Size, head.Size)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	held := func(ctx context.Context) error {
@@ -159,83 +173,15 @@ func (p *publisher) round() error {
 		}
 		return nil
 	}
-	if err := putCheckpoint(ctx, w.b, held, found, last.signed); err != nil {
+	if err := putCheckpoint(ctx, w.b, held, found, signed); err != nil {
 		return err
 	}
-	_, err = conn.ExecContext(ctx, "DELETE FROM writ_batch WHERE size <= ? AND first < ?", last.cp.Size, last.first)
+	var latest sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT MAX(first) FROM writ_batch").Scan(&latest); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, "DELETE FROM writ_batch WHERE size <= ? AND first < ?", head.Size, latest.Int64)
 	return err
-}
-
-// pending reads the batches past from, in order, as many as one round
-// carries; the first must start at from.
-func pending(ctx context.Context, conn *sql.Conn, w *Writer, from int64) ([]sequenced, error) {
-	rows, err := conn.QueryContext(ctx, "SELECT first, signed, entries FROM writ_batch WHERE size > ? ORDER BY first LIMIT ?", from, publishBatches)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []sequenced
-	bytes := 0
-	for rows.Next() && bytes < publishBytes {
-		var b sequenced
-		if err := rows.Scan(&b.first, &b.signed, &b.framed); err != nil {
-			return nil, err
-		}
-		if err := b.open(w.l.Key()); err != nil {
-			return nil, err
-		}
-		if want := from; len(out) > 0 {
-			want = out[len(out)-1].cp.Size
-			if b.first != want {
-				return nil, fmt.Errorf("%w: writ_batch has no batch at entry %d (the next is at %d)", ErrOtherLog, want, b.first)
-			}
-		} else if b.first != want {
-			return nil, fmt.Errorf("%w: writ_batch has no batch at entry %d, the bucket's size (the next is at %d)", ErrOtherLog, want, b.first)
-		}
-		out = append(out, b)
-		bytes += len(b.framed)
-	}
-	return out, rows.Err()
-}
-
-// batchReader reads the entry and history bundles of the tree the
-// batches grow from from entries: each the bucket's bundle up to from
-// (the tile's partial one) with the batches' part after it.
-func batchReader(ctx context.Context, b *bucket, from int64, batches []sequenced) func(tiles.Tile) ([]byte, error) {
-	var entries [][]byte
-	for _, s := range batches {
-		entries = append(entries, s.entries...)
-	}
-	return func(t tiles.Tile) ([]byte, error) {
-		start := t.N * tiles.Width
-		end := start + int64(t.W)
-		var out []byte
-		if from > start {
-			prefix := t
-			prefix.W = int(min(from, end) - start)
-			data, err := b.Get(ctx, prefix.Path(), tiles.MaxBundleSize)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, data...)
-		}
-		var err error
-		switch t.Kind {
-		case tiles.KindEntries:
-			for i := max(from, start); i < end && err == nil; i++ {
-				out, err = tiles.AppendBundle(out, entries[i-from])
-			}
-		case tiles.KindHistory:
-			for _, s := range batches {
-				if s.cp.Size > max(from, start) && s.cp.Size <= end && err == nil {
-					out, err = tiles.AppendBundle(out, s.signed)
-				}
-			}
-		default:
-			err = fmt.Errorf("a batch has no %s", t.Path())
-		}
-		return out, err
-	}
 }
 
 // unframe splits entries framed as in a bundle (a big-endian uint16

@@ -14,7 +14,6 @@ import (
 	taws "github.com/transparency-dev/tessera/storage/aws"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
-	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/tiles"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -42,13 +41,17 @@ import (
 //  4. the log commits the batch, End releases the lock, and the batch is
 //     answered: it is durable in the engine's database.
 //
-// Each writer's publisher (publisher.go) carries the sequenced batches
-// to the bucket, one writer at a time: Tessera stores and integrates
-// their entries (its root must be the signed one), then writ's history
-// bundles and the latest checkpoint; a runner syncs from the bucket. A
-// step that does not answer within Config.Stall (DefaultWriterStall
-// when zero) fails the batch with ErrUnavailable, nothing stored here;
-// so does a bucket more than MaxBacklog entries behind the database.
+// Each writer's publisher (publisher.go) keeps its log up with the
+// batches other writers sequence, and carries what the log holds to the
+// bucket, one writer's publisher at a time: Tessera stores and
+// integrates the entries, read from the log (never from the database's
+// rows), its root the log's; then writ's history bundles and the
+// checkpoint; a runner syncs from the bucket. A step that does not
+// answer within Config.Stall (DefaultWriterStall when zero) fails the
+// batch with ErrUnavailable, nothing stored here; so does a database
+// keeping more than MaxBacklog entries the bucket lacks. The bucket is
+// read only when the database keeps no batch: a store that does not
+// answer holds up the bucket, not the answers, up to that bound.
 type Writer struct {
 	c      Config
 	l      *ledger.Log
@@ -79,12 +82,19 @@ const MaxBacklog = 1 << 18
 // with (its state not loaded yet: no SetExtend).
 var ErrBehind = errors.New("the engine holds entries this writer has not caught up with")
 
-// batchTable is the log's sequence in the database: a row a batch.
-const batchTable = `CREATE TABLE IF NOT EXISTS writ_batch (
+// tables are writ's in the engine's database: the log's sequence, a
+// row a batch; and, once the log was taken back (Back), the size it was
+// taken back at, after which no batch is sequenced.
+var tables = []string{`CREATE TABLE IF NOT EXISTS writ_batch (
 	first BIGINT NOT NULL PRIMARY KEY,
 	size BIGINT NOT NULL,
 	signed BLOB NOT NULL,
-	entries LONGBLOB NOT NULL)`
+	entries LONGBLOB NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS writ_closed (id INT NOT NULL PRIMARY KEY, size BIGINT NOT NULL)`}
+
+// ErrClosed: the log was taken back from the engine (Back); the engine
+// sequences no more batches.
+var ErrClosed = errors.New("the engine is closed")
 
 // OpenWriter returns the writer of the authority log l (open for writing
 // with its checkpoint key) on the engine c, installs it as l's
@@ -115,9 +125,11 @@ func OpenWriter(ctx context.Context, l *ledger.Log, c Config) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: the database %s: %w", ErrConfig, redact(c.DSN), err)
 	}
-	if _, err := db.ExecContext(ctx, batchTable); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("%w: creating writ_batch in %s: %w", ErrUnavailable, redact(c.DSN), err)
+	for _, t := range tables {
+		if _, err := db.ExecContext(ctx, t); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("%w: creating writ's tables in %s: %w", ErrUnavailable, redact(c.DSN), err)
+		}
 	}
 	drv, err := taws.New(ctx, taws.Config{SDKConfig: &c.AWS, S3Options: c.s3Options, Bucket: c.Bucket, DSN: c.DSN})
 	if err == nil {
@@ -197,157 +209,14 @@ func (w *Writer) Begin() error {
 	return w.catchUp(ctx)
 }
 
-// catchUp brings the log to the engine's head, then the state: from
-// the bucket when the database no longer keeps the batches after the
-// log's size (its publisher pruned them meanwhile: tried again), then
-// the database's batches.
-func (w *Writer) catchUp(ctx context.Context) error {
-	grew := false
-	for try := 0; ; try++ {
-		kept, head, signed, err := w.engineHead(ctx)
-		if err != nil {
-			return err
-		}
-		if head-kept > MaxBacklog {
-			return fmt.Errorf("%w: the database keeps %d entries not yet in the bucket (the object store does not take them?)", ErrUnavailable, head-kept)
-		}
-		w.head = head
-		size := w.l.Size()
-		if size >= head {
-			if err := w.atHead(signed); err != nil {
-				return err
-			}
-			break
-		} else if try == 3 {
-			return fmt.Errorf("%w: the engine holds %d entries, this writer %d after catching up", ErrBehind, head, size)
-		}
-		grew = true
-		if kept > size {
-			// Published and no longer kept in the database: as a replica.
-			if _, err := replica.SyncLog(ctx, w.l, w.b, replica.SyncOptions{VKey: w.l.Key(), History: true,
-				Resume: func(*ledger.Log, bool) error { return nil }}); err != nil {
-				return fmt.Errorf("catching up from the bucket: %w", err)
-			}
-		}
-		if err := w.applyBatches(ctx); err != nil {
-			return err
-		}
-	}
-	switch {
-	case w.extend != nil:
-		return w.extend() // also a state an earlier extension left behind
-	case grew:
-		return fmt.Errorf("%w: its state is not loaded yet", ErrBehind)
-	}
-	return nil
-}
-
-// engineHead reads the engine's head, in one query: the first entry the
-// database keeps a batch of, and the latest batch's size and signed
-// checkpoint; or, when it keeps none (no writer sequenced yet), the
-// bucket's size (twice) and checkpoint.
-func (w *Writer) engineHead(ctx context.Context) (kept, size int64, signed []byte, err error) {
-	err = w.conn.QueryRowContext(ctx, "SELECT (SELECT MIN(first) FROM writ_batch), size, signed FROM writ_batch ORDER BY first DESC LIMIT 1").Scan(&kept, &size, &signed)
-	if errors.Is(err, sql.ErrNoRows) {
-		signed, cp, err := w.published(ctx)
-		return cp.Size, cp.Size, signed, err
-	} else if err != nil {
-		return 0, 0, nil, fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
-	}
-	return kept, size, signed, nil
-}
-
-// atHead checks that a log as large as the engine's head is the one the
-// head's checkpoint signed signs: the same bytes (this writer's batch,
-// or one it stored), or the same size and root.
-func (w *Writer) atHead(signed []byte) error {
-	local, err := w.l.Checkpoint()
-	if err != nil || bytes.Equal(local, signed) {
-		return err
-	}
-	want, err := formats.OpenCheckpoint(signed, w.l.Key())
-	if err != nil {
-		return fmt.Errorf("%w: the engine's head checkpoint does not verify under this log's key (%v)", ErrOtherLog, err)
-	}
-	head, err := w.l.TrustedHead(w.l.Key())
-	if err != nil {
-		return err
-	}
-	if want.Size != head.Size || want.Hash != head.Hash {
-		return fmt.Errorf("%w: its head (%d entries, root %x) is not this writer's (%d entries, root %x): was this log appended to without the engine?", ErrOtherLog, want.Size, want.Hash, head.Size, head.Hash)
-	}
-	return nil
-}
-
-// applyBatches stores the database's batches from the log's size on,
-// in order, each checked as a replica checks what it syncs.
-func (w *Writer) applyBatches(ctx context.Context) error {
-	for {
-		rows, err := w.conn.QueryContext(ctx, "SELECT first, signed, entries FROM writ_batch WHERE first >= ? ORDER BY first LIMIT 16", w.l.Size())
-		if err != nil {
-			return fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
-		}
-		n, err := w.applyRows(rows)
-		if err != nil || n == 0 {
-			return err
-		}
-	}
-}
-
-// applyRows stores each row's batch, and returns how many.
-func (w *Writer) applyRows(rows *sql.Rows) (int, error) {
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var b sequenced
-		if err := rows.Scan(&b.first, &b.signed, &b.framed); err != nil {
-			return n, fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
-		}
-		if err := b.open(w.l.Key()); err != nil {
-			return n, err
-		}
-		if b.first != w.l.Size() {
-			return n, fmt.Errorf("%w: writ_batch has no batch at entry %d (the next is at %d)", ErrOtherLog, w.l.Size(), b.first)
-		}
-		if err := store(w.l, b); err != nil {
-			return n, err
-		}
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		return n, fmt.Errorf("%w: reading writ_batch: %w", ErrUnavailable, err)
-	}
-	return n, nil
-}
-
-// store appends a sequenced batch to the log: its entries, whose tree
-// must have the signed root, and its checkpoint, in the history too.
-func store(l *ledger.Log, b sequenced) error {
-	rw, err := l.NewReplicaWriter()
-	if err != nil {
-		return err
-	}
-	for _, e := range b.entries {
-		if err := rw.Append(e); err != nil {
-			rw.Abort()
-			return err
-		}
-	}
-	if err := rw.SetHistory(b.cp.Size, b.signed); err != nil {
-		rw.Abort()
-		return err
-	}
-	if err := rw.Finish(b.cp, b.signed, b.signed); err != nil {
-		rw.Abort()
-		return fmt.Errorf("%w: the batch at entry %d in writ_batch: %w", ErrOtherLog, b.first, err)
-	}
-	return nil
-}
-
 // Publish sequences the batch (ledger.Sequencer): its row inserted on
-// the lock's connection. A batch of no entry (a refreshed checkpoint) is
-// not sequenced. Errors: ErrUnavailable, ErrBusy (another batch at its
-// place: the lock was lost), and the log's.
+// the lock's connection, only right after the engine's head and while
+// the engine is not closed (Back). A batch of no entry (a refreshed
+// checkpoint) is not sequenced. When the database's answer is lost (the
+// connection failed), the row is looked for on another connection: the
+// batch is sequenced when it is there. Errors: ErrUnavailable (whether
+// the database took the batch unknown when it does not answer), ErrBusy
+// (another batch at its place: the lock was lost), ErrClosed, the log's.
 func (w *Writer) Publish(old int64, cp formats.Checkpoint, signed []byte, read func(tiles.Tile) ([]byte, error)) error {
 	if cp.Size == old {
 		return nil
@@ -358,22 +227,56 @@ func (w *Writer) Publish(old int64, cp formats.Checkpoint, signed []byte, read f
 	if err != nil {
 		return err
 	}
-	// Only right after the engine's head: the latest batch is never
-	// pruned, so its size is the head (the bucket's, when none is kept).
+	// The latest batch is never pruned, so its size is the head (the
+	// bucket's, when none is kept).
 	res, err := w.conn.ExecContext(ctx, `INSERT INTO writ_batch (first, size, signed, entries)
-		SELECT ?, ?, ?, ? FROM DUAL WHERE (SELECT COALESCE(MAX(size), ?) FROM writ_batch) = ?`,
+		SELECT ?, ?, ?, ? FROM DUAL WHERE (SELECT COALESCE(MAX(size), ?) FROM writ_batch) = ?
+		AND NOT EXISTS (SELECT 1 FROM writ_closed)`,
 		old, cp.Size, signed, entries, w.head, old)
 	var my *mysql.MySQLError
-	if errors.As(err, &my) && my.Number == 1062 { // duplicate key
+	switch {
+	case errors.As(err, &my) && my.Number == 1062: // duplicate key
 		return fmt.Errorf("%w: another writer sequenced a batch at entry %d: this writer lost the engine's lock", ErrBusy, old)
-	} else if err != nil {
-		return fmt.Errorf("%w: sequencing the batch in the database (which may have taken it before it failed): %w", ErrUnavailable, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("%w: the engine's head is no longer entry %d: this writer lost the engine's lock (%v)", ErrBusy, old, err)
+	case errors.As(err, &my):
+		return fmt.Errorf("%w: sequencing the batch in the database: %w", ErrUnavailable, err)
+	case err != nil:
+		if w.sequenced(old, signed) {
+			break // the database took it; its answer was lost
+		}
+		return fmt.Errorf("%w: sequencing the batch in the database, which failed before it answered (it may have taken it): %w", ErrUnavailable, err)
+	default:
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return w.notTaken(ctx, old, err)
+		}
 	}
 	w.pub.poke()
 	return nil
+}
+
+// sequenced reports whether the database holds a batch at first with
+// the checkpoint signed, asked on other connections for up to the stall.
+func (w *Writer) sequenced(first int64, signed []byte) bool {
+	ctx, cancel := w.step()
+	defer cancel()
+	for ctx.Err() == nil {
+		var got []byte
+		err := w.db.QueryRowContext(ctx, "SELECT signed FROM writ_batch WHERE first = ?", first).Scan(&got)
+		if err == nil || errors.Is(err, sql.ErrNoRows) {
+			return bytes.Equal(got, signed)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return false
+}
+
+// notTaken is the error for an insert the guard refused: the engine
+// closed (ErrClosed), or another head (ErrBusy).
+func (w *Writer) notTaken(ctx context.Context, first int64, err error) error {
+	var size sql.NullInt64
+	if qerr := w.conn.QueryRowContext(ctx, "SELECT size FROM writ_closed").Scan(&size); qerr == nil {
+		return fmt.Errorf("%w at %d entries: the log was taken back from it (migrate --back); it takes no more batches", ErrClosed, size.Int64)
+	}
+	return fmt.Errorf("%w: the engine's head is no longer entry %d: this writer lost the engine's lock (%v)", ErrBusy, first, err)
 }
 
 // End releases the engine's lock (ledger.Sequencer).

@@ -269,6 +269,8 @@ func (l *Log) begin() (time.Time, error) {
 		if err := l.sequencer.Begin(); err != nil {
 			return time.Time{}, fmt.Errorf("%w: %w", ErrUnsequenced, err)
 		}
+	} else if l.onEngine != "" {
+		return time.Time{}, fmt.Errorf("%w (%s): append through its writers, or take it back from the engine first", ErrOnEngine, l.onEngine)
 	}
 	return l.batchTime()
 }

@@ -92,6 +92,7 @@ type Log struct {
 
 	committer           // group commit (commit.go)
 	sequencer Sequencer // nil: this store alone (sequencer.go)
+	onEngine  string    // RequireSequencer's where
 
 	proofHashes hashcache.Cache // upper tree hashes proofs read
 

@@ -17,7 +17,7 @@ var migrateCommand = &cli.Command{
 	Name:  "migrate",
 	Usage: "copy the authority log, verified, to the distributed engine: Tessera's AWS driver on a MySQL-compatible database and an S3-compatible bucket (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); with --back, bring the log to the engine's head instead, to go on without it",
 	Flags: append(cliflags.Engine(true), dirFlag, jsonFlag,
-		&cli.BoolFlag{Name: "back", Usage: "take the log back: store in --dir every batch the engine's writers sequenced (stop them first), verified and judged"}),
+		&cli.BoolFlag{Name: "back", Usage: "take the log back: store in --dir every batch the engine's writers sequenced, verified and judged, and close the engine to them"}),
 	Action: ledgerMigrate,
 }
 
@@ -42,6 +42,9 @@ func ledgerMigrate(c *cli.Context) error {
 	defer l.Close()
 	act := map[bool]func(context.Context, *ledger.Log, engine.Config) (*engine.Migrated, error){false: engine.Migrate, true: engine.Back}[c.Bool("back")]
 	m, err := act(c.Context, l, *cfg)
+	if err == nil { // on the engine now, or alone again (ledgerdir.EngineFile)
+		err = d.SetEngine(map[bool]string{false: "bucket " + cfg.Bucket + " " + cfg.Endpoint}[c.Bool("back")])
+	}
 	if err != nil {
 		return failure.Engine(err, c.String("dir"), c.Bool("back"))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/ledger/ledgerdir"
 )
 
 // TestMigrateToEngine: ledger migrate copies a Badger authority log, on
@@ -68,6 +69,19 @@ func TestMigrateToEngine(t *testing.T) {
 		synced := writIn(t, w.dir, "--json", "ledger", "sync", "--dir", "R", "--from", nginx, "--vkey", w.vkey.String())
 		if !strings.Contains(synced, `"after":`+jsonNumber(size)) {
 			t.Fatalf("round %d: a replica's sync from the bucket through nginx:\n%s\nwant after %v", round, synced, size)
+		}
+		// Once on the engine, the directory appends only through the
+		// engine's writers: alone, it would fork from the engine's log.
+		names, _ := w.batch(40)
+		cmd := exec.Command("writ", append([]string{"ledger", "append", "--dir", "W"}, names...)...)
+		cmd.Dir, cmd.Env = w.dir, append(os.Environ(), "WRIT_PASSPHRASE="+floodPassphrase)
+		if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "nothing appended: the log is on a distributed engine (bucket log ") {
+			t.Fatalf("round %d: a local append to a log on the engine: exit %d\n%s\nwant 2", round, cmd.ProcessState.ExitCode(), out)
+		}
+		// The fence lifted by hand (no writer ever ran): appended alone,
+		// migrated again, what is new is copied.
+		if err := os.Remove(filepath.Join(w.dir, "W", ledgerdir.EngineFile)); err != nil {
+			t.Fatal(err)
 		}
 		appendBatch(40)
 	}

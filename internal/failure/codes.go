@@ -101,8 +101,9 @@ func Appended(err error, first, last int64) error {
 // Append gives an error of verify.AppendRecords (appending the files
 // names to the ledger directory dir) its exit code and next acts: the
 // open's as OpenLog says; a ledger that does not verify is a no; a
-// refused record is Record's, naming its file; a batch too large is bad
-// input; a lock is busy; anything else a no. It returns first the note a
+// refused record is Record's, naming its file; a batch too large, or a
+// log on a distributed engine, is bad input; a lock is busy; anything
+// else a no. It returns first the note a
 // refusal judged after a full replay carries ("" for none).
 func Append(err error, dir string, names []string) (note string, coded error) {
 	var oe *ledgerdir.OpenError
@@ -111,6 +112,9 @@ func Append(err error, dir string, names []string) (note string, coded error) {
 	switch {
 	case errors.As(err, &oe):
 		return "", OpenLog(oe.Err, dir)
+	case errors.Is(err, ledger.ErrOnEngine):
+		return "", exitcode.Input(fmt.Errorf("nothing appended: %w", err), "submit the records to a writer of the engine: `writ ledger append --to URL --vkey KEY`",
+			"or, to go on without the engine, take the log back first: `writ ledger migrate --back --dir "+dir+"`")
 	case errors.As(err, &le):
 		return "", exitcode.Refused(fmt.Errorf("the ledger does not verify, nothing appended: %w", le.Err), "run `writ ledger verify --dir "+dir+"` for the evidence")
 	case errors.As(err, &ae):

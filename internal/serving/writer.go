@@ -68,7 +68,7 @@ const WriterBase = 40 << 20
 // option out of range, plain HTTP on an address that is not loopback, or
 // a TLS file that does not load; the listener's; a log that does not
 // verify, as a *verify.LoadError (the service stops); with an Engine,
-// engine.OpenWriter's.
+// engine.OpenWriter's; without, bad usage for a log on one.
 func (w Writer) Run(ctx context.Context, l *ledger.Log) error {
 	svc, err := logservice.New(l, w.Options)
 	if err != nil {
@@ -76,6 +76,9 @@ func (w Writer) Run(ctx context.Context, l *ledger.Log) error {
 	}
 	defer svc.Close()
 	var ew *engine.Writer
+	if on := l.OnEngine(); w.Engine == nil && on != "" {
+		return exitcode.Usagef("the authority log is on a distributed engine (%s): serve it with --dsn and --bucket, or take it back first (writ ledger migrate --back)", on)
+	}
 	if w.Engine != nil {
 		cfg := *w.Engine
 		cfg.Warn = w.warnf

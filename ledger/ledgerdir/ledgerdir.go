@@ -1,6 +1,7 @@
 package ledgerdir
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -214,7 +215,8 @@ type Unlock struct {
 // OpenAuthorityKeyed opens the authority log of d for appending, with its
 // checkpoint key unlocked as u says: the token key DIR/checkpoint.uri
 // names (OpenAuthorityWith), or the key file DIR/checkpoint.key
-// (OpenAuthority). Errors: keys.ErrKeyRef for a malformed DIR/checkpoint.uri;
+// (OpenAuthority). A log on a distributed engine (EngineFile) appends
+// only through it. Errors: keys.ErrKeyRef for a malformed DIR/checkpoint.uri;
 // u.Identities' own error, as it is; those of OpenAuthorityWith
 // (sign.ErrToken and kin, ErrWrongKey) and OpenAuthority.
 func (d Dir) OpenAuthorityKeyed(u Unlock) (*ledger.Log, error) {
@@ -223,7 +225,8 @@ func (d Dir) OpenAuthorityKeyed(u Unlock) (*ledger.Log, error) {
 		return nil, err
 	}
 	if ref != "" {
-		return OpenAuthorityWith(string(d), sign.KeyOptions{PIN: u.PIN})
+		l, err := OpenAuthorityWith(string(d), sign.KeyOptions{PIN: u.PIN})
+		return d.fence(l, err)
 	}
 	if u.Identities == nil {
 		return nil, errors.New("checkpoint key: no identities to unlock it")
@@ -234,5 +237,17 @@ func (d Dir) OpenAuthorityKeyed(u Unlock) (*ledger.Log, error) {
 	} else if len(ids) == 0 {
 		return nil, errors.New("checkpoint key: no identities to unlock it")
 	}
-	return OpenAuthority(string(d), ids)
+	return d.fence(OpenAuthority(string(d), ids))
+}
+
+// fence makes l append only through an engine when d says it is on one
+// (Engine; an EngineFile that cannot be read too).
+func (d Dir) fence(l *ledger.Log, err error) (*ledger.Log, error) {
+	if err != nil {
+		return nil, err
+	}
+	if on, err := d.Engine(); err != nil || on != "" {
+		l.RequireSequencer(cmp.Or(on, fmt.Sprint(err)))
+	}
+	return l, nil
 }
