@@ -62,6 +62,7 @@ func (w *engineWorld) holdPublishLock() (release func()) {
 func TestBackClosesEngine(t *testing.T) {
 	w := newEngineWorld(t, "example.com/back-closes")
 	a, ca := w.writer("W")
+	defer stopWriter(t, a)
 	_, recs := w.batch(0)
 	got, err := ca.Append(context.Background(), recs)
 	if err != nil {

@@ -58,6 +58,12 @@ func newEngineWorld(t *testing.T, origin string) *engineWorld {
 // writer starts a writer service on ledger ldir and the engine.
 func (w *engineWorld) writer(ldir string) (*exec.Cmd, *logservice.Client) {
 	cmd, url := startWriterOn(w.t, w.dir, ldir, w.args, w.env...)
+	w.t.Cleanup(func() { // one a failing test left running
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
 	return cmd, &logservice.Client{URL: url, VKey: w.vkey, HTTP: &http.Client{Timeout: 30 * time.Second}}
 }
 
