@@ -61,6 +61,14 @@ const (
 	IssuedAt             = "issued-at-range"
 	VKeyMismatch         = "vkey-mismatch"
 	NothingVerified      = "nothing-verified"
+	// Provenance rules refuse a pin whose provenance attestation does not
+	// vouch for the binary (writ pin --provenance; package provenance).
+	ProvenanceMalformed = "provenance-malformed"
+	ProvenanceSignature = "provenance-signature"
+	ProvenanceSubject   = "provenance-subject"
+	ProvenanceBuilder   = "provenance-builder"
+	ProvenanceSource    = "provenance-source"
+	ProvenanceDirty     = "provenance-dirty"
 	// Store rules refuse a log whose Badger store is damaged on disk
 	// (package ledger, *ledger.StoreError), at whatever command opens it.
 	StoreDamaged     = "store-damaged"
@@ -200,4 +208,16 @@ var All = []Rule{
 		StoreAct: "run `writ ledger repair --dir DIR`: it moves the damaged store into DIR/set-aside/ (nothing is deleted), rebuilds it from the files that read back, keeps the result only if every entry verifies against the log's signed checkpoint, says what it did, and `writ ledger repair --dir DIR --undo` puts everything back"},
 	{ID: StoreUnrecovered, Class: ClassIntegrity, Summary: "a damaged log store still holds, in the files that read back, every entry its signed checkpoint covers",
 		StoreAct: "restore the ledger from an export with `writ ledger repair --dir DIR --from EXPORT` (the damaged store is set aside, the export is imported with every check `writ ledger import` runs, and --undo puts it back), or make a new replica from the log's publication with `writ ledger sync --dir NEWDIR --from URL --vkey KEY`"},
+	{ID: ProvenanceMalformed, Class: ClassProvenance, Summary: "the provenance is a DSSE envelope of an in-toto Statement v1 with an SLSA provenance v1 predicate, well formed",
+		ReportAct: "give the attestation the builder wrote (a DSSE envelope, as cosign attest-blob or the SLSA generator writes it), unedited"},
+	{ID: ProvenanceSignature, Class: ClassProvenance, Summary: "the provenance's envelope is signed by the key given for it (--provenance-key)",
+		ReportAct: "give the builder's public key; an attestation that does not verify under it is not the builder's"},
+	{ID: ProvenanceSubject, Class: ClassProvenance, Summary: "the provenance's subject names the pinned binary's SHA-256 digest",
+		ReportAct: "pin the binary the attestation was made for, or attest this one"},
+	{ID: ProvenanceBuilder, Class: ClassProvenance, Summary: "the provenance's builder id is one the pin allows (--builder)",
+		ReportAct: "build the release on an allowed builder, or allow this builder if it is one you trust"},
+	{ID: ProvenanceSource, Class: ClassProvenance, Summary: "the provenance's source commit (and repository, where the binary's module path names one) is the revision the Go binary records",
+		ReportAct: "pin the binary the builder built from that commit; a binary that records another revision was not built by it"},
+	{ID: ProvenanceDirty, Class: ClassProvenance, Summary: "a binary pinned with provenance was built from a clean tree (vcs.modified false)",
+		ReportAct: "rebuild the release from a clean checkout on the builder and pin that"},
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/writ-ledger/writ/provenance"
 	"github.com/writ-ledger/writ/schemas"
 	"golang.org/x/mod/semver"
 )
@@ -72,6 +73,12 @@ type PinOptions struct {
 	Expires      time.Time
 	AllowDirty   bool // pin a vcs.modified=true build
 	AllowUnknown bool // pin a build without vcs.revision
+	// Provenance, when set, is the build provenance attestation (a DSSE
+	// envelope; package provenance) that must vouch for the binary,
+	// under ProvenanceKey (a PEM public key), built by one of Builders
+	// (empty: any); NewPin returns what it attested.
+	Provenance, ProvenanceKey []byte
+	Builders                  []string
 }
 
 // Platform returns this machine's GOOS/GOARCH, the platform a runner
@@ -82,15 +89,24 @@ func Platform() string { return runtime.GOOS + "/" + runtime.GOARCH }
 // returns the pin record for it. It refuses a dirty build (ErrDirtyBuild)
 // unless AllowDirty, a build without a source revision (ErrUnknownBuild)
 // unless AllowUnknown, a platform that contradicts the binary's own, and
-// any field the pin schema rejects (a *schemas.FieldError).
+// any field the pin schema rejects (a *schemas.FieldError); with
+// o.Provenance, a key that does not load and a provenance that does not
+// vouch for the binary (a *provenance.Error).
 func NewPin(path string, o PinOptions) (*schemas.Pin, error) {
+	p, _, err := NewAttestedPin(path, o)
+	return p, err
+}
+
+// NewAttestedPin is NewPin, also returning what o.Provenance attested
+// (nil without one).
+func NewAttestedPin(path string, o PinOptions) (*schemas.Pin, *provenance.Attested, error) {
 	version, err := ParseVersion(o.Version)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	in, err := Inspect(path, "sha256")
 	if err != nil {
-		return nil, fmt.Errorf("the binary to pin: %w", err)
+		return nil, nil, fmt.Errorf("the binary to pin: %w", err)
 	}
 	build, binPlatform := in.Build, in.Platform
 	platform := o.Platform
@@ -100,27 +116,37 @@ func NewPin(path string, o PinOptions) (*schemas.Pin, error) {
 	case platform == "":
 		platform = Platform()
 	case binPlatform != "" && platform != binPlatform:
-		return nil, fmt.Errorf("--platform %s: %s was built for %s", platform, path, binPlatform)
+		return nil, nil, fmt.Errorf("--platform %s: %s was built for %s", platform, path, binPlatform)
 	}
 	if build != nil && build.Modified && !o.AllowDirty {
-		return nil, fmt.Errorf("%w: %s was built from a modified tree (vcs.modified=true, revision %s); rebuild from a clean checkout, or pass --allow-dirty to pin it anyway", ErrDirtyBuild, path, build.Revision)
+		return nil, nil, fmt.Errorf("%w: %s was built from a modified tree (vcs.modified=true, revision %s); rebuild from a clean checkout, or pass --allow-dirty to pin it anyway", ErrDirtyBuild, path, build.Revision)
 	}
 	if (build == nil || build.Revision == "") && !o.AllowUnknown {
 		why := "it records no vcs.revision (built with -buildvcs=false, by go run, or outside a repository)"
 		if build == nil {
 			why = "it carries no Go build information (not a Go binary, or stripped of it)"
 		}
-		return nil, fmt.Errorf("%w: %s: %s; pass --allow-unknown-build to pin it anyway", ErrUnknownBuild, path, why)
+		return nil, nil, fmt.Errorf("%w: %s: %s; pass --allow-unknown-build to pin it anyway", ErrUnknownBuild, path, why)
 	}
 	digest, size := in.Digest, in.Size
+	var attested *provenance.Attested
+	if o.Provenance != nil {
+		key, err := provenance.LoadKey(o.ProvenanceKey)
+		if err != nil {
+			return nil, nil, err
+		}
+		if attested, err = provenance.Check(o.Provenance, key, provenance.Expect{Digest: digest, Build: build, Builders: o.Builders}); err != nil {
+			return nil, nil, err
+		}
+	}
 	p := &schemas.Pin{
 		V: schemas.SchemaVersion, Artifact: o.Artifact, Platform: platform, Digest: digest, Size: uint64(size),
 		Version: version, Build: build, IssuedAt: o.IssuedAt.Unix(), Expires: o.Expires.Unix(),
 	}
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return p, nil
+	return p, attested, nil
 }
 
 // ParseVersion returns the semantic version v (SemVer 2.0.0, as

@@ -10,6 +10,7 @@ import (
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/provenance"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -186,17 +187,8 @@ func pinCommand() *cli.Command {
 		Name:      "pin",
 		Usage:     "sign a pin: the digest, size, version and build metadata of BINARY for an artifact",
 		ArgsUsage: "BINARY",
-		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "key", Required: true, Usage: "private key `FILE` or PKCS#11 URI (pkcs11:token=T;object=O) delegated the pin action (one: a pin carries one signature)"},
-			&cli.StringFlag{Name: "artifact", Required: true, Usage: "artifact `NAME` (letters, digits, . _ - +)"},
-			&cli.StringFlag{Name: "version", Required: true, Usage: "semantic version of this release"},
-			&cli.StringFlag{Name: "platform", Usage: "GOOS/GOARCH (default: the binary's, else this machine's)"},
-			&cli.StringFlag{Name: "expires", Value: "2160h", Usage: "RFC 3339 time or duration from now"},
-			&cli.BoolFlag{Name: "allow-dirty", Usage: "pin a binary built from a modified tree (vcs.modified=true)"},
-			&cli.BoolFlag{Name: "allow-unknown-build", Usage: "pin a binary that records no source revision"},
-			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
-		},
-		Action: pin,
+		Flags:     cliflags.Pin(outFlag, passphraseFileFlag, identityFlag, jsonFlag),
+		Action:    pin,
 	}
 }
 
@@ -209,11 +201,13 @@ func pin(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := transfer.NewPin(c.Args().First(), transfer.PinOptions{
-		Artifact: c.String("artifact"), Version: c.String("version"), Platform: c.String("platform"),
-		IssuedAt: now, Expires: exp, AllowDirty: c.Bool("allow-dirty"), AllowUnknown: c.Bool("allow-unknown-build"),
-	})
-	if errors.Is(err, transfer.ErrDirtyBuild) || errors.Is(err, transfer.ErrUnknownBuild) {
+	opts, err := cliflags.PinOptions(c)
+	if err != nil {
+		return err
+	}
+	opts.IssuedAt, opts.Expires = now, exp
+	rec, attested, err := transfer.NewAttestedPin(c.Args().First(), opts)
+	if errors.Is(err, transfer.ErrDirtyBuild) || errors.Is(err, transfer.ErrUnknownBuild) || errors.Is(err, provenance.ErrRefused) {
 		return exitcode.Refused(err) // a verdict on the binary, not bad input: exit 1
 	} else if err != nil {
 		return fieldFlagErr(c, err)
@@ -222,7 +216,7 @@ func pin(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res := &pinResult{Artifact: rec.Artifact, Version: rec.Version, Platform: rec.Platform, BinaryDigest: rec.Digest, Size: rec.Size, Build: rec.Build}
+	res := &pinResult{Artifact: rec.Artifact, Version: rec.Version, Platform: rec.Platform, BinaryDigest: rec.Digest, Size: rec.Size, Build: rec.Build, Provenance: attested}
 	return finishKeys(c, rec, []string{path}, res, fmt.Sprintf("binary %s %s %s: %s, %d bytes", rec.Artifact, rec.Version, rec.Platform, rec.Digest, rec.Size))
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/jsonobject"
 	"github.com/writ-ledger/writ/ledger/formats"
+	"github.com/writ-ledger/writ/provenance"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify/audit"
 )
@@ -79,12 +80,13 @@ type downgradeResult struct {
 
 type pinResult struct {
 	recorded
-	Artifact     string         `json:"artifact" doc:"the artifact pinned"`
-	Version      string         `json:"version" doc:"its version"`
-	Platform     string         `json:"platform" doc:"GOOS/GOARCH"`
-	BinaryDigest string         `json:"binary_digest" doc:"sha256:<hex> of the binary"`
-	Size         uint64         `json:"size" doc:"the binary's size in bytes"`
-	Build        *schemas.Build `json:"build" doc:"the Go build metadata pinned"`
+	Artifact     string               `json:"artifact" doc:"the artifact pinned"`
+	Version      string               `json:"version" doc:"its version"`
+	Platform     string               `json:"platform" doc:"GOOS/GOARCH"`
+	BinaryDigest string               `json:"binary_digest" doc:"sha256:<hex> of the binary"`
+	Size         uint64               `json:"size" doc:"the binary's size in bytes"`
+	Build        *schemas.Build       `json:"build" doc:"the Go build metadata pinned"`
+	Provenance   *provenance.Attested `json:"provenance,omitempty" doc:"what the provenance attestation vouched for (--provenance), checked offline"`
 }
 
 type instructResult struct {

@@ -18,7 +18,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/exitcode"
+	"github.com/writ-ledger/writ/internal/fileio"
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
+	"github.com/writ-ledger/writ/provenance"
+	"github.com/writ-ledger/writ/transfer"
 )
 
 // Line is a command line after Interspersed: the arguments urfave/cli
@@ -412,4 +415,46 @@ func withRequired(usage string) string {
 		return usage
 	}
 	return strings.TrimSpace(usage + " (required)")
+}
+
+// Pin are writ pin's flags, then more.
+func Pin(more ...cli.Flag) []cli.Flag {
+	return append([]cli.Flag{
+		&cli.StringSliceFlag{Name: "key", Required: true, Usage: "private key `FILE` or PKCS#11 URI (pkcs11:token=T;object=O) delegated the pin action (one: a pin carries one signature)"},
+		&cli.StringFlag{Name: "artifact", Required: true, Usage: "artifact `NAME` (letters, digits, . _ - +)"},
+		&cli.StringFlag{Name: "version", Required: true, Usage: "semantic version of this release"},
+		&cli.StringFlag{Name: "platform", Usage: "GOOS/GOARCH (default: the binary's, else this machine's)"},
+		&cli.StringFlag{Name: "expires", Value: "2160h", Usage: "RFC 3339 time or duration from now"},
+		&cli.BoolFlag{Name: "allow-dirty", Usage: "pin a binary built from a modified tree (vcs.modified=true)"},
+		&cli.BoolFlag{Name: "allow-unknown-build", Usage: "pin a binary that records no source revision"},
+		&cli.StringFlag{Name: "provenance", Usage: "a build provenance attestation `FILE` (DSSE envelope of an in-toto statement with an SLSA provenance v1 predicate) that must vouch for the binary: its subject, builder, source commit and clean tree, checked offline"},
+		&cli.StringFlag{Name: "provenance-key", Usage: "the builder's public key `FILE` (PEM) the provenance must be signed by"},
+		&cli.StringSliceFlag{Name: "builder", Usage: "a builder `ID` the provenance may name (repeat; none: any, recorded)"},
+	}, more...)
+}
+
+// PinOptions reads Pin's flags but the times, the provenance and its key
+// read from their files (each at most provenance.MaxEnvelopeSize).
+// Errors: bad usage for a provenance without its key or the reverse, or
+// --builder without a provenance; a file that cannot be read.
+func PinOptions(c *cli.Context) (transfer.PinOptions, error) {
+	o := transfer.PinOptions{Artifact: c.String("artifact"), Version: c.String("version"), Platform: c.String("platform"),
+		AllowDirty: c.Bool("allow-dirty"), AllowUnknown: c.Bool("allow-unknown-build"), Builders: c.StringSlice("builder")}
+	env, key := c.String("provenance"), c.String("provenance-key")
+	switch {
+	case (env == "") != (key == ""):
+		return o, exitcode.Usagef("--provenance and --provenance-key come together: the attestation and the key it is signed by")
+	case env == "" && len(o.Builders) > 0:
+		return o, exitcode.Usagef("--builder names the builders a --provenance may name")
+	case env == "":
+		return o, nil
+	}
+	var err error
+	if o.Provenance, err = fileio.ReadWhole(c.App.Reader, env, provenance.MaxEnvelopeSize); err != nil {
+		return o, exitcode.Input(fmt.Errorf("--provenance %s: %w", env, err))
+	}
+	if o.ProvenanceKey, err = fileio.ReadWhole(c.App.Reader, key, 64<<10); err != nil {
+		return o, exitcode.Input(fmt.Errorf("--provenance-key %s: %w", key, err))
+	}
+	return o, nil
 }

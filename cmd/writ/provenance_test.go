@@ -1,0 +1,132 @@
+package main
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/writ-ledger/writ/internal/testkit"
+	"github.com/writ-ledger/writ/rules"
+	"github.com/writ-ledger/writ/transfer"
+)
+
+const provBuilder = "https://github.com/slsa-framework/slsa-github-generator/.github/workflows/builder_go_slsa3.yml@refs/tags/v2.1.0"
+
+// provenanceFile writes, in dir, a DSSE envelope signed by key of an
+// in-toto statement with an SLSA provenance v1 predicate: the subject
+// digest, source commit and builder given.
+func provenanceFile(t *testing.T, dir, name string, key *ecdsa.PrivateKey, digest, commit, builder string) string {
+	st := map[string]any{
+		"_type":         "https://in-toto.io/Statement/v1",
+		"subject":       []any{map[string]any{"name": "agent", "digest": map[string]any{"sha256": strings.TrimPrefix(digest, "sha256:")}}},
+		"predicateType": "https://slsa.dev/provenance/v1",
+		"predicate": map[string]any{
+			"buildDefinition": map[string]any{"buildType": "https://slsa-framework.github.io/github-actions-buildtypes/workflow/v1",
+				"externalParameters":   map[string]any{"workflow": map[string]any{"ref": "refs/heads/main", "repository": "https://example.com/agent"}},
+				"resolvedDependencies": []any{map[string]any{"uri": "git+https://example.com/agent@refs/heads/main", "digest": map[string]any{"gitCommit": commit}}}},
+			"runDetails": map[string]any{"builder": map[string]any{"id": builder}},
+		},
+	}
+	payload, _ := json.Marshal(st)
+	s, err := signature.LoadECDSASigner(key, crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := s.SignMessage(strings.NewReader(string(dsse.PAE("application/vnd.in-toto+json", payload))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := json.Marshal(dsse.Envelope{PayloadType: "application/vnd.in-toto+json", Payload: base64.StdEncoding.EncodeToString(payload),
+		Signatures: []dsse.Signature{{Sig: base64.StdEncoding.EncodeToString(sig)}}})
+	if err := os.WriteFile(filepath.Join(dir, name), env, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestPinProvenance: writ pin --provenance on real Go binaries with
+// their build metadata: an attestation that vouches for the binary is
+// recorded in the answer; one for another digest, by another builder,
+// from another commit, or for a binary of a modified tree is refused
+// (exit 1) under its own rule with the evidence; the check runs with no
+// network at all (unshare -n).
+func TestPinProvenance(t *testing.T) {
+	dir := t.TempDir()
+	for name, o := range map[string]testkit.BuildOptions{"agent": {}, "agent-dirty": {Dirty: true}} {
+		if err := copyFile(testkit.BuildAgent(t, o), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writIn(t, dir, "key", "generate", "--out", "rel", "--work-factor", "10")
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	pub, _ := cryptoutils.MarshalPublicKeyToPEM(&key.PublicKey)
+	if err := os.WriteFile(filepath.Join(dir, "builder.pub"), pub, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	info := func(name string) (string, string) {
+		in, err := transfer.Inspect(filepath.Join(dir, name), "sha256")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in.Digest, in.Build.Revision
+	}
+	digest, rev := info("agent")
+	dirtyDigest, dirtyRev := info("agent-dirty")
+	pin := func(bin, env string, more ...string) (string, int) {
+		args := append([]string{"--json", "pin", "--key", "rel.key", "--artifact", "agent", "--version", "1.0.0", "--out", "agent.pin",
+			"--provenance", env, "--provenance-key", "builder.pub"}, more...)
+		cmd := exec.Command("writ", append(args, bin)...)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "WRIT_PASSPHRASE="+floodPassphrase)
+		out, _ := cmd.CombinedOutput()
+		os.Remove(filepath.Join(dir, "agent.pin"))
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	good := provenanceFile(t, dir, "good.json", key, digest, rev, provBuilder)
+	out, code := pin("agent", good, "--builder", provBuilder)
+	if code != 0 || !strings.Contains(out, `"builder":"`+provBuilder+`"`) || !strings.Contains(out, `"commit":"`+rev+`"`) {
+		t.Fatalf("a provenance that vouches for the binary: exit %d\n%s", code, out)
+	}
+	for _, c := range []struct {
+		name, bin, env string
+		more           []string
+		rule, evidence string
+	}{
+		{"another binary's", "agent", provenanceFile(t, dir, "subject.json", key, dirtyDigest, rev, provBuilder), nil, rules.ProvenanceSubject, "expected " + digest},
+		{"another builder's", "agent", provenanceFile(t, dir, "builder.json", key, digest, rev, "https://ci.example/evil"), []string{"--builder", provBuilder},
+			rules.ProvenanceBuilder, "found https://ci.example/evil"},
+		{"another commit's", "agent", provenanceFile(t, dir, "commit.json", key, digest, strings.Repeat("e", 40), provBuilder), nil, rules.ProvenanceSource, "expected " + rev},
+		{"a modified tree's", "agent-dirty", provenanceFile(t, dir, "dirty.json", key, dirtyDigest, dirtyRev, provBuilder), []string{"--allow-dirty"}, rules.ProvenanceDirty, ""},
+		{"another key's", "agent", provenanceFile(t, dir, "key.json", mustKey(t), digest, rev, provBuilder), nil, rules.ProvenanceSignature, ""},
+	} {
+		out, code := pin(c.bin, c.env, c.more...)
+		if code != 1 || !strings.Contains(out, `"rule":"`+c.rule+`"`) || !strings.Contains(out, c.evidence) {
+			t.Errorf("%s provenance: exit %d\n%s\nwant 1, rule %s, %q", c.name, code, out, c.rule, c.evidence)
+		}
+	}
+	// No socket: the same pin in a network namespace of its own.
+	cmd := exec.Command("unshare", "-n", "writ", "pin", "--key", "rel.key", "--artifact", "agent", "--version", "1.0.0", "--out", "agent.pin",
+		"--provenance", good, "--provenance-key", "builder.pub", "agent")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "WRIT_PASSPHRASE="+floodPassphrase)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pin --provenance with no network: %v\n%s", err, out)
+	}
+}
+
+func mustKey(t *testing.T) *ecdsa.PrivateKey {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}

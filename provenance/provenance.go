@@ -1,0 +1,255 @@
+// Package provenance checks, offline, that a build provenance
+// attestation vouches for a Go binary a release engineer pins: a DSSE
+// envelope (github.com/secure-systems-lab/dsse, as cosign attest-blob and
+// the SLSA GitHub generator write it) signed by the key given, holding an
+// in-toto Statement v1 (in-toto/attestation) whose subject is the
+// binary's SHA-256 digest and whose predicate is SLSA provenance v1
+// (slsa.dev/provenance/v1), built by an allowed builder, from the source
+// commit the binary itself records (debug/buildinfo's vcs.revision, and
+// the repository its module path names, where it names one), from a
+// clean tree. Every refusal is an *Error with a rule id (package rules)
+// and what was expected and found. Nothing here opens a socket.
+package provenance
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/sha256"
+	"math/big"
+
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"golang.org/x/crypto/cryptobyte"
+	"golang.org/x/crypto/cryptobyte/asn1"
+
+	prov "github.com/in-toto/attestation/go/predicates/provenance/v1"
+	intoto "github.com/in-toto/attestation/go/v1"
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/writ-ledger/writ/rules"
+	"github.com/writ-ledger/writ/schemas"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// MaxEnvelopeSize bounds an attestation envelope, in bytes.
+const MaxEnvelopeSize = 1 << 20
+
+// The media and predicate types this package takes.
+const (
+	PayloadType   = "application/vnd.in-toto+json"
+	PredicateType = "https://slsa.dev/provenance/v1"
+)
+
+// Error is a refusal: its rule (rules.Provenance*), what is wrong, and
+// the evidence, expected and found ("" when none applies).
+type Error struct {
+	Rule            string
+	Reason          string
+	Expected, Found string
+}
+
+func (e *Error) Error() string {
+	s := "provenance: " + e.Reason
+	if e.Expected != "" || e.Found != "" {
+		s += fmt.Sprintf(": expected %s, found %s", e.Expected, e.Found)
+	}
+	return s + " (" + e.Rule + ")"
+}
+
+// RuleID returns the refusal's rule id.
+func (e *Error) RuleID() string { return e.Rule }
+
+// ErrRefused is wrapped by every *Error.
+var ErrRefused = errors.New("the provenance does not vouch for the binary")
+
+// Unwrap returns ErrRefused.
+func (e *Error) Unwrap() error { return ErrRefused }
+
+func refuse(rule, reason, expected, found string) *Error {
+	return &Error{Rule: rule, Reason: reason, Expected: expected, Found: found}
+}
+
+// Attested is what a provenance said of the binary, once it vouched for
+// it (the pin's record of it).
+type Attested struct {
+	// Digest is the SHA-256 of the envelope's bytes as given
+	// ("sha256:" and 64 hex digits).
+	Digest string `json:"digest" doc:"SHA-256 of the attestation envelope as given (sha256:hex)"`
+	// Builder is the builder id (runDetails.builder.id).
+	Builder string `json:"builder" doc:"the builder id the provenance names (runDetails.builder.id)"`
+	// BuildType is buildDefinition.buildType.
+	BuildType string `json:"build_type" doc:"the provenance's buildDefinition.buildType"`
+	// Repository and Commit are the source the provenance names: the
+	// git URI of the dependency whose gitCommit digest it gives, and
+	// that commit.
+	Repository string `json:"repository" doc:"the source repository the provenance names (git URI, without the ref)"`
+	Commit     string `json:"commit" doc:"the source commit the provenance names (gitCommit)"`
+}
+
+// Expect is what the binary itself says, and which builders may have
+// built it.
+type Expect struct {
+	// Digest is the binary's "sha256:<hex>" digest.
+	Digest string
+	// Build is the binary's Go build metadata (nil: it records none).
+	Build *schemas.Build
+	// Builders are the builder ids allowed; empty allows any (the pin
+	// records the one found).
+	Builders []string
+}
+
+// LoadKey parses a PEM public key (PKIX: ECDSA, Ed25519 or RSA, as
+// cosign generate-key-pair writes it) as a verifier of DSSE signatures
+// (SHA-256 for ECDSA and RSA). Errors: a malformed key, naming why.
+func LoadKey(pemBytes []byte) (signature.Verifier, error) {
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
+	if err != nil {
+		return nil, fmt.Errorf("the provenance key: %w", err)
+	}
+	return signature.LoadVerifier(pub, crypto.SHA256)
+}
+
+// Check verifies envelope (a DSSE envelope, JSON) under key and checks
+// its statement against want: the signature (rules.ProvenanceSignature),
+// the statement and predicate (rules.ProvenanceMalformed), the subject
+// (rules.ProvenanceSubject), the builder (rules.ProvenanceBuilder), the
+// source commit and repository (rules.ProvenanceSource) and a clean tree
+// (rules.ProvenanceDirty), in that order. It returns what the
+// provenance says, or an *Error.
+func Check(envelope []byte, key signature.Verifier, want Expect) (*Attested, error) {
+	st, err := open(envelope, key)
+	if err != nil {
+		return nil, err
+	}
+	p, err := predicate(st)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(envelope)
+	a := &Attested{Digest: "sha256:" + hex.EncodeToString(sum[:]), Builder: p.GetRunDetails().GetBuilder().GetId(),
+		BuildType: p.GetBuildDefinition().GetBuildType()}
+	a.Repository, a.Commit = source(p)
+	if a.Builder == "" {
+		return nil, refuse(rules.ProvenanceMalformed, "the provenance names no builder (runDetails.builder.id)", "", "")
+	}
+	if err := subject(st, want.Digest); err != nil {
+		return nil, err
+	}
+	if len(want.Builders) > 0 && !slices.Contains(want.Builders, a.Builder) {
+		return nil, refuse(rules.ProvenanceBuilder, "the builder is not one the pin allows", strings.Join(want.Builders, " or "), a.Builder)
+	}
+	if err := sameSource(a, want.Build); err != nil {
+		return nil, err
+	}
+	if want.Build.Modified {
+		return nil, refuse(rules.ProvenanceDirty, "the binary records a modified tree (vcs.modified)", "false", "true")
+	}
+	return a, nil
+}
+
+// open verifies the envelope's signature under key and parses its
+// statement, strictly.
+func open(envelope []byte, key signature.Verifier) (*intoto.Statement, error) {
+	if len(envelope) > MaxEnvelopeSize {
+		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the envelope is over %d bytes", MaxEnvelopeSize), "", "")
+	}
+	var env dsse.Envelope
+	dec := json.NewDecoder(bytes.NewReader(envelope))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil || dec.More() {
+		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("not a DSSE envelope (JSON: payloadType, payload, signatures): %v", err), "", "")
+	}
+	if env.PayloadType != PayloadType {
+		return nil, refuse(rules.ProvenanceMalformed, "the envelope's payloadType", PayloadType, env.PayloadType)
+	}
+	ev, err := dsse.NewEnvelopeVerifier(dsseKey{key})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ev.Verify(context.Background(), &env); err != nil {
+		return nil, refuse(rules.ProvenanceSignature, fmt.Sprintf("no signature of the envelope verifies under the key given (%v)", err), "", "")
+	}
+	payload, err := env.DecodeB64Payload()
+	if err != nil {
+		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the envelope's payload is not base64: %v", err), "", "")
+	}
+	var st intoto.Statement
+	if err := protojson.Unmarshal(payload, &st); err != nil {
+		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the payload is not an in-toto statement: %v", err), "", "")
+	}
+	if err := st.Validate(); err != nil {
+		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the in-toto statement: %v", err), "", "")
+	}
+	return &st, nil
+}
+
+// predicate parses the statement's SLSA provenance v1 predicate.
+func predicate(st *intoto.Statement) (*prov.Provenance, error) {
+	if st.GetPredicateType() != PredicateType {
+		return nil, refuse(rules.ProvenanceMalformed, "the statement's predicateType", PredicateType, st.GetPredicateType())
+	}
+	raw, err := protojson.Marshal(st.GetPredicate())
+	if err != nil {
+		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the predicate: %v", err), "", "")
+	}
+	var p prov.Provenance
+	if err := protojson.Unmarshal(raw, &p); err != nil {
+		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the predicate is not SLSA provenance v1: %v", err), "", "")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the SLSA provenance: %v", err), "", "")
+	}
+	return &p, nil
+}
+
+// subject checks that a subject of st has the binary's SHA-256.
+func subject(st *intoto.Statement, digest string) error {
+	want := strings.TrimPrefix(digest, "sha256:")
+	var found []string
+	for _, s := range st.GetSubject() {
+		got := s.GetDigest()["sha256"]
+		if strings.EqualFold(got, want) {
+			return nil
+		}
+		found = append(found, s.GetName()+" sha256:"+got)
+	}
+	return refuse(rules.ProvenanceSubject, "no subject is the pinned binary", digest, strings.Join(found, ", "))
+}
+
+// dsseKey adapts a sigstore verifier to DSSE's: any key id.
+type dsseKey struct{ v signature.Verifier }
+
+// Verify checks sig over data; an ECDSA signature may be ASN.1 DER (as
+// cosign writes it) or the raw r||s of DSSE's own test vectors.
+func (k dsseKey) Verify(_ context.Context, data, sig []byte) error {
+	err := k.v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(data))
+	if pub, ok := k.Public().(*ecdsa.PublicKey); ok && err != nil {
+		n := (pub.Curve.Params().BitSize + 7) / 8
+		if len(sig) == 2*n {
+			var b cryptobyte.Builder
+			b.AddASN1(asn1.SEQUENCE, func(b *cryptobyte.Builder) {
+				b.AddASN1BigInt(new(big.Int).SetBytes(sig[:n]))
+				b.AddASN1BigInt(new(big.Int).SetBytes(sig[n:]))
+			})
+			if der, derr := b.Bytes(); derr == nil {
+				err = k.v.VerifySignature(bytes.NewReader(der), bytes.NewReader(data))
+			}
+		}
+	}
+	return err
+}
+
+func (k dsseKey) KeyID() (string, error) { return "", nil }
+
+func (k dsseKey) Public() crypto.PublicKey {
+	pub, _ := k.v.PublicKey()
+	return pub
+}
