@@ -2,11 +2,13 @@ package delegation
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/writ-ledger/writ/provenance"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
@@ -156,7 +158,7 @@ func (s *State) applyEntry(index int64, p *Prepared, accepted time.Time) (*Appli
 	case *schemas.Delegation:
 		err = s.applyDelegation(a, r, at)
 	case *schemas.Pin:
-		err = s.applySigned(a, Request{Action: schemas.ActionPin, Artifact: r.Artifact}, at)
+		err = s.applyPin(a, r, at)
 		if err == nil {
 			pin := &PinEntry{Index: index, Digest: a.Digest, Record: r, Signer: a.Signers[0].ID()}
 			appendTo(s, &s.pins, pin)
@@ -364,6 +366,30 @@ func (s *State) retiredRootSigners(signers []sign.PublicKey) []string {
 
 // applySigned checks that the record has exactly one signer and that the
 // signer is authorized for req at both instants.
+// applyPin checks a pin's provenance again, when it carries one
+// (provenance.CheckPin: its rule), then its signer's authority with the
+// builder it attests: a delegation that demands provenance from builders
+// and would cover the pin but for its builder refuses it under
+// rules.ProvenanceBuilder.
+func (s *State) applyPin(a *Applied, r *schemas.Pin, at instants) error {
+	var pe *provenance.Error
+	if err := provenance.CheckPin(r); errors.As(err, &pe) {
+		return refuse(a.Index, pe.Rule, err)
+	} else if err != nil {
+		return refuse(a.Index, RuleMalformed, err)
+	}
+	req := Request{Action: schemas.ActionPin, Artifact: r.Artifact, Builder: pinBuilder(r)}
+	err := s.applySigned(a, req, at)
+	if denialOf(err).Rule != RuleOutOfScope || len(a.Signers) != 1 {
+		return err
+	}
+	req.Key, req.anyBuilder = a.Signers[0], true
+	if _, aerr := s.authorizeAt(req, at); aerr != nil {
+		return err
+	}
+	return refusef(a.Index, rules.ProvenanceBuilder, "the delegation of key %s for artifact %q demands provenance from its builders; the pin's builder: %q", a.Signers[0].ID(), r.Artifact, pinBuilder(r))
+}
+
 func (s *State) applySigned(a *Applied, req Request, at instants) error {
 	if len(a.Signers) != 1 {
 		return refusef(a.Index, RuleMalformed, "a %s record has exactly one signer, has %d", a.Kind, len(a.Signers))

@@ -49,7 +49,13 @@ type Request struct {
 	Stream   string
 	Machine  string
 	Artifact string
-	At       time.Time
+	// Builder, for pin: the builder id the pin's provenance attests (""
+	// without one), matched against a delegation's builders.
+	Builder string
+	At      time.Time
+	// anyBuilder: match a pin's scope without its builder (to tell a
+	// demand for provenance from another scope).
+	anyBuilder bool
 }
 
 // Grant is a delegation accepted into the state.
@@ -69,7 +75,8 @@ func (g *Grant) covers(r Request) bool {
 	}
 	switch r.Action {
 	case schemas.ActionPin:
-		return match(g.Record.Artifacts, r.Artifact)
+		b := g.Record.Builders
+		return match(g.Record.Artifacts, r.Artifact) && (r.anyBuilder || len(b) == 0 || slices.Contains(b, r.Builder))
 	case schemas.ActionInstruct:
 		return match(g.Record.Streams, r.Stream) && match(g.Record.Machines, r.Machine)
 	case schemas.ActionQuarantine:

@@ -28,6 +28,7 @@ type DelegationParams struct {
 	To                           sign.PublicKey   // the delegate's key
 	Actions                      []schemas.Action // what it may sign
 	Streams, Machines, Artifacts []string         // patterns its acts are bounded to
+	Builders                     []string         // with pin: the builders its pins' provenance must name
 	NotBefore, NotAfter          time.Time        // its window, NotAfter exclusive
 	Depth                        int              // further links it may delegate
 	IssuedAt                     time.Time
@@ -41,7 +42,7 @@ func NewDelegation(p DelegationParams) (*schemas.Delegation, error) {
 	}
 	rec := &schemas.Delegation{
 		V: schemas.SchemaVersion, Key: p.To.Raw(), Actions: sortedSet(p.Actions),
-		Streams: sortedSet(p.Streams), Machines: sortedSet(p.Machines), Artifacts: sortedSet(p.Artifacts),
+		Streams: sortedSet(p.Streams), Machines: sortedSet(p.Machines), Artifacts: sortedSet(p.Artifacts), Builders: sortedSet(p.Builders),
 		NotBefore: p.NotBefore.Unix(), NotAfter: p.NotAfter.Unix(), Depth: uint64(p.Depth), IssuedAt: p.IssuedAt.Unix(),
 	}
 	if err := rec.Validate(); err != nil {

@@ -17,6 +17,7 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/sha256"
+	"crypto/x509"
 	"math/big"
 
 	"encoding/hex"
@@ -252,4 +253,47 @@ func (k dsseKey) KeyID() (string, error) { return "", nil }
 func (k dsseKey) Public() crypto.PublicKey {
 	pub, _ := k.v.PublicKey()
 	return pub
+}
+
+// Record is what a pin records of a provenance that vouched for its
+// binary (schemas.Provenance): the envelope as given, the key as PKIX
+// DER, and what it attested. Errors: a key that does not marshal.
+func Record(envelope []byte, key signature.Verifier, a *Attested) (*schemas.Provenance, error) {
+	pub, err := key.PublicKey()
+	if err == nil {
+		var der []byte
+		if der, err = x509.MarshalPKIXPublicKey(pub); err == nil {
+			return &schemas.Provenance{Envelope: envelope, Key: der, Builder: a.Builder, Repository: a.Repository, Commit: a.Commit}, nil
+		}
+	}
+	return nil, fmt.Errorf("the provenance key: %w", err)
+}
+
+// CheckPin checks a pin's recorded provenance again, as every reader of
+// the log does (nil when the pin has none): the attestation verifies
+// under the recorded key and vouches for the pin's digest and build
+// metadata (Check), and says what the pin records of it, builder, source
+// repository and commit (rules.ProvenanceMalformed otherwise). Errors:
+// an *Error.
+func CheckPin(p *schemas.Pin) error {
+	r := p.Provenance
+	if r == nil {
+		return nil
+	}
+	pub, err := x509.ParsePKIXPublicKey(r.Key)
+	if err != nil {
+		return refuse(rules.ProvenanceMalformed, fmt.Sprintf("the pin's provenance key is not a PKIX public key: %v", err), "", "")
+	}
+	key, err := signature.LoadVerifier(pub, crypto.SHA256)
+	if err != nil {
+		return refuse(rules.ProvenanceMalformed, fmt.Sprintf("the pin's provenance key: %v", err), "", "")
+	}
+	a, err := Check(r.Envelope, key, Expect{Digest: p.Digest, Build: p.Build})
+	if err != nil {
+		return err
+	}
+	if got := fmt.Sprint(a.Builder, " ", a.Repository, " ", a.Commit); got != fmt.Sprint(r.Builder, " ", r.Repository, " ", r.Commit) {
+		return refuse(rules.ProvenanceMalformed, "the pin records other than its attestation says (builder, repository, commit)", got, fmt.Sprint(r.Builder, " ", r.Repository, " ", r.Commit))
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -193,4 +194,51 @@ func TestDSSEVector(t *testing.T) {
 	if _, err := ev.Verify(t.Context(), &v.Envelope); err == nil {
 		t.Fatal("a changed payload verified")
 	}
+}
+
+// TestCheckPin: a pin's recorded provenance is checked again whole: the
+// attestation against the pin's digest and build, and what the pin says
+// of it against what it attests.
+func TestCheckPin(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	env := envelope(t, key, PayloadType, statement(nil))
+	a, err := Check(env, verifierOf(t, key), Expect{Digest: testDigest, Build: cleanBuild()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := Record(env, verifierOf(t, key), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*schemas.Pin)
+		rule string
+	}{
+		{"as recorded", nil, ""},
+		{"another builder recorded", func(p *schemas.Pin) { p.Provenance.Builder = "https://ci.example/b" }, rules.ProvenanceMalformed},
+		{"another commit recorded", func(p *schemas.Pin) { p.Provenance.Commit = strings.Repeat("a", 40) }, rules.ProvenanceMalformed},
+		{"another binary pinned", func(p *schemas.Pin) { p.Digest = "sha256:" + strings.Repeat("1", 64) }, rules.ProvenanceSubject},
+		{"another key recorded", func(p *schemas.Pin) { p.Provenance.Key = mustPKIX(t) }, rules.ProvenanceSignature},
+		{"no key", func(p *schemas.Pin) { p.Provenance.Key = []byte{1} }, rules.ProvenanceMalformed},
+	} {
+		p := &schemas.Pin{Digest: testDigest, Build: cleanBuild(), Provenance: &schemas.Provenance{
+			Envelope: rec.Envelope, Key: rec.Key, Builder: rec.Builder, Repository: rec.Repository, Commit: rec.Commit}}
+		if c.edit != nil {
+			c.edit(p)
+		}
+		var pe *Error
+		if err := CheckPin(p); (c.rule == "") != (err == nil) || (err != nil && (!errors.As(err, &pe) || pe.Rule != c.rule)) {
+			t.Errorf("%s: %v, want rule %q", c.name, err, c.rule)
+		}
+	}
+}
+
+func mustPKIX(t *testing.T) []byte {
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
 }

@@ -27,6 +27,10 @@ type Delegation struct {
 	Streams   []string `cbor:"streams,omitempty" json:"streams,omitempty"`     // patterns; required with "instruct"
 	Machines  []string `cbor:"machines,omitempty" json:"machines,omitempty"`   // patterns; required with "instruct"
 	Artifacts []string `cbor:"artifacts,omitempty" json:"artifacts,omitempty"` // patterns; required with "pin"
+	// Builders, with "pin": the builder ids (SLSA runDetails.builder.id)
+	// the delegate's pins must carry provenance from (Pin.Provenance);
+	// none: provenance is not demanded. Sorted, distinct.
+	Builders  []string `cbor:"builders,omitempty" json:"builders,omitempty"`
 	NotBefore int64    `cbor:"not_before" json:"not_before"`
 	NotAfter  int64    `cbor:"not_after" json:"not_after"` // exclusive
 	Depth     uint64   `cbor:"depth" json:"depth"`         // remaining re-delegation depth
@@ -46,6 +50,25 @@ type Pin struct {
 	Build    *Build `cbor:"build,omitempty" json:"build,omitempty"`
 	IssuedAt int64  `cbor:"issued_at" json:"issued_at"`
 	Expires  int64  `cbor:"expires" json:"expires"`
+	// Provenance, when present, is the build provenance that vouched for
+	// the binary when it was pinned, checked again by every reader of
+	// the log (package provenance).
+	Provenance *Provenance `cbor:"provenance,omitempty" json:"provenance,omitempty"`
+}
+
+// Provenance is a pin's build provenance: the attestation as the builder
+// wrote it (a DSSE envelope of an in-toto Statement v1 with an SLSA
+// provenance v1 predicate, at most MaxProvenanceEnvelope bytes), the
+// builder's public key it is signed by (PKIX DER, at most
+// MaxProvenanceKey bytes), and what it attests: the builder id, and the
+// source repository (a git URI, "" when it names none) and commit (40 or
+// 64 lowercase hex digits) the pinned binary was built from.
+type Provenance struct {
+	Envelope   []byte `cbor:"envelope" json:"envelope"`
+	Key        []byte `cbor:"key" json:"key"`
+	Builder    string `cbor:"builder" json:"builder"`
+	Repository string `cbor:"repository,omitempty" json:"repository,omitempty"`
+	Commit     string `cbor:"commit" json:"commit"`
 }
 
 // Build is the Go build metadata of a pinned binary (runtime/debug.BuildInfo

@@ -60,6 +60,8 @@ var (
 	machinePatRe  = regexp.MustCompile(`^[A-Za-z0-9*][A-Za-z0-9.*_-]{0,252}$`)
 	streamPatRe   = regexp.MustCompile(`^[A-Za-z0-9*][A-Za-z0-9.*_/-]{0,127}$`)
 	artifactPatRe = regexp.MustCompile(`^[A-Za-z0-9*][A-Za-z0-9.*_+-]{0,127}$`)
+	builderRe     = regexp.MustCompile(`^[!-~]{1,512}$`)
+	commitRe      = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 	digestRe      = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	// contentRe: a digest of content computed elsewhere, in any algorithm
 	// writ compares (FIPS 180-4 SHA-256, SHA-384, SHA-512).
@@ -187,6 +189,12 @@ func (r *Delegation) Validate() error {
 	if err := checkPatterns(k, "artifacts", r.Artifacts, artifactPatRe, slices.Contains(r.Actions, ActionPin)); err != nil {
 		return err
 	}
+	if len(r.Builders) > 0 && !slices.Contains(r.Actions, ActionPin) {
+		return fieldErr(k, "builders", "only with the pin action: builders are whom a pin's provenance may name")
+	}
+	if err := checkPatterns(k, "builders", r.Builders, builderRe, false); err != nil {
+		return err
+	}
 	if r.NotBefore <= 0 {
 		return fieldErr(k, "not_before", "must be a positive Unix time")
 	}
@@ -216,7 +224,37 @@ func (r *Pin) Validate() error {
 	case r.Expires <= r.IssuedAt:
 		return fieldErr(k, "expires", "must be after issued_at")
 	}
+	if err := r.Provenance.validate(k); err != nil {
+		return err
+	}
 	return r.Build.validate(k)
+}
+
+// Bounds of a pin's provenance, in bytes.
+const (
+	MaxProvenanceEnvelope = 40 << 10
+	MaxProvenanceKey      = 2048
+)
+
+// validate checks a pin's provenance, if there is any: every field
+// present and within its bounds (the attestation itself is checked by
+// package provenance).
+func (p *Provenance) validate(k Kind) error {
+	switch {
+	case p == nil:
+		return nil
+	case len(p.Envelope) == 0 || len(p.Envelope) > MaxProvenanceEnvelope:
+		return fieldErr(k, "provenance.envelope", "%d bytes: 1 to %d", len(p.Envelope), MaxProvenanceEnvelope)
+	case len(p.Key) == 0 || len(p.Key) > MaxProvenanceKey:
+		return fieldErr(k, "provenance.key", "%d bytes: 1 to %d (a PKIX public key)", len(p.Key), MaxProvenanceKey)
+	case !builderRe.MatchString(p.Builder):
+		return fieldErr(k, "provenance.builder", "%q: 1 to 512 printable ASCII characters, no spaces (a builder id)", p.Builder)
+	case len(p.Repository) > MaxBuildPath || !utf8.ValidString(p.Repository):
+		return fieldErr(k, "provenance.repository", "at most %d bytes of UTF-8", MaxBuildPath)
+	case !commitRe.MatchString(p.Commit):
+		return fieldErr(k, "provenance.commit", "%q: 40 or 64 lowercase hex digits", p.Commit)
+	}
+	return nil
 }
 
 // fullVersion reports whether v is a semantic version with a leading "v"

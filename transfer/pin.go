@@ -76,7 +76,7 @@ type PinOptions struct {
 	// Provenance, when set, is the build provenance attestation (a DSSE
 	// envelope; package provenance) that must vouch for the binary,
 	// under ProvenanceKey (a PEM public key), built by one of Builders
-	// (empty: any); NewPin returns what it attested.
+	// (empty: any); the pin records it (schemas.Provenance).
 	Provenance, ProvenanceKey []byte
 	Builders                  []string
 }
@@ -130,6 +130,7 @@ func NewAttestedPin(path string, o PinOptions) (*schemas.Pin, *provenance.Attest
 	}
 	digest, size := in.Digest, in.Size
 	var attested *provenance.Attested
+	var recorded *schemas.Provenance
 	if o.Provenance != nil {
 		key, err := provenance.LoadKey(o.ProvenanceKey)
 		if err != nil {
@@ -138,10 +139,13 @@ func NewAttestedPin(path string, o PinOptions) (*schemas.Pin, *provenance.Attest
 		if attested, err = provenance.Check(o.Provenance, key, provenance.Expect{Digest: digest, Build: build, Builders: o.Builders}); err != nil {
 			return nil, nil, err
 		}
+		if recorded, err = provenance.Record(o.Provenance, key, attested); err != nil {
+			return nil, nil, err
+		}
 	}
 	p := &schemas.Pin{
 		V: schemas.SchemaVersion, Artifact: o.Artifact, Platform: platform, Digest: digest, Size: uint64(size),
-		Version: version, Build: build, IssuedAt: o.IssuedAt.Unix(), Expires: o.Expires.Unix(),
+		Version: version, Build: build, IssuedAt: o.IssuedAt.Unix(), Expires: o.Expires.Unix(), Provenance: recorded,
 	}
 	if err := p.Validate(); err != nil {
 		return nil, nil, err

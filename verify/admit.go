@@ -134,6 +134,7 @@ type Verdict struct {
 	Machine           string                `json:"machine" doc:"the runner's machine name"`
 	Stream            string                `json:"stream" doc:"the instruction's stream"`
 	Compared          []schemas.DigestCheck `json:"compared" doc:"digests compared on the runner: subject, expected, actual"`
+	Provenance        []Relied              `json:"provenance,omitempty" doc:"the build provenance of each admitted binary's pin the verdict relied on (its pin carries one)"`
 	Passed            []string              `json:"passed" doc:"rule ids of the checks that passed"`
 	Failed            []Finding             `json:"failed" doc:"every failed check: rule, reason"`
 	Time              time.Time             `json:"-"`
@@ -157,6 +158,17 @@ type Verdict struct {
 	// durable (the decision log's commit and fsync).
 	HashTime   time.Duration `json:"-"`
 	RecordTime time.Duration `json:"-"`
+}
+
+// Relied is the build provenance a verdict relied on: the pinned
+// binary's role (agent, engine), and the builder, source repository and
+// commit its pin's provenance attests (checked when the pin was
+// appended, and by every replay of the log since).
+type Relied struct {
+	Subject    string `json:"subject" doc:"agent or engine"`
+	Builder    string `json:"builder" doc:"the builder id the provenance names"`
+	Repository string `json:"repository" doc:"the source repository it names (\"\" when none)"`
+	Commit     string `json:"commit" doc:"the source commit it names, which the binary records"`
 }
 
 // Admitted reports whether the verdict lets the dispatch run (admitted,

@@ -138,6 +138,7 @@ func delegateCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "stream", Usage: "stream `PATTERN` ('*' matches within one path segment; repeat)"},
 			&cli.StringSliceFlag{Name: "machine", Usage: "machine `PATTERN` (repeat)"},
 			&cli.StringSliceFlag{Name: "artifact", Usage: "artifact `PATTERN` for pin (repeat)"},
+			&cli.StringSliceFlag{Name: "builder", Usage: "with pin: a builder `ID` the delegate's pins must carry provenance from (repeat; none: provenance not demanded)"},
 			&cli.StringFlag{Name: "not-before", Value: "0s", Usage: "RFC 3339 time or duration from now"},
 			&cli.StringFlag{Name: "not-after", Required: true, Usage: "RFC 3339 time or duration from now (exclusive)"},
 			&cli.IntFlag{Name: "depth", Value: 0, Usage: "remaining re-delegation depth"},
@@ -162,7 +163,7 @@ func delegate(c *cli.Context) error {
 		return exitcode.Input(err)
 	}
 	p := delegation.DelegationParams{To: to, Actions: delegation.Actions(cliflags.CommaList(c.StringSlice("action"))),
-		Streams: c.StringSlice("stream"), Machines: c.StringSlice("machine"), Artifacts: c.StringSlice("artifact"),
+		Streams: c.StringSlice("stream"), Machines: c.StringSlice("machine"), Artifacts: c.StringSlice("artifact"), Builders: c.StringSlice("builder"),
 		NotBefore: nb, NotAfter: na, Depth: c.Int("depth"), IssuedAt: now}
 	if p.DelegatesNothing() {
 		// Valid, but the action grants nothing: every re-delegation by

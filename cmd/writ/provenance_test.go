@@ -130,3 +130,74 @@ func mustKey(t *testing.T) *ecdsa.PrivateKey {
 	}
 	return k
 }
+
+// TestProvenanceInLedger: a pin carries its provenance into the ledger,
+// where every reader checks it again; a release engineer whose
+// delegation demands provenance from a builder (writ delegate
+// --builder) has a pin without it, or from another builder, refused at
+// append under provenance-builder; a re-delegation that drops the demand
+// exceeds its parent.
+func TestProvenanceInLedger(t *testing.T) {
+	dir := t.TempDir()
+	if err := copyFile(testkit.BuildAgent(t, testkit.BuildOptions{}), filepath.Join(dir, "agent")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"key", "generate", "--out", "root", "--work-factor", "10"},
+		{"key", "generate", "--out", "rel", "--work-factor", "10"},
+		{"key", "generate", "--out", "rel2", "--work-factor", "10"},
+		{"root", "sign", "--key", "root.key", "--pub", "root.pub", "--threshold", "1", "--expires", "8760h", "--out", "root.cose"},
+		{"ledger", "init", "--dir", "L", "--root", "root.cose", "--origin", "example.com/provenance", "--work-factor", "10"},
+		{"delegate", "--key", "root.key", "--to", "rel.pub", "--action", "pin", "--action", "delegate", "--depth", "1", "--artifact", "agent",
+			"--builder", provBuilder, "--not-after", "720h", "--out", "rel.del"},
+		{"ledger", "append", "--dir", "L", "rel.del"},
+	} {
+		writIn(t, dir, args...)
+	}
+	key := mustKey(t)
+	pub, _ := cryptoutils.MarshalPublicKeyToPEM(&key.PublicKey)
+	if err := os.WriteFile(filepath.Join(dir, "builder.pub"), pub, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := transfer.Inspect(filepath.Join(dir, "agent"), "sha256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command("writ", args...)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "WRIT_PASSPHRASE="+floodPassphrase)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	pinWith := func(version, out string, more ...string) {
+		writIn(t, dir, append([]string{"pin", "--key", "rel.key", "--artifact", "agent", "--version", version, "--out", out}, append(more, "agent")...)...)
+	}
+	pinWith("1.0.0", "good.pin", "--provenance", provenanceFile(t, dir, "good.json", key, in.Digest, in.Build.Revision, provBuilder), "--provenance-key", "builder.pub")
+	writIn(t, dir, "ledger", "append", "--dir", "L", "good.pin")
+	pinWith("1.0.1", "bare.pin")
+	pinWith("1.0.2", "other.pin", "--provenance", provenanceFile(t, dir, "other.json", key, in.Digest, in.Build.Revision, "https://ci.example/other"), "--provenance-key", "builder.pub")
+	for _, f := range []string{"bare.pin", "other.pin"} {
+		if out, code := run("--json", "ledger", "append", "--dir", "L", f); code != 1 || !strings.Contains(out, `"rule":"`+rules.ProvenanceBuilder+`"`) {
+			t.Errorf("ledger append %s: exit %d\n%s\nwant 1, %s", f, code, out, rules.ProvenanceBuilder)
+		}
+	}
+	writIn(t, dir, "delegate", "--key", "rel.key", "--to", "rel2.pub", "--action", "pin", "--artifact", "agent", "--not-after", "240h", "--out", "rel2.del")
+	if out, code := run("--json", "ledger", "append", "--dir", "L", "rel2.del"); code != 1 || !strings.Contains(out, `"rule":"exceeds-parent"`) || !strings.Contains(out, "builders") {
+		t.Errorf("a re-delegation without the builders: exit %d\n%s\nwant 1, exceeds-parent", code, out)
+	}
+	// A runner's replica replays the pin's provenance too, and a verdict
+	// names the provenance it relied on.
+	writIn(t, dir, "ledger", "verify", "--dir", "L")
+	for _, args := range [][]string{
+		{"key", "generate", "--out", "op", "--work-factor", "10"},
+		{"delegate", "--key", "root.key", "--to", "op.pub", "--action", "instruct", "--stream", "deploy", "--machine", "runner-1", "--not-after", "720h", "--out", "op.del"},
+		{"ledger", "append", "--dir", "L", "op.del"},
+		{"instruct", "--key", "op.key", "--stream", "deploy", "--machine", "runner-1", "--agent", "agent", "--out", "d.cose"},
+	} {
+		writIn(t, dir, args...)
+	}
+	out := writIn(t, dir, "--json", "admit", "--ledger", "L", "--machine", "runner-1", "--mode", "enforce", "--work-factor", "10", "--agent-binary", "agent", "d.cose")
+	if !strings.Contains(out, `"verdict":"admitted"`) || !strings.Contains(out, `"provenance":[{"subject":"agent","builder":"`+provBuilder+`"`) {
+		t.Errorf("the admission of an agent pinned with provenance:\n%s", out)
+	}
+}
