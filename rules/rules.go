@@ -19,6 +19,7 @@ const (
 	ClassFreshness    Class = "freshness"
 	ClassProvenance   Class = "provenance"
 	ClassContent      Class = "content"
+	ClassPolicy       Class = "policy" // the runner's own admission policy (--policy-cel): refuses in every mode
 	ClassInternal     Class = "internal"
 )
 

@@ -61,6 +61,9 @@ const (
 	IssuedAt             = "issued-at-range"
 	VKeyMismatch         = "vkey-mismatch"
 	NothingVerified      = "nothing-verified"
+	// PolicyRefused: the runner's admission policy (package policy)
+	// refused; the verdict names the policy's own rule (policy_rule).
+	PolicyRefused = "policy-refused"
 	// Provenance rules refuse a pin whose provenance attestation does not
 	// vouch for the binary (writ pin --provenance; package provenance).
 	ProvenanceMalformed = "provenance-malformed"
@@ -180,6 +183,8 @@ var All = []Rule{
 		NextAct: "rewrite the brief without the sending host's paths: ship what the agent needs (--provision) and cite it as .provision/<name>.<ext>"},
 	{ID: ProvisionCitation, Class: ClassContent, Summary: "R37: every provisioned file a remote brief cites (.provision/<name>.<ext>) is in this dispatch's provisioning set",
 		NextAct: "ship the file the reason names (writ instruct --provision <source>=.provision/<name>.<ext>), or write the citation plainly"},
+	{ID: PolicyRefused, Class: ClassPolicy, Summary: "no rule of this runner's admission policy (--policy-cel, CEL) refuses the dispatch; it runs after every built-in check and only refuses",
+		NextAct: "the policy rule named in the reason refuses this dispatch: change the dispatch, or, if the rule is wrong, the runner's policy file"},
 	{ID: Internal, Class: ClassInternal, Summary: "the verdict was computed without an internal error",
 		NextAct: "report a bug with the decision log entry; the dispatch was refused"},
 	{ID: Malformed, Class: ClassIntegrity, Summary: "the record is a canonical envelope of a known record kind, with every field rule of package schemas",

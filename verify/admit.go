@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/policy"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
@@ -76,6 +77,9 @@ type Config struct {
 	// state (Authority.ReplayNote: why, and that the whole log was
 	// replayed instead). It never changes a verdict.
 	Note func(msg string)
+	// Policy, when set, is the runner's admission policy, run after
+	// every built-in check; it only refuses (rules.PolicyRefused).
+	Policy *policy.Policy
 }
 
 // Dispatch is what the control plane sent, and where the runner keeps the
@@ -135,6 +139,7 @@ type Verdict struct {
 	Stream            string                `json:"stream" doc:"the instruction's stream"`
 	Compared          []schemas.DigestCheck `json:"compared" doc:"digests compared on the runner: subject, expected, actual"`
 	Provenance        []Relied              `json:"provenance,omitempty" doc:"the build provenance of each admitted binary's pin the verdict relied on (its pin carries one)"`
+	PolicyRule        string                `json:"policy_rule,omitempty" doc:"the admission policy's rule that refused (rule policy-refused), when one did"`
 	Passed            []string              `json:"passed" doc:"rule ids of the checks that passed"`
 	Failed            []Finding             `json:"failed" doc:"every failed check: rule, reason"`
 	Time              time.Time             `json:"-"`
@@ -191,6 +196,9 @@ type admission struct {
 	// named are the artifacts the instruction names (agent, engine),
 	// whose marks the decision records.
 	named []string
+	// pinned are the pins in force for the agent and the engine, by
+	// role name, for the policy (policy.Input).
+	pinned map[string]*schemas.Pin
 }
 
 func (a *admission) fail(rule, format string, args ...any) {
@@ -210,7 +218,26 @@ func Admit(st *delegation.State, cfg Config, d Dispatch) *Verdict {
 		a.check(d)
 		a.checkHistory()
 	})
+	a.protect(a.checkPolicy)
 	return a.finish()
+}
+
+// checkPolicy runs the runner's admission policy (Config.Policy) after
+// every built-in check: a rule that refuses is a finding under
+// rules.PolicyRefused (refused in every mode), naming the rule; it adds
+// only refusals.
+func (a *admission) checkPolicy() {
+	if a.cfg.Policy == nil {
+		return
+	}
+	r := a.cfg.Policy.Judge(policy.Input{Instruction: a.instr, Signer: a.v.Signer, Machine: a.cfg.Machine, Time: a.now,
+		Agent: a.pinned[agentRole.name], Engine: a.pinned[engineRole.name]})
+	if r == nil {
+		a.pass("policy")
+		return
+	}
+	a.v.PolicyRule = r.Rule
+	a.fail(rules.PolicyRefused, "policy rule %s: %s", r.Rule, r.Reason)
 }
 
 // newAdmission starts an admission of d. The clock is read here, once:

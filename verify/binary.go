@@ -47,6 +47,10 @@ func (a *admission) checkBinary(r role, ref schemas.ArtifactRef, path string) {
 		a.fail(denial.Rule, "the pin at ledger index %d is no longer backed by its signer, nor is any earlier pin of %s for %s: %s", pin.Index, ref.Name, a.cfg.Platform, denial.Reason)
 	} else {
 		a.pass("pin-authority")
+		if a.pinned == nil {
+			a.pinned = map[string]*schemas.Pin{}
+		}
+		a.pinned[r.name] = pin.Record
 	}
 	if a.now.Unix() >= pin.Record.Expires {
 		a.fail(rules.PinExpired, "the %s pin at ledger index %d for %s %s expired at %s", r.name, pin.Index, pin.Record.Artifact, pin.Record.Version, unixUTC(pin.Record.Expires))

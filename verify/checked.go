@@ -15,12 +15,13 @@ import (
 type Checked struct{ a *admission }
 
 // Check runs every check of Admit on dispatch d against the authority
-// state st, except the runner's history: cfg.History is not consulted
-// (Decide takes the history). Like Admit, it never panics: a panic in a
+// state st, the policy's last, except the runner's history: cfg.History
+// is not consulted (Decide takes the history). Like Admit, it never panics: a panic in a
 // check is a rules.Internal finding.
 func Check(st *delegation.State, cfg Config, d Dispatch) *Checked {
 	a := newAdmission(st, cfg, d)
 	a.protect(func() { a.check(d) })
+	a.protect(a.checkPolicy)
 	return &Checked{a}
 }
 

@@ -77,6 +77,7 @@
 //	provision-unexpected       integrity     the provision directory holds only the files the instruction names
 //	r30-workspace-path         content       R30: a remote brief names no path beneath the control plane's workspace
 //	r37-provision-citation     content       R37: every provisioned file a remote brief cites is shipped with it
+//	policy-refused             policy        no rule of the runner's admission policy (--policy-cel) refuses
 //	internal-error             internal      no internal error occurred (a panic is a refusal)
 //
 // # Binaries, rollback and freshness

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/writ-ledger/writ/internal/fileio"
+	"github.com/writ-ledger/writ/policy"
 	"github.com/writ-ledger/writ/transfer"
 )
 
@@ -16,6 +18,7 @@ type Settings struct {
 	Refuse           []string      // rule ids refused in every mode (ParseRefuse)
 	RequireReceipt   bool
 	ControlWorkspace string // an absolute path, or "" for none
+	PolicyFile       string // the admission policy's file (package policy), or "" for none
 }
 
 // Config checks s and returns the runner's Config, for this platform
@@ -23,7 +26,8 @@ type Settings struct {
 // range is the error, each naming the setting as its flag is spelled
 // (so that "--" and the error is the message): a *SettingError
 // (Config.Check), ParseMode's error ("mode ..."), or ParseRefuse's after
-// "refuse ".
+// "refuse ", or a policy file that does not read or compile ("policy-cel
+// FILE: ...", wrapping policy.ErrPolicy).
 func (s Settings) Config() (Config, error) {
 	cfg := Config{
 		Machine: s.Machine, Platform: transfer.Platform(), Now: time.Now,
@@ -38,6 +42,15 @@ func (s Settings) Config() (Config, error) {
 	}
 	if cfg.AlwaysRefuse, err = ParseRefuse(s.Refuse); err != nil {
 		return Config{}, fmt.Errorf("refuse %w", err)
+	}
+	if s.PolicyFile != "" {
+		data, err := fileio.ReadWhole(nil, s.PolicyFile, policy.MaxFileSize)
+		if err == nil {
+			cfg.Policy, err = policy.Parse(data)
+		}
+		if err != nil {
+			return Config{}, fmt.Errorf("policy-cel %s: %w", s.PolicyFile, err)
+		}
 	}
 	return cfg, nil
 }

@@ -73,6 +73,7 @@ func runnerFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "refuse", Usage: "refuse on `RULE` in every mode, whatever --mode says (repeat, or comma-separated; tightens only; `writ admit --rules` lists them)"},
 		&cli.BoolFlag{Name: "require-receipt", Usage: "admit only a dispatch whose receipt proves it is in the authority log this runner verified"},
 		&cli.StringFlag{Name: "control-workspace", Usage: "the control plane's workspace root, an absolute `PATH` on the sending host: a remote brief naming a path beneath it is refused (rule R30)"},
+		&cli.StringFlag{Name: "policy-cel", Usage: "this runner's admission policy `FILE` (JSON rules of CEL, package policy): run after every built-in check, it can only refuse (policy-refused, in every mode)"},
 		vkeyFlag, trustRootFlag, policyFlag, runnerkey.ProtectionFlag, runnerkey.TokenKeyFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
 	}
 }
@@ -97,7 +98,7 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	}
 	cfg, err := verify.Settings{Machine: machine, Mode: c.String("mode"), MaxLedgerAge: c.Duration("max-ledger-age"),
 		Refuse: cliflags.CommaList(c.StringSlice("refuse")), RequireReceipt: c.Bool("require-receipt"),
-		ControlWorkspace: c.String("control-workspace")}.Config()
+		ControlWorkspace: c.String("control-workspace"), PolicyFile: c.String("policy-cel")}.Config()
 	if err != nil {
 		return nil, exitcode.Usagef("--%v", err)
 	}

@@ -1,21 +1,16 @@
 package main
 
 import (
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
-	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/writ-ledger/writ/internal/testkit"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/transfer"
@@ -23,33 +18,14 @@ import (
 
 const provBuilder = "https://github.com/slsa-framework/slsa-github-generator/.github/workflows/builder_go_slsa3.yml@refs/tags/v2.1.0"
 
-// provenanceFile writes, in dir, a DSSE envelope signed by key of an
-// in-toto statement with an SLSA provenance v1 predicate: the subject
-// digest, source commit and builder given.
+// provenanceFile writes, in dir, a builder's attestation of the test
+// agent (testkit.Provenance) and returns its name.
 func provenanceFile(t *testing.T, dir, name string, key *ecdsa.PrivateKey, digest, commit, builder string) string {
-	st := map[string]any{
-		"_type":         "https://in-toto.io/Statement/v1",
-		"subject":       []any{map[string]any{"name": "agent", "digest": map[string]any{"sha256": strings.TrimPrefix(digest, "sha256:")}}},
-		"predicateType": "https://slsa.dev/provenance/v1",
-		"predicate": map[string]any{
-			"buildDefinition": map[string]any{"buildType": "https://slsa-framework.github.io/github-actions-buildtypes/workflow/v1",
-				"externalParameters":   map[string]any{"workflow": map[string]any{"ref": "refs/heads/main", "repository": "https://example.com/agent"}},
-				"resolvedDependencies": []any{map[string]any{"uri": "git+https://example.com/agent@refs/heads/main", "digest": map[string]any{"gitCommit": commit}}}},
-			"runDetails": map[string]any{"builder": map[string]any{"id": builder}},
-		},
+	env, err := testkit.Provenance(key, digest, commit, builder)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name), env, 0o644)
 	}
-	payload, _ := json.Marshal(st)
-	s, err := signature.LoadECDSASigner(key, crypto.SHA256)
 	if err != nil {
-		t.Fatal(err)
-	}
-	sig, err := s.SignMessage(strings.NewReader(string(dsse.PAE("application/vnd.in-toto+json", payload))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, _ := json.Marshal(dsse.Envelope{PayloadType: "application/vnd.in-toto+json", Payload: base64.StdEncoding.EncodeToString(payload),
-		Signatures: []dsse.Signature{{Sig: base64.StdEncoding.EncodeToString(sig)}}})
-	if err := os.WriteFile(filepath.Join(dir, name), env, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return name
@@ -199,5 +175,20 @@ func TestProvenanceInLedger(t *testing.T) {
 	out := writIn(t, dir, "--json", "admit", "--ledger", "L", "--machine", "runner-1", "--mode", "enforce", "--work-factor", "10", "--agent-binary", "agent", "d.cose")
 	if !strings.Contains(out, `"verdict":"admitted"`) || !strings.Contains(out, `"provenance":[{"subject":"agent","builder":"`+provBuilder+`"`) {
 		t.Errorf("the admission of an agent pinned with provenance:\n%s", out)
+	}
+	// A runner's own policy refuses what every built-in check admits, in
+	// every mode, naming its rule.
+	policy := `{"rules": [{"id": "policy-deploy-from-ci", "reason": "deploy runs only agents built by the CI", ` +
+		`"refuse": "instruction.stream == 'deploy' && agent.provenance.builder != 'https://ci.example/release'"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "policy.json"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writIn(t, dir, "instruct", "--key", "op.key", "--stream", "deploy", "--machine", "runner-1", "--agent", "agent", "--out", "d2.cose")
+	out, code := run("--json", "admit", "--ledger", "L", "--machine", "runner-1", "--mode", "off", "--work-factor", "10", "--agent-binary", "agent", "--policy-cel", "policy.json", "d2.cose")
+	if code != 1 || !strings.Contains(out, `"verdict":"refused"`) || !strings.Contains(out, `"rule":"policy-refused"`) || !strings.Contains(out, `"policy_rule":"policy-deploy-from-ci"`) {
+		t.Errorf("an admission the policy refuses: exit %d\n%s", code, out)
+	}
+	if out, code := run("admit", "--ledger", "L", "--machine", "runner-1", "--agent-binary", "agent", "--policy-cel", "d2.cose", "d2.cose"); code != 2 || !strings.Contains(out, "policy-cel d2.cose") {
+		t.Errorf("a policy file that is not one: exit %d\n%s\nwant 2", code, out)
 	}
 }
