@@ -378,7 +378,7 @@ func (s *State) applyPin(a *Applied, r *schemas.Pin, at instants) error {
 	} else if err != nil {
 		return refuse(a.Index, RuleMalformed, err)
 	}
-	req := Request{Action: schemas.ActionPin, Artifact: r.Artifact, Builder: pinBuilder(r)}
+	req := Request{Action: schemas.ActionPin, Artifact: r.Artifact, Builder: r.Builder()}
 	err := s.applySigned(a, req, at)
 	if denialOf(err).Rule != RuleOutOfScope || len(a.Signers) != 1 {
 		return err
@@ -387,7 +387,18 @@ func (s *State) applyPin(a *Applied, r *schemas.Pin, at instants) error {
 	if _, aerr := s.authorizeAt(req, at); aerr != nil {
 		return err
 	}
-	return refusef(a.Index, rules.ProvenanceBuilder, "the delegation of key %s for artifact %q demands provenance from its builders; the pin's builder: %q", a.Signers[0].ID(), r.Artifact, pinBuilder(r))
+	return refusef(a.Index, rules.ProvenanceBuilder, "the delegation of key %s for artifact %q demands provenance from its builders (an id and the key that signs for it); the pin's: %s", a.Signers[0].ID(), r.Artifact, describeBuilder(r.Builder()))
+}
+
+// describeBuilder names a pin's builder in a refusal.
+func describeBuilder(b schemas.Builder) string {
+	if b.ID == "" {
+		return "no provenance"
+	}
+	if b.Identity != "" {
+		return fmt.Sprintf("id %q, trusted root %s, certificate issuer %q and identity %q", b.ID, b.Key, b.Issuer, b.Identity)
+	}
+	return fmt.Sprintf("id %q, key %s", b.ID, b.Key)
 }
 
 func (s *State) applySigned(a *Applied, req Request, at instants) error {

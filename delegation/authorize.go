@@ -49,9 +49,10 @@ type Request struct {
 	Stream   string
 	Machine  string
 	Artifact string
-	// Builder, for pin: the builder id the pin's provenance attests (""
-	// without one), matched against a delegation's builders.
-	Builder string
+	// Builder, for pin: the builder the pin's provenance vouches as,
+	// its id and key (schemas.Pin.Builder; zero without one), matched
+	// against a delegation's builders.
+	Builder schemas.Builder
 	At      time.Time
 	// anyBuilder: match a pin's scope without its builder (to tell a
 	// demand for provenance from another scope).

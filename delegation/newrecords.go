@@ -25,12 +25,12 @@ var ErrNegativeDepth = errors.New("delegation.depth: must not be negative")
 // records). Sets are taken as given, each value whole, and sorted with
 // repeats dropped; times are whole seconds.
 type DelegationParams struct {
-	To                           sign.PublicKey   // the delegate's key
-	Actions                      []schemas.Action // what it may sign
-	Streams, Machines, Artifacts []string         // patterns its acts are bounded to
-	Builders                     []string         // with pin: the builders its pins' provenance must name
-	NotBefore, NotAfter          time.Time        // its window, NotAfter exclusive
-	Depth                        int              // further links it may delegate
+	To                           sign.PublicKey    // the delegate's key
+	Actions                      []schemas.Action  // what it may sign
+	Streams, Machines, Artifacts []string          // patterns its acts are bounded to
+	Builders                     []schemas.Builder // with pin: the builders (id and key) its pins' provenance must come from
+	NotBefore, NotAfter          time.Time         // its window, NotAfter exclusive
+	Depth                        int               // further links it may delegate
 	IssuedAt                     time.Time
 }
 
@@ -42,7 +42,7 @@ func NewDelegation(p DelegationParams) (*schemas.Delegation, error) {
 	}
 	rec := &schemas.Delegation{
 		V: schemas.SchemaVersion, Key: p.To.Raw(), Actions: sortedSet(p.Actions),
-		Streams: sortedSet(p.Streams), Machines: sortedSet(p.Machines), Artifacts: sortedSet(p.Artifacts), Builders: sortedSet(p.Builders),
+		Streams: sortedSet(p.Streams), Machines: sortedSet(p.Machines), Artifacts: sortedSet(p.Artifacts), Builders: sortedBuilders(p.Builders),
 		NotBefore: p.NotBefore.Unix(), NotAfter: p.NotAfter.Unix(), Depth: uint64(p.Depth), IssuedAt: p.IssuedAt.Unix(),
 	}
 	if err := rec.Validate(); err != nil {
@@ -55,6 +55,13 @@ func NewDelegation(p DelegationParams) (*schemas.Delegation, error) {
 func sortedSet[T ~string](values []T) []T {
 	out := slices.Clone(values)
 	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sortedBuilders sorts builders by id, then key, and drops repeats.
+func sortedBuilders(bs []schemas.Builder) []schemas.Builder {
+	out := slices.Clone(bs)
+	slices.SortFunc(out, schemas.Builder.Compare)
 	return slices.Compact(out)
 }
 

@@ -267,7 +267,7 @@ func (s *State) LatestPin(artifact, platform string, t time.Time) (*PinEntry, *D
 		if _, gone := s.revoked[p.Digest]; gone || p.Record.Artifact != artifact || p.Record.Platform != platform {
 			continue
 		}
-		_, err := s.Authorize(Request{Key: s.keys[p.Signer], Action: schemas.ActionPin, Artifact: artifact, Builder: pinBuilder(p.Record), At: t})
+		_, err := s.Authorize(Request{Key: s.keys[p.Signer], Action: schemas.ActionPin, Artifact: artifact, Builder: p.Record.Builder(), At: t})
 		if err == nil {
 			return p, nil
 		}
@@ -362,12 +362,4 @@ func (e *RecordError) NextAct() string {
 	}
 	r, _ := rules.Lookup(rule)
 	return r.AppendAct
-}
-
-// pinBuilder is the builder a pin's provenance attests ("" without one).
-func pinBuilder(p *schemas.Pin) string {
-	if p.Provenance == nil {
-		return ""
-	}
-	return p.Provenance.Builder
 }

@@ -2,9 +2,10 @@ package delegation
 
 import (
 	"fmt"
-	"github.com/writ-ledger/writ/rules"
 	"slices"
 	"time"
+
+	"github.com/writ-ledger/writ/rules"
 
 	"github.com/writ-ledger/writ/schemas"
 )

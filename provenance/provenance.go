@@ -16,12 +16,10 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
-	"crypto/sha256"
 	"crypto/x509"
 	"math/big"
+	"time"
 
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -32,7 +30,6 @@ import (
 
 	prov "github.com/in-toto/attestation/go/predicates/provenance/v1"
 	intoto "github.com/in-toto/attestation/go/v1"
-	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/writ-ledger/writ/rules"
@@ -86,6 +83,15 @@ type Attested struct {
 	Digest string `json:"digest" doc:"SHA-256 of the attestation envelope as given (sha256:hex)"`
 	// Builder is the builder id (runDetails.builder.id).
 	Builder string `json:"builder" doc:"the builder id the provenance names (runDetails.builder.id)"`
+	// Key is the digest of what the signature was checked under (the
+	// key's KeyDigest, or the SHA-256 of the Sigstore trusted root),
+	// which a delegation's builders bind the builder id to.
+	Key string `json:"key" doc:"the digest of the key that signed the provenance (sha256:hex of its PKIX DER), or of the Sigstore trusted root it was checked under, as writ delegate --builder takes it"`
+	// Issuer and Identity are the signing certificate's OIDC issuer and
+	// subject (SAN), for a Sigstore bundle checked under a trusted root
+	// ("" under a key).
+	Issuer   string `json:"issuer,omitempty" doc:"the signing certificate's OIDC issuer (a Sigstore bundle checked under a trusted root)"`
+	Identity string `json:"identity,omitempty" doc:"the signing certificate's subject (SAN), e.g. the builder's workflow (a Sigstore bundle checked under a trusted root)"`
 	// BuildType is buildDefinition.buildType.
 	BuildType string `json:"build_type" doc:"the provenance's buildDefinition.buildType"`
 	// Repository and Commit are the source the provenance names: the
@@ -118,15 +124,67 @@ func LoadKey(pemBytes []byte) (signature.Verifier, error) {
 	return signature.LoadVerifier(pub, crypto.SHA256)
 }
 
-// Check verifies envelope (a DSSE envelope, JSON) under key and checks
-// its statement against want: the signature (rules.ProvenanceSignature),
-// the statement and predicate (rules.ProvenanceMalformed), the subject
-// (rules.ProvenanceSubject), the builder (rules.ProvenanceBuilder), the
-// source commit and repository (rules.ProvenanceSource) and a clean tree
-// (rules.ProvenanceDirty), in that order. It returns what the
-// provenance says, or an *Error.
-func Check(envelope []byte, key signature.Verifier, want Expect) (*Attested, error) {
-	st, err := open(envelope, key)
+var ctx = context.Background()
+
+var timeZero time.Time
+
+// keyDigest is KeyDigest of a verifier's public key ("" when it has
+// none that marshals).
+func keyDigest(key signature.Verifier) string {
+	pub, err := key.PublicKey()
+	if err != nil {
+		return ""
+	}
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return ""
+	}
+	return schemas.SHA256Digest(der)
+}
+
+// KeyDigest is the digest that names a provenance key in a delegation's
+// builders (schemas.Builder.Key): schemas.ProvenanceKeyDigest of the PEM
+// public key's PKIX DER. Errors: a malformed key.
+func KeyDigest(pemBytes []byte) (string, error) {
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
+	if err != nil {
+		return "", fmt.Errorf("not a PEM public key: %w", err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return "", fmt.Errorf("the public key: %w", err)
+	}
+	return schemas.SHA256Digest(der), nil
+}
+
+// Check verifies an attestation and checks its statement against
+// want: a bare DSSE envelope under trust.Key, or a Sigstore bundle
+// (openBundle) under trust.Key or trust.Root. In order: the signature
+// (rules.ProvenanceSignature), the statement and predicate
+// (rules.ProvenanceMalformed), the subject (rules.ProvenanceSubject),
+// the builder (rules.ProvenanceBuilder), the source commit and
+// repository (rules.ProvenanceSource) and a clean tree
+// (rules.ProvenanceDirty). It returns what the provenance says, or an
+// *Error. Nothing here opens a socket or reads the clock.
+func Check(attestation []byte, trust Trust, want Expect) (*Attested, error) {
+	if len(attestation) > MaxEnvelopeSize {
+		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the attestation is over %d bytes", MaxEnvelopeSize), "", "")
+	}
+	if (trust.Key == nil) == (trust.Root == nil) {
+		return nil, refuse(rules.ProvenanceSignature, "an attestation is checked under a key or a trusted root, one of them", "", "")
+	}
+	var payload []byte
+	var who signer
+	var err error
+	if isBundle(attestation) {
+		payload, who, err = openBundle(attestation, trust)
+	} else {
+		payload, err = openDSSE(attestation, trust.Key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, err := statement(payload)
 	if err != nil {
 		return nil, err
 	}
@@ -134,9 +192,8 @@ func Check(envelope []byte, key signature.Verifier, want Expect) (*Attested, err
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(envelope)
-	a := &Attested{Digest: "sha256:" + hex.EncodeToString(sum[:]), Builder: p.GetRunDetails().GetBuilder().GetId(),
-		BuildType: p.GetBuildDefinition().GetBuildType()}
+	a := &Attested{Digest: schemas.SHA256Digest(attestation), Builder: p.GetRunDetails().GetBuilder().GetId(),
+		BuildType: p.GetBuildDefinition().GetBuildType(), Key: trust.anchor(), Issuer: who.issuer, Identity: who.identity}
 	a.Repository, a.Commit = source(p)
 	if a.Builder == "" {
 		return nil, refuse(rules.ProvenanceMalformed, "the provenance names no builder (runDetails.builder.id)", "", "")
@@ -156,35 +213,20 @@ func Check(envelope []byte, key signature.Verifier, want Expect) (*Attested, err
 	return a, nil
 }
 
-// open verifies the envelope's signature under key and parses its
-// statement, strictly.
-func open(envelope []byte, key signature.Verifier) (*intoto.Statement, error) {
-	if len(envelope) > MaxEnvelopeSize {
-		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the envelope is over %d bytes", MaxEnvelopeSize), "", "")
-	}
-	var env dsse.Envelope
-	dec := json.NewDecoder(bytes.NewReader(envelope))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&env); err != nil || dec.More() {
-		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("not a DSSE envelope (JSON: payloadType, payload, signatures): %v", err), "", "")
-	}
-	if env.PayloadType != PayloadType {
-		return nil, refuse(rules.ProvenanceMalformed, "the envelope's payloadType", PayloadType, env.PayloadType)
-	}
-	ev, err := dsse.NewEnvelopeVerifier(dsseKey{key})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := ev.Verify(context.Background(), &env); err != nil {
-		return nil, refuse(rules.ProvenanceSignature, fmt.Sprintf("no signature of the envelope verifies under the key given (%v)", err), "", "")
-	}
-	payload, err := env.DecodeB64Payload()
-	if err != nil {
-		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the envelope's payload is not base64: %v", err), "", "")
-	}
+// StatementV01 is the in-toto Statement type before v1, which the SLSA
+// GitHub generator still writes around an SLSA provenance v1 predicate;
+// its layout is v1's.
+const StatementV01 = "https://in-toto.io/Statement/v0.1"
+
+// statement parses an in-toto statement, strictly: v1, or v0.1 (read
+// as v1, whose fields it has).
+func statement(payload []byte) (*intoto.Statement, error) {
 	var st intoto.Statement
 	if err := protojson.Unmarshal(payload, &st); err != nil {
 		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the payload is not an in-toto statement: %v", err), "", "")
+	}
+	if st.GetType() == StatementV01 {
+		st.Type = intoto.StatementTypeUri
 	}
 	if err := st.Validate(); err != nil {
 		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the in-toto statement: %v", err), "", "")
@@ -256,44 +298,52 @@ func (k dsseKey) Public() crypto.PublicKey {
 }
 
 // Record is what a pin records of a provenance that vouched for its
-// binary (schemas.Provenance): the envelope as given, the key as PKIX
-// DER, and what it attested. Errors: a key that does not marshal.
-func Record(envelope []byte, key signature.Verifier, a *Attested) (*schemas.Provenance, error) {
-	pub, err := key.PublicKey()
-	if err == nil {
-		var der []byte
-		if der, err = x509.MarshalPKIXPublicKey(pub); err == nil {
-			return &schemas.Provenance{Envelope: envelope, Key: der, Builder: a.Builder, Repository: a.Repository, Commit: a.Commit}, nil
+// binary (schemas.Provenance): the attestation as given, the key as PKIX
+// DER or the trusted root as given, and what it attested. Errors: a key
+// that does not marshal.
+func Record(attestation []byte, trust Trust, a *Attested) (*schemas.Provenance, error) {
+	r := &schemas.Provenance{Envelope: attestation, TrustedRoot: trust.Root, Builder: a.Builder, Repository: a.Repository,
+		Commit: a.Commit, Issuer: a.Issuer, Identity: a.Identity}
+	if trust.Key != nil {
+		pub, err := trust.Key.PublicKey()
+		if err == nil {
+			r.Key, err = x509.MarshalPKIXPublicKey(pub)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the provenance key: %w", err)
 		}
 	}
-	return nil, fmt.Errorf("the provenance key: %w", err)
+	return r, nil
 }
 
 // CheckPin checks a pin's recorded provenance again, as every reader of
 // the log does (nil when the pin has none): the attestation verifies
-// under the recorded key and vouches for the pin's digest and build
-// metadata (Check), and says what the pin records of it, builder, source
-// repository and commit (rules.ProvenanceMalformed otherwise). Errors:
-// an *Error.
+// under the recorded key or trusted root and vouches for the pin's
+// digest and build metadata (Check), and says what the pin records of
+// it, builder, source repository and commit, signer
+// (rules.ProvenanceMalformed otherwise). Errors: an *Error.
 func CheckPin(p *schemas.Pin) error {
 	r := p.Provenance
 	if r == nil {
 		return nil
 	}
-	pub, err := x509.ParsePKIXPublicKey(r.Key)
-	if err != nil {
-		return refuse(rules.ProvenanceMalformed, fmt.Sprintf("the pin's provenance key is not a PKIX public key: %v", err), "", "")
+	trust := Trust{Root: r.TrustedRoot}
+	if r.Key != nil {
+		pub, err := x509.ParsePKIXPublicKey(r.Key)
+		if err != nil {
+			return refuse(rules.ProvenanceMalformed, fmt.Sprintf("the pin's provenance key is not a PKIX public key: %v", err), "", "")
+		}
+		if trust.Key, err = signature.LoadVerifier(pub, crypto.SHA256); err != nil {
+			return refuse(rules.ProvenanceMalformed, fmt.Sprintf("the pin's provenance key: %v", err), "", "")
+		}
 	}
-	key, err := signature.LoadVerifier(pub, crypto.SHA256)
-	if err != nil {
-		return refuse(rules.ProvenanceMalformed, fmt.Sprintf("the pin's provenance key: %v", err), "", "")
-	}
-	a, err := Check(r.Envelope, key, Expect{Digest: p.Digest, Build: p.Build})
+	a, err := Check(r.Envelope, trust, Expect{Digest: p.Digest, Build: p.Build})
 	if err != nil {
 		return err
 	}
-	if got := fmt.Sprint(a.Builder, " ", a.Repository, " ", a.Commit); got != fmt.Sprint(r.Builder, " ", r.Repository, " ", r.Commit) {
-		return refuse(rules.ProvenanceMalformed, "the pin records other than its attestation says (builder, repository, commit)", got, fmt.Sprint(r.Builder, " ", r.Repository, " ", r.Commit))
+	got := fmt.Sprint(a.Builder, " ", a.Repository, " ", a.Commit, " ", a.Issuer, " ", a.Identity)
+	if rec := fmt.Sprint(r.Builder, " ", r.Repository, " ", r.Commit, " ", r.Issuer, " ", r.Identity); got != rec {
+		return refuse(rules.ProvenanceMalformed, "the pin records other than its attestation says (builder, repository, commit, issuer, identity)", got, rec)
 	}
 	return nil
 }

@@ -27,9 +27,9 @@ const (
 	testBuilder = "https://github.com/slsa-framework/slsa-github-generator/.github/workflows/builder_go_slsa3.yml@refs/tags/v2.1.0"
 )
 
-// statement is an in-toto Statement v1 with an SLSA provenance v1
+// testStatement is an in-toto Statement v1 with an SLSA provenance v1
 // predicate, as the GitHub generator writes one, edited by edit.
-func statement(edit func(map[string]any)) []byte {
+func testStatement(edit func(map[string]any)) []byte {
 	st := map[string]any{
 		"_type":         "https://in-toto.io/Statement/v1",
 		"subject":       []any{map[string]any{"name": "agent", "digest": map[string]any{"sha256": strings.TrimPrefix(testDigest, "sha256:")}}},
@@ -89,7 +89,7 @@ func cleanBuild() *schemas.Build {
 func TestCheck(t *testing.T) {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	good := envelope(t, key, PayloadType, statement(nil))
+	good := envelope(t, key, PayloadType, testStatement(nil))
 	for _, c := range []struct {
 		name     string
 		env      []byte
@@ -103,8 +103,8 @@ func TestCheck(t *testing.T) {
 		{name: "other key", env: good, key: other, rule: rules.ProvenanceSignature},
 		{name: "tampered payload", env: []byte(strings.Replace(string(good), `"payload":"`, `"payload":"eyJ`, 1)), rule: rules.ProvenanceSignature},
 		{name: "not an envelope", env: []byte(`{"payloadType":"x","payload":"","signatures":[],"extra":1}`), rule: rules.ProvenanceMalformed},
-		{name: "other payload type", env: envelope(t, key, "text/plain", statement(nil)), rule: rules.ProvenanceMalformed, evidence: "found text/plain"},
-		{name: "other predicate", env: envelope(t, key, PayloadType, statement(func(m map[string]any) { m["predicateType"] = "https://slsa.dev/provenance/v0.2" })),
+		{name: "other payload type", env: envelope(t, key, "text/plain", testStatement(nil)), rule: rules.ProvenanceMalformed, evidence: "found text/plain"},
+		{name: "other predicate", env: envelope(t, key, PayloadType, testStatement(func(m map[string]any) { m["predicateType"] = "https://slsa.dev/provenance/v0.2" })),
 			rule: rules.ProvenanceMalformed},
 		{name: "other subject", env: good, want: func(e *Expect) { e.Digest = "sha256:" + strings.Repeat("0", 64) }, rule: rules.ProvenanceSubject,
 			evidence: "found agent sha256:5f2b"},
@@ -126,7 +126,7 @@ func TestCheck(t *testing.T) {
 			if c.key != nil {
 				k = c.key
 			}
-			a, err := Check(c.env, verifierOf(t, k), want)
+			a, err := Check(c.env, Trust{Key: verifierOf(t, k)}, want)
 			var pe *Error
 			switch {
 			case c.rule == "" && err != nil:
@@ -201,12 +201,12 @@ func TestDSSEVector(t *testing.T) {
 // of it against what it attests.
 func TestCheckPin(t *testing.T) {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	env := envelope(t, key, PayloadType, statement(nil))
-	a, err := Check(env, verifierOf(t, key), Expect{Digest: testDigest, Build: cleanBuild()})
+	env := envelope(t, key, PayloadType, testStatement(nil))
+	a, err := Check(env, Trust{Key: verifierOf(t, key)}, Expect{Digest: testDigest, Build: cleanBuild()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := Record(env, verifierOf(t, key), a)
+	rec, err := Record(env, Trust{Key: verifierOf(t, key)}, a)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,20 @@ import (
 )
 
 // source returns the repository and commit the provenance names: the
-// first resolved dependency with a gitCommit digest, its URI without the
-// "@ref" suffix (SLSA's convention, as the GitHub generator writes
+// first resolved dependency with a gitCommit digest, or, on a git URI
+// ("git+..."), a sha1 or sha256 one (as the SLSA GitHub generator writes
+// a commit), its URI without the "@ref" suffix (SLSA's convention:
 // "git+https://github.com/OWNER/REPO@refs/heads/main").
 func source(p *prov.Provenance) (string, string) {
 	for _, d := range p.GetBuildDefinition().GetResolvedDependencies() {
-		if c := d.GetDigest()["gitCommit"]; c != "" {
+		dg := d.GetDigest()
+		c := dg["gitCommit"]
+		if c == "" && strings.HasPrefix(d.GetUri(), "git+") {
+			if c = dg["sha1"]; c == "" {
+				c = dg["sha256"]
+			}
+		}
+		if c != "" {
 			uri := d.GetUri()
 			if i := strings.LastIndex(uri, "@"); i > strings.Index(uri, "://") {
 				uri = uri[:i]

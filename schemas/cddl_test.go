@@ -59,7 +59,7 @@ func TestCDDLMatchesGoTypes(t *testing.T) {
 	types := map[string]any{
 		"root": &Root{}, "delegation": &Delegation{}, "pin": &Pin{}, "build": &Build{},
 		"instruction": &Instruction{}, "artifact-ref": &ArtifactRef{}, "decision": &Decision{}, "claim": &Claim{},
-		"digest-check": &DigestCheck{}, "provenance": &Provenance{}, "revocation": &Revocation{}, "issuer": &Issuer{}, "quarantine": &Quarantine{}, "downgrade": &Downgrade{}, "provision": &Provision{},
+		"digest-check": &DigestCheck{}, "provenance": &Provenance{}, "builder": &Builder{}, "revocation": &Revocation{}, "issuer": &Issuer{}, "quarantine": &Quarantine{}, "downgrade": &Downgrade{}, "provision": &Provision{},
 	}
 	rules := cddlMembers(t)
 	for name := range rules {

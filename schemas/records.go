@@ -1,5 +1,9 @@
 package schemas
 
+import (
+	"strings"
+)
+
 // Field names are the CBOR map keys and match writ.cddl exactly; a test
 // checks that the two agree. Times are Unix seconds (UTC). Public keys are
 // raw 32-byte Ed25519 keys (RFC 8032 §5.1.5). Digests are "sha256:" and 64
@@ -27,14 +31,15 @@ type Delegation struct {
 	Streams   []string `cbor:"streams,omitempty" json:"streams,omitempty"`     // patterns; required with "instruct"
 	Machines  []string `cbor:"machines,omitempty" json:"machines,omitempty"`   // patterns; required with "instruct"
 	Artifacts []string `cbor:"artifacts,omitempty" json:"artifacts,omitempty"` // patterns; required with "pin"
-	// Builders, with "pin": the builder ids (SLSA runDetails.builder.id)
-	// the delegate's pins must carry provenance from (Pin.Provenance);
-	// none: provenance is not demanded. Sorted, distinct.
-	Builders  []string `cbor:"builders,omitempty" json:"builders,omitempty"`
-	NotBefore int64    `cbor:"not_before" json:"not_before"`
-	NotAfter  int64    `cbor:"not_after" json:"not_after"` // exclusive
-	Depth     uint64   `cbor:"depth" json:"depth"`         // remaining re-delegation depth
-	IssuedAt  int64    `cbor:"issued_at" json:"issued_at"`
+	// Builders, with "pin": the builders the delegate's pins must carry
+	// provenance from (Pin.Provenance), each a builder id bound to the
+	// key that signs its provenance; none: provenance is not demanded.
+	// Sorted by (id, key), distinct.
+	Builders  []Builder `cbor:"builders,omitempty" json:"builders,omitempty"`
+	NotBefore int64     `cbor:"not_before" json:"not_before"`
+	NotAfter  int64     `cbor:"not_after" json:"not_after"` // exclusive
+	Depth     uint64    `cbor:"depth" json:"depth"`         // remaining re-delegation depth
+	IssuedAt  int64     `cbor:"issued_at" json:"issued_at"`
 }
 
 // Pin fixes the exact agent (or engine) binary a runner may execute for an
@@ -57,18 +62,67 @@ type Pin struct {
 }
 
 // Provenance is a pin's build provenance: the attestation as the builder
-// wrote it (a DSSE envelope of an in-toto Statement v1 with an SLSA
-// provenance v1 predicate, at most MaxProvenanceEnvelope bytes), the
-// builder's public key it is signed by (PKIX DER, at most
-// MaxProvenanceKey bytes), and what it attests: the builder id, and the
-// source repository (a git URI, "" when it names none) and commit (40 or
-// 64 lowercase hex digits) the pinned binary was built from.
+// wrote it (a DSSE envelope, or a Sigstore bundle holding one, of an
+// in-toto statement with an SLSA provenance v1 predicate, at most
+// MaxProvenanceEnvelope bytes); what its signature is checked under,
+// exactly one of the builder's public key (Key, PKIX DER, at most
+// MaxProvenanceKey bytes) or a Sigstore trusted root (TrustedRoot, its
+// JSON, at most MaxTrustedRoot bytes); and what it attests: the builder
+// id, the source repository (a git URI, "" when it names none) and
+// commit (40 or 64 lowercase hex digits) the pinned binary was built
+// from, and, under a trusted root, the signing certificate's OIDC issuer
+// and subject (Issuer, Identity).
 type Provenance struct {
-	Envelope   []byte `cbor:"envelope" json:"envelope"`
-	Key        []byte `cbor:"key" json:"key"`
-	Builder    string `cbor:"builder" json:"builder"`
-	Repository string `cbor:"repository,omitempty" json:"repository,omitempty"`
-	Commit     string `cbor:"commit" json:"commit"`
+	Envelope    []byte `cbor:"envelope" json:"envelope"`
+	Key         []byte `cbor:"key,omitempty" json:"key,omitempty"`
+	TrustedRoot []byte `cbor:"trusted_root,omitempty" json:"trusted_root,omitempty"`
+	Builder     string `cbor:"builder" json:"builder"`
+	Repository  string `cbor:"repository,omitempty" json:"repository,omitempty"`
+	Commit      string `cbor:"commit" json:"commit"`
+	Issuer      string `cbor:"issuer,omitempty" json:"issuer,omitempty"`
+	Identity    string `cbor:"identity,omitempty" json:"identity,omitempty"`
+}
+
+// Builder is a builder a pin delegation trusts: the builder id its
+// provenance names (SLSA runDetails.builder.id) and what vouches for
+// it: the key that signs that provenance, as "sha256:" and the 64 hex
+// digits of the SHA-256 of its PKIX DER encoding (SHA256Digest),
+// or a Sigstore trusted root (the SHA-256 of its JSON as recorded) with
+// the OIDC issuer and subject (SAN) its signing certificate must name.
+// Binding the id to a signer is what makes the demand mean anything: a
+// builder id alone is a claim anyone with a key can write, and a
+// trusted root alone certifies anyone with an account.
+type Builder struct {
+	ID       string `cbor:"id" json:"id"`
+	Key      string `cbor:"key" json:"key"`
+	Issuer   string `cbor:"issuer,omitempty" json:"issuer,omitempty"`
+	Identity string `cbor:"identity,omitempty" json:"identity,omitempty"`
+}
+
+// Compare orders builders by id, key, issuer, then identity (the order of
+// Delegation.Builders).
+func (b Builder) Compare(o Builder) int {
+	for _, c := range []int{strings.Compare(b.ID, o.ID), strings.Compare(b.Key, o.Key), strings.Compare(b.Issuer, o.Issuer)} {
+		if c != 0 {
+			return c
+		}
+	}
+	return strings.Compare(b.Identity, o.Identity)
+}
+
+// Builder returns the builder a pin's provenance vouches as: its
+// builder id and the digest of the key that signed it, or of the
+// trusted root it was checked under with the certificate's issuer and
+// identity; the zero Builder when the pin has no provenance.
+func (p *Pin) Builder() Builder {
+	r := p.Provenance
+	if r == nil {
+		return Builder{}
+	}
+	if r.Key != nil {
+		return Builder{ID: r.Builder, Key: SHA256Digest(r.Key)}
+	}
+	return Builder{ID: r.Builder, Key: SHA256Digest(r.TrustedRoot), Issuer: r.Issuer, Identity: r.Identity}
 }
 
 // Build is the Go build metadata of a pinned binary (runtime/debug.BuildInfo

@@ -120,6 +120,34 @@ func checkCommon(k Kind, v uint64, issuedAt int64) error {
 	return checkVersionTime(k, v, "issued_at", issuedAt)
 }
 
+// checkBuilders checks a delegation's builders: at most MaxPatterns,
+// each an id of printable ASCII and a key digest, sorted and distinct.
+func checkBuilders(k Kind, bs []Builder) error {
+	if len(bs) > MaxPatterns {
+		return fieldErr(k, "builders", "%d builders: at most %d", len(bs), MaxPatterns)
+	}
+	for i, b := range bs {
+		switch {
+		case !builderRe.MatchString(b.ID):
+			return fieldErr(k, "builders", "builder %d id %q: 1 to 512 printable ASCII characters, no spaces", i, b.ID)
+		case !digestRe.MatchString(b.Key):
+			return fieldErr(k, "builders", "builder %d key %q: the key's or trusted root's digest, sha256: and 64 lowercase hex digits", i, b.Key)
+		case (b.Issuer != "" || b.Identity != "") && !signerName(b.Issuer, b.Identity):
+			return fieldErr(k, "builders", "builder %d: a certificate's issuer and identity come together, each 1 to %d bytes of UTF-8", i, MaxSignerName)
+		case i > 0 && bs[i-1].Compare(b) >= 0:
+			return fieldErr(k, "builders", "builders must be sorted by id, then key, and distinct")
+		}
+	}
+	return nil
+}
+
+// signerName reports whether a certificate's issuer and identity are
+// both present and within MaxSignerName bytes of UTF-8.
+func signerName(issuer, identity string) bool {
+	ok := func(s string) bool { return s != "" && len(s) <= MaxSignerName && utf8.ValidString(s) }
+	return ok(issuer) && ok(identity)
+}
+
 func checkVersionTime(k Kind, v uint64, field string, t int64) error {
 	if v != SchemaVersion {
 		return fieldErr(k, "v", "must be %d", SchemaVersion)
@@ -192,7 +220,7 @@ func (r *Delegation) Validate() error {
 	if len(r.Builders) > 0 && !slices.Contains(r.Actions, ActionPin) {
 		return fieldErr(k, "builders", "only with the pin action: builders are whom a pin's provenance may name")
 	}
-	if err := checkPatterns(k, "builders", r.Builders, builderRe, false); err != nil {
+	if err := checkBuilders(k, r.Builders); err != nil {
 		return err
 	}
 	if r.NotBefore <= 0 {
@@ -234,6 +262,8 @@ func (r *Pin) Validate() error {
 const (
 	MaxProvenanceEnvelope = 40 << 10
 	MaxProvenanceKey      = 2048
+	MaxTrustedRoot        = 64 << 10
+	MaxSignerName         = 1024
 )
 
 // validate checks a pin's provenance, if there is any: every field
@@ -245,8 +275,16 @@ func (p *Provenance) validate(k Kind) error {
 		return nil
 	case len(p.Envelope) == 0 || len(p.Envelope) > MaxProvenanceEnvelope:
 		return fieldErr(k, "provenance.envelope", "%d bytes: 1 to %d", len(p.Envelope), MaxProvenanceEnvelope)
-	case len(p.Key) == 0 || len(p.Key) > MaxProvenanceKey:
+	case (p.Key == nil) == (p.TrustedRoot == nil):
+		return fieldErr(k, "provenance.key", "exactly one of key (a PKIX public key) and trusted_root (a Sigstore trusted root)")
+	case p.Key != nil && (len(p.Key) == 0 || len(p.Key) > MaxProvenanceKey):
 		return fieldErr(k, "provenance.key", "%d bytes: 1 to %d (a PKIX public key)", len(p.Key), MaxProvenanceKey)
+	case p.TrustedRoot != nil && (len(p.TrustedRoot) == 0 || len(p.TrustedRoot) > MaxTrustedRoot):
+		return fieldErr(k, "provenance.trusted_root", "%d bytes: 1 to %d (a Sigstore trusted root, JSON)", len(p.TrustedRoot), MaxTrustedRoot)
+	case p.Key != nil && (p.Issuer != "" || p.Identity != ""):
+		return fieldErr(k, "provenance.identity", "a certificate's issuer and identity come only with a trusted root")
+	case p.TrustedRoot != nil && !signerName(p.Issuer, p.Identity):
+		return fieldErr(k, "provenance.identity", "with a trusted root: the certificate's issuer and identity, each 1 to %d bytes of UTF-8", MaxSignerName)
 	case !builderRe.MatchString(p.Builder):
 		return fieldErr(k, "provenance.builder", "%q: 1 to 512 printable ASCII characters, no spaces (a builder id)", p.Builder)
 	case len(p.Repository) > MaxBuildPath || !utf8.ValidString(p.Repository):

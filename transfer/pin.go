@@ -74,11 +74,13 @@ type PinOptions struct {
 	AllowDirty   bool // pin a vcs.modified=true build
 	AllowUnknown bool // pin a build without vcs.revision
 	// Provenance, when set, is the build provenance attestation (a DSSE
-	// envelope; package provenance) that must vouch for the binary,
-	// under ProvenanceKey (a PEM public key), built by one of Builders
-	// (empty: any); the pin records it (schemas.Provenance).
-	Provenance, ProvenanceKey []byte
-	Builders                  []string
+	// envelope or a Sigstore bundle; package provenance) that must vouch
+	// for the binary, under ProvenanceKey (a PEM public key) or
+	// ProvenanceRoot (a Sigstore trusted root, JSON; a bundle only), one
+	// of them, built by one of Builders (empty: any); the pin records it
+	// (schemas.Provenance).
+	Provenance, ProvenanceKey, ProvenanceRoot []byte
+	Builders                                  []string
 }
 
 // Platform returns this machine's GOOS/GOARCH, the platform a runner
@@ -132,14 +134,18 @@ func NewAttestedPin(path string, o PinOptions) (*schemas.Pin, *provenance.Attest
 	var attested *provenance.Attested
 	var recorded *schemas.Provenance
 	if o.Provenance != nil {
-		key, err := provenance.LoadKey(o.ProvenanceKey)
-		if err != nil {
+		trust := provenance.Trust{Root: o.ProvenanceRoot}
+		if o.ProvenanceKey != nil {
+			var err error
+			if trust.Key, err = provenance.LoadKey(o.ProvenanceKey); err != nil {
+				return nil, nil, err
+			}
+		}
+		var err error
+		if attested, err = provenance.Check(o.Provenance, trust, provenance.Expect{Digest: digest, Build: build, Builders: o.Builders}); err != nil {
 			return nil, nil, err
 		}
-		if attested, err = provenance.Check(o.Provenance, key, provenance.Expect{Digest: digest, Build: build, Builders: o.Builders}); err != nil {
-			return nil, nil, err
-		}
-		if recorded, err = provenance.Record(o.Provenance, key, attested); err != nil {
+		if recorded, err = provenance.Record(o.Provenance, trust, attested); err != nil {
 			return nil, nil, err
 		}
 	}

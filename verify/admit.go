@@ -172,6 +172,7 @@ type Verdict struct {
 type Relied struct {
 	Subject    string `json:"subject" doc:"agent or engine"`
 	Builder    string `json:"builder" doc:"the builder id the provenance names"`
+	BuilderKey string `json:"builder_key" doc:"the digest (sha256:hex of its PKIX DER) of the key that signed the provenance"`
 	Repository string `json:"repository" doc:"the source repository it names (\"\" when none)"`
 	Commit     string `json:"commit" doc:"the source commit it names, which the binary records"`
 }

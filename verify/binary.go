@@ -90,7 +90,7 @@ func (a *admission) checkBinary(r role, ref schemas.ArtifactRef, path string) {
 	}
 	a.pass(r.name + "-digest")
 	if p := pin.Record.Provenance; p != nil {
-		a.v.Provenance = append(a.v.Provenance, Relied{Subject: r.name, Builder: p.Builder, Repository: p.Repository, Commit: p.Commit})
+		a.v.Provenance = append(a.v.Provenance, Relied{Subject: r.name, Builder: p.Builder, BuilderKey: pin.Record.Builder().Key, Repository: p.Repository, Commit: p.Commit})
 	}
 	a.checkBuild(r, in.Build, pin)
 	a.admitted = append(a.admitted, artifactVersion{pin.Record.Artifact, version})

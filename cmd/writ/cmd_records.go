@@ -138,7 +138,7 @@ func delegateCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "stream", Usage: "stream `PATTERN` ('*' matches within one path segment; repeat)"},
 			&cli.StringSliceFlag{Name: "machine", Usage: "machine `PATTERN` (repeat)"},
 			&cli.StringSliceFlag{Name: "artifact", Usage: "artifact `PATTERN` for pin (repeat)"},
-			&cli.StringSliceFlag{Name: "builder", Usage: "with pin: a builder `ID` the delegate's pins must carry provenance from (repeat; none: provenance not demanded)"},
+			cliflags.DelegateBuilder,
 			&cli.StringFlag{Name: "not-before", Value: "0s", Usage: "RFC 3339 time or duration from now"},
 			&cli.StringFlag{Name: "not-after", Required: true, Usage: "RFC 3339 time or duration from now (exclusive)"},
 			&cli.IntFlag{Name: "depth", Value: 0, Usage: "remaining re-delegation depth"},
@@ -149,22 +149,10 @@ func delegateCommand() *cli.Command {
 }
 
 func delegate(c *cli.Context) error {
-	now := time.Now()
-	nb, err := parseTime("not-before", c.String("not-before"), now)
+	p, err := cliflags.DelegationParams(c, time.Now())
 	if err != nil {
 		return err
 	}
-	na, err := parseTime("not-after", c.String("not-after"), now)
-	if err != nil {
-		return err
-	}
-	to, err := sign.LoadPublicKey(c.String("to"))
-	if err != nil {
-		return exitcode.Input(err)
-	}
-	p := delegation.DelegationParams{To: to, Actions: delegation.Actions(cliflags.CommaList(c.StringSlice("action"))),
-		Streams: c.StringSlice("stream"), Machines: c.StringSlice("machine"), Artifacts: c.StringSlice("artifact"), Builders: c.StringSlice("builder"),
-		NotBefore: nb, NotAfter: na, Depth: c.Int("depth"), IssuedAt: now}
 	if p.DelegatesNothing() {
 		// Valid, but the action grants nothing: every re-delegation by
 		// this key would be refused (its depth is 0).
@@ -180,7 +168,7 @@ func delegate(c *cli.Context) error {
 	} else if err != nil {
 		return fieldFlagErr(c, err)
 	}
-	return finish(c, rec, keys, &delegateResult{Delegate: to.ID()})
+	return finish(c, rec, keys, &delegateResult{Delegate: p.To.ID()})
 }
 
 func pinCommand() *cli.Command {

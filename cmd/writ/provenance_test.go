@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -97,6 +98,31 @@ func TestPinProvenance(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("pin --provenance with no network: %v\n%s", err, out)
 	}
+	// A real keyless Sigstore bundle of GitHub's SLSA generator, under
+	// the public-good trusted root, with no network: its certificate,
+	// SCT and log entry verify offline, and the file it attests (an
+	// empty one, not a Go binary) records no source revision to compare
+	// with the provenance's commit.
+	gen := "../../provenance/testdata/slsa-github-generator/"
+	for from, to := range map[string]string{"binary-linux-amd64-workflow_dispatch.intoto.build.slsa": "gha.slsa", "trusted-root-public-good.json": "root.json"} {
+		if err := copyFile(gen+from, filepath.Join(dir, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "empty"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command("unshare", "-n", "writ", "--json", "pin", "--key", "rel.key", "--artifact", "agent", "--version", "1.0.0", "--out", "agent.pin",
+		"--allow-unknown-build", "--provenance", "gha.slsa", "--provenance-root", "root.json", "empty")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "WRIT_PASSPHRASE="+floodPassphrase)
+	out2, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out2), `"rule":"`+rules.ProvenanceSource+`"`) ||
+		!strings.Contains(string(out2), "expected 4d329c75e7ec1725f7c9ce917a8799d408d06be3, found none") {
+		t.Errorf("the generator's bundle for an empty file: exit %d\n%s\nwant 1, %s", cmd.ProcessState.ExitCode(), out2, rules.ProvenanceSource)
+	}
+	if out, code := pin("agent", "gha.slsa", "--provenance-root", "root.json"); code != 2 || !strings.Contains(out, "one of them") {
+		t.Errorf("a key and a trusted root: exit %d\n%s\nwant 2", code, out)
+	}
 }
 
 func mustKey(t *testing.T) *ecdsa.PrivateKey {
@@ -110,13 +136,21 @@ func mustKey(t *testing.T) *ecdsa.PrivateKey {
 // TestProvenanceInLedger: a pin carries its provenance into the ledger,
 // where every reader checks it again; a release engineer whose
 // delegation demands provenance from a builder (writ delegate
-// --builder) has a pin without it, or from another builder, refused at
+// --builder ID=KEY) has a pin without it, from another builder, or
+// naming the builder but signed by another key (its own), refused at
 // append under provenance-builder; a re-delegation that drops the demand
-// exceeds its parent.
+// exceeds its parent, one that keeps it (the key by its digest) does not.
 func TestProvenanceInLedger(t *testing.T) {
 	dir := t.TempDir()
 	if err := copyFile(testkit.BuildAgent(t, testkit.BuildOptions{}), filepath.Join(dir, "agent")); err != nil {
 		t.Fatal(err)
+	}
+	key, own := mustKey(t), mustKey(t)
+	for name, k := range map[string]*ecdsa.PrivateKey{"builder.pub": key, "own.pub": own} {
+		pub, _ := cryptoutils.MarshalPublicKeyToPEM(&k.PublicKey)
+		if err := os.WriteFile(filepath.Join(dir, name), pub, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, args := range [][]string{
 		{"key", "generate", "--out", "root", "--work-factor", "10"},
@@ -125,15 +159,10 @@ func TestProvenanceInLedger(t *testing.T) {
 		{"root", "sign", "--key", "root.key", "--pub", "root.pub", "--threshold", "1", "--expires", "8760h", "--out", "root.cose"},
 		{"ledger", "init", "--dir", "L", "--root", "root.cose", "--origin", "example.com/provenance", "--work-factor", "10"},
 		{"delegate", "--key", "root.key", "--to", "rel.pub", "--action", "pin", "--action", "delegate", "--depth", "1", "--artifact", "agent",
-			"--builder", provBuilder, "--not-after", "720h", "--out", "rel.del"},
+			"--builder", provBuilder + "=builder.pub", "--not-after", "720h", "--out", "rel.del"},
 		{"ledger", "append", "--dir", "L", "rel.del"},
 	} {
 		writIn(t, dir, args...)
-	}
-	key := mustKey(t)
-	pub, _ := cryptoutils.MarshalPublicKeyToPEM(&key.PublicKey)
-	if err := os.WriteFile(filepath.Join(dir, "builder.pub"), pub, 0o644); err != nil {
-		t.Fatal(err)
 	}
 	in, err := transfer.Inspect(filepath.Join(dir, "agent"), "sha256")
 	if err != nil {
@@ -152,7 +181,8 @@ func TestProvenanceInLedger(t *testing.T) {
 	writIn(t, dir, "ledger", "append", "--dir", "L", "good.pin")
 	pinWith("1.0.1", "bare.pin")
 	pinWith("1.0.2", "other.pin", "--provenance", provenanceFile(t, dir, "other.json", key, in.Digest, in.Build.Revision, "https://ci.example/other"), "--provenance-key", "builder.pub")
-	for _, f := range []string{"bare.pin", "other.pin"} {
+	pinWith("1.0.3", "forged.pin", "--provenance", provenanceFile(t, dir, "forged.json", own, in.Digest, in.Build.Revision, provBuilder), "--provenance-key", "own.pub")
+	for _, f := range []string{"bare.pin", "other.pin", "forged.pin"} {
 		if out, code := run("--json", "ledger", "append", "--dir", "L", f); code != 1 || !strings.Contains(out, `"rule":"`+rules.ProvenanceBuilder+`"`) {
 			t.Errorf("ledger append %s: exit %d\n%s\nwant 1, %s", f, code, out, rules.ProvenanceBuilder)
 		}
@@ -161,6 +191,15 @@ func TestProvenanceInLedger(t *testing.T) {
 	if out, code := run("--json", "ledger", "append", "--dir", "L", "rel2.del"); code != 1 || !strings.Contains(out, `"rule":"exceeds-parent"`) || !strings.Contains(out, "builders") {
 		t.Errorf("a re-delegation without the builders: exit %d\n%s\nwant 1, exceeds-parent", code, out)
 	}
+	pinned := writIn(t, dir, "--json", "pin", "--key", "rel.key", "--artifact", "agent", "--version", "1.0.4", "--out", "p4.pin",
+		"--provenance", "good.json", "--provenance-key", "builder.pub", "agent")
+	digest := regexp.MustCompile(`"key":"(sha256:[0-9a-f]{64})"`).FindStringSubmatch(pinned)
+	if digest == nil {
+		t.Fatalf("writ pin --json names no provenance key digest:\n%s", pinned)
+	}
+	writIn(t, dir, "delegate", "--key", "rel.key", "--to", "rel2.pub", "--action", "pin", "--artifact", "agent", "--builder", provBuilder+"="+digest[1],
+		"--not-after", "240h", "--out", "rel3.del")
+	writIn(t, dir, "ledger", "append", "--dir", "L", "rel3.del")
 	// A runner's replica replays the pin's provenance too, and a verdict
 	// names the provenance it relied on.
 	writIn(t, dir, "ledger", "verify", "--dir", "L")
@@ -173,7 +212,7 @@ func TestProvenanceInLedger(t *testing.T) {
 		writIn(t, dir, args...)
 	}
 	out := writIn(t, dir, "--json", "admit", "--ledger", "L", "--machine", "runner-1", "--mode", "enforce", "--work-factor", "10", "--agent-binary", "agent", "d.cose")
-	if !strings.Contains(out, `"verdict":"admitted"`) || !strings.Contains(out, `"provenance":[{"subject":"agent","builder":"`+provBuilder+`"`) {
+	if !strings.Contains(out, `"verdict":"admitted"`) || !strings.Contains(out, `"provenance":[{"subject":"agent","builder":"`+provBuilder+`","builder_key":"`+digest[1]+`"`) {
 		t.Errorf("the admission of an agent pinned with provenance:\n%s", out)
 	}
 	// A runner's own policy refuses what every built-in check admits, in

@@ -427,8 +427,9 @@ func Pin(more ...cli.Flag) []cli.Flag {
 		&cli.StringFlag{Name: "expires", Value: "2160h", Usage: "RFC 3339 time or duration from now"},
 		&cli.BoolFlag{Name: "allow-dirty", Usage: "pin a binary built from a modified tree (vcs.modified=true)"},
 		&cli.BoolFlag{Name: "allow-unknown-build", Usage: "pin a binary that records no source revision"},
-		&cli.StringFlag{Name: "provenance", Usage: "a build provenance attestation `FILE` (DSSE envelope of an in-toto statement with an SLSA provenance v1 predicate) that must vouch for the binary: its subject, builder, source commit and clean tree, checked offline"},
+		&cli.StringFlag{Name: "provenance", Usage: "a build provenance attestation `FILE` (a DSSE envelope, or a Sigstore bundle holding one, of an in-toto statement with an SLSA provenance v1 predicate) that must vouch for the binary: its subject, builder, source commit and clean tree, checked offline"},
 		&cli.StringFlag{Name: "provenance-key", Usage: "the builder's public key `FILE` (PEM) the provenance must be signed by"},
+		&cli.StringFlag{Name: "provenance-root", Usage: "instead of a key: a Sigstore trusted root `FILE` (trusted_root.json) a keyless bundle's certificate, log entry and timestamps must verify under"},
 		&cli.StringSliceFlag{Name: "builder", Usage: "a builder `ID` the provenance may name (repeat; none: any, recorded)"},
 	}, more...)
 }
@@ -440,10 +441,12 @@ func Pin(more ...cli.Flag) []cli.Flag {
 func PinOptions(c *cli.Context) (transfer.PinOptions, error) {
 	o := transfer.PinOptions{Artifact: c.String("artifact"), Version: c.String("version"), Platform: c.String("platform"),
 		AllowDirty: c.Bool("allow-dirty"), AllowUnknown: c.Bool("allow-unknown-build"), Builders: c.StringSlice("builder")}
-	env, key := c.String("provenance"), c.String("provenance-key")
+	env, key, root := c.String("provenance"), c.String("provenance-key"), c.String("provenance-root")
 	switch {
-	case (env == "") != (key == ""):
-		return o, exitcode.Usagef("--provenance and --provenance-key come together: the attestation and the key it is signed by")
+	case key != "" && root != "":
+		return o, exitcode.Usagef("--provenance-key or --provenance-root, one of them: a key, or a Sigstore trusted root for a keyless bundle")
+	case (env == "") != (key == "" && root == ""):
+		return o, exitcode.Usagef("--provenance comes with --provenance-key or --provenance-root: the attestation and what it is signed under")
 	case env == "" && len(o.Builders) > 0:
 		return o, exitcode.Usagef("--builder names the builders a --provenance may name")
 	case env == "":
@@ -452,6 +455,12 @@ func PinOptions(c *cli.Context) (transfer.PinOptions, error) {
 	var err error
 	if o.Provenance, err = fileio.ReadWhole(c.App.Reader, env, provenance.MaxEnvelopeSize); err != nil {
 		return o, exitcode.Input(fmt.Errorf("--provenance %s: %w", env, err))
+	}
+	if root != "" {
+		if o.ProvenanceRoot, err = fileio.ReadWhole(c.App.Reader, root, provenance.MaxTrustedRootSize); err != nil {
+			return o, exitcode.Input(fmt.Errorf("--provenance-root %s: %w", root, err))
+		}
+		return o, nil
 	}
 	if o.ProvenanceKey, err = fileio.ReadWhole(c.App.Reader, key, 64<<10); err != nil {
 		return o, exitcode.Input(fmt.Errorf("--provenance-key %s: %w", key, err))
