@@ -143,7 +143,7 @@ func keyDigest(key signature.Verifier) string {
 }
 
 // KeyDigest is the digest that names a provenance key in a delegation's
-// builders (schemas.Builder.Key): schemas.ProvenanceKeyDigest of the PEM
+// builders (schemas.Builder.Key): schemas.SHA256Digest of the PEM
 // public key's PKIX DER. Errors: a malformed key.
 func KeyDigest(pemBytes []byte) (string, error) {
 	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
