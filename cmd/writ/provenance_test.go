@@ -230,4 +230,15 @@ func TestProvenanceInLedger(t *testing.T) {
 	if out, code := run("admit", "--ledger", "L", "--machine", "runner-1", "--agent-binary", "agent", "--policy-cel", "d2.cose", "d2.cose"); code != 2 || !strings.Contains(out, "policy-cel d2.cose") {
 		t.Errorf("a policy file that is not one: exit %d\n%s\nwant 2", code, out)
 	}
+	// The audit lists who built what is pinned, and counts the
+	// admissions that relied on it (the refused one is not one).
+	out = writIn(t, dir, "--json", "audit", "--ledger", "L")
+	if !strings.Contains(out, `"pins_with_provenance":1,"pins_without_provenance":0,"admitted_relying_on_provenance":1,"admitted_without_provenance":0`) ||
+		!strings.Contains(out, `"builder":"`+provBuilder+`","builder_key":"`+digest[1]+`"`) {
+		t.Errorf("the audit's provenance:\n%s", out)
+	}
+	if out := writIn(t, dir, "audit", "--ledger", "L"); !strings.Contains(out, "pins with build provenance: 1, without: 0") ||
+		!strings.Contains(out, "admissions that ran a binary pinned with provenance: 1, without: 0") || !strings.Contains(out, "built by "+provBuilder+" (key "+digest[1]+")") {
+		t.Errorf("the text audit's provenance:\n%s", out)
+	}
 }

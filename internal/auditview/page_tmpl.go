@@ -96,6 +96,12 @@ dl.bound{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margi
 <tr><td class="nw">{{.Decision}}</td><td class="nw">{{clock .Time}}</td><td class="nw">{{.Rule}}</td><td class="nw">{{.Verdict}}</td><td class="nw">{{.Machine}}</td><td class="mono">{{.Instruction}}</td><td class="mono">{{.Digest}}</td></tr>{{end}}
 </tbody></table>{{else}}<p class="muted">None.</p>{{end}}
 
+{{with .Rep.Provenance}}<h2 id="built-by">Who built what is pinned</h2>
+<p>Pins with build provenance: <span data-k="total:pins_with_provenance">{{num .PinsWith}}</span>, without: <span data-k="total:pins_without_provenance">{{num .PinsWithout}}</span>. Admissions in the period that ran a binary pinned with provenance: <span data-k="total:admitted_relying_on_provenance">{{num .AdmittedRelying}}</span>, without: <span data-k="total:admitted_without_provenance">{{num .AdmittedWithout}}</span>. Every provenance was checked again offline when the audit replayed its pin.</p>
+{{if .Pins}}<table class="list"><thead><tr><th>entry</th><th>artifact</th><th>version</th><th>builder</th><th>signed by</th><th>source</th><th>commit</th></tr></thead><tbody>{{range .Pins}}
+<tr><td class="nw">{{.Index}}</td><td class="nw">{{.Artifact}}</td><td class="nw">{{.Version}}</td><td class="mono">{{.Builder}}</td><td class="mono">{{if .Identity}}certificate of {{.Identity}} from {{.Issuer}}, trusted root {{.BuilderKey}}{{else}}key {{.BuilderKey}}{{end}}</td><td class="mono">{{.Repository}}</td><td class="mono">{{.Commit}}</td></tr>{{end}}
+</tbody></table>{{else}}<p class="muted">No pin carries build provenance.</p>{{end}}{{end}}
+
 <h2>Authority that ended ({{num .Rep.Traffic.AuthorityEventsTotal}})</h2>
 {{if .EventsCut}}<p class="muted" id="events-cut">{{.EventsCut}}</p>{{end}}
 {{if .Rep.Traffic.AuthorityEvents}}<table class="list"><thead><tr><th>entry</th><th>time (UTC)</th><th>what</th><th>subject</th></tr></thead><tbody>{{range .Rep.Traffic.AuthorityEvents}}

@@ -41,7 +41,7 @@ func Text(rep *audit.Report) []string {
 	for _, r := range sortedKeys(rep.ByRule) {
 		lines = append(lines, fmt.Sprintf("  %-26s %d", r, rep.ByRule[r]))
 	}
-	return append(lines, trafficLines(rep)...)
+	return append(append(lines, trafficLines(rep)...), provenanceLines(rep)...)
 }
 
 // decisionEntries is the size of the decision log the audit verified, 0

@@ -56,11 +56,19 @@ type S3 struct {
 	proc *daemon // nil while stopped
 }
 
-// versityGWBinary finds versitygw on PATH, in $GOBIN or in $GOPATH/bin
-// (where go install puts it).
+// versityGWBinary finds versitygw (goBinary).
 func versityGWBinary() (string, error) {
-	if p, err := exec.LookPath("versitygw"); err == nil {
+	if p := goBinary("versitygw"); p != "" {
 		return p, nil
+	}
+	return "", fmt.Errorf("testkit: %w", errNoS3)
+}
+
+// goBinary finds an executable name on PATH, in $GOBIN or in
+// $GOPATH/bin (where go install puts it); "" when it is in none.
+func goBinary(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
 	}
 	var dirs []string
 	if b, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output(); err == nil {
@@ -73,11 +81,11 @@ func versityGWBinary() (string, error) {
 		}
 	}
 	for _, d := range dirs {
-		if fi, err := os.Stat(filepath.Join(d, "versitygw")); err == nil && fi.Mode()&0o111 != 0 {
-			return filepath.Join(d, "versitygw"), nil
+		if fi, err := os.Stat(filepath.Join(d, name)); err == nil && fi.Mode()&0o111 != 0 {
+			return filepath.Join(d, name)
 		}
 	}
-	return "", fmt.Errorf("testkit: %w", errNoS3)
+	return ""
 }
 
 // StartS3 starts versitygw on a new temporary directory and a free port

@@ -33,6 +33,9 @@ func (rep *Report) counting(fn ledger.EntryFunc) ledger.EntryFunc {
 
 // authorityEvent notes authority that ended in the period.
 func (rep *Report) authorityEvent(a *delegation.Applied) {
+	if p, ok := a.Record.(*schemas.Pin); ok {
+		rep.Provenance.AddPin(a.Index, p)
+	}
 	rep.Traffic.authorityEvent(rep.opts, a, rep.opts.Now())
 }
 
@@ -58,6 +61,7 @@ func (rep *Report) count(i int64, d *schemas.Decision) error {
 		return nil
 	}
 	rep.Traffic.add(i, d)
+	rep.Provenance.AddDecision(d)
 	rep.ByVerdict[string(d.Verdict)]++
 	rep.ByRule[d.Rule]++
 	rep.Decisions++

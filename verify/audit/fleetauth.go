@@ -103,7 +103,7 @@ func (a *fleetAuthority) close() {
 // adopt takes the fleet's one verification of the authority log a into
 // rep, leaving rep as verifyAuthority would have (the keys and first root
 // trusted, the witnessing, the checkpoint, the entries verified, the
-// authority events of the period), and returns the verified checkpoint;
+// authority events of the period, the pins' provenance), and returns the verified checkpoint;
 // its failure is a's, against the authority log.
 func (rep *Report) adopt(a *fleetAuthority) (formats.Checkpoint, error) {
 	v := a.once
@@ -126,6 +126,7 @@ func (rep *Report) adopt(a *fleetAuthority) (formats.Checkpoint, error) {
 	rep.EntriesVerified += v.EntriesVerified
 	rep.Traffic.AuthorityEvents = slices.Clone(v.Traffic.AuthorityEvents)
 	rep.Traffic.AuthorityEventsTotal = v.Traffic.AuthorityEventsTotal
+	rep.Provenance = v.Provenance.ForRunner()
 	return a.cp, nil
 }
 

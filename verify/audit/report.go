@@ -11,6 +11,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/schemas"
+	"github.com/writ-ledger/writ/verify/audit/builtby"
 )
 
 // Options name the checkpoint verifier keys the auditor trusts, parsed
@@ -83,7 +84,9 @@ type Report struct {
 	// checkpoint: the witnesses that cosigned it, when, and the quorum.
 	Witnessing *formats.Witnessing `json:"witnessing,omitempty" doc:"with --policy: the quorum that cosigned the authority checkpoint"`
 	// Traffic is the report beyond verdicts and rules (see Traffic).
-	Traffic *Traffic `json:"traffic,omitempty" doc:"by_mode, by_machine, by_stream, by_signer, unsigned, unsigned_share, would_refuse_by_rule, days (every day of the period; partial marks a day it covers in part), flagged_builds, authority_events, since, until (whole seconds), first_decision, last_decision, outside_period, ..."`
+	// Provenance is who built what the authority log pins (builtby).
+	Provenance *builtby.Report `json:"provenance,omitempty" doc:"pins with build provenance (builder, builder_key, issuer, identity, repository, commit), pins without, admissions that relied on provenance"`
+	Traffic    *Traffic        `json:"traffic,omitempty" doc:"by_mode, by_machine, by_stream, by_signer, unsigned, unsigned_share, would_refuse_by_rule, days (every day of the period; partial marks a day it covers in part), flagged_builds, authority_events, since, until (whole seconds), first_decision, last_decision, outside_period, ..."`
 	// RunnerKeyProtection is how the runner keeps the key that signs the
 	// decision log, as the ledger directory states it
 	// (keys.RunnerProtection: "file", "passphrase" or "pkcs11"); empty when the
@@ -144,7 +147,7 @@ type Failure struct {
 // state file.
 func newAudit(o Options) (*Report, error) {
 	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}, marks: map[string]heldMark{},
-		Traffic: newTraffic(), Trust: &Trust{TrustRoot: o.TrustRoot}, opts: o, found: map[string][]byte{}}
+		Traffic: newTraffic(), Provenance: builtby.New(), Trust: &Trust{TrustRoot: o.TrustRoot}, opts: o, found: map[string][]byte{}}
 	// The bounds as counted: decisions record whole seconds.
 	if !o.Since.IsZero() {
 		rep.Traffic.Since = unixUTC(ceilUnix(o.Since))
@@ -183,7 +186,7 @@ func (rep *Report) fail(log string, err error) *Report {
 	rep.Failure = failure(log, err)
 	// Counts made before the failure describe a ledger that does not
 	// verify: none of them is reported.
-	rep.Decisions, rep.WouldRefuse, rep.Traffic = 0, 0, nil
+	rep.Decisions, rep.WouldRefuse, rep.Traffic, rep.Provenance = 0, 0, nil, nil
 	rep.ByVerdict, rep.ByRule = map[string]int64{}, map[string]int64{}
 	return rep
 }

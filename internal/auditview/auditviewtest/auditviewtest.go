@@ -45,6 +45,10 @@ func CheckPage(page, report []byte) error {
 	if rep.DecisionLog != nil {
 		want["total:decision_entries"] = rep.DecisionLog.Size
 	}
+	if p := rep.Provenance; p != nil {
+		want["total:pins_with_provenance"], want["total:pins_without_provenance"] = p.PinsWith, p.PinsWithout
+		want["total:admitted_relying_on_provenance"], want["total:admitted_without_provenance"] = p.AdmittedRelying, p.AdmittedWithout
+	}
 	for name, m := range map[string]map[string]int64{"verdict": rep.ByVerdict, "rule": rep.ByRule, "mode": t.ByMode,
 		"machine": t.ByMachine, "stream": t.ByStream, "signer": t.BySigner, "would_refuse_rule": t.WouldRefuseByRule} {
 		for k, v := range m {
