@@ -72,6 +72,10 @@ const (
 	ProvenanceBuilder   = "provenance-builder"
 	ProvenanceSource    = "provenance-source"
 	ProvenanceDirty     = "provenance-dirty"
+	// ProvenanceRequired refuses at admission a dispatch whose signer's
+	// instruct delegation lists builders while a binary it runs is
+	// pinned without provenance from one of them.
+	ProvenanceRequired = "provenance-required"
 	// Store rules refuse a log whose Badger store is damaged on disk
 	// (package ledger, *ledger.StoreError), at whatever command opens it.
 	StoreDamaged     = "store-damaged"
@@ -157,6 +161,8 @@ var All = []Rule{
 		NextAct: "pin the current release again, or have the root sign a downgrade record (`writ downgrade`) if going back is intended"},
 	{ID: StaleLedger, Class: ClassFreshness, Summary: "the ledger's newest checkpoint was signed (under --policy: cosigned by the witness quorum) within this runner's maximum ledger age",
 		NextAct: "sync this runner's ledger from the writer (`writ ledger sync`, or export/import) or have the writer refresh its checkpoint (`writ ledger checkpoint --refresh`, with `--policy` when runners judge witnessed time)"},
+	{ID: ProvenanceRequired, Class: ClassProvenance, Summary: "when the delegation under which the instruction's signer instructs lists builders (writ delegate --action instruct --builder), the agent and engine it runs are pinned with build provenance from one of them",
+		NextAct: "pin the release with its build provenance from one of the delegation's builders (`writ pin --provenance`), or have the instruction signed under a delegation that does not demand it"},
 	{ID: EngineNotNamed, Class: ClassProvenance, Summary: "the instruction names the engine when this runner runs one (--engine-binary given)",
 		NextAct: "have the control plane name the engine (`writ instruct --engine NAME`) so it is checked against its pin"},
 	{ID: EngineNotPinned, Class: ClassProvenance, Summary: "the ledger holds a pin for the engine artifact the instruction names, on this platform",
@@ -213,11 +219,11 @@ var All = []Rule{
 		StoreAct: "run `writ ledger repair --dir DIR`: it moves the damaged store into DIR/set-aside/ (nothing is deleted), rebuilds it from the files that read back, keeps the result only if every entry verifies against the log's signed checkpoint, says what it did, and `writ ledger repair --dir DIR --undo` puts everything back"},
 	{ID: StoreUnrecovered, Class: ClassIntegrity, Summary: "a damaged log store still holds, in the files that read back, every entry its signed checkpoint covers",
 		StoreAct: "restore the ledger from an export with `writ ledger repair --dir DIR --from EXPORT` (the damaged store is set aside, the export is imported with every check `writ ledger import` runs, and --undo puts it back), or make a new replica from the log's publication with `writ ledger sync --dir NEWDIR --from URL --vkey KEY`"},
-	{ID: ProvenanceMalformed, Class: ClassProvenance, Summary: "the provenance is a DSSE envelope of an in-toto Statement v1 with an SLSA provenance v1 predicate, well formed",
-		ReportAct: "give the attestation the builder wrote (a DSSE envelope, as cosign attest-blob or the SLSA generator writes it), unedited",
+	{ID: ProvenanceMalformed, Class: ClassProvenance, Summary: "the provenance is a DSSE envelope, or a Sigstore bundle holding one, of an in-toto statement with an SLSA provenance v1 predicate, well formed, and its trusted root one",
+		ReportAct: "give the attestation the builder wrote (a DSSE envelope or Sigstore bundle, as cosign attest-blob or the SLSA generator writes it), unedited, and the trusted root as its instance publishes it",
 		AppendAct: "the pin's provenance does not check out: pin the binary again from the builder's own attestation"},
-	{ID: ProvenanceSignature, Class: ClassProvenance, Summary: "the provenance's envelope is signed by the key given for it (--provenance-key)",
-		ReportAct: "give the builder's public key; an attestation that does not verify under it is not the builder's",
+	{ID: ProvenanceSignature, Class: ClassProvenance, Summary: "the provenance is signed by the key given for it (--provenance-key), or, keyless, by a certificate the trusted root given (--provenance-root) issued, logged and timestamped as the root requires",
+		ReportAct: "give the builder's public key, or the trusted root of the Sigstore instance that certified it; an attestation that does not verify under it is not the builder's",
 		AppendAct: "the pin's provenance is not signed by the key it records: pin the binary again from the builder's own attestation"},
 	{ID: ProvenanceSubject, Class: ClassProvenance, Summary: "the provenance's subject names the pinned binary's SHA-256 digest",
 		ReportAct: "pin the binary the attestation was made for, or attest this one",

@@ -32,9 +32,11 @@ type Delegation struct {
 	Machines  []string `cbor:"machines,omitempty" json:"machines,omitempty"`   // patterns; required with "instruct"
 	Artifacts []string `cbor:"artifacts,omitempty" json:"artifacts,omitempty"` // patterns; required with "pin"
 	// Builders, with "pin": the builders the delegate's pins must carry
-	// provenance from (Pin.Provenance), each a builder id bound to the
-	// key that signs its provenance; none: provenance is not demanded.
-	// Sorted by (id, key), distinct.
+	// provenance from (Pin.Provenance); with "instruct": the builders the
+	// pins of the binaries its instructions run must carry provenance
+	// from (checked at admission). Each is a builder id bound to what
+	// vouches for it (Builder); none: provenance is not demanded. Sorted
+	// (Builder.Compare), distinct.
 	Builders  []Builder `cbor:"builders,omitempty" json:"builders,omitempty"`
 	NotBefore int64     `cbor:"not_before" json:"not_before"`
 	NotAfter  int64     `cbor:"not_after" json:"not_after"` // exclusive

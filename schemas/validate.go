@@ -217,8 +217,8 @@ func (r *Delegation) Validate() error {
 	if err := checkPatterns(k, "artifacts", r.Artifacts, artifactPatRe, slices.Contains(r.Actions, ActionPin)); err != nil {
 		return err
 	}
-	if len(r.Builders) > 0 && !slices.Contains(r.Actions, ActionPin) {
-		return fieldErr(k, "builders", "only with the pin action: builders are whom a pin's provenance may name")
+	if len(r.Builders) > 0 && !slices.Contains(r.Actions, ActionPin) && !slices.Contains(r.Actions, ActionInstruct) {
+		return fieldErr(k, "builders", "only with the pin or instruct action: builders are whom the provenance of a pin, or of the binaries an instruction runs, must come from")
 	}
 	if err := checkBuilders(k, r.Builders); err != nil {
 		return err

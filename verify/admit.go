@@ -200,6 +200,9 @@ type admission struct {
 	// pinned are the pins in force for the agent and the engine, by
 	// role name, for the policy (policy.Input).
 	pinned map[string]*schemas.Pin
+	// grant is the delegation under which the instruction's signer
+	// instructs, at the admission's instant (checkAuthority).
+	grant *delegation.Grant
 }
 
 func (a *admission) fail(rule, format string, args ...any) {
@@ -413,6 +416,7 @@ func (a *admission) check(d Dispatch) {
 		// says which pin it should match, so it would run unchecked.
 		a.fail(rules.EngineNotNamed, "this runner runs the engine %s, and the instruction names no engine to check it against", d.EngineBinary)
 	}
+	a.checkDemand()
 	a.checkProvision(instr, d.ProvisionDir)
 	a.checkContent(instr)
 	a.checkLedgerAge()
@@ -491,7 +495,10 @@ func (a *admission) checkAuthority(instr *schemas.Instruction, signer sign.Publi
 		times = times[:1]
 	}
 	for i, at := range times {
-		_, err := a.st.Authorize(delegation.Request{Key: signer, Action: schemas.ActionInstruct, Stream: instr.Stream, Machine: instr.Machine, At: at})
+		g, err := a.st.Authorize(delegation.Request{Key: signer, Action: schemas.ActionInstruct, Stream: instr.Stream, Machine: instr.Machine, At: at})
+		if i == 0 {
+			a.grant = g
+		}
 		var d *delegation.Denial
 		if errors.As(err, &d) {
 			a.fail(d.Rule, "%s%s", d.Reason, [2]string{" (this runner's clock)", " (the instruction's issued_at)"}[i])

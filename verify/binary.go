@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,34 @@ var (
 // is the pin's, and it is neither dirty nor of unknown source. With no
 // pin, the file is still hashed and held against the digest the
 // instruction names, if any: a wrong byte is refused in every mode.
+// checkDemand checks what the delegation under which the instruction's
+// signer instructs demands of the binaries it runs (a.grant's builders):
+// each pinned one (a pin in force) is pinned with provenance from one of
+// them, else rules.ProvenanceRequired. A key with several delegations
+// for the stream instructs under the one Authorize found.
+func (a *admission) checkDemand() {
+	g := a.grant
+	if g == nil || len(g.Record.Builders) == 0 {
+		return
+	}
+	for _, r := range []role{agentRole, engineRole} {
+		p := a.pinned[r.name]
+		if p == nil {
+			continue // no pin stands: its own finding
+		}
+		if b := p.Builder(); !slices.Contains(g.Record.Builders, b) {
+			found := "no provenance"
+			if b.ID != "" {
+				found = fmt.Sprintf("provenance from builder %q signed under %s", b.ID, b.Key)
+			}
+			a.fail(rules.ProvenanceRequired, "the delegation at ledger index %d, under which key %s instructs, demands the %s be pinned with provenance from one of %d builders; the %s pin in force (%s %s) carries %s",
+				g.Index, a.v.Signer, r.name, len(g.Record.Builders), r.name, p.Artifact, p.Version, found)
+			return
+		}
+	}
+	a.pass("provenance-demand")
+}
+
 func (a *admission) checkBinary(r role, ref schemas.ArtifactRef, path string) {
 	pin, denial := a.st.LatestPin(ref.Name, a.cfg.Platform, a.now)
 	if pin == nil {

@@ -70,6 +70,7 @@
 //	build-mismatch             integrity     the binary's build metadata, read here, is the pin's
 //	dirty-build                provenance    the binary was not built from a modified tree
 //	unknown-build              provenance    the binary records its source revision
+//	provenance-required        provenance    the binaries run are pinned with provenance from the builders the instructing delegation lists, if any
 //	rollback                   freshness     the pinned version is not below this runner's high-water mark (or a downgrade allows it)
 //	stale-ledger               freshness     the ledger's newest checkpoint is within the maximum age
 //	provision-unreadable       integrity     every provisioned file is present

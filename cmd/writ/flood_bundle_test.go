@@ -68,7 +68,7 @@ func floodBigBundles(t *testing.T) {
 	if ok == 0 || refused == 0 {
 		t.Errorf("%d slow clients answered 200 and %d refused past --max-answer-mib; want some of each", ok, refused)
 	}
-	checkPeakRSS(t, cmd.Process.Pid, ledgerPeakRSSKiB, fmt.Sprintf("%d clients not reading a %d-byte bundle (%d served, %d refused; well-behaved client served after %s)",
+	checkPeakRSS(t, cmd.Process.Pid, bundlePeakRSSKiB, fmt.Sprintf("%d clients not reading a %d-byte bundle (%d served, %d refused; well-behaved client served after %s)",
 		bigSlowClients, len(bundle), ok, refused, served.Round(100*time.Millisecond)))
 }
 

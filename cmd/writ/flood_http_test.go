@@ -22,6 +22,9 @@ const (
 	witnessPeakRSSKiB = 96 << 10
 	ledgerPeakRSSKiB  = 96 << 10
 	writerPeakRSSKiB  = 192 << 10
+	// bundlePeakRSSKiB bounds ledger serve holding --max-answer-mib of
+	// large bundles for slow readers (floodBigBundles).
+	bundlePeakRSSKiB = 112 << 10
 )
 
 // Numbers of the HTTP floods. The server runs with --max-per-client at

@@ -230,6 +230,21 @@ func TestProvenanceInLedger(t *testing.T) {
 	if out, code := run("admit", "--ledger", "L", "--machine", "runner-1", "--agent-binary", "agent", "--policy-cel", "d2.cose", "d2.cose"); code != 2 || !strings.Contains(out, "policy-cel d2.cose") {
 		t.Errorf("a policy file that is not one: exit %d\n%s\nwant 2", code, out)
 	}
+	// An operator's delegation may demand provenance for what its
+	// instructions run: from another key than the pin's, refused.
+	for _, args := range [][]string{
+		{"key", "generate", "--out", "op2", "--work-factor", "10"},
+		{"delegate", "--key", "root.key", "--to", "op2.pub", "--action", "instruct", "--stream", "deploy", "--machine", "runner-1",
+			"--builder", provBuilder + "=own.pub", "--not-after", "720h", "--out", "op2.del"},
+		{"ledger", "append", "--dir", "L", "op2.del"},
+		{"instruct", "--key", "op2.key", "--stream", "deploy", "--machine", "runner-1", "--agent", "agent", "--out", "d3.cose"},
+	} {
+		writIn(t, dir, args...)
+	}
+	out, code = run("--json", "admit", "--ledger", "L", "--machine", "runner-1", "--mode", "enforce", "--work-factor", "10", "--agent-binary", "agent", "d3.cose")
+	if code != 1 || !strings.Contains(out, `"rule":"`+rules.ProvenanceRequired+`"`) {
+		t.Errorf("an instruction whose delegation demands provenance from another key: exit %d\n%s\nwant 1, %s", code, out, rules.ProvenanceRequired)
+	}
 	// The audit lists who built what is pinned, and counts the
 	// admissions that relied on it (the refused one is not one).
 	out = writIn(t, dir, "--json", "audit", "--ledger", "L")

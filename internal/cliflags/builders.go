@@ -15,7 +15,7 @@ import (
 )
 
 // DelegateBuilder is writ delegate's --builder flag.
-var DelegateBuilder = &cli.StringSliceFlag{Name: "builder", Usage: "with pin: a builder the delegate's pins must carry provenance from " +
+var DelegateBuilder = &cli.StringSliceFlag{Name: "builder", Usage: "with pin or instruct: a builder the delegate's pins, or the pins of the binaries its instructions run, must carry provenance from " +
 	"(repeat; none: provenance not demanded): `ID=KEY`, its builder id and the public key that signs its provenance (a PEM file, " +
 	"or its digest sha256:HEX as writ pin --json prints it), or 'ID=ROOT ISSUER IDENTITY' for keyless Sigstore bundles: a trusted " +
 	"root file (or its digest) and the OIDC issuer and subject its signing certificate must name"}
