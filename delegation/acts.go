@@ -98,7 +98,9 @@ func attenuates(child, parent *schemas.Delegation) string {
 		return fmt.Sprintf("machines %v are not within the parent's %v", child.Machines, parent.Machines)
 	case !patternsWithin(child.Artifacts, parent.Artifacts):
 		return fmt.Sprintf("artifacts %v are not within the parent's %v", child.Artifacts, parent.Artifacts)
-	case len(parent.Builders) > 0 && (len(child.Builders) == 0 || slices.ContainsFunc(child.Builders, func(b schemas.Builder) bool { return !slices.Contains(parent.Builders, b) })):
+	case len(parent.Builders) > 0 && (len(child.Builders) == 0 || slices.ContainsFunc(child.Builders, func(c schemas.Builder) bool {
+		return !slices.ContainsFunc(parent.Builders, func(p schemas.Builder) bool { return p.Admits(c) })
+	})):
 		return fmt.Sprintf("builders %v are not within the parent's %v (a delegation that demands provenance passes the demand on)", child.Builders, parent.Builders)
 	}
 	return ""

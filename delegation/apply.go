@@ -387,18 +387,7 @@ func (s *State) applyPin(a *Applied, r *schemas.Pin, at instants) error {
 	if _, aerr := s.authorizeAt(req, at); aerr != nil {
 		return err
 	}
-	return refusef(a.Index, rules.ProvenanceBuilder, "the delegation of key %s for artifact %q demands provenance from its builders (an id and the key that signs for it); the pin's: %s", a.Signers[0].ID(), r.Artifact, describeBuilder(r.Builder()))
-}
-
-// describeBuilder names a pin's builder in a refusal.
-func describeBuilder(b schemas.Builder) string {
-	if b.ID == "" {
-		return "no provenance"
-	}
-	if b.Identity != "" {
-		return fmt.Sprintf("id %q, trusted root %s, certificate issuer %q and identity %q", b.ID, b.Key, b.Issuer, b.Identity)
-	}
-	return fmt.Sprintf("id %q, key %s", b.ID, b.Key)
+	return refusef(a.Index, rules.ProvenanceBuilder, "the delegation of key %s for artifact %q demands provenance from its builders (an id and the key that signs for it); the pin's: %s", a.Signers[0].ID(), r.Artifact, r.Builder())
 }
 
 func (s *State) applySigned(a *Applied, req Request, at instants) error {

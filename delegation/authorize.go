@@ -77,7 +77,7 @@ func (g *Grant) covers(r Request) bool {
 	switch r.Action {
 	case schemas.ActionPin:
 		b := g.Record.Builders
-		return match(g.Record.Artifacts, r.Artifact) && (r.anyBuilder || len(b) == 0 || slices.Contains(b, r.Builder))
+		return match(g.Record.Artifacts, r.Artifact) && (r.anyBuilder || len(b) == 0 || slices.ContainsFunc(b, func(x schemas.Builder) bool { return x.Admits(r.Builder) }))
 	case schemas.ActionInstruct:
 		return match(g.Record.Streams, r.Stream) && match(g.Record.Machines, r.Machine)
 	case schemas.ActionQuarantine:

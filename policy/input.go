@@ -52,7 +52,7 @@ func pin(p *schemas.Pin) map[string]any {
 		m["build"] = map[string]any{"go_version": b.GoVersion, "path": b.Path, "module": b.Module, "vcs_revision": b.Revision, "vcs_modified": b.Modified}
 	}
 	if v := p.Provenance; v != nil {
-		m["provenance"] = map[string]any{"builder": v.Builder, "builder_key": p.Builder().Key, "repository": v.Repository, "commit": v.Commit}
+		m["provenance"] = map[string]any{"builder": v.Builder, "builder_key": p.Builder().Key, "issuer": v.Issuer, "identity": v.Identity, "repository": v.Repository, "commit": v.Commit}
 	}
 	return m
 }

@@ -29,7 +29,8 @@
 //	agent        map: the agent's pin in force: artifact, version, digest,
 //	             platform (strings), expires (timestamp), build (map: go_version,
 //	             path, module, vcs_revision, vcs_modified), provenance (map:
-//	             builder, builder_key, repository, commit; absent without one); absent
+//	             builder, builder_key, issuer, identity (keyless; else ""),
+//	             repository, commit; absent without one); absent
 //	             when no pin stands
 //	engine       map: the engine's pin in force, as agent; absent when none
 package policy

@@ -113,11 +113,18 @@ func TestGitHubGeneratorBundle(t *testing.T) {
 	if err := CheckPin(pin); err != nil {
 		t.Fatalf("the recorded bundle, checked again: %v", err)
 	}
-	if pin.Builder() != (schemas.Builder{ID: ghaBuilder, Key: a.Key, Issuer: ghaIssuer, Identity: ghaBuilder}) {
+	if pin.Builder() != (schemas.Builder{ID: ghaBuilder, Key: a.Key, Issuer: ghaIssuer, Identity: ghaBuilder, Source: ghaRepoPath}) {
 		t.Fatalf("the pin's builder: %+v", pin.Builder())
 	}
-	rec.Identity = "https://github.com/evil/workflow.yml@refs/heads/main"
-	if err := CheckPin(pin); err == nil {
-		t.Fatal("a pin recording another signer identity was checked")
+	for _, edit := range []func(*schemas.Provenance){
+		func(r *schemas.Provenance) { r.Identity = "https://github.com/evil/workflow.yml@refs/heads/main" },
+		func(r *schemas.Provenance) { r.Issuer, r.Identity = ghaIssuer+" x", "y" }, // the same words, split elsewhere
+		func(r *schemas.Provenance) { r.Repository = "git+https://github.com/evil/example-package" },
+	} {
+		r := *rec
+		edit(&r)
+		if err := CheckPin(&schemas.Pin{Digest: ghaDigest, Build: build(), Provenance: &r}); err == nil {
+			t.Fatalf("a pin recording another signer or source was checked: %+v", r)
+		}
 	}
 }

@@ -37,8 +37,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
-// MaxEnvelopeSize bounds an attestation envelope, in bytes.
-const MaxEnvelopeSize = 1 << 20
+// MaxEnvelopeSize bounds an attestation, in bytes: what a pin can
+// record (schemas.MaxProvenanceEnvelope; a ledger entry is at most
+// schemas.MaxRecordSize).
+const MaxEnvelopeSize = schemas.MaxProvenanceEnvelope
 
 // The media and predicate types this package takes.
 const (
@@ -168,7 +170,7 @@ func KeyDigest(pemBytes []byte) (string, error) {
 // *Error. Nothing here opens a socket or reads the clock.
 func Check(attestation []byte, trust Trust, want Expect) (*Attested, error) {
 	if len(attestation) > MaxEnvelopeSize {
-		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the attestation is over %d bytes", MaxEnvelopeSize), "", "")
+		return nil, refuse(rules.ProvenanceMalformed, fmt.Sprintf("the attestation is %d bytes, over the %d a pin records (a ledger entry is at most %d)", len(attestation), MaxEnvelopeSize, schemas.MaxRecordSize), "", "")
 	}
 	if (trust.Key == nil) == (trust.Root == nil) {
 		return nil, refuse(rules.ProvenanceSignature, "an attestation is checked under a key or a trusted root, one of them", "", "")
@@ -195,6 +197,9 @@ func Check(attestation []byte, trust Trust, want Expect) (*Attested, error) {
 	a := &Attested{Digest: schemas.SHA256Digest(attestation), Builder: p.GetRunDetails().GetBuilder().GetId(),
 		BuildType: p.GetBuildDefinition().GetBuildType(), Key: trust.anchor(), Issuer: who.issuer, Identity: who.identity}
 	a.Repository, a.Commit = source(p)
+	if who.repository != "" && schemas.RepoPath(who.repository) != schemas.RepoPath(a.Repository) {
+		return nil, refuse(rules.ProvenanceSource, "the provenance names another repository than the one its signing certificate says ran the build", who.repository, a.Repository)
+	}
 	if a.Builder == "" {
 		return nil, refuse(rules.ProvenanceMalformed, "the provenance names no builder (runDetails.builder.id)", "", "")
 	}
@@ -341,9 +346,11 @@ func CheckPin(p *schemas.Pin) error {
 	if err != nil {
 		return err
 	}
-	got := fmt.Sprint(a.Builder, " ", a.Repository, " ", a.Commit, " ", a.Issuer, " ", a.Identity)
-	if rec := fmt.Sprint(r.Builder, " ", r.Repository, " ", r.Commit, " ", r.Issuer, " ", r.Identity); got != rec {
-		return refuse(rules.ProvenanceMalformed, "the pin records other than its attestation says (builder, repository, commit, issuer, identity)", got, rec)
+	for _, f := range [][3]string{{"builder", a.Builder, r.Builder}, {"repository", a.Repository, r.Repository}, {"commit", a.Commit, r.Commit},
+		{"issuer", a.Issuer, r.Issuer}, {"identity", a.Identity, r.Identity}} {
+		if f[1] != f[2] {
+			return refuse(rules.ProvenanceMalformed, "the pin records another "+f[0]+" than its attestation says", f[1], f[2])
+		}
 	}
 	return nil
 }

@@ -103,6 +103,8 @@ func TestCheck(t *testing.T) {
 		{name: "other key", env: good, key: other, rule: rules.ProvenanceSignature},
 		{name: "tampered payload", env: []byte(strings.Replace(string(good), `"payload":"`, `"payload":"eyJ`, 1)), rule: rules.ProvenanceSignature},
 		{name: "not an envelope", env: []byte(`{"payloadType":"x","payload":"","signatures":[],"extra":1}`), rule: rules.ProvenanceMalformed},
+		{name: "larger than a pin records", env: append(append([]byte(nil), good...), make([]byte, MaxEnvelopeSize)...), rule: rules.ProvenanceMalformed,
+			evidence: "over the 40960 a pin records"},
 		{name: "other payload type", env: envelope(t, key, "text/plain", testStatement(nil)), rule: rules.ProvenanceMalformed, evidence: "found text/plain"},
 		{name: "other predicate", env: envelope(t, key, PayloadType, testStatement(func(m map[string]any) { m["predicateType"] = "https://slsa.dev/provenance/v0.2" })),
 			rule: rules.ProvenanceMalformed},

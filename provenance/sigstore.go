@@ -34,8 +34,10 @@ func isBundle(data []byte) bool {
 }
 
 // signer is who a verified bundle says signed it: for a certificate,
-// its OIDC issuer and subject (SAN); empty under a key.
-type signer struct{ issuer, identity string }
+// its OIDC issuer and subject (SAN), and the source repository its
+// extension names (Fulcio's 1.3.6.1.4.1.57264.1.12, set for CI
+// identities such as GitHub Actions'; "" when absent); empty under a key.
+type signer struct{ issuer, identity, repository string }
 
 // openBundle verifies a Sigstore bundle holding a DSSE envelope, offline
 // (sigstore-go): under trust.Key, or under trust.Root, a trusted root,
@@ -68,7 +70,7 @@ func openBundle(data []byte, trust Trust) ([]byte, signer, error) {
 	}
 	var s signer
 	if c := res.Signature.Certificate; c != nil {
-		s = signer{issuer: c.Extensions.Issuer, identity: c.SubjectAlternativeName}
+		s = signer{issuer: c.Extensions.Issuer, identity: c.SubjectAlternativeName, repository: c.Extensions.SourceRepositoryURI}
 	}
 	payload, err := env.DecodeB64Payload()
 	if err != nil {

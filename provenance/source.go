@@ -12,7 +12,8 @@ import (
 // first resolved dependency with a gitCommit digest, or, on a git URI
 // ("git+..."), a sha1 or sha256 one (as the SLSA GitHub generator writes
 // a commit), its URI without the "@ref" suffix (SLSA's convention:
-// "git+https://github.com/OWNER/REPO@refs/heads/main").
+// "git+https://github.com/OWNER/REPO@refs/heads/main"; an "@" before the
+// path, a URI's user, is kept).
 func source(p *prov.Provenance) (string, string) {
 	for _, d := range p.GetBuildDefinition().GetResolvedDependencies() {
 		dg := d.GetDigest()
@@ -24,8 +25,12 @@ func source(p *prov.Provenance) (string, string) {
 		}
 		if c != "" {
 			uri := d.GetUri()
-			if i := strings.LastIndex(uri, "@"); i > strings.Index(uri, "://") {
-				uri = uri[:i]
+			if s := strings.Index(uri, "://"); s >= 0 {
+				if slash := strings.Index(uri[s+3:], "/"); slash >= 0 {
+					if at := strings.LastIndex(uri, "@"); at > s+3+slash {
+						uri = uri[:at]
+					}
+				}
 			}
 			return uri, c
 		}
@@ -35,8 +40,9 @@ func source(p *prov.Provenance) (string, string) {
 
 // sameSource checks the provenance's source against the binary's build
 // metadata: the commit is vcs.revision, and, when the binary's module
-// path is a repository path on a host (github.com/OWNER/REPO/...), the
-// provenance's repository is that one.
+// path is a repository path on a host (HOST/OWNER/REPO/..., its first
+// element holding a dot), the provenance names a repository (schemas.RepoPath) of at least HOST/OWNER/REPO that the module path is, or is under,
+// compared without regard to case (hosts and GitHub's paths ignore it).
 func sameSource(a *Attested, b *schemas.Build) error {
 	if b == nil || b.Revision == "" {
 		return refuse(rules.ProvenanceSource, "the binary records no source revision to compare with the provenance's", a.Commit, "none")
@@ -47,31 +53,17 @@ func sameSource(a *Attested, b *schemas.Build) error {
 	if !strings.EqualFold(a.Commit, b.Revision) {
 		return refuse(rules.ProvenanceSource, "the provenance's source commit is not the revision the binary records", b.Revision, a.Commit)
 	}
-	repo := repoPath(a.Repository)
 	mod := b.Module
 	if mod == "" {
 		mod = b.Path
 	}
-	if repo != "" && strings.Count(mod, "/") >= 2 && strings.Contains(mod, ".") {
-		if mod != repo && !strings.HasPrefix(mod, repo+"/") {
-			return refuse(rules.ProvenanceSource, "the provenance's repository is not the one the binary's module path names", mod, a.Repository)
-		}
+	mod = strings.ToLower(mod)
+	if strings.Count(mod, "/") < 2 || !strings.Contains(strings.Split(mod, "/")[0], ".") {
+		return nil // the module path names no repository on a host
+	}
+	repo := schemas.RepoPath(a.Repository)
+	if strings.Count(repo, "/") < 2 || (mod != repo && !strings.HasPrefix(mod, repo+"/")) {
+		return refuse(rules.ProvenanceSource, "the provenance's repository is not the one the binary's module path names", mod, a.Repository)
 	}
 	return nil
-}
-
-// repoPath is a git URI's host and path, lower-cased, without scheme,
-// user or ".git" ("git+https://github.com/o/r.git" gives
-// "github.com/o/r"); "" for one it cannot read.
-func repoPath(uri string) string {
-	uri = strings.TrimPrefix(uri, "git+")
-	i := strings.Index(uri, "://")
-	if i < 0 {
-		return ""
-	}
-	rest := uri[i+3:]
-	if at := strings.Index(rest, "@"); at >= 0 && at < strings.Index(rest+"/", "/") {
-		rest = rest[at+1:]
-	}
-	return strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(rest, "/"), ".git"))
 }

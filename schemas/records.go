@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -94,37 +95,68 @@ type Provenance struct {
 // Binding the id to a signer is what makes the demand mean anything: a
 // builder id alone is a claim anyone with a key can write, and a
 // trusted root alone certifies anyone with an account.
+//
+// Source, when set, is the repository (RepoPath: HOST/OWNER/REPO) the
+// provenance must name as its source: required with a certificate, whose
+// authority certifies every account alike (every repository that calls
+// GitHub's SLSA generator gets the same certificate subject), optional
+// with a key.
 type Builder struct {
 	ID       string `cbor:"id" json:"id"`
 	Key      string `cbor:"key" json:"key"`
 	Issuer   string `cbor:"issuer,omitempty" json:"issuer,omitempty"`
 	Identity string `cbor:"identity,omitempty" json:"identity,omitempty"`
+	Source   string `cbor:"source,omitempty" json:"source,omitempty"`
 }
 
-// Compare orders builders by id, key, issuer, then identity (the order of
+// Admits reports whether a delegation's builder b admits p, the builder
+// a pin's provenance vouches as (Pin.Builder), or a re-delegation's
+// builder: the same id, key, issuer and identity, and, when b names a
+// source, the same source.
+func (b Builder) Admits(p Builder) bool {
+	return b.ID == p.ID && b.Key == p.Key && b.Issuer == p.Issuer && b.Identity == p.Identity && (b.Source == "" || b.Source == p.Source)
+}
+
+// String names b in a message: its id, what vouches for it, its source.
+func (b Builder) String() string {
+	if b.ID == "" {
+		return "no provenance"
+	}
+	s := fmt.Sprintf("builder %q signed by key %s", b.ID, b.Key)
+	if b.Identity != "" {
+		s = fmt.Sprintf("builder %q certified (trusted root %s) as %q by %q", b.ID, b.Key, b.Identity, b.Issuer)
+	}
+	if b.Source != "" {
+		s += fmt.Sprintf(" from %s", b.Source)
+	}
+	return s
+}
+
+// Compare orders builders by id, key, issuer, identity, then source (the order of
 // Delegation.Builders).
 func (b Builder) Compare(o Builder) int {
-	for _, c := range []int{strings.Compare(b.ID, o.ID), strings.Compare(b.Key, o.Key), strings.Compare(b.Issuer, o.Issuer)} {
+	for _, c := range []int{strings.Compare(b.ID, o.ID), strings.Compare(b.Key, o.Key), strings.Compare(b.Issuer, o.Issuer), strings.Compare(b.Identity, o.Identity)} {
 		if c != 0 {
 			return c
 		}
 	}
-	return strings.Compare(b.Identity, o.Identity)
+	return strings.Compare(b.Source, o.Source)
 }
 
 // Builder returns the builder a pin's provenance vouches as: its
 // builder id and the digest of the key that signed it, or of the
 // trusted root it was checked under with the certificate's issuer and
-// identity; the zero Builder when the pin has no provenance.
+// identity, and the repository it names (RepoPath, "" when none reads);
+// the zero Builder when the pin has no provenance.
 func (p *Pin) Builder() Builder {
 	r := p.Provenance
 	if r == nil {
 		return Builder{}
 	}
 	if r.Key != nil {
-		return Builder{ID: r.Builder, Key: SHA256Digest(r.Key)}
+		return Builder{ID: r.Builder, Key: SHA256Digest(r.Key), Source: RepoPath(r.Repository)}
 	}
-	return Builder{ID: r.Builder, Key: SHA256Digest(r.TrustedRoot), Issuer: r.Issuer, Identity: r.Identity}
+	return Builder{ID: r.Builder, Key: SHA256Digest(r.TrustedRoot), Issuer: r.Issuer, Identity: r.Identity, Source: RepoPath(r.Repository)}
 }
 
 // Build is the Go build metadata of a pinned binary (runtime/debug.BuildInfo

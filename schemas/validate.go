@@ -134,6 +134,10 @@ func checkBuilders(k Kind, bs []Builder) error {
 			return fieldErr(k, "builders", "builder %d key %q: the key's or trusted root's digest, sha256: and 64 lowercase hex digits", i, b.Key)
 		case (b.Issuer != "" || b.Identity != "") && !signerName(b.Issuer, b.Identity):
 			return fieldErr(k, "builders", "builder %d: a certificate's issuer and identity come together, each 1 to %d bytes of UTF-8", i, MaxSignerName)
+		case b.Source != "" && (len(b.Source) > MaxBuildPath || RepoPath("https://"+b.Source) != b.Source || strings.Count(b.Source, "/") < 2):
+			return fieldErr(k, "builders", "builder %d source %q: a repository as HOST/OWNER/REPO, lower-case", i, b.Source)
+		case b.Issuer != "" && b.Source == "":
+			return fieldErr(k, "builders", "builder %d: a certificate-bound builder names its source repository (a certificate authority certifies every account alike)", i)
 		case i > 0 && bs[i-1].Compare(b) >= 0:
 			return fieldErr(k, "builders", "builders must be sorted by id, then key, and distinct")
 		}

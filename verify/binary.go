@@ -52,13 +52,13 @@ func (a *admission) checkDemand() {
 		if p == nil {
 			continue // no pin stands: its own finding
 		}
-		if b := p.Builder(); !slices.Contains(g.Record.Builders, b) {
-			found := "no provenance"
-			if b.ID != "" {
-				found = fmt.Sprintf("provenance from builder %q signed under %s", b.ID, b.Key)
+		if b := p.Builder(); !slices.ContainsFunc(g.Record.Builders, func(x schemas.Builder) bool { return x.Admits(b) }) {
+			want := g.Record.Builders[0].String()
+			if n := len(g.Record.Builders); n > 1 {
+				want += fmt.Sprintf(" (or one of %d others)", n-1)
 			}
-			a.fail(rules.ProvenanceRequired, "the delegation at ledger index %d, under which key %s instructs, demands the %s be pinned with provenance from one of %d builders; the %s pin in force (%s %s) carries %s",
-				g.Index, a.v.Signer, r.name, len(g.Record.Builders), r.name, p.Artifact, p.Version, found)
+			a.fail(rules.ProvenanceRequired, "the delegation at ledger index %d, under which key %s instructs, demands the %s be pinned with provenance from %s; the %s pin in force (%s %s) carries %s",
+				g.Index, a.v.Signer, r.name, want, r.name, p.Artifact, p.Version, b)
 			return
 		}
 	}

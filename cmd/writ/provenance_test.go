@@ -123,6 +123,29 @@ func TestPinProvenance(t *testing.T) {
 	if out, code := pin("agent", "gha.slsa", "--provenance-root", "root.json"); code != 2 || !strings.Contains(out, "one of them") {
 		t.Errorf("a key and a trusted root: exit %d\n%s\nwant 2", code, out)
 	}
+	// A delegation binds a keyless builder to its trusted root, the
+	// certificate's issuer and identity, and the source repository: the
+	// generator certifies every repository that calls it alike.
+	ghaID := "https://github.com/slsa-framework/slsa-github-generator/.github/workflows/builder_container-based_slsa3.yml@refs/tags/v2.1.0"
+	keyless := ghaID + "=root.json https://token.actions.githubusercontent.com " + ghaID
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command("writ", args...)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "WRIT_PASSPHRASE="+floodPassphrase)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	del := func(out string, builder string) (string, int) {
+		return run("delegate", "--key", "rel.key", "--to", "rel.pub", "--action", "pin", "--artifact", "agent", "--builder", builder, "--not-after", "24h", "--out", out)
+	}
+	if out, code := del("nosource.del", keyless); code != 2 || !strings.Contains(out, "names its source repository") {
+		t.Errorf("a keyless builder without its source: exit %d\n%s\nwant 2", code, out)
+	}
+	if out, code := del("source.del", keyless+" source=github.com/Our-Org/agent"); code != 0 {
+		t.Errorf("a keyless builder with its source: exit %d\n%s", code, out)
+	}
+	if out, code := del("badsource.del", keyless+" source=github.com"); code != 2 || !strings.Contains(out, "source=REPO") {
+		t.Errorf("a source that is no repository: exit %d\n%s\nwant 2", code, out)
+	}
 }
 
 func mustKey(t *testing.T) *ecdsa.PrivateKey {

@@ -17,11 +17,14 @@ import (
 // DelegateBuilder is writ delegate's --builder flag.
 var DelegateBuilder = &cli.StringSliceFlag{Name: "builder", Usage: "with pin or instruct: a builder the delegate's pins, or the pins of the binaries its instructions run, must carry provenance from " +
 	"(repeat; none: provenance not demanded): `ID=KEY`, its builder id and the public key that signs its provenance (a PEM file, " +
-	"or its digest sha256:HEX as writ pin --json prints it), or 'ID=ROOT ISSUER IDENTITY' for keyless Sigstore bundles: a trusted " +
-	"root file (or its digest) and the OIDC issuer and subject its signing certificate must name"}
+	"or its digest sha256:HEX as writ pin --json prints it), or 'ID=ROOT ISSUER IDENTITY source=REPO' for keyless Sigstore bundles: " +
+	"a trusted root file (or its digest), the OIDC issuer and subject its signing certificate must name, and the repository " +
+	"(HOST/OWNER/REPO) the provenance must name; ' source=REPO' may end a key's too"}
 
 // Builders reads DelegateBuilder's values: each "ID=KEY", or "ID=ROOT
-// ISSUER IDENTITY" (fields apart by one space: none of them holds one).
+// ISSUER IDENTITY", optionally ending " source=REPO" (required after a
+// ROOT; REPO as HOST/OWNER/REPO or a URL, schemas.RepoPath), fields
+// apart by one space (none of them holds one).
 // ID=KEY is split at the last '='; KEY is a PEM public key file
 // (provenance.KeyDigest), ROOT a Sigstore trusted root file (the SHA-256
 // of its bytes), either one also as its digest ("sha256:" and 64
@@ -31,11 +34,21 @@ func Builders(c *cli.Context) ([]schemas.Builder, error) {
 	var out []schemas.Builder
 	for _, v := range c.StringSlice("builder") {
 		fields := strings.Split(v, " ")
+		source := ""
+		if last := fields[len(fields)-1]; len(fields) > 1 && strings.HasPrefix(last, "source=") {
+			fields, source = fields[:len(fields)-1], strings.TrimPrefix(last, "source=")
+			if !strings.Contains(source, "://") {
+				source = "https://" + source
+			}
+			if source = schemas.RepoPath(source); source == "" {
+				return nil, exitcode.Usagef("--builder %q: source=REPO, a repository as HOST/OWNER/REPO", v)
+			}
+		}
 		i := strings.LastIndex(fields[0], "=")
 		if i <= 0 || i == len(fields[0])-1 || (len(fields) != 1 && len(fields) != 3) {
-			return nil, exitcode.Usagef("--builder %q: ID=KEY (a PEM public key, or sha256:HEX), or 'ID=ROOT ISSUER IDENTITY' (a Sigstore trusted root, or sha256:HEX, and the certificate's OIDC issuer and subject)", v)
+			return nil, exitcode.Usagef("--builder %q: ID=KEY (a PEM public key, or sha256:HEX), or 'ID=ROOT ISSUER IDENTITY source=REPO' (a Sigstore trusted root, or sha256:HEX, the certificate's OIDC issuer and subject, and the repository)", v)
 		}
-		b := schemas.Builder{ID: fields[0][:i], Key: fields[0][i+1:]}
+		b := schemas.Builder{ID: fields[0][:i], Key: fields[0][i+1:], Source: source}
 		if len(fields) == 3 {
 			b.Issuer, b.Identity = fields[1], fields[2]
 		}
