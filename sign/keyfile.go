@@ -297,12 +297,17 @@ func stanzaX25519(sealed []byte) bool {
 
 // LoadPrivateKey decrypts a key file written by GenerateKeyFiles with the
 // given identities (ScryptIdentity for a passphrase, or X25519 identities
-// from LoadIdentities). It refuses a file with mode & 077 != 0
-// (ErrKeyFilePermissions) before reading it; identities that do not
-// decrypt it (ErrWrongPassphrase when only passphrases were tried,
-// ErrNoIdentity otherwise); a work factor above MaxWorkFactor; and a
-// plaintext that is not one PKCS #8 Ed25519 key (ErrInvalidKey).
+// from LoadIdentities). It refuses, first, a file that is no writ key
+// file at all (ErrNotKeyFile, saying what it is instead, never its
+// bytes); a file with mode & 077 != 0 (ErrKeyFilePermissions) before
+// reading it; identities that do not decrypt it (ErrWrongPassphrase when
+// only passphrases were tried, ErrNoIdentity otherwise); a work factor
+// above MaxWorkFactor; and a plaintext that is not one PKCS #8 Ed25519
+// key (ErrInvalidKey).
 func LoadPrivateKey(path string, ids ...age.Identity) (*PrivateKey, error) {
+	if err := checkKeyFileKind(path); err != nil {
+		return nil, err
+	}
 	sealed, err := readPrivateFile(path)
 	if err != nil {
 		return nil, err

@@ -108,7 +108,7 @@ func (k PublicKey) PEM() []byte {
 func ParsePublicKeyPEM(data []byte) (PublicKey, error) {
 	block, rest := pem.Decode(data)
 	if block == nil {
-		return PublicKey{}, fmt.Errorf("%w: no PEM block", ErrInvalidKey)
+		return PublicKey{}, fmt.Errorf("%w: no PEM block: this is %s", ErrInvalidKey, Describe(data[:min(len(data), 64)]))
 	}
 	if len(trimASCII(rest)) != 0 {
 		return PublicKey{}, fmt.Errorf("%w: data after the PEM block", ErrInvalidKey)

@@ -7,13 +7,14 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"filippo.io/edwards25519"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"filippo.io/edwards25519"
 
 	"filippo.io/age"
 	"github.com/veraison/go-cose"
