@@ -41,6 +41,10 @@ type Rule struct {
 	// NextAct is what the operator should do when an admission fails the
 	// rule ("" for a rule admission never names).
 	NextAct string
+	// BeforeEnforceAct, when set, follows NextAct ("; " between) in a
+	// verdict under mode off or warn: advice for before tightening to
+	// enforce, which under enforce is past (NextActIn).
+	BeforeEnforceAct string
 	// AppendAct is what the operator should do when a record is refused
 	// under the rule at append, import or sync ("" for a rule no record
 	// is refused under).
@@ -100,5 +104,14 @@ type Listing struct {
 // Listing returns r's id, class, whether the mode governs it, what it
 // checks and the next act after an admission it fails.
 func (r Rule) Listing() Listing {
-	return Listing{r.ID, r.Class, r.Governed(), r.Summary, r.NextAct}
+	return Listing{r.ID, r.Class, r.Governed(), r.Summary, r.NextActIn("off")}
+}
+
+// NextActIn is r's next act for a verdict under mode ("off", "warn" or
+// "enforce"): NextAct, then BeforeEnforceAct unless the mode is enforce.
+func (r Rule) NextActIn(mode string) string {
+	if r.BeforeEnforceAct == "" || mode == "enforce" {
+		return r.NextAct
+	}
+	return r.NextAct + "; " + r.BeforeEnforceAct
 }

@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/writ-ledger/writ/rules"
@@ -57,8 +58,19 @@ func TestVocabulary(t *testing.T) {
 func TestListing(t *testing.T) {
 	for _, r := range rules.All {
 		l := r.Listing()
-		if l.Rule != r.ID || l.Class != r.Class || l.Governed != r.Governed() || l.Summary != r.Summary || l.NextAct != r.NextAct {
+		if l.Rule != r.ID || l.Class != r.Class || l.Governed != r.Governed() || l.Summary != r.Summary || l.NextAct != r.NextActIn("off") {
 			t.Fatalf("%s: %+v", r.ID, l)
+		}
+	}
+}
+
+// TestNextActIn: advice for before tightening to enforce follows the
+// next act under off and warn, never under enforce.
+func TestNextActIn(t *testing.T) {
+	r, _ := rules.Lookup(rules.Unsigned)
+	for mode, want := range map[string]bool{"off": true, "warn": true, "enforce": false} {
+		if got := strings.Contains(r.NextActIn(mode), "before tightening to enforce"); got != want {
+			t.Errorf("mode %s: %q", mode, r.NextActIn(mode))
 		}
 	}
 }

@@ -565,7 +565,7 @@ func (a *admission) decide() *Verdict {
 		r, _ = LookupRule(rules.Internal)
 		v.Verdict, v.Rule = Refused, rules.Internal
 	}
-	v.Class, v.NextAct = r.Class, r.NextAct
+	v.Class, v.NextAct = r.Class, r.NextActIn(string(v.Mode))
 	return v
 }
 

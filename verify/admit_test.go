@@ -206,7 +206,7 @@ func TestAdmitRules(t *testing.T) {
 					t.Fatalf("mode %s: %s / %s (%s), want %s / %s; failed %v", mode, v.Verdict, v.Rule, v.Reason, tc.verdicts[i], tc.rule, v.Failed)
 				}
 				r, _ := verify.LookupRule(v.Rule)
-				if v.Class != r.Class || v.NextAct != r.NextAct || v.Mode != mode {
+				if v.Class != r.Class || v.NextAct != r.NextActIn(string(mode)) || v.Mode != mode {
 					t.Fatalf("class/next act/mode not from the rule table: %+v", v)
 				}
 				d := verify.Decision(v)

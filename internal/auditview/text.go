@@ -63,7 +63,7 @@ func trafficLines(rep *audit.Report) []string {
 	lines = append(lines, periodText(rep))
 	lines = append(lines, fmt.Sprintf("unsigned: %d of %d decisions (%.1f%%)", t.Unsigned, rep.Decisions, 100*t.UnsignedShare))
 	for _, d := range dimensions(rep)[2:] {
-		lines = append(lines, "decisions by "+d.Name+":")
+		lines = append(lines, "decisions by "+d.Title()+":")
 		for _, k := range d.Keys() {
 			lines = append(lines, humanize.OneLine(fmt.Sprintf("  %-26s %d", k, d.Counts[k])))
 		}

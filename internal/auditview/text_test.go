@@ -23,3 +23,20 @@ func TestAuditLinesEscape(t *testing.T) {
 		t.Fatalf("the escape is not shown escaped:\n%s", out)
 	}
 }
+
+// TestTextWords: the text report names its counts in words, never by
+// their JSON field names.
+func TestTextWords(t *testing.T) {
+	rep := &audit.Report{ByVerdict: map[string]int64{"admitted": 1}, ByRule: map[string]int64{"ok": 1}, Traffic: &audit.Traffic{
+		ByMode: map[string]int64{"warn": 1}, WouldRefuseByRule: map[string]int64{"unsigned": 1}, BySigner: map[string]int64{"none": 1},
+	}}
+	out := strings.Join(Text(rep), "\n")
+	for _, field := range []string{"would_refuse_rule", "by_signer", "flagged_builds", "authority_events"} {
+		if strings.Contains(out, field) {
+			t.Errorf("the text report prints the field name %s:\n%s", field, out)
+		}
+	}
+	if !strings.Contains(out, "decisions by the rule enforce would have refused them on (admitted under off or warn):") {
+		t.Errorf("the would-refuse counts are not named in words:\n%s", out)
+	}
+}

@@ -78,8 +78,17 @@ func StartMariaDB() (*MariaDB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testkit: mariadb temp dir: %w", err)
 	}
-	out, err := exec.Command(install, "--no-defaults", "--datadir="+filepath.Join(dir, "data"), "--skip-test-db",
-		"--auth-root-authentication-method=normal").CombinedOutput()
+	// Temporary tables in a directory of its own: in the shared /tmp, a
+	// file left by a killed server of another run, named by pid, stopped
+	// the install once.
+	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o700); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("testkit: mariadb temp dir: %w", err)
+	}
+	installCmd := exec.Command(install, "--no-defaults", "--datadir="+filepath.Join(dir, "data"), "--skip-test-db",
+		"--auth-root-authentication-method=normal")
+	installCmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"))
+	out, err := installCmd.CombinedOutput()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("testkit: mariadb-install-db: %v\n%s", err, out)
@@ -109,7 +118,7 @@ func (m *MariaDB) Start() error {
 	args := []string{"--no-defaults", "--datadir=" + filepath.Join(m.dir, "data"), "--socket=" + filepath.Join(m.dir, "sock"),
 		"--pid-file=" + filepath.Join(m.dir, "mariadbd.pid"), "--port=" + strconv.Itoa(m.Port), "--bind-address=127.0.0.1",
 		"--skip-grant-tables", "--skip-name-resolve", "--innodb-buffer-pool-size=64M", "--max-connections=512",
-		"--log-error=" + filepath.Join(m.dir, "error.log")}
+		"--log-error=" + filepath.Join(m.dir, "error.log"), "--tmpdir=" + filepath.Join(m.dir, "tmp")}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root") // mariadbd refuses to run as root without it
 	}
