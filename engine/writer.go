@@ -63,6 +63,10 @@ type Writer struct {
 	conn   *sql.Conn  // the lock's
 	head   int64      // the engine's size Begin found
 	extend func() error
+	// loaded is closed by the first SetExtend: Begin waits for it (at
+	// most a step's Stall) before it takes the batch.
+	loaded     chan struct{}
+	loadedOnce sync.Once
 
 	pub publisher
 }
@@ -111,7 +115,7 @@ func OpenWriter(ctx context.Context, l *ledger.Log, c Config) (*Writer, error) {
 	if err := c.reachable(ctx); err != nil {
 		return nil, err
 	}
-	w := &Writer{c: c, l: l, b: newBucket(c)}
+	w := &Writer{c: c, l: l, b: newBucket(c), loaded: make(chan struct{})}
 	if _, _, err := w.published(ctx); err != nil {
 		return nil, err
 	}
@@ -147,12 +151,14 @@ func OpenWriter(ctx context.Context, l *ledger.Log, c Config) (*Writer, error) {
 
 // SetExtend installs what extends the log's authority state by the
 // entries Begin stores from other writers (verify.Authority.Extend,
-// once the state is loaded). Until then a writer behind the engine fails
-// the batch (ErrBehind).
+// once the state is loaded). Until then a batch waits for it, up to a
+// step's Stall, and then, if the writer is behind the engine, fails
+// (ErrBehind).
 func (w *Writer) SetExtend(f func() error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.extend = f
+	w.loadedOnce.Do(func() { close(w.loaded) })
 }
 
 // Close stops the publisher, after one last round (what this writer
@@ -191,6 +197,14 @@ func (w *Writer) published(ctx context.Context) ([]byte, formats.Checkpoint, err
 // entries caught up with (a *replica.SourceError, an *ledger.IntegrityError,
 // the state's refusal).
 func (w *Writer) Begin() error {
+	// A writer just started loads its state meanwhile: a batch that
+	// must catch up waits for it, up to a step's bound, rather than be
+	// refused at once (ErrBehind); it waits before the lock, which
+	// SetExtend takes.
+	select {
+	case <-w.loaded:
+	case <-time.After(w.c.Stall):
+	}
 	w.mu.Lock()
 	ctx, cancel := w.step()
 	defer cancel()

@@ -65,6 +65,10 @@ type Config struct {
 	// AlwaysRefuse lists rules refused in every mode (ParseRefuse): a
 	// runner's own tightening of what its mode would admit.
 	AlwaysRefuse map[string]bool
+	// RenameMachine lets a runner whose decision log already holds
+	// decisions for another machine name decide for Machine from now on
+	// (package runner refuses it otherwise: ErrMachineChanged).
+	RenameMachine bool
 	// ControlWorkspace is the control plane's workspace root, an absolute
 	// path on the sending host (rule R30); "" leaves R30 unchecked.
 	ControlWorkspace string

@@ -73,6 +73,7 @@ func runnerFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "refuse", Usage: "refuse on `RULE` in every mode, whatever --mode says (repeat, or comma-separated; tightens only; `writ admit --rules` lists them)"},
 		&cli.BoolFlag{Name: "require-receipt", Usage: "admit only a dispatch whose receipt proves it is in the authority log this runner verified"},
 		&cli.StringFlag{Name: "control-workspace", Usage: "the control plane's workspace root, an absolute `PATH` on the sending host: a remote brief naming a path beneath it is refused (rule R30)"},
+		&cli.BoolFlag{Name: "rename-machine", Usage: "decide for --machine although this runner's decisions are for another machine name (without it, a name that differs from the latest decision's is refused, exit 2, nothing recorded)"},
 		&cli.StringFlag{Name: "policy-cel", Usage: "this runner's admission policy `FILE` (JSON rules of CEL, package policy): run after every built-in check, it can only refuse (policy-refused, in every mode)"},
 		vkeyFlag, trustRootFlag, policyFlag, runnerkey.ProtectionFlag, runnerkey.TokenKeyFlag, passphraseFileFlag, identityFlag, workFactorFlag, recipientFlag,
 	}
@@ -102,7 +103,7 @@ func readRunnerFlags(c *cli.Context) (*runnerSetup, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("--%v", err)
 	}
-	cfg.Note = func(msg string) { diag(c, levelNote, "%s", msg) }
+	cfg.Note, cfg.RenameMachine = func(msg string) { diag(c, levelNote, "%s", msg) }, c.Bool("rename-machine")
 	trust := verify.Trust{TrustRoot: c.String("trust-root")}
 	if trust.VKey, err = logKeyValue(c, "vkey"); err != nil {
 		return nil, err
@@ -132,6 +133,9 @@ func admit(c *cli.Context) error {
 	}
 	if c.String("agent-binary") == "" {
 		return exitcode.Usagef("--agent-binary is required (see writ admit --help)")
+	}
+	if err := cliflags.RunnerBinaries(c); err != nil {
+		return err
 	}
 	setup, err := readRunnerFlags(c)
 	if err != nil {

@@ -1,7 +1,9 @@
 package cliflags
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -94,4 +96,29 @@ func DelegationParams(c *cli.Context, now time.Time) (delegation.DelegationParam
 	return delegation.DelegationParams{To: to, Actions: delegation.Actions(CommaList(c.StringSlice("action"))),
 		Streams: c.StringSlice("stream"), Machines: c.StringSlice("machine"), Artifacts: c.StringSlice("artifact"), Builders: builders,
 		NotBefore: nb, NotAfter: na, Depth: c.Int("depth"), IssuedAt: now}, nil
+}
+
+// RunnerBinaries checks the binaries a runner is told it runs
+// (--agent-binary, and --engine-binary when given) before anything is
+// judged or recorded: each exists and is a regular file. A mistyped path
+// is the operator's mistake, not a dispatch to refuse: it is bad usage
+// (exit 2), and no decision is recorded. Errors: bad usage naming the
+// flag, the path and what is there instead.
+func RunnerBinaries(c *cli.Context) error {
+	for _, flag := range []string{"agent-binary", "engine-binary"} {
+		path := c.String(flag)
+		if path == "" {
+			continue
+		}
+		fi, err := os.Stat(path)
+		switch {
+		case err != nil:
+			return exitcode.Usagef("--%s %s: %v; nothing was recorded (give the path of the binary this runner runs)", flag, path, errors.Unwrap(err))
+		case fi.IsDir():
+			return exitcode.Usagef("--%s %s: not a regular file (a directory); nothing was recorded (give the path of the binary this runner runs)", flag, path)
+		case !fi.Mode().IsRegular():
+			return exitcode.Usagef("--%s %s: not a regular file (mode %s); nothing was recorded (give the path of the binary this runner runs)", flag, path, fi.Mode().Type())
+		}
+	}
+	return nil
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
+	"github.com/writ-ledger/writ/verify/runner"
 )
 
 // LockedHint is the next act for ledger.ErrLocked, wherever it surfaces.
@@ -54,6 +55,7 @@ var usageTargets = []error{
 	sign.ErrKeyFilePermissions, sign.ErrWrongPassphrase, sign.ErrNoIdentity, sign.ErrExists, fs.ErrNotExist,
 	fs.ErrPermission, ledger.ErrNotALog, formats.ErrMalformedCheckpoint, transfer.ErrDirtyBuild,
 	transfer.ErrUnknownBuild, ledger.ErrWrongKey, ledger.ErrBatchTooLarge, formats.ErrPolicy, formats.ErrPolicyLog,
+	sign.ErrNotKeyFile, runner.ErrMachineChanged,
 	// Every failure of a key in a PKCS#11 token: sign.ErrTokenModule,
 	// ErrTokenNotFound, ErrTokenPIN, ErrTokenObject and ErrTokenURI
 	// wrap sign.ErrToken.

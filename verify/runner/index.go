@@ -184,3 +184,17 @@ func lastDecision(decisions *ledger.Log) (*schemas.Decision, error) {
 	}
 	return rec.(*schemas.Decision), nil
 }
+
+// sameMachine refuses (ErrMachineChanged) a runner given another
+// machine name than its latest decision's, unless cfg.RenameMachine.
+func sameMachine(decisions *ledger.Log, cfg verify.Config) error {
+	d, err := lastDecision(decisions)
+	if err != nil {
+		return fmt.Errorf("%w: reading the last decision: %w", ErrNotRecorded, err)
+	}
+	if d == nil || d.Machine == cfg.Machine || cfg.RenameMachine {
+		return nil
+	}
+	return fmt.Errorf("%w: its decisions are for machine %q (the latest at decision %d), not %q: give --machine %s, or add --rename-machine to rename this runner on purpose; nothing was judged or recorded",
+		ErrMachineChanged, d.Machine, decisions.Size()-1, cfg.Machine, d.Machine)
+}

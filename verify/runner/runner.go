@@ -19,6 +19,13 @@ import (
 // stands but is not in the decision log, so the dispatch must not run.
 var ErrNotRecorded = errors.New("decision not recorded; the dispatch must not run")
 
+// ErrMachineChanged: a runner's decision log holds decisions for another
+// machine name than the one it is given (a mistyped --machine would make
+// every dispatch a recorded wrong-machine refusal, and a phantom machine
+// in every audit); nothing is judged or recorded. verify.Config's
+// RenameMachine changes the name on purpose.
+var ErrMachineChanged = errors.New("this runner decides for another machine")
+
 // Runner is a runner's admission at its ledger directory, held open: the
 // decision log (locked by this process, signed by the runner key), the
 // runner's memory read from it (the authority checkpoint it trusts, its
@@ -92,6 +99,10 @@ func Open(dir string, trust verify.Trust, kp ledgerdir.KeyParams, cfg verify.Con
 	if err != nil {
 		dec.Close()
 		return nil, fmt.Errorf("%w: reading the last decision: %w", ErrNotRecorded, err)
+	}
+	if err := sameMachine(dec, cfg); err != nil {
+		dec.Close()
+		return nil, err
 	}
 	r.good = r.trusted
 	if _, err := r.snapshot(); err != nil {
