@@ -46,14 +46,16 @@ func checkKeyFileKind(path string) error {
 // Describe says what a file whose first bytes are head looks like, in a
 // few words, for an error naming a file given in the wrong place: an
 // empty file, an executable, a signed writ record, a PEM block of its
-// type, an unarmored age file, JSON, text (its first line, quoted and
-// escaped, at most 40 bytes) or binary data. It never returns the bytes
-// themselves.
+// type, an unarmored age file, JSON, text or binary data. It never
+// returns the bytes themselves, not even a text file's first line: a
+// passphrase file given as a key must not reach a terminal or a CI log.
 func Describe(head []byte) string {
 	t := bytes.TrimLeft(head, " \t\r\n")
 	switch {
 	case len(head) == 0:
 		return "an empty file"
+	case len(t) == 0:
+		return "a file of white space only"
 	case bytes.HasPrefix(head, []byte("\x7fELF")), bytes.HasPrefix(head, []byte("MZ")), bytes.HasPrefix(head, []byte{0xcf, 0xfa, 0xed, 0xfe}):
 		return "an executable"
 	case bytes.HasPrefix(head, []byte("#!")):
@@ -70,11 +72,10 @@ func Describe(head []byte) string {
 	case t[0] == '{' || t[0] == '[':
 		return "a JSON document"
 	case utf8.Valid(head) && !bytes.ContainsFunc(head, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\r' && r != '\t' }):
-		line, _, _ := bytes.Cut(t, []byte("\n"))
-		if len(line) > 40 {
-			line = append(line[:40:40], "..."...)
+		if bytes.HasPrefix(t, []byte("#")) {
+			return "a text file beginning with a comment line"
 		}
-		return "a text file beginning " + strconv.Quote(string(line))
+		return "a text file (a passphrase file? writ never prints its text)"
 	}
 	return "binary data"
 }

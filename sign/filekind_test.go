@@ -24,9 +24,10 @@ func TestNotKeyFile(t *testing.T) {
 		{"op.del", "\xd2\x84X\x1e\xa3\x01'\x03rapplication/writ", 0o644, "this is a signed writ record (a COSE_Sign1 envelope), not a key"},
 		{"plain.pem", "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n", 0o600, "an unencrypted PEM private key"},
 		{"cert.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", 0o600, `a PEM "CERTIFICATE" block`},
-		{"notes.txt", "remember to rotate the keys\nsecond line\n", 0o600, `a text file beginning "remember to rotate the keys"`},
+		{"notes.txt", "remember to rotate the keys\nsecond line\n", 0o600, `a text file (a passphrase file? writ never prints its text)`},
 		{"policy.json", "{\"rules\": []}", 0o600, "a JSON document"},
 		{"empty", "", 0o600, "an empty file"},
+		{"spaces", "  \n\t\n", 0o600, "a file of white space only"}, // a FuzzDescribe (inspect) crash: Describe read t[0] of nothing
 		{"blob", "\x00\x01\x02\x03\xff\xfe", 0o600, "binary data"},
 	} {
 		p := filepath.Join(dir, c.name)

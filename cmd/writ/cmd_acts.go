@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/clicmd"
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/schemas"
 )
@@ -19,7 +20,7 @@ func revokeCommand() *cli.Command {
 			keysFlag("private key `FILE` or PKCS#11 URI (pkcs11:token=T;object=O): the root threshold's keys, or one key that holds revoke and could have issued the target"),
 			&cli.StringFlag{Name: "target", Required: true, Usage: "key id (64 hex), record digest (sha256:...), or a public key file or record file to take it from"},
 			&cli.StringFlag{Name: "reason", Required: true, Usage: "why, for the record (1 to 256 bytes)"},
-			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
+			outFlag, passphraseFileFlag, identityFlag, jsonFlag, clicmd.LedgerCheckFlag,
 		},
 		Action: func(c *cli.Context) error {
 			target, err := revocationTarget(c, c.String("target"))
@@ -68,7 +69,7 @@ func issuerCommand() *cli.Command {
 			&cli.StringFlag{Name: "issuer", Required: true, Usage: "the tokens' iss, an https `URL`"},
 			&cli.StringFlag{Name: "jwks-uri", Required: true, Usage: "the exact https `URL` of the issuer's key set"},
 			&cli.StringSliceFlag{Name: "audience", Required: true, Usage: "an accepted aud (repeat)"},
-			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
+			outFlag, passphraseFileFlag, identityFlag, jsonFlag, clicmd.LedgerCheckFlag,
 		},
 		Action: func(c *cli.Context) error {
 			rec, err := delegation.NewIssuer(c.String("issuer"), c.String("jwks-uri"), c.StringSlice("audience"), time.Now())
@@ -89,7 +90,7 @@ func quarantineCommand() *cli.Command {
 			&cli.StringFlag{Name: "machine", Required: true, Usage: "machine `NAME`"},
 			&cli.StringFlag{Name: "until", Usage: "RFC 3339 time or duration from now (default: until lifted)"},
 			&cli.BoolFlag{Name: "lift", Usage: "end the machine's quarantine"},
-			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
+			outFlag, passphraseFileFlag, identityFlag, jsonFlag, clicmd.LedgerCheckFlag,
 		},
 		Action: func(c *cli.Context) error {
 			now := time.Now()

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/clicmd"
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/failure"
+	"github.com/writ-ledger/writ/internal/fileio"
 	"github.com/writ-ledger/writ/internal/humanize"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
@@ -51,9 +53,10 @@ func proofCommands() []*cli.Command {
 			Action: ledgerConsistency,
 		},
 		{
-			Name:   "entry",
-			Usage:  "write entry --index's exact bytes (the Merkle leaf) to --out",
-			Flags:  []cli.Flag{dirFlag, logFlag, index, &cli.StringFlag{Name: "out", Value: "-", Usage: "`FILE` (- for stdout)"}},
+			Name:  "entry",
+			Usage: "write entry --index's exact bytes (the Merkle leaf) to --out, or say what it is (--inspect; the default on a terminal)",
+			Flags: []cli.Flag{dirFlag, logFlag, index, &cli.StringFlag{Name: "out", Value: "-", Usage: "`FILE` (- for stdout)"},
+				&cli.BoolFlag{Name: "inspect", Usage: "print what the entry is and states, as writ inspect does, with its signers' authority in this ledger"}},
 			Action: ledgerEntry,
 		},
 		{
@@ -142,6 +145,9 @@ func ledgerEntry(c *cli.Context) error {
 		return proofErr(err)
 	}
 	out := c.String("out")
+	if c.Bool("inspect") || (!c.IsSet("out") && fileio.IsTerminal(c.App.Writer)) {
+		return clicmd.InspectBytes(c, e, c.String("dir"), nil)
+	}
 	if err := writeOutput(c, out, e); err != nil || out == "-" {
 		return err // stdout carries the entry itself
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/delegation"
+	"github.com/writ-ledger/writ/internal/clicmd"
 	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/provenance"
@@ -35,6 +36,8 @@ func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, res int
 	out, err := sign.EncodeRecord(rec, keys...)
 	if err != nil {
 		return fieldFlagErr(c, err)
+	} else if err := clicmd.CheckBeforeWriting(c, out); err != nil {
+		return err
 	}
 	path := c.String("out")
 	if err := writeOutput(c, path, out); err != nil {
@@ -142,7 +145,7 @@ func delegateCommand() *cli.Command {
 			&cli.StringFlag{Name: "not-before", Value: "0s", Usage: "RFC 3339 time or duration from now"},
 			&cli.StringFlag{Name: "not-after", Required: true, Usage: "RFC 3339 time or duration from now (exclusive)"},
 			&cli.IntFlag{Name: "depth", Value: 0, Usage: "remaining re-delegation depth"},
-			outFlag, passphraseFileFlag, identityFlag, jsonFlag,
+			outFlag, passphraseFileFlag, identityFlag, jsonFlag, clicmd.LedgerCheckFlag,
 		},
 		Action: delegate,
 	}
@@ -176,7 +179,7 @@ func pinCommand() *cli.Command {
 		Name:      "pin",
 		Usage:     "sign a pin: the digest, size, version and build metadata of BINARY for an artifact",
 		ArgsUsage: "BINARY",
-		Flags:     cliflags.Pin(outFlag, passphraseFileFlag, identityFlag, jsonFlag),
+		Flags:     cliflags.Pin(outFlag, passphraseFileFlag, identityFlag, jsonFlag, clicmd.LedgerCheckFlag),
 		Action:    pin,
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/writ-ledger/writ/admission"
 	"github.com/writ-ledger/writ/delegation"
 	"github.com/writ-ledger/writ/engine"
+	"github.com/writ-ledger/writ/inspect"
 	"github.com/writ-ledger/writ/internal/jsonobject"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/ledger/repair"
@@ -68,7 +69,8 @@ var results = map[string]resultDoc{
 	"ledger import":          typed("one object per imported log", replica.ImportedLog{}),
 	"ledger prove":           typed("", formats.InclusionProof{}),
 	"ledger consistency":     typed("the proof file witness add-checkpoint --proof reads", formats.ConsistencyProof{}),
-	"ledger entry":           typed("nothing with --out -", entryResult{}),
+	"ledger entry":           typed("nothing with --out -", entryResult{}, "with --inspect", inspect.Description{}),
+	"inspect":                typed("", inspect.Description{}),
 	"ledger receipt":         typed("nothing with --out -", receiptResult{}),
 	"ledger verify-receipt":  typed("", formats.VerifiedReceipt{}),
 	"ledger publish":         typed("", runner.PublishedResult{}),

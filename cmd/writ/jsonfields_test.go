@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/clicmd"
 	"github.com/writ-ledger/writ/internal/jsonobject"
 )
 
@@ -30,7 +31,7 @@ func recordJSONFields() {
 	if path == "" {
 		return
 	}
-	onEmit = func(command string, v any) {
+	clicmd.OnEmit = func(command string, v any) {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return

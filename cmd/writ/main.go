@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/buildinfo"
+	"github.com/writ-ledger/writ/internal/clicmd"
 	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/diagnostic"
 	"github.com/writ-ledger/writ/internal/exitcode"
@@ -113,6 +114,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			auditCommand(),
 			quickstartCommand(),
 			witnessCommand(),
+			clicmd.Inspect(),
 		},
 	}
 	cliflags.Strict(app.Commands, app.OnUsageError, "")

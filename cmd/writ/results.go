@@ -6,23 +6,17 @@ package main
 // they did before they had types.
 
 import (
-	"encoding/json"
-
 	"github.com/urfave/cli/v2"
-	"github.com/writ-ledger/writ/internal/jsonobject"
+	"github.com/writ-ledger/writ/internal/clicmd"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"github.com/writ-ledger/writ/provenance"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/verify/audit"
 )
 
-// emitSorted prints result v as emit does, its top-level keys sorted.
+// emitSorted is clicmd.EmitSorted: emit with the top-level keys sorted.
 func emitSorted(c *cli.Context, v any, human ...string) error {
-	b, err := jsonobject.Sorted(v)
-	if err != nil {
-		return err
-	}
-	return emit(c, json.RawMessage(b), human...)
+	return clicmd.EmitSorted(c, v, human...)
 }
 
 type keyIDResult struct {

@@ -395,3 +395,7 @@ func (x *ExportReader) VerifySection(l *ExportedLog, k *formats.LogKey, fn ledge
 	}
 	return cp, nil
 }
+
+// Logs returns the number of sections the export's header states (1 or
+// 2).
+func (x *ExportReader) Logs() int { return int(x.logs) }
