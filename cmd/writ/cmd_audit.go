@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/writ-ledger/writ/internal/auditview"
+	"github.com/writ-ledger/writ/internal/clicmd"
 	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/dirhint"
 	"github.com/writ-ledger/writ/internal/exitcode"
@@ -21,7 +22,7 @@ func auditCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "audit",
 		Usage: "verify a ledger end to end, then report its decisions by verdict and rule",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "ledger", Usage: "ledger `DIR`"},
 			&cli.StringFlag{Name: "export", Usage: "audit an export `FILE` (writ ledger export) instead, offline"},
 			&cli.StringFlag{Name: "fleet", Usage: "audit a fleet instead: the authority log and every runner's decision log, fetched from where they are published, as the `FILE` lists them (`authority URL VKEY`, `runner NAME URL VKEY`)"},
@@ -35,7 +36,7 @@ func auditCommand() *cli.Command {
 			&cli.BoolFlag{Name: "csv", Usage: "print the report as CSV (dimension,key,count; with --fleet runner,dimension,key,count) instead of a table"},
 			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained page to `FILE` (no script, no network)"},
 			jsonFlag,
-		},
+		}, clicmd.AuditListFlags()...),
 		Action: auditAction,
 	}
 }
@@ -61,6 +62,8 @@ func auditAction(c *cli.Context) error {
 	rep, err := runAudit(c, o)
 	if err != nil {
 		return err
+	} else if rep.List != nil && rep.OK {
+		return clicmd.PrintAuditList(c, rep)
 	}
 	return renderAudit(c, rep)
 }
@@ -89,6 +92,9 @@ func auditOptions(c *cli.Context) (audit.Options, error) {
 	}
 	if c.Bool("csv") && wantJSON(c) {
 		return audit.Options{}, exitcode.Usagef("give at most one of --csv and --json")
+	}
+	if o.List, err = clicmd.AuditListFilter(c); err != nil {
+		return audit.Options{}, err
 	}
 	if len(cliflags.Given(c, "ledger", "export", "fleet")) != 1 {
 		return audit.Options{}, exitcode.Usagef("give exactly one of --ledger DIR, --export FILE and --fleet FILE")

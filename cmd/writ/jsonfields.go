@@ -81,7 +81,7 @@ var results = map[string]resultDoc{
 	"admission serve":        {Prose: "none: a server; it logs on stderr"},
 	"admission request":      typed("", admission.Response{}),
 	"token verify":           typed("", verify.TokenResult{}),
-	"audit":                  typed("", audit.Report{}, "with --fleet", audit.FleetReport{}),
+	"audit":                  typed("", audit.Report{}, "with --fleet", audit.FleetReport{}, "with --list, one object per decision", audit.Listed{}),
 	"quickstart":             typed("one object per step", quickstartLine{}),
 	"witness key generate":   typed("", witness.KeyFiles{}),
 	"witness serve":          typed("one object once it listens", listenResult{}),

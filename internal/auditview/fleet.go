@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	"html/template"
 	"maps"
 	"slices"
 	"strconv"
@@ -156,28 +155,3 @@ func FleetCSV(rep *audit.FleetReport) ([]byte, error) {
 	w.Flush()
 	return b.Bytes(), w.Error()
 }
-
-// FleetHTML renders a fleet report as one self-contained HTML page (no
-// script, nothing to load): a row a runner, then the total. The error is
-// the template's, which a report cannot cause.
-func FleetHTML(rep *audit.FleetReport) ([]byte, error) {
-	var b bytes.Buffer
-	err := fleetPage.Execute(&b, newFleetView(rep))
-	return b.Bytes(), err
-}
-
-var fleetPage = template.Must(template.New("fleet").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>writ fleet audit</title>
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}
-td.n{text-align:right;font-variant-numeric:tabular-nums}.ok{color:#060}.bad{color:#a22}</style></head><body>
-<h1>writ fleet audit</h1>
-{{if .Rep.OK}}<p class="ok">Every log verified.</p>{{else}}<p class="bad">The fleet audit failed: see the rows marked FAILED.</p>{{end}}
-{{with .Rep.Authority}}<p>Authority log {{.Origin}} at size {{.Size}}, root {{.RootHash}}.</p>{{end}}
-{{with .Rep.Failure}}<p class="bad">Authority log: {{.Error}}</p>{{end}}
-<table><tr><th>runner</th><th>status</th><th>decisions</th><th>unsigned</th><th>unsigned share</th><th>refused</th><th>would refuse under enforce</th><th>would refuse, by rule</th><th>flagged builds admitted</th></tr>
-{{range .Rows}}<tr data-runner="{{.Name}}"><td>{{.Name}}</td>{{if .OK}}<td class="ok">verified</td><td class="n">{{.Decisions}}</td><td class="n">{{.Unsigned}}</td><td class="n">{{.Share}}</td><td class="n">{{.Refused}}</td><td class="n">{{.WouldRefuse}}</td><td>{{.ByRule}}</td><td class="n">{{.Flagged}}</td>{{else}}<td class="bad">FAILED</td><td colspan="7">{{.Failure}}</td>{{end}}</tr>
-{{end}}{{with .Total}}<tr data-runner="total"><th>total</th><th>{{if .OK}}verified{{else}}incomplete{{end}}</th><td class="n">{{.Decisions}}</td><td class="n">{{.Unsigned}}</td><td class="n">{{.Share}}</td><td class="n">{{.Refused}}</td><td class="n">{{.WouldRefuse}}</td><td>{{.ByRule}}</td><td class="n">{{.Flagged}}</td></tr>{{end}}
-</table></body></html>
-`))

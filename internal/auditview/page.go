@@ -120,9 +120,10 @@ func HTML(rep *audit.Report, version string) ([]byte, error) {
 		"Trust": trustLines(rep), "Independent": rep.Trust != nil && rep.Trust.Independent, "NotIndependent": NotIndependent,
 		"Witness": witness, "DecisionEntries": decisionEntries(rep), "WouldRules": byCount(rep.Traffic.WouldRefuseByRule), "AlwaysRules": alwaysGoverned(),
 		"Legend": verdictDefs, "GovernedNote": governedNote,
-		"FlaggedCut": listedPage(len(rep.Traffic.FlaggedBuilds), rep.Traffic.FlaggedBuildsTotal),
-		"EventsCut":  listedPage(len(rep.Traffic.AuthorityEvents), rep.Traffic.AuthorityEventsTotal),
-		"Bars":       bars, "Ticks": ticks,
+		"FlaggedCut":  listedPage(len(rep.Traffic.FlaggedBuilds), rep.Traffic.FlaggedBuildsTotal),
+		"EventsCut":   listedPage(len(rep.Traffic.AuthorityEvents), rep.Traffic.AuthorityEventsTotal),
+		"DetailsView": detailsView{Rules: ruleDetails(rep)}, "PerRule": audit.DetailsPerRule,
+		"Bars": bars, "Ticks": ticks,
 		"W": chartW, "H": chartH, "PlotL": plotL, "PlotR": plotL + plotW, "Base": plotT + plotH, "LabelY": plotT + plotH + 16,
 		"AxisX": 14, "AxisY": plotT + plotH/2,
 	}
@@ -135,4 +136,40 @@ var pageTemplate = template.Must(template.New("audit").Funcs(template.FuncMap{
 	"sub":   func(a, b int) int { return a - b },
 	"num":   humanize.Thousands,
 	"clock": clockShort,
-}).Parse(pageHTML))
+	"short": shortKey,
+}).Parse(pageHTML + detailsHTML))
+
+// ruleDetail is one rule's details table: its count and the decisions
+// the report kept for it.
+type ruleDetail struct {
+	Rule string
+	N    int64
+	Rows []audit.Listed
+	Cut  bool
+}
+
+// detailsView is what the "details" template shows: the tables of
+// Rules, their ids prefixed by Prefix.
+type detailsView struct {
+	Prefix string
+	Rules  []ruleDetail
+}
+
+// ruleDetails lists each rule of the period's counts, the most frequent
+// first, with the decisions the report kept for it (Report.Details).
+func ruleDetails(rep *audit.Report) []ruleDetail {
+	var out []ruleDetail
+	for _, r := range byCount(rep.ByRule) {
+		rows := rep.Details[r.Rule]
+		out = append(out, ruleDetail{Rule: r.Rule, N: r.N, Rows: rows, Cut: int64(len(rows)) < r.N})
+	}
+	return out
+}
+
+// shortKey is a key id's first 16 hex digits, "unsigned" for none.
+func shortKey(id string) string {
+	if id == "" {
+		return "unsigned"
+	}
+	return id[:min(16, len(id))]
+}

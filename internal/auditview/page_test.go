@@ -16,7 +16,7 @@ import (
 // it, without the ledger: a busy day of 1,250,001 decisions, lists cut at
 // audit.MaxListed.
 func syntheticReport() *audit.Report {
-	tr := &audit.Traffic{ByMode: map[string]int64{"off": 1250001}, ByMachine: map[string]int64{"runner-01": 1250001},
+	tr := &audit.Traffic{ByMode: map[string]int64{"off": 1250001}, ByMachine: map[string]int64{"build-eu-west-runner-07": 1250001},
 		ByStream: map[string]int64{"none": 1250001}, BySigner: map[string]int64{"none": 1250001},
 		Unsigned: 700000, UnsignedShare: 0.56, WouldRefuseByRule: map[string]int64{"unsigned": 700000, "unknown-build": 550001},
 		Days: []audit.DayCount{
@@ -28,7 +28,14 @@ func syntheticReport() *audit.Report {
 			Instruction: strings.Repeat("0", 32), Digest: "sha256:" + strings.Repeat("cd", 32)}},
 		AuthorityEvents: []audit.AuthorityEvent{{Index: 2, Kind: "revocation", Time: "2026-11-29T11:00:00Z", Subject: "k (left)"}},
 	}
-	return &audit.Report{OK: true, EntriesVerified: 1250009, AuthorityEntries: 8, Decisions: 1250001, WouldRefuse: 1250001,
+	details := map[string][]audit.Listed{}
+	for rule, verdict := range map[string]string{"unsigned": "admitted-unsigned", "unknown-build": "would-refuse"} {
+		for i := range audit.DetailsPerRule {
+			details[rule] = append(details[rule], audit.Listed{Index: int64(i), Time: "2026-11-29T10:00:00Z", Machine: "build-eu-west-runner-07",
+				InstructionID: strings.Repeat("0a", 16), Stream: "deploy/web", Verdict: verdict, Rule: rule, Mode: "warn", Reason: "not met: " + rule})
+		}
+	}
+	return &audit.Report{OK: true, EntriesVerified: 1250009, Details: details, AuthorityEntries: 8, Decisions: 1250001, WouldRefuse: 1250001,
 		ByVerdict: map[string]int64{"admitted": 0, "admitted-unsigned": 700000, "would-refuse": 550001, "refused": 0},
 		ByRule:    map[string]int64{"unsigned": 700000, "unknown-build": 550001}, RunnerKeyProtection: "passphrase",
 		Authority:   &audit.CheckpointSummary{Origin: "example.com/big", Size: 8, RootHash: strings.Repeat("ab", 32)},

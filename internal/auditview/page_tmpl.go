@@ -1,13 +1,11 @@
 package auditview
 
-// pageHTML is the audit page's template (see HTML). Numbers are
+// The audit pages' templates (see HTML and FleetHTML). Numbers are
 // written with thousands separators; each count's data-k names it.
-const pageHTML = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<style>
-*{box-sizing:border-box}
+
+// pageStyle is the style sheet of both pages: the single ledger's and
+// the fleet's.
+const pageStyle = `*{box-sizing:border-box}
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2328;margin:0 auto;padding:1.5rem;max-width:72rem}
 h1{font-size:1.5rem;margin:0 0 .2rem;overflow-wrap:anywhere}h2{font-size:1.15rem;margin:2rem 0 .5rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
 p{margin:.4rem 0}.muted{color:#57606a}.mono,td{overflow-wrap:anywhere}.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.88em}
@@ -15,6 +13,7 @@ p{margin:.4rem 0}.muted{color:#57606a}.mono,td{overflow-wrap:anywhere}.mono{font
 .card{border:1px solid #d0d7de;border-radius:6px;padding:.6rem .8rem;min-width:0}
 .card .n{display:block;font-size:1.7rem;font-weight:600;font-variant-numeric:tabular-nums;line-height:1.2}
 .card .what{font-weight:600}.card .def{color:#57606a;font-size:.85rem;margin-top:.25rem}.card .sum{font-size:.9rem;font-variant-numeric:tabular-nums}
+td.ok{color:#1a7f37}td.bad,p.bad,.sum.bad{color:#cf222e}section.runner h2 .machine{white-space:nowrap}
 .card.ok{border-color:#1a7f37;background:#f0fff4}.card.amber{border-color:#bf8700;background:#fff8c5}.card.warn .n{color:#9a6700}.card.bad .n{color:#cf222e}
 .card.verified{grid-column:1/-1}.trust{margin:.3rem 0 0;padding-left:1.1rem;font-size:.85rem}.trust li{overflow-wrap:anywhere}
 svg.chart{display:block;width:100%;height:auto;max-width:60rem}
@@ -26,15 +25,37 @@ rect.partial{fill:none;stroke:#57606a;stroke-dasharray:3 2}
 .keep{break-inside:avoid;page-break-inside:avoid;margin:0}
 table{border-collapse:collapse;width:100%;margin:.3rem 0 1rem}
 td,th{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-align:top}th{background:#f6f8fa;font-weight:600}
-th.group{text-align:center}table.list td.nw{width:1%}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.n,td.day,td.nw{white-space:nowrap}
+th.group{text-align:center}td.machine{white-space:nowrap}td.why{color:#57606a;font-size:.88em;border-top:none}tbody.decision{break-inside:avoid}h3{font-size:1rem;margin:1rem 0 .2rem}table.list td.nw{width:1%}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.n,td.day,td.nw{white-space:nowrap}
 .dims{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:0 1.5rem}.dims h3{font-size:1rem;margin:.8rem 0 .2rem}
 dl.bound{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.3rem 0}dl.bound dt{font-weight:600}dl.bound dd{margin:0;min-width:0;overflow-wrap:anywhere}
-@media (max-width:900px){body{padding:1rem;font-size:14px}table.list .mono{font-size:.8em}td,th{padding:.2rem .3rem}dl.bound{grid-template-columns:1fr}dl.bound dd{margin-bottom:.3rem}}
+@media (max-width:900px){body{padding:1rem;font-size:14px}#runners{font-size:.8em}table.details td.nw{white-space:normal}table.list .mono{font-size:.8em}td,th{padding:.2rem .3rem}dl.bound{grid-template-columns:1fr}dl.bound dd{margin-bottom:.3rem}}
 @page{margin:1.5cm}
-@media print{body{max-width:none;padding:0;font-size:10.5pt}h2{break-after:avoid}.card,svg,tr{break-inside:avoid}thead{display:table-header-group}
+@media print{body{max-width:none;padding:0;font-size:10.5pt}h2,h3{break-after:avoid}.card,svg,tr{break-inside:avoid}thead{display:table-header-group}
 .card.ok,.card.amber{background:none}th{background:none}.admitted,.unsigned,.would,.refused{print-color-adjust:exact;-webkit-print-color-adjust:exact}}
-</style></head><body>
-<h1>{{.Title}}</h1>
+`
+
+// pageHead opens a page: its title, no script and nothing to load (the
+// CSP), and the style sheet.
+const pageHead = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<style>
+` + pageStyle + `</style></head><body>
+`
+
+// detailsHTML is the "details" template: one table per rule of the
+// decisions the report kept for it (ruleDetails), each table's id
+// prefixed by .Prefix (a fleet page's runner).
+const detailsHTML = `{{define "details"}}{{$p := .Prefix}}{{range .Rules}}<section><h3 id="{{$p}}rule-{{.Rule}}">{{.Rule}}: {{num .N}} decision{{if ne .N 1}}s{{end}}{{if .Cut}}, the first {{len .Rows}} shown{{end}}</h3>
+<table class="list details" data-rule="{{.Rule}}"><thead><tr><th>decision</th><th>time (UTC)</th><th>machine</th><th>stream</th><th>verdict</th><th>instruction</th><th>signer</th></tr></thead>{{range .Rows}}
+<tbody class="decision"><tr><td class="nw">{{.Index}}</td><td class="nw">{{clock .Time}}</td><td class="machine">{{.Machine}}</td><td class="mono">{{.Stream}}</td><td class="nw">{{.Verdict}}</td><td class="mono">{{.InstructionID}}</td><td class="mono nw">{{short .Signer}}</td></tr>{{if .Reason}}
+<tr><td colspan="7" class="why">{{.Reason}}</td></tr>{{end}}</tbody>{{end}}
+</table></section>
+{{else}}<p class="muted">No decisions in the period.</p>{{end}}{{end}}`
+
+// pageHTML is the single ledger's page.
+const pageHTML = pageHead + `<h1>{{.Title}}</h1>
 <p class="muted" id="period">From {{.From}} to {{.To}}, by the time each runner recorded its decision.</p>
 <p class="muted" id="made">Report made {{.Made}} by writ {{.Version}}.</p>
 
@@ -87,8 +108,12 @@ dl.bound{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margi
 
 <h2>Decisions by attribute</h2>
 <div class="dims">{{range .Dims}}<div><h3>By {{.Title}}</h3>
-<table><thead><tr><th>{{.Header}}</th><th class="n">decisions</th></tr></thead><tbody>{{$d := .}}{{range .Keys}}<tr><td class="mono">{{.}}</td><td class="n" data-k="{{$d.Name}}:{{.}}">{{num (index $d.Counts .)}}</td></tr>{{else}}<tr><td colspan="2" class="muted">none</td></tr>{{end}}</tbody></table></div>
+<table><thead><tr><th>{{.Header}}</th><th class="n">decisions</th></tr></thead><tbody>{{$d := .}}{{range .Keys}}<tr><td class="mono{{if eq $d.Name "machine"}} machine{{end}}">{{.}}</td>{{if eq $d.Name "rule"}}<td class="n"><a href="#rule-{{.}}" data-k="{{$d.Name}}:{{.}}">{{num (index $d.Counts .)}}</a></td>{{else}}<td class="n" data-k="{{$d.Name}}:{{.}}">{{num (index $d.Counts .)}}</td>{{end}}</tr>{{else}}<tr><td colspan="2" class="muted">none</td></tr>{{end}}</tbody></table></div>
 {{end}}</div>
+
+<h2 id="details">The decisions behind each rule</h2>
+<p class="muted">Each rule's count above links here. A table shows the first {{.PerRule}} decisions of the period that rule decided; <span class="mono">writ audit --list --rule RULE</span> lists them all, filtered by machine, stream, signer, verdict and time.</p>
+{{template "details" .DetailsView}}
 
 <h2>Admitted while flagged dirty or unknown ({{num .Rep.Traffic.FlaggedBuildsTotal}})</h2>
 {{if .FlaggedCut}}<p class="muted" id="flagged-cut">{{.FlaggedCut}}</p>{{end}}

@@ -51,7 +51,7 @@ func RenderFleet(rep *audit.FleetReport, f Format) (Output, error) {
 	var out Output
 	var err error
 	if f.HTML {
-		if out.Page, err = FleetHTML(rep); err != nil {
+		if out.Page, err = FleetHTML(rep, f.Version); err != nil {
 			return Output{}, err
 		}
 	}

@@ -17,7 +17,7 @@ func TestRender(t *testing.T) {
 	fleet := &audit.FleetReport{Runners: []audit.RunnerReport{{Name: "r1", OK: true, Report: good}, {Name: "r2"}}}
 	page, _ := HTML(good, "v1")
 	table, _ := CSV(good)
-	fleetPage, _ := FleetHTML(fleet)
+	fleetPage, _ := FleetHTML(fleet, "")
 	fleetTable, _ := FleetCSV(fleet)
 	for _, tc := range []struct {
 		name  string

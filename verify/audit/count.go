@@ -61,6 +61,7 @@ func (rep *Report) count(i int64, d *schemas.Decision) error {
 		return nil
 	}
 	rep.Traffic.add(i, d)
+	rep.note(i, d)
 	rep.Provenance.AddDecision(d)
 	rep.ByVerdict[string(d.Verdict)]++
 	rep.ByRule[d.Rule]++

@@ -45,6 +45,9 @@ type Options struct {
 	// they come); for RunFleet, the entries verified of the authority
 	// log's size (verified once) and every runner's decision log's.
 	Progress func(done, total int64)
+	// List, when set, selects decisions of the period for Report.List
+	// (writ audit --list); Filter.Check it first.
+	List *Filter
 }
 
 // ProgressEvery is how many entries pass between Progress calls.
@@ -100,6 +103,12 @@ type Report struct {
 	// AuditedAt is when the audit ran, by its clock (Options.Now):
 	// RFC 3339, UTC, whole seconds. An open period ends here.
 	AuditedAt string `json:"audited_at" doc:"the audit's clock, RFC 3339; an open period ends there"`
+	// List is what Options.List selected (nil without one); only a
+	// report that is OK lists what it verified.
+	List *List `json:"-"`
+	// Details keeps, per deciding rule, the first DetailsPerRule
+	// decisions of the period, for the page's details tables.
+	Details map[string][]Listed `json:"-"`
 
 	// the verifier keys the logs were checked with, for the state file
 	authorityVKey, decisionsVKey *formats.LogKey
@@ -147,7 +156,11 @@ type Failure struct {
 // state file.
 func newAudit(o Options) (*Report, error) {
 	rep := &Report{ByVerdict: map[string]int64{}, ByRule: map[string]int64{}, admitted: map[[16]byte]int64{}, marks: map[string]heldMark{},
-		Traffic: newTraffic(), Provenance: builtby.New(), Trust: &Trust{TrustRoot: o.TrustRoot}, opts: o, found: map[string][]byte{}}
+		Traffic: newTraffic(), Provenance: builtby.New(), Trust: &Trust{TrustRoot: o.TrustRoot}, opts: o, found: map[string][]byte{},
+		Details: map[string][]Listed{}}
+	if o.List != nil {
+		rep.List = &List{}
+	}
 	// The bounds as counted: decisions record whole seconds.
 	if !o.Since.IsZero() {
 		rep.Traffic.Since = unixUTC(ceilUnix(o.Since))

@@ -79,6 +79,77 @@ func CheckPage(page, report []byte) error {
 			return fmt.Errorf("the page does not show %s (%d)", k, want[k])
 		}
 	}
+	return checkDetails(page, rep.ByRule)
+}
+
+// CheckFleetPage compares a fleet page's totals (data-k) with report, the
+// fleet report as --json prints it, and requires each runner that
+// verified to have its section and, for every rule it counts, a link to
+// that rule's details. The error names the first difference.
+func CheckFleetPage(page, report []byte) error {
+	var rep audit.FleetReport
+	if err := json.Unmarshal(report, &rep); err != nil {
+		return err
+	}
+	t := rep.Total
+	want := map[string]int64{"total:decisions": t.Decisions, "total:unsigned": t.Unsigned, "total:would_refuse_under_enforce": t.WouldRefuse,
+		"total:refused": t.Refused, "total:flagged_builds_admitted": t.FlaggedBuilds}
+	for k, v := range t.WouldRefuseByRule {
+		want["would_refuse_rule:"+k] = v
+	}
+	seen := map[string]bool{}
+	for _, m := range dataK.FindAllSubmatch(page, -1) {
+		k := string(m[1]) + ":" + string(m[2])
+		n, _ := strconv.ParseInt(strings.ReplaceAll(string(m[3]), ",", ""), 10, 64)
+		if w, ok := want[k]; !ok || w != n {
+			return fmt.Errorf("the fleet page says %s = %d, the report says %d (present: %v)", k, n, w, ok)
+		}
+		seen[k] = true
+	}
+	for k := range want {
+		if !seen[k] {
+			return fmt.Errorf("the fleet page does not show %s (%d)", k, want[k])
+		}
+	}
+	for i, r := range rep.Runners {
+		anchor := fmt.Sprintf("runner-%d", i)
+		if !bytes.Contains(page, []byte(`<h2 id="`+anchor+`">`)) || !bytes.Contains(page, []byte(`href="#`+anchor+`"`)) {
+			return fmt.Errorf("runner %s has no section linked from the table", r.Name)
+		}
+		if !r.OK || r.Report == nil {
+			continue
+		}
+		for rule := range r.Report.ByRule {
+			if !bytes.Contains(page, []byte(`href="#`+anchor+`-rule-`+rule+`"`)) || !bytes.Contains(page, []byte(`id="`+anchor+`-rule-`+rule+`"`)) {
+				return fmt.Errorf("runner %s: its count of rule %s does not link to its details", r.Name, rule)
+			}
+		}
+	}
+	return nil
+}
+
+// detailsTable finds a rule's details table and the decisions it lists.
+var detailsTable = regexp.MustCompile(`(?s)<table class="list details" data-rule="([^"]+)">(.*?)</table>`)
+
+// checkDetails requires, for every rule counted, a link from its count
+// to its details table (id rule-RULE), and a table that lists as many
+// decisions as the rule counts, or the first audit.DetailsPerRule.
+func checkDetails(page []byte, byRule map[string]int64) error {
+	rows := map[string]int{}
+	for _, m := range detailsTable.FindAllSubmatch(page, -1) {
+		rows[string(m[1])] = bytes.Count(m[2], []byte(`<tbody class="decision">`))
+	}
+	for rule, n := range byRule {
+		if !bytes.Contains(page, []byte(`href="#rule-`+rule+`"`)) || !bytes.Contains(page, []byte(`id="rule-`+rule+`"`)) {
+			return fmt.Errorf("the count of rule %s does not link to its details", rule)
+		}
+		if got, want := rows[rule], int(min(n, audit.DetailsPerRule)); got != want {
+			return fmt.Errorf("the details of rule %s list %d decisions, want %d", rule, got, want)
+		}
+	}
+	if len(rows) != len(byRule) {
+		return fmt.Errorf("the page has details for %d rules, the report counts %d", len(rows), len(byRule))
+	}
 	return nil
 }
 
@@ -104,7 +175,8 @@ func Chromium() (string, error) {
 // CheckRendered renders the page at path (whose bytes are page) in the
 // Chromium at browser: its DOM must give report's numbers (CheckPage)
 // with no console message, and laid out at a desktop's and a small
-// window's width (1280 and 800 px) nothing may stick out to the right. A
+// window's width (1280 and 800 px) nothing may stick out to the right
+// and no machine name (class machine) may break over two lines. A
 // copy of the page (the page itself runs no script) measures every
 // element once loaded. work is a scratch directory; fatalf is called on
 // the first failure and must not return (testing.T.Fatalf).
@@ -118,6 +190,15 @@ func CheckRendered(fatalf func(string, ...any), work, browser, path string, page
 	if err := CheckPage(out, report); err != nil {
 		fatalf("as rendered: %v", err)
 	}
+	CheckLayout(fatalf, work, browser, page)
+}
+
+// CheckLayout lays out page in the Chromium at browser at a desktop's
+// and a small window's width (1280 and 800 px): nothing may stick out to
+// the right, and no machine name (class machine) may break over two
+// lines. A copy of the page (the page itself runs no script) measures
+// every element once loaded; work is a scratch directory.
+func CheckLayout(fatalf func(string, ...any), work, browser string, page []byte) {
 	measured := filepath.Join(work, "page-measured.html")
 	probe := bytes.Replace(page, []byte(`<meta http-equiv="Content-Security-Policy"`), []byte(`<meta name="removed-csp"`), 1)
 	probe = bytes.Replace(probe, []byte("</body>"), []byte(overflowProbe+"</body>"), 1)
@@ -131,7 +212,7 @@ func CheckRendered(fatalf func(string, ...any), work, browser, path string, page
 			fatalf("at %d px: the overflow probe left no result", width)
 		}
 		if got := string(m[1]); got != "none" {
-			fatalf("at %d px the page overflows to the right: %s", width, got)
+			fatalf("at %d px the page is laid out wrong (overflows to the right, or breaks a machine name): %s", width, got)
 		}
 	}
 }
@@ -144,6 +225,10 @@ if (document.documentElement.scrollWidth > w) out.push("document " + document.do
 for (const el of document.querySelectorAll("body *")) {
   const r = el.getBoundingClientRect();
   if (r.right > w + 0.5 && out.length < 5) out.push(el.tagName.toLowerCase() + (el.className && el.className.baseVal === undefined ? "." + el.className : "") + " right " + Math.round(r.right) + " > " + w);
+}
+for (const el of document.querySelectorAll(".machine")) {
+  const r = document.createRange(); r.selectNodeContents(el);
+  if (new Set(Array.from(r.getClientRects(), x => Math.round(x.top))).size > 1 && out.length < 5) out.push("machine name broken over lines: " + el.textContent);
 }
 document.body.setAttribute("data-overflow", out.join("; ") || "none");
 });</script>`
