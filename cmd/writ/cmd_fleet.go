@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/writ-ledger/writ/internal/clicmd"
 	"github.com/writ-ledger/writ/internal/cliflags"
 	"github.com/writ-ledger/writ/internal/exitcode"
 	"github.com/writ-ledger/writ/internal/failure"
@@ -172,17 +173,6 @@ func emitSynced(c *cli.Context, res replica.Synced) error {
 	return emit(c, res.Result(), res.Text())
 }
 
-// syncErr gives a sync failure (runner.ClassifySync) its exit code and
-// evidence: 1 for what the published log or its entries fail, 2 for a
-// source that cannot be read or a replica that cannot be opened.
-func syncErr(err error) error {
-	switch f := runner.ClassifySync(err); f.Kind {
-	case runner.FailRefused:
-		return exitcode.Refused(f.Err, f.Hints...)
-	case runner.FailRecordRefused:
-		return failure.Record(f.Err)
-	case runner.FailBadInput:
-		return exitcode.Input(f.Err, f.Hints...)
-	}
-	return failure.Open(err)
-}
+// syncErr is clicmd.SyncErr: a sync failure with its exit code and
+// evidence.
+func syncErr(err error) error { return clicmd.SyncErr(err) }

@@ -18,6 +18,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/repair"
 	"github.com/writ-ledger/writ/ledger/replica"
 	"github.com/writ-ledger/writ/ledger/witness"
+	"github.com/writ-ledger/writ/monitor"
 	"github.com/writ-ledger/writ/rules"
 	"github.com/writ-ledger/writ/sign"
 	"github.com/writ-ledger/writ/transfer"
@@ -71,6 +72,7 @@ var results = map[string]resultDoc{
 	"ledger consistency":     typed("the proof file witness add-checkpoint --proof reads", formats.ConsistencyProof{}),
 	"ledger entry":           typed("nothing with --out -", entryResult{}, "with --inspect", inspect.Description{}),
 	"inspect":                typed("", inspect.Description{}),
+	"monitor":                typed("one object per record reported", monitor.Event{}),
 	"ledger receipt":         typed("nothing with --out -", receiptResult{}),
 	"ledger verify-receipt":  typed("", formats.VerifiedReceipt{}),
 	"ledger publish":         typed("", runner.PublishedResult{}),

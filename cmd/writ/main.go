@@ -115,6 +115,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			quickstartCommand(),
 			witnessCommand(),
 			clicmd.Inspect(),
+			clicmd.Monitor(),
 		},
 	}
 	cliflags.Strict(app.Commands, app.OnUsageError, "")
