@@ -71,7 +71,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			"Exit codes: 0 success, 1 a verdict of no, 2 bad usage or input, 3 internal error, 4 busy\n" +
 			"(another writ process holds the ledger or the witness state; retry).\n\n" +
 			"Under --json every result is one JSON object on stdout, and a failure one JSON object on\n" +
-			"stderr: {\"error\": message, \"exit\": code, \"rule\": rule id or \"\", \"hints\": [next acts]}; a note,\n" +
+			"stderr: {\"error\": message, \"exit\": code, \"rule\": rule id or \"\", \"hints\": [next acts]}, and for a fork or\n" +
+			"split view \"evidence\" or \"evidence_lines\" (both signed checkpoints, to keep); a note,\n" +
 			"warning or progress line is one {\"level\": \"note\"|\"warning\"|\"info\", \"message\": text} on stderr.\n" +
 			"Each command's --help lists the fields of its JSON result.",
 		Reader:    stdin,

@@ -12,7 +12,7 @@ import (
 func SyncErr(err error) error {
 	switch f := runner.ClassifySync(err); f.Kind {
 	case runner.FailRefused:
-		return exitcode.Refused(f.Err, f.Hints...)
+		return &exitcode.Error{Code: exitcode.No, Err: f.Err, Hints: f.Hints, Evidence: f.Evidence}
 	case runner.FailRecordRefused:
 		return failure.Record(f.Err)
 	case runner.FailBadInput:

@@ -32,6 +32,10 @@ type Error struct {
 	// Silent: the command already printed its result (a verdict, a
 	// denial); nothing more is printed for the error.
 	Silent bool
+	// Evidence are lines of evidence (signed checkpoints, as text) to
+	// keep, printed as `writ: evidence:` lines after the hints, and under
+	// --json as the failure's evidence_lines.
+	Evidence []string
 	// Flag and Rule, when Flag is set, name the operator's assertion the
 	// error refuses (the flag that gave it, such as "--fleet FILE") and
 	// the rule id it is refused under: a verdict of no naming both.

@@ -156,6 +156,10 @@ type Failure struct {
 	// before (a fork or a rollback): both checkpoints, as signed notes
 	// where writ had them, and the failed consistency proof.
 	Evidence *ledger.Evidence `json:"evidence,omitempty"`
+	// EvidenceLines are evidence to keep as text (signed checkpoints of
+	// a split view or a fork met by a sync), printed as `writ: evidence:`
+	// lines.
+	EvidenceLines []string `json:"evidence_lines,omitempty"`
 	// Silent: the command printed its result already; Report prints
 	// nothing.
 	Silent bool `json:"-"`
@@ -172,9 +176,9 @@ type Failure struct {
 func Describe(err error) Failure {
 	code := Classify(err)
 	xe := exitcode.Of(err)
-	var hints []string
+	var hints, evidence []string
 	if xe != nil {
-		code = xe.Code
+		code, evidence = xe.Code, xe.Evidence
 		if xe.Silent {
 			return Failure{Error: err.Error(), Exit: code, Silent: true}
 		}
@@ -216,7 +220,7 @@ func Describe(err error) Failure {
 	if locked && len(hints) == 0 {
 		hints = append(hints, LockedHint)
 	}
-	f := Failure{Error: msg, Exit: code, Rule: Rule(err), Hints: hints}
+	f := Failure{Error: msg, Exit: code, Rule: Rule(err), Hints: hints, EvidenceLines: evidence}
 	if f.Hints == nil {
 		f.Hints = []string{}
 	}
@@ -248,6 +252,9 @@ func Report(w io.Writer, err error, asJSON bool) int {
 		fmt.Fprintf(w, "writ: error: %s\n", humanize.OneLine(f.Error))
 		for _, h := range f.Hints {
 			fmt.Fprintf(w, "writ: hint: %s\n", h)
+		}
+		for _, e := range f.EvidenceLines {
+			fmt.Fprintf(w, "writ: evidence: %s\n", e)
 		}
 		if f.Evidence != nil {
 			fmt.Fprintf(w, "writ: hint: %s\n", evidenceHint)

@@ -42,6 +42,9 @@ type Failure struct {
 	Kind  FailureKind
 	Err   error
 	Hints []string
+	// Evidence are the lines of what a split view or an inconsistency
+	// showed: both signed checkpoints (replica.EvidenceLines), to keep.
+	Evidence []string
 }
 
 // ClassifySync says what a sync's error refuses. Its Err is "nothing
@@ -57,26 +60,26 @@ func ClassifySync(err error) Failure {
 	var sv *replica.SplitViewError
 	switch {
 	case errors.As(err, &sv):
-		return Failure{FailRefused, nothing,
-			append(replica.EvidenceLines(sv.InconsistencyError, "the published signed checkpoint:", sv.Source+"'s signed checkpoint:"),
-				"treat the log as split: its key signed both; stop trusting it until its operators explain them")}
+		return Failure{Kind: FailRefused, Err: nothing,
+			Hints:    []string{"treat the log as split: its key signed both; stop trusting it until its operators explain them"},
+			Evidence: replica.EvidenceLines(sv.InconsistencyError, "the published signed checkpoint:", sv.Source+"'s signed checkpoint:")}
 	case errors.As(err, &ie):
-		return Failure{FailRefused, nothing, replica.EvidenceLines(ie, "the replica's signed checkpoint:", "the published signed checkpoint:")}
+		return Failure{Kind: FailRefused, Err: nothing, Evidence: replica.EvidenceLines(ie, "the replica's signed checkpoint:", "the published signed checkpoint:")}
 	case errors.As(err, &re):
-		return Failure{FailRecordRefused, nothing, nil}
+		return Failure{Kind: FailRecordRefused, Err: nothing}
 	case errors.Is(err, replica.ErrSourceLog), errors.Is(err, formats.ErrCheckpointSignature), errors.Is(err, formats.ErrMalformedCheckpoint),
 		errors.Is(err, ledger.ErrTampered), errors.Is(err, verify.ErrRootUntrusted), errors.Is(err, ledger.ErrHistory):
-		return Failure{FailRefused, nothing, nil}
+		return Failure{Kind: FailRefused, Err: nothing}
 	case errors.Is(err, formats.ErrPolicyLog):
-		return Failure{FailBadInput, nothing, []string{"give the policy of this log: its `log` line is the log's verifier key"}}
+		return Failure{Kind: FailBadInput, Err: nothing, Hints: []string{"give the policy of this log: its `log` line is the log's verifier key"}}
 	case errors.Is(err, formats.ErrQuorum):
-		return Failure{FailRefused, nothing, []string{
+		return Failure{Kind: FailRefused, Err: nothing, Hints: []string{
 			"the writer collects its witnesses' cosignatures with `writ ledger checkpoint --refresh --policy`; sync again once they have cosigned",
 			"if the writer asks other witnesses than this policy requires, the two policies must be made to agree"}}
 	case errors.Is(err, tiles.ErrFetch):
-		return Failure{FailBadInput, nothing, []string{"check --from; a source that stalls or sends more than a file can hold is cut off"}}
+		return Failure{Kind: FailBadInput, Err: nothing, Hints: []string{"check --from; a source that stalls or sends more than a file can hold is cut off"}}
 	case errors.Is(err, ledger.ErrWrongKey):
-		return Failure{FailBadInput, err, nil}
+		return Failure{Kind: FailBadInput, Err: err}
 	}
-	return Failure{FailNotOpened, err, nil}
+	return Failure{Kind: FailNotOpened, Err: err}
 }

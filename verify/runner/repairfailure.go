@@ -25,15 +25,15 @@ import (
 func ClassifyRepair(err error, dir string, restoring bool) Failure {
 	switch {
 	case errors.Is(err, ledger.ErrNotALog) || errors.Is(err, ledger.ErrLocked):
-		return Failure{FailNotOpened, err, nil}
+		return Failure{Kind: FailNotOpened, Err: err}
 	case errors.Is(err, repair.ErrNoVKey):
-		return Failure{FailBadInput, err, nil}
+		return Failure{Kind: FailBadInput, Err: err}
 	case errors.Is(err, ledger.ErrTrust) && !restoring || errors.Is(err, formats.ErrQuorum):
-		return Failure{FailRefused, fmt.Errorf("nothing changed: %w", err), nil} // a key, root or policy given does not hold
+		return Failure{Kind: FailRefused, Err: fmt.Errorf("nothing changed: %w", err)} // a key, root or policy given does not hold
 	case !restoring || errors.Is(err, ledger.ErrStoreDamaged):
-		return Failure{FailOther, err, nil}
+		return Failure{Kind: FailOther, Err: err}
 	}
-	out := Failure{FailRefused, fmt.Errorf("nothing changed: the export was not restored: %w", err), nil}
+	out := Failure{Kind: FailRefused, Err: fmt.Errorf("nothing changed: the export was not restored: %w", err)}
 	var te *ledger.TrustError
 	if errors.As(err, &te) && te.Rule == rules.VKeyMismatch {
 		flag := "--vkey"
