@@ -48,7 +48,11 @@ func finish(c *cli.Context, rec schemas.Record, keys []*sign.PrivateKey, res int
 	}
 	digest := schemas.SHA256Digest(out)
 	*res.base() = recorded{Kind: rec.Kind(), Digest: digest, Out: path, Signed: len(keys) > 0}
-	return emitSorted(c, res, append([]string{digest}, more...)...)
+	label := fmt.Sprintf("signed %s record %s, written to %s", rec.Kind(), digest, path)
+	if len(keys) == 0 {
+		label = fmt.Sprintf("unsigned %s record %s, written to %s", rec.Kind(), digest, path)
+	}
+	return emitSorted(c, res, append([]string{label}, more...)...)
 }
 
 // finishKeys loads the signing keys refs names (loadSigningKeys), then
