@@ -11,18 +11,50 @@ import (
 	"github.com/writ-ledger/writ/sign"
 )
 
-// Authority adds to each signer of d's record what the ledger state st
-// (verified, as verify.OpenAuthority returns it) says about it at time
-// at: a key of a root (Signer.RootKey), or the answer to "may this key do
-// this record's act?" (Signer.Authority, delegation.State.Explain: the
-// delegation chain it acts under, or the rule that denies it). A record
-// that no delegation authorizes (root, decision) and other formats are
-// left as they are. The error is one Explain returns other than a
-// denial (a bug: Explain denies with a *delegation.Denial).
-func Authority(d *Description, st *delegation.State, at time.Time) error {
+// Authority judges d's record, whose bytes are entry, against the ledger
+// state st (verified, as verify.OpenAuthority returns it; Authority
+// applies the record to it, so the caller discards st afterwards) at
+// time at. Record.Ledger says whether ledger append would accept it now,
+// or the rule it would refuse it under (delegation.State.Apply: every
+// signature verified, every authority rule). Each signer gets what st
+// says of its key: a key of a root (Signer.RootKey), or the answer to
+// "may this key do this record's act?" (Signer.Authority,
+// delegation.State.Explain) — given only when the ledger would accept
+// the record, so that no signer of a record it refuses (a forged
+// signature, a delegation wider than its parent) is shown acting under a
+// delegation. Other formats are left as they are. The error is one
+// Explain returns other than a denial (a bug). index >= 0 says entry is
+// that entry of the ledger, read from its verified log: it is not
+// judged again (LedgerVerdict.Entry).
+func Authority(d *Description, entry []byte, index int64, st *delegation.State, at time.Time) error {
 	if d.Record == nil || d.Format != FormatRecord {
 		return nil
 	}
+	if err := explainSigners(d, st, at); err != nil {
+		return err
+	}
+	if index >= 0 {
+		d.Record.Ledger = &LedgerVerdict{Accepted: true, Entry: &index}
+		return nil
+	}
+	_, err := st.Apply(entry, at)
+	v := &LedgerVerdict{Accepted: err == nil}
+	if re := (*delegation.RecordError)(nil); errors.As(err, &re) {
+		v.Rule, v.Reason = re.Rule, re.Error()
+	} else if err != nil {
+		v.Rule, v.Reason = "internal", err.Error()
+	}
+	d.Record.Ledger = v
+	if !v.Accepted {
+		for i := range d.Record.Signers {
+			d.Record.Signers[i].Authority = nil
+		}
+	}
+	return nil
+}
+
+// explainSigners sets each signer's RootKey or Authority.
+func explainSigners(d *Description, st *delegation.State, at time.Time) error {
 	req, ok := request(d.Record)
 	for i := range d.Record.Signers {
 		s := &d.Record.Signers[i]

@@ -94,7 +94,12 @@ func value(v reflect.Value, path, name string, loc *time.Location) []Field {
 		var out []Field
 		iter := v.MapRange()
 		for iter.Next() {
-			out = append(out, Field{Name: path + "." + iter.Key().String(), Value: text(fmt.Sprint(iter.Value().Interface()))})
+			k := iter.Key().String()
+			name := path + "." + k
+			if text(k) != k || strings.ContainsAny(k, ".[]") {
+				name = path + "[" + strconv.Quote(k) + "]" // never a control character in a name
+			}
+			out = append(out, Field{Name: name, Value: text(fmt.Sprint(iter.Value().Interface()))})
 		}
 		slices.SortFunc(out, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
 		return out

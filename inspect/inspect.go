@@ -38,6 +38,7 @@ const (
 	FormatExport     = "export"      // a ledger export's header
 	FormatPublicKey  = "public-key"  // an Ed25519 public key (PEM PKIX)
 	FormatLogKey     = "log-key"     // a signed-note verifier key
+	FormatWitnessKey = "witness-key" // a witness's cosignature verifier key
 	FormatPrivateKey = "private-key" // a writ private key file (age), not read
 )
 
@@ -45,7 +46,7 @@ const (
 // Receipt, Checkpoint, Export and Key is set, as Format says. Its JSON is
 // writ inspect's result.
 type Description struct {
-	Format   string `json:"format" doc:"record, unsigned, decision, receipt, checkpoint, export, public-key, log-key or private-key"`
+	Format   string `json:"format" doc:"record, unsigned, decision, receipt, checkpoint, export, public-key, log-key, witness-key or private-key"`
 	Bytes    int64  `json:"bytes" doc:"the bytes read (for an export, at most the header's)"`
 	Digest   string `json:"digest" doc:"sha256:<hex> of the bytes read: a record's digest, as the ledger names it"`
 	Verified bool   `json:"verified" doc:"always false: inspect parses, it does not verify"`

@@ -170,3 +170,23 @@ func TestDescribeInvalidRecord(t *testing.T) {
 		t.Errorf("no INVALID line:\n%s", text)
 	}
 }
+
+// TestHostileMapKey: a map key from a record (a decision's high_water)
+// never reaches the terminal raw: a hostile review put an escape
+// sequence there, and inspect printed it as the field's name.
+func TestHostileMapKey(t *testing.T) {
+	d := &schemas.Decision{V: 1, Time: 1, Machine: "m", Mode: "off", Verdict: schemas.VerdictRefused, Rule: "malformed-dispatch",
+		InstructionDigest: "sha256:" + strings.Repeat("ab", 32), HighWater: map[string]string{"\x1b]0;PWNED\x07\x1b[2J": "v1.0.0"}}
+	data, err := schemas.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := inspect.Describe(data, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(desc.Lines(), "\n")
+	if strings.ContainsAny(text, "\x1b\x07") || !strings.Contains(text, `high_water["\x1b]0;PWNED\a\x1b[2J"]`) {
+		t.Errorf("the key is not quoted:\n%s", text)
+	}
+}

@@ -8,7 +8,11 @@ import (
 // verified), its digest, the command that verifies it, then its signers
 // and fields, one per line, names padded to one column.
 func (d *Description) Lines() []string {
-	out := []string{"what:     " + d.what() + " (not verified: inspect only parses)",
+	how := " (not verified: inspect only parses)"
+	if d.Record != nil && d.Record.Ledger != nil {
+		how = " (judged against the ledger: see the ledger line)"
+	}
+	out := []string{"what:     " + d.what() + how,
 		fmt.Sprintf("digest:   %s (%d bytes)", d.Digest, d.Bytes), "verify:   " + d.VerifyWith}
 	switch {
 	case d.Record != nil:
@@ -32,7 +36,10 @@ func (d *Description) Lines() []string {
 		if d.Key.KeyID != "" {
 			out = append(out, "key id:   "+d.Key.KeyID)
 		}
-		if d.Key.Origin != "" {
+		switch {
+		case d.Format == FormatWitnessKey:
+			out = append(out, "witness:  "+text(d.Key.Origin))
+		case d.Key.Origin != "":
 			out = append(out, "origin:   "+text(d.Key.Origin))
 		}
 	}
@@ -62,7 +69,16 @@ func (d *Description) what() string {
 func (r *Record) lines(zone string) []string {
 	var out []string
 	if r.Invalid != "" {
-		out = append(out, "INVALID:  "+r.Invalid+" (writ refuses this record)")
+		out = append(out, "INVALID:  "+text(r.Invalid)+" (writ refuses this record)")
+	}
+	switch v := r.Ledger; {
+	case v == nil:
+	case v.Entry != nil:
+		out = append(out, fmt.Sprintf("ledger:   entry %d of the ledger, accepted when it was appended", *v.Entry))
+	case v.Accepted:
+		out = append(out, "ledger:   ledger append would accept it now (signatures and authority checked)")
+	default:
+		out = append(out, fmt.Sprintf("ledger:   ledger append would REFUSE it now: %s", text(v.Reason)))
 	}
 	for _, s := range r.Signers {
 		out = append(out, "signer:   key "+s.KeyID)

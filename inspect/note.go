@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -31,6 +32,10 @@ func (d *Description) text(data []byte, loc *time.Location) error {
 	case isLogKey(data):
 		k, err := formats.ParseLogKey(strings.TrimSuffix(string(data), "\n"))
 		if err != nil {
+			if wk := witnessKey(strings.TrimSuffix(string(data), "\n")); wk != nil {
+				d.Format, d.VerifyWith, d.Key = FormatWitnessKey, "a witness policy's witness line names it (C2SP tlog-policy)", wk
+				return nil
+			}
 			return fmt.Errorf("%w: a log verifier key: %w", ErrMalformed, err)
 		}
 		d.Format, d.VerifyWith = FormatLogKey, "writ ledger vkey --dir DIR (prints the key a ledger stores)"
@@ -84,4 +89,21 @@ func describeCheckpoint(data []byte, loc *time.Location) (*Checkpoint, error) {
 		cp.Lines = append(cp.Lines, s)
 	}
 	return cp, nil
+}
+
+// witnessKey reads a witness's cosignature verifier key
+// (c2sp.org/tlog-cosignature: "name+hash+base64(0x04 || Ed25519 key)"),
+// nil when vkey is not one.
+func witnessKey(vkey string) *Key {
+	name, rest, ok := strings.Cut(vkey, "+")
+	_, b64, ok2 := strings.Cut(rest, "+")
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if !ok || !ok2 || err != nil || len(raw) != 33 || raw[0] != 0x04 || !formats.ValidKeyName(name) {
+		return nil
+	}
+	k, err := sign.NewPublicKey(raw[1:])
+	if err != nil {
+		return nil
+	}
+	return &Key{Kind: "a witness's cosignature verifier key (c2sp.org/tlog-cosignature, Ed25519)", KeyID: k.ID(), Origin: name}
 }

@@ -19,7 +19,21 @@ type Record struct {
 	// "" when none: a record that breaks one is still described.
 	Invalid string `json:"invalid,omitempty" doc:"the field rule the record breaks, when it breaks one (writ refuses it)"`
 
+	// Ledger is, with a ledger, whether ledger append would accept the
+	// record now (nil without one).
+	Ledger *LedgerVerdict `json:"ledger,omitempty" doc:"with --ledger: whether ledger append would accept it now, else the rule and why"`
+
 	rec schemas.Record // the decoded record
+}
+
+// LedgerVerdict is what a ledger would make of a record appended now.
+type LedgerVerdict struct {
+	Accepted bool   `json:"accepted" doc:"whether ledger append would accept it now"`
+	Rule     string `json:"rule,omitempty" doc:"when not: the rule it would be refused under"`
+	Reason   string `json:"reason,omitempty" doc:"when not: why"`
+	// Entry is set when the record is that entry of the ledger (writ
+	// ledger entry --inspect): accepted when it was appended.
+	Entry *int64 `json:"entry,omitempty" doc:"when it is an entry of the ledger: its index (accepted when appended)"`
 }
 
 // Signer is one signature of a record.
@@ -92,5 +106,5 @@ type Section struct {
 type Key struct {
 	Kind   string `json:"kind" doc:"what key it is"`
 	KeyID  string `json:"key_id,omitempty" doc:"an Ed25519 key's id (64 hex)"`
-	Origin string `json:"origin,omitempty" doc:"a log verifier key's name: the log origin"`
+	Origin string `json:"origin,omitempty" doc:"a verifier key's name: a log's origin, or a witness's name"`
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/writ-ledger/writ/ledger"
@@ -67,6 +68,11 @@ func (m *Monitor) Run(ctx context.Context, report func(Event) error) (*Result, e
 	st, err := readState(m.State)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(m.Replica.Dir); err == nil && st.Origin == "" && m.Baseline {
+		// A replica without a state: the state file was lost or removed.
+		// A baseline now would silence what arrived since.
+		return nil, fmt.Errorf("%w: %s is missing, but its replica %s exists, so this monitor ran before: restore the state file, or remove the replica to start over", ErrState, m.State, m.Replica.Dir)
 	}
 	if _, err := m.Replica.Sync(ctx); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // MaxReported bounds the digests a state keeps of the records it
@@ -55,8 +56,12 @@ func readState(path string) (*State, error) {
 	if err := dec.Decode(&st); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrState, path, err)
 	}
-	if st.V != 1 || st.Size < 0 || (st.Size > 0) != (len(st.Root) == 64) || len(st.Reported) > MaxReported {
-		return nil, fmt.Errorf("%w: %s: not a version 1 state with a size and, past 0, its root hash", ErrState, path)
+	if dec.More() {
+		return nil, fmt.Errorf("%w: %s: data after the state", ErrState, path)
+	}
+	if st.V != 1 || st.Size < 0 || (st.Size > 0) != (len(st.Root) == 64) || strings.Trim(st.Root, "0123456789abcdef") != "" ||
+		(st.Size > 0) != (st.Origin != "") || len(st.Reported) > MaxReported {
+		return nil, fmt.Errorf("%w: %s: not a version 1 state with a size and, past 0, its log's origin and root hash (64 lowercase hex)", ErrState, path)
 	}
 	return &st, nil
 }

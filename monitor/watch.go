@@ -108,12 +108,25 @@ func (w *Watch) touches(rec schemas.Record, signers []string, reported func(stri
 	return hit
 }
 
-// overlap reports whether two patterns (or names) can name one thing:
-// equal, or either matches the other.
+// overlap reports whether two patterns (or names) may name one thing,
+// erring towards yes (a monitor would rather report too much): as many
+// '/'-separated segments ('*' never crosses one), and in each the same
+// text, one matching the other, or both with a wildcard ("*/web" and
+// "deploy/*" both name deploy/web).
 func overlap(a, b string) bool {
-	m1, _ := path.Match(a, b)
-	m2, _ := path.Match(b, a)
-	return a == b || m1 || m2
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	if len(as) != len(bs) {
+		return false
+	}
+	wild := func(s string) bool { return strings.ContainsAny(s, "*?[") }
+	for i := range as {
+		m1, _ := path.Match(as[i], bs[i])
+		m2, _ := path.Match(bs[i], as[i])
+		if !(as[i] == bs[i] || m1 || m2 || wild(as[i]) && wild(bs[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 // rawIDs are the key ids of raw Ed25519 keys ("" for one that is not).

@@ -92,3 +92,47 @@ func FuzzReadState(f *testing.F) {
 		}
 	})
 }
+
+// TestOverlap: patterns that may name one thing overlap, segment by
+// segment, erring towards yes; another number of segments never does.
+func TestOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"deploy/web", "deploy/web", true},
+		{"deploy/*", "deploy/web", true},
+		{"*/web", "deploy/*", true}, // a hostile review: both name deploy/web
+		{"web-*", "*-prod", true},
+		{"deploy/web", "deploy/db", false},
+		{"deploy/*", "deploy/web/x", false},
+		{"batch/*", "deploy/*", false},
+	} {
+		if got := overlap(tc.a, tc.b); got != tc.want {
+			t.Errorf("overlap(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestReadStateRefuses: a state that cannot be one is ErrState, never
+// a position that skips the fork and rollback checks.
+func TestReadStateRefuses(t *testing.T) {
+	root := strings.Repeat("a", 64)
+	for _, body := range []string{
+		`{"v":1,"size":99999,"root_hash":"` + strings.Repeat("0", 64) + `"}`, // no origin: would skip every check
+		`{"v":1,"origin":"o","size":3,"root_hash":"` + strings.ToUpper(root) + `"}`,
+		`{"v":1,"origin":"o","size":3,"root_hash":"` + root + `"} {"v":1}`,
+		`{"v":1,"origin":"o","size":-1}`,
+		`{"v":1,"origin":"o","size":3}`,
+		`{"v":1,"origin":"o","size":0,"root_hash":"` + root + `"}`,
+		`{"v":1,"extra":1}`,
+	} {
+		p := filepath.Join(t.TempDir(), "s.json")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readState(p); !errors.Is(err, ErrState) {
+			t.Errorf("%s: %v, want ErrState", body, err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -78,4 +79,15 @@ func Describe(head []byte) string {
 		return "a text file (a passphrase file? writ never prints its text)"
 	}
 	return "binary data"
+}
+
+// Readable reports whether a file whose first bytes are head is one
+// that no control plane sends as a dispatch and people handle as files:
+// empty, an executable or script, PEM, an age file, JSON or text (what
+// Describe names anything but a signed writ record or binary data). A
+// runner given such a file as a dispatch was given the wrong file (a
+// passphrase file, a key), and records nothing of it.
+func Readable(head []byte) bool {
+	d := Describe(head)
+	return d != "binary data" && !strings.HasPrefix(d, "a signed writ record")
 }

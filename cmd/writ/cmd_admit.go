@@ -144,6 +144,8 @@ func admit(c *cli.Context) error {
 	raw, over, err := readInput(c, c.Args().First(), schemas.MaxRecordSize)
 	if err != nil {
 		return err
+	} else if err := cliflags.Dispatch(c.Args().First(), raw); err != nil {
+		return err
 	}
 	d := verify.Dispatch{Raw: raw, AgentBinary: c.String("agent-binary"), EngineBinary: c.String("engine-binary"), ProvisionDir: c.String("provision-dir")}
 	if c.IsSet("receipt") {

@@ -146,7 +146,12 @@ func ledgerEntry(c *cli.Context) error {
 	}
 	out := c.String("out")
 	if c.Bool("inspect") || (!c.IsSet("out") && fileio.IsTerminal(c.App.Writer)) {
-		return clicmd.InspectBytes(c, e, c.String("dir"), nil)
+		if e, err = log.VerifiedEntry(c.Int64("index")); err != nil {
+			return proofErr(err)
+		} else if c.String("log") == "decisions" {
+			return clicmd.InspectBytes(c, e, -1, "", nil)
+		}
+		return clicmd.InspectBytes(c, e, c.Int64("index"), c.String("dir"), nil)
 	}
 	if err := writeOutput(c, out, e); err != nil || out == "-" {
 		return err // stdout carries the entry itself

@@ -32,7 +32,7 @@ func syntheticReport() *audit.Report {
 	for rule, verdict := range map[string]string{"unsigned": "admitted-unsigned", "unknown-build": "would-refuse"} {
 		for i := range audit.DetailsPerRule {
 			details[rule] = append(details[rule], audit.Listed{Index: int64(i), Time: "2026-11-29T10:00:00Z", Machine: "build-eu-west-runner-07",
-				InstructionID: strings.Repeat("0a", 16), Stream: "deploy/web", Verdict: verdict, Rule: rule, Mode: "warn", Reason: "not met: " + rule})
+				InstructionID: strings.Repeat("0a", 16), Stream: "deploy/web", Verdict: verdict, Rule: rule, Mode: "warn", Reason: "failed the check that " + rule})
 		}
 	}
 	return &audit.Report{OK: true, EntriesVerified: 1250009, Details: details, AuthorityEntries: 8, Decisions: 1250001, WouldRefuse: 1250001,

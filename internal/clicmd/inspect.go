@@ -45,18 +45,19 @@ func Inspect() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return InspectBytes(c, data, c.String("ledger"), vkey)
+			return InspectBytes(c, data, -1, c.String("ledger"), vkey)
 		},
 	}
 }
 
 // InspectBytes describes data (inspect.Describe), adds the authority of
 // its signers from the ledger at dir ("" for none; trusted under vkey,
-// nil for the key it stores), and prints it. Errors: bad input
+// nil for the key it stores), and prints it. index >= 0 says data is
+// that entry of the ledger at dir, read from its verified log. Errors: bad input
 // (exit 2) for bytes inspect does not read, wrapping
 // inspect.ErrUnknownFormat or inspect.ErrMalformed; the ledger's as
 // failure.OpenLog classifies them.
-func InspectBytes(c *cli.Context, data []byte, dir string, vkey *formats.LogKey) error {
+func InspectBytes(c *cli.Context, data []byte, index int64, dir string, vkey *formats.LogKey) error {
 	d, err := inspect.Describe(data, time.Local)
 	if err != nil {
 		return exitcode.Input(err)
@@ -67,7 +68,7 @@ func InspectBytes(c *cli.Context, data []byte, dir string, vkey *formats.LogKey)
 			return failure.OpenLog(err, dir)
 		}
 		defer a.Log.Close()
-		if err := inspect.Authority(d, a.State, time.Now()); err != nil {
+		if err := inspect.Authority(d, data, index, a.State, time.Now()); err != nil {
 			return err
 		}
 	}

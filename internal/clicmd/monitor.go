@@ -45,7 +45,7 @@ func Monitor() *cli.Command {
 			&cli.StringSliceFlag{Name: "watch-stream", Usage: "a stream `PATTERN` to watch (repeat)"},
 			&cli.StringSliceFlag{Name: "watch-artifact", Usage: "an artifact `PATTERN` to watch (repeat)"},
 			&cli.StringSliceFlag{Name: "watch-machine", Usage: "a machine `PATTERN` to watch (repeat)"},
-			&cli.StringSliceFlag{Name: "alert", Usage: "exit 1 when a record of these `KINDS` appears: any, root, delegation, revocation, pin, downgrade, quarantine, issuer (comma-separated or repeated)"},
+			&cli.StringSliceFlag{Name: "alert", Usage: "exit 1 when a record of these `KINDS` that touches the watch appears: any, root, delegation, revocation, pin, downgrade, quarantine, issuer (comma-separated or repeated)"},
 			&cli.BoolFlag{Name: "baseline", Usage: "on the first run, record the position and what touches the watch without printing it"},
 		},
 		Action: runMonitor,
@@ -108,6 +108,9 @@ func newMonitor(c *cli.Context) (*monitor.Monitor, error) {
 	cache := c.String("cache")
 	if cache == "" {
 		cache = c.String("state") + ".replica"
+	}
+	if _, err := os.Stat(cache); err != nil && vkey == nil {
+		return nil, exitcode.Usagef("the first run makes the replica %s: give --vkey, the log's checkpoint verifier key (writ ledger vkey on the writer)", cache)
 	}
 	keys, err := watchKeys(c.StringSlice("watch-key"))
 	if err != nil {

@@ -122,3 +122,18 @@ func RunnerBinaries(c *cli.Context) error {
 	}
 	return nil
 }
+
+// Dispatch refuses, before anything is judged or recorded, a dispatch
+// file that is not one: text, PEM, JSON, an age file, a program or
+// nothing at all (sign.Readable), which a runner is handed by mistake (a
+// passphrase file, a key, the agent itself). Recording it would keep the
+// file's digest in the decision log for good, a hash of a secret among
+// them. Errors: bad input (exit 2) naming the file and what it looks
+// like, never its bytes.
+func Dispatch(path string, raw []byte) error {
+	if head := raw[:min(len(raw), 64)]; sign.Readable(head) {
+		return exitcode.Input(fmt.Errorf("%s is not a dispatch: this is %s; nothing was judged or recorded", path, sign.Describe(head)),
+			"give the file writ instruct wrote (a signed COSE envelope, or the bare CBOR of --unsigned)")
+	}
+	return nil
+}

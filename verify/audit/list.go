@@ -19,6 +19,12 @@ const MaxList = 100_000
 // the page's details tables (Report.Details): the first of the period.
 const DetailsPerRule = 50
 
+// DetailRules bounds the rules Report.Details keeps decisions for (the
+// first met): a decision log whose every decision names a rule of its
+// own cannot make an audit hold a table per decision. The rule table
+// has fewer.
+const DetailRules = 128
+
 // Filter selects the decisions an audit lists (writ audit --list): each
 // field given must match (an empty field matches everything), within the
 // audit's period (Options.Since, Until). Rules match the deciding rule,
@@ -42,7 +48,7 @@ type Listed struct {
 	Mode          string `json:"mode" doc:"off, warn or enforce"`
 	Verdict       string `json:"verdict" doc:"admitted, admitted-unsigned, would-refuse or refused"`
 	Rule          string `json:"rule" doc:"the deciding rule id; ok when nothing failed"`
-	Reason        string `json:"reason" doc:"the check the deciding rule names, not met (empty for ok), and for a digest that did not match, expected and found"`
+	Reason        string `json:"reason" doc:"the check the deciding rule names, which failed (empty for ok), and for a digest that did not match, expected and found"`
 }
 
 // List is what a filtered audit found: the decisions kept (Shown, in log
@@ -53,7 +59,8 @@ type List struct {
 }
 
 // Check refuses a filter that could never match or could hold too much:
-// an unknown verdict, a bad pattern, a signer that is neither a key id
+// an unknown verdict or rule (rules.Lookup), an empty or bad pattern, a
+// signer that is neither a key id
 // prefix of at least 8 hex digits nor "unsigned", a limit outside 1 to
 // MaxList. Errors name the field and the rule.
 func (f *Filter) Check() error {
@@ -62,9 +69,16 @@ func (f *Filter) Check() error {
 			return fmt.Errorf("verdict %q: one of %v", v, schemas.Verdicts)
 		}
 	}
+	for _, r := range f.Rules {
+		if _, ok := rules.Lookup(r); !ok {
+			return fmt.Errorf("rule %q: not a rule this writ knows (writ admit --rules lists them)", r)
+		}
+	}
 	for _, p := range append(slices.Clone(f.Machines), f.Streams...) {
 		if _, err := path.Match(p, ""); err != nil {
 			return fmt.Errorf("pattern %q: %w", p, err)
+		} else if p == "" {
+			return fmt.Errorf("pattern \"\": an empty pattern matches nothing")
 		}
 	}
 	for _, s := range f.Signers {
@@ -96,7 +110,7 @@ func (f *Filter) matches(d *schemas.Decision) bool {
 func listed(i int64, d *schemas.Decision) Listed {
 	reason := ""
 	if r, ok := rules.Lookup(d.Rule); ok && d.Rule != rules.OK {
-		reason = "not met: " + r.Summary
+		reason = fmt.Sprintf("failed the check that %s", r.Summary)
 	}
 	for _, c := range d.Compared {
 		if c.Expected != c.Actual {
@@ -116,7 +130,7 @@ func (rep *Report) note(i int64, d *schemas.Decision) {
 			rep.List.Shown = append(rep.List.Shown, listed(i, d))
 		}
 	}
-	if len(rep.Details[d.Rule]) < DetailsPerRule {
+	if rows, ok := rep.Details[d.Rule]; (ok || len(rep.Details) < DetailRules) && len(rows) < DetailsPerRule {
 		rep.Details[d.Rule] = append(rep.Details[d.Rule], listed(i, d))
 	}
 }

@@ -56,6 +56,9 @@ func TestFilterCheck(t *testing.T) {
 		{Filter{Limit: MaxList + 1}, "limit 100001"},
 		{Filter{Limit: 1, Verdicts: []string{"Admitted"}}, `verdict "Admitted"`},
 		{Filter{Limit: 1, Machines: []string{"["}}, `pattern "["`},
+		{Filter{Limit: 1, Machines: []string{""}}, `pattern "": an empty pattern matches nothing`},
+		{Filter{Limit: 1, Rules: []string{"unsigned"}}, ""},
+		{Filter{Limit: 1, Rules: []string{"quarantine"}}, `rule "quarantine": not a rule this writ knows`}, // a new user's typo for quarantined
 		{Filter{Limit: 1, Signers: []string{"ABABABAB"}}, `signer "ABABABAB"`},
 		{Filter{Limit: 1, Signers: []string{"abab"}}, `signer "abab"`},
 	} {
