@@ -12,6 +12,7 @@ import (
 	"github.com/writ-ledger/writ/ledger/ledgerdir"
 	"github.com/writ-ledger/writ/schemas"
 	"github.com/writ-ledger/writ/sign"
+	"github.com/writ-ledger/writ/verify"
 	"github.com/writ-ledger/writ/verify/runner"
 )
 
@@ -77,16 +78,17 @@ func (m *Monitor) Run(ctx context.Context, report func(Event) error) (*Result, e
 	if _, err := m.Replica.Sync(ctx); err != nil {
 		return nil, err
 	}
-	l, err := ledgerdir.Dir(m.Replica.Dir).OpenLog(ledgerdir.AuthorityLog)
+	a, err := verify.OpenAuthority(ledgerdir.Dir(m.Replica.Dir), verify.Trust{}, nil)
 	if err != nil {
 		return nil, err
 	}
+	l := a.Log
 	defer l.Close()
 	if err := st.extendedBy(l); err != nil {
 		return nil, err
 	}
 	res := &Result{Origin: l.Origin(), From: st.Size, To: l.Size(), Baseline: m.Baseline && st.Size == 0 && st.Origin == ""}
-	if err := m.walk(l, st, res, report); err != nil {
+	if err := m.walk(l, st, res, lookups{chained: a.State.ChainedKeys}, report); err != nil {
 		return nil, err
 	}
 	root, err := l.TreeHash(res.To)
@@ -123,8 +125,8 @@ func (st *State) extendedBy(l *ledger.Log) error {
 }
 
 // walk reports the entries from st.Size to res.To that touch the watch.
-func (m *Monitor) walk(l *ledger.Log, st *State, res *Result, report func(Event) error) error {
-	reported := func(d string) bool { return slices.Contains(st.Reported, d) }
+func (m *Monitor) walk(l *ledger.Log, st *State, res *Result, lk lookups, report func(Event) error) error {
+	lk.reported = func(d string) bool { return slices.Contains(st.Reported, d) }
 	for i := st.Size; i < res.To; i++ {
 		entry, err := l.Entry(i)
 		if err != nil {
@@ -142,7 +144,7 @@ func (m *Monitor) walk(l *ledger.Log, st *State, res *Result, report func(Event)
 		for _, s := range env.Signatures {
 			signers = append(signers, s.KeyID)
 		}
-		touches := m.Watch.touches(rec, signers, reported)
+		touches := m.Watch.touches(rec, signers, lk)
 		if len(touches) == 0 {
 			continue
 		}

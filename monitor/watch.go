@@ -59,10 +59,19 @@ func (w *Watch) alerts(k schemas.Kind) bool {
 	return slices.Contains(w.Alert, "any") || slices.Contains(w.Alert, string(k))
 }
 
+// lookups answer, for a revocation, whether the monitor reported the
+// record it revokes, and whose delegations rest on it
+// (delegation.State.ChainedKeys).
+type lookups struct {
+	reported func(digest string) bool
+	chained  func(digest string) []string
+}
+
 // touches lists what of the watch rec touches, signed by signers (key
-// ids); reported holds the digests of records reported before, which a
-// revocation touches. Root records touch every watch.
-func (w *Watch) touches(rec schemas.Record, signers []string, reported func(string) bool) []string {
+// ids). A revocation touches a watched key it names, or whose
+// delegations rest on the delegation it names, and a record reported
+// before. Root records touch every watch.
+func (w *Watch) touches(rec schemas.Record, signers []string, l lookups) []string {
 	var hit []string
 	key := func(ids ...string) {
 		for _, id := range ids {
@@ -92,7 +101,10 @@ func (w *Watch) touches(rec schemas.Record, signers []string, reported func(stri
 		pat("machine", w.Machines, r.Machines)
 	case *schemas.Revocation:
 		key(r.Target)
-		if reported(r.Target) {
+		if l.chained != nil {
+			key(l.chained(r.Target)...)
+		}
+		if l.reported(r.Target) {
 			hit = append(hit, "a record reported before")
 		}
 	case *schemas.Pin:

@@ -18,7 +18,7 @@ func TestTouches(t *testing.T) {
 	op, other := testkit.Key(t, 1), testkit.Key(t, 2)
 	w := Watch{Keys: []string{op.Public().ID()[:12]}, Streams: []string{"deploy/web"}, Artifacts: []string{"agent*"}, Machines: []string{"runner-1"}}
 	del := testkit.Delegation(other, []string{"instruct"}, "deploy/*", "runner-*")
-	none := func(string) bool { return false }
+	none := lookups{reported: func(string) bool { return false }}
 	for _, tc := range []struct {
 		name    string
 		rec     schemas.Record
@@ -39,8 +39,19 @@ func TestTouches(t *testing.T) {
 		}
 	}
 	rev := &schemas.Revocation{V: 1, Target: "sha256:" + strings.Repeat("cd", 32), Reason: "r"}
-	if got := w.touches(rev, nil, func(d string) bool { return d == rev.Target }); !slices.Equal(got, []string{"a record reported before"}) {
+	if got := w.touches(rev, nil, lookups{reported: func(d string) bool { return d == rev.Target }}); !slices.Equal(got, []string{"a record reported before"}) {
 		t.Errorf("a revocation of a reported record touches %q", got)
+	}
+	// A hostile review: revoking the lead's delegation ends the watched
+	// operator's, which rests on it.
+	chained := lookups{reported: func(string) bool { return false }, chained: func(d string) []string {
+		if d == rev.Target {
+			return []string{other.Public().ID(), op.Public().ID()}
+		}
+		return nil
+	}}
+	if got := w.touches(rev, nil, chained); !slices.Equal(got, []string{"key " + w.Keys[0]}) {
+		t.Errorf("a revocation of a delegation the watched key's rests on touches %q", got)
 	}
 }
 

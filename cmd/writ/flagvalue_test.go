@@ -19,7 +19,7 @@ import (
 // comma-separated list; their commands split the value themselves
 // (cliflags.CommaList; admit and admission serve share the runner flags). Every
 // other repeatable flag takes its value whole.
-var listFlags = map[string]bool{"delegate --action": true, "admit --refuse": true, "admission serve --refuse": true}
+var listFlags = map[string]bool{"delegate --action": true, "admit --refuse": true, "admission serve --refuse": true, "monitor --alert": true}
 
 // sliceFlags returns "path --name" for every repeatable flag of every
 // command under cmds.

@@ -122,7 +122,7 @@ func HTML(rep *audit.Report, version string) ([]byte, error) {
 		"Legend": verdictDefs, "GovernedNote": governedNote,
 		"FlaggedCut":  listedPage(len(rep.Traffic.FlaggedBuilds), rep.Traffic.FlaggedBuildsTotal),
 		"EventsCut":   listedPage(len(rep.Traffic.AuthorityEvents), rep.Traffic.AuthorityEventsTotal),
-		"DetailsView": detailsView{Rules: ruleDetails(rep)}, "PerRule": audit.DetailsPerRule,
+		"DetailsView": detailsView{Rules: ruleDetails(rep)}, "PerRule": audit.DetailsPerRule, "Labels": labels(rep),
 		"Bars": bars, "Ticks": ticks,
 		"W": chartW, "H": chartH, "PlotL": plotL, "PlotR": plotL + plotW, "Base": plotT + plotH, "LabelY": plotT + plotH + 16,
 		"AxisX": 14, "AxisY": plotT + plotH/2,
@@ -172,4 +172,13 @@ func shortKey(id string) string {
 		return "unsigned"
 	}
 	return id[:min(16, len(id))]
+}
+
+// labels are the report's key labels, never nil (the template indexes
+// it).
+func labels(rep *audit.Report) map[string]string {
+	if rep.KeyLabels == nil {
+		return map[string]string{}
+	}
+	return rep.KeyLabels
 }

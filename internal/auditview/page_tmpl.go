@@ -49,7 +49,7 @@ const pageHead = `<!doctype html>
 // prefixed by .Prefix (a fleet page's runner).
 const detailsHTML = `{{define "details"}}{{$p := .Prefix}}{{range .Rules}}<section><h3 id="{{$p}}rule-{{.Rule}}">{{.Rule}}: {{num .N}} decision{{if ne .N 1}}s{{end}}{{if .Cut}}, the first {{len .Rows}} shown{{end}}</h3>
 <table class="list details" data-rule="{{.Rule}}"><thead><tr><th>decision</th><th>time (UTC)</th><th>machine</th><th>stream</th><th>verdict</th><th>instruction</th><th>signer</th></tr></thead>{{range .Rows}}
-<tbody class="decision"><tr><td class="nw">{{.Index}}</td><td class="nw">{{clock .Time}}</td><td class="machine">{{.Machine}}</td><td class="mono">{{.Stream}}</td><td class="nw">{{.Verdict}}</td><td class="mono">{{.InstructionID}}</td><td class="mono nw">{{short .Signer}}</td></tr>{{if .Reason}}
+<tbody class="decision"><tr><td class="nw">{{.Index}}</td><td class="nw">{{clock .Time}}</td><td class="machine">{{.Machine}}</td><td class="mono">{{.Stream}}</td><td class="nw">{{.Verdict}}</td><td class="mono">{{.InstructionID}}</td><td class="mono nw" title="{{.Signer}}">{{short .Signer}}</td></tr>{{if .Reason}}
 <tr><td colspan="7" class="why">{{.Reason}}</td></tr>{{end}}</tbody>{{end}}
 </table></section>
 {{else}}<p class="muted">No decisions in the period.</p>{{end}}{{end}}`
@@ -108,7 +108,7 @@ const pageHTML = pageHead + `<h1>{{.Title}}</h1>
 
 <h2>Decisions by attribute</h2>
 <div class="dims">{{range .Dims}}<div><h3>By {{.Title}}</h3>
-<table><thead><tr><th>{{.Header}}</th><th class="n">decisions</th></tr></thead><tbody>{{$d := .}}{{range .Keys}}<tr><td class="mono{{if eq $d.Name "machine"}} machine{{end}}">{{.}}</td>{{if eq $d.Name "rule"}}<td class="n"><a href="#rule-{{.}}" data-k="{{$d.Name}}:{{.}}">{{num (index $d.Counts .)}}</a></td>{{else}}<td class="n" data-k="{{$d.Name}}:{{.}}">{{num (index $d.Counts .)}}</td>{{end}}</tr>{{else}}<tr><td colspan="2" class="muted">none</td></tr>{{end}}</tbody></table></div>
+<table><thead><tr><th>{{.Header}}</th><th class="n">decisions</th></tr></thead><tbody>{{$d := .}}{{range .Keys}}<tr>{{if eq $d.Name "signer"}}<td class="mono" title="{{.}}">{{short .}}{{with index $.Labels .}}<br><span class="muted">{{.}}</span>{{end}}</td>{{else}}<td class="mono{{if eq $d.Name "machine"}} machine{{end}}">{{.}}</td>{{end}}{{if eq $d.Name "rule"}}<td class="n"><a href="#rule-{{.}}" data-k="{{$d.Name}}:{{.}}">{{num (index $d.Counts .)}}</a></td>{{else}}<td class="n" data-k="{{$d.Name}}:{{.}}">{{num (index $d.Counts .)}}</td>{{end}}</tr>{{else}}<tr><td colspan="2" class="muted">none</td></tr>{{end}}</tbody></table></div>
 {{end}}</div>
 
 <h2 id="details">The decisions behind each rule</h2>

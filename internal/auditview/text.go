@@ -65,7 +65,11 @@ func trafficLines(rep *audit.Report) []string {
 	for _, d := range dimensions(rep)[2:] {
 		lines = append(lines, "decisions by "+d.Title()+":")
 		for _, k := range d.Keys() {
-			lines = append(lines, humanize.OneLine(fmt.Sprintf("  %-26s %d", k, d.Counts[k])))
+			line := fmt.Sprintf("  %-26s %d", k, d.Counts[k])
+			if l := rep.KeyLabels[k]; l != "" && d.Name == "signer" {
+				line += "  (" + l + ")"
+			}
+			lines = append(lines, humanize.OneLine(line))
 		}
 	}
 	lines = append(lines, "by day (UTC):  decisions  unsigned  refused  would-refuse")

@@ -19,6 +19,10 @@ const MaxList = 100_000
 // the page's details tables (Report.Details): the first of the period.
 const DetailsPerRule = 50
 
+// MaxKeyLabels bounds the keys the audit labels from the authority log
+// (Report.KeyLabels), before it keeps those of the signers it counted.
+const MaxKeyLabels = 1000
+
 // DetailRules bounds the rules Report.Details keeps decisions for (the
 // first met): a decision log whose every decision names a rule of its
 // own cannot make an audit hold a table per decision. The rule table

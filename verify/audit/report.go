@@ -103,6 +103,11 @@ type Report struct {
 	// AuditedAt is when the audit ran, by its clock (Options.Now):
 	// RFC 3339, UTC, whole seconds. An open period ends here.
 	AuditedAt string `json:"audited_at" doc:"the audit's clock, RFC 3339; an open period ends there"`
+	// KeyLabels says, for each signer the report counts whose key the
+	// verified authority log names, what it holds (delegation.State.
+	// KeyLabels): a root key, or its latest delegation's actions and
+	// scope.
+	KeyLabels map[string]string `json:"key_labels,omitempty" doc:"for each signer counted that the authority log names: a root key, or its latest delegation's actions and scope"`
 	// List is what Options.List selected (nil without one); only a
 	// report that is OK lists what it verified.
 	List *List `json:"-"`
@@ -209,6 +214,11 @@ func (rep *Report) finish(stateFile string) error {
 	rep.OK = true
 	rep.Trust.setIndependent()
 	rep.Traffic.finish(rep.Decisions, rep.opts, rep.now)
+	for k := range rep.KeyLabels {
+		if _, counted := rep.Traffic.BySigner[k]; !counted {
+			delete(rep.KeyLabels, k) // a label for a signer the report shows, no other
+		}
+	}
 	if stateFile == "" {
 		return nil
 	}

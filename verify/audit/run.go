@@ -166,6 +166,7 @@ func (rep *Report) verifyAuthority(l auditLog) (formats.Checkpoint, error) {
 		}
 	}
 	rep.Trust.FirstRoot = firstRoot(state)
+	rep.KeyLabels = state.KeyLabels(MaxKeyLabels)
 	if err := (verify.Trust{TrustRoot: rep.opts.TrustRoot}).CheckRoot(state); err != nil {
 		return cp, err
 	}
