@@ -8,9 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/writ-ledger/writ/internal/fileio"
 	"github.com/writ-ledger/writ/ledger"
 	"github.com/writ-ledger/writ/ledger/formats"
 	"golang.org/x/mod/sumdb/tlog"
@@ -120,23 +120,7 @@ func writeState(path string, st *auditState) error {
 	if len(data)+1 > MaxStateFile {
 		return fmt.Errorf("auditor state %s: %d bytes, over the %d a later audit reads: not written", path, len(data)+1, MaxStateFile)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".writ-state-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return fileio.Replace(path, ".writ-state-", append(data, '\n'))
 }
 
 // prefixCheck checks, while an export section streams past, that its
